@@ -1,0 +1,1 @@
+"""The Slack app, its rendering, threads and watches, and the `kubewhy` CLI."""

@@ -1,0 +1,1 @@
+"""The only code that talks to Kubernetes: live reads, snapshot files, typed errors."""

@@ -1,0 +1,116 @@
+"""Kubernetes objects as the API serves them: plain JSON dicts, typed with only the fields we read.
+
+Objects come from users' snapshots and from live clusters, so any field may be missing or of the
+wrong type. The accessors here never raise: a missing or malformed field reads as empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypedDict
+
+Object = Mapping[str, Any]
+"""Any Kubernetes object as decoded JSON."""
+
+
+class ObjectMeta(TypedDict, total=False):
+    name: str
+    namespace: str
+    uid: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    ownerReferences: list[dict[str, Any]]
+    deletionTimestamp: str
+    creationTimestamp: str
+
+
+def mapping(value: object) -> Mapping[str, Any]:
+    """`value` if it is a mapping, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def sequence(value: object) -> Sequence[Any]:
+    """`value` if it is a list or tuple, else an empty one."""
+    return value if isinstance(value, list | tuple) else ()
+
+
+def text(value: object) -> str:
+    """`value` if it is a string, else the empty string."""
+    return value if isinstance(value, str) else ""
+
+
+def meta(obj: object) -> Mapping[str, Any]:
+    return mapping(mapping(obj).get("metadata"))
+
+
+def spec(obj: object) -> Mapping[str, Any]:
+    return mapping(mapping(obj).get("spec"))
+
+
+def status(obj: object) -> Mapping[str, Any]:
+    return mapping(mapping(obj).get("status"))
+
+
+def name(obj: object) -> str:
+    return text(meta(obj).get("name"))
+
+
+def namespace(obj: object) -> str:
+    return text(meta(obj).get("namespace"))
+
+
+def uid(obj: object) -> str:
+    return text(meta(obj).get("uid"))
+
+
+def kind(obj: object) -> str:
+    return text(mapping(obj).get("kind"))
+
+
+def labels(obj: object) -> Mapping[str, str]:
+    return {k: v for k, v in mapping(meta(obj).get("labels")).items() if isinstance(v, str)}
+
+
+def annotations(obj: object) -> Mapping[str, str]:
+    return {k: v for k, v in mapping(meta(obj).get("annotations")).items() if isinstance(v, str)}
+
+
+def conditions(obj: object) -> tuple[Mapping[str, Any], ...]:
+    return tuple(mapping(c) for c in sequence(status(obj).get("conditions")) if isinstance(c, Mapping))
+
+
+def condition(obj: object, type_: str) -> Mapping[str, Any] | None:
+    """The status condition of this type, or None."""
+    for c in conditions(obj):
+        if c.get("type") == type_:
+            return c
+    return None
+
+
+def condition_true(obj: object, type_: str) -> bool:
+    c = condition(obj, type_)
+    return c is not None and c.get("status") == "True"
+
+
+def timestamp(value: object) -> datetime | None:
+    """An RFC 3339 timestamp as the API writes it (`2026-11-29T08:50:19Z`), or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Ref:
+    """What a question is about: `kind` is `pod` or `jobset`."""
+
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"

@@ -1,0 +1,1 @@
+"""One module per command: parse, read, diagnose, build a Reply."""
