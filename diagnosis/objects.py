@@ -4,11 +4,9 @@ Objects come from users' snapshots and from live clusters, so any field may be m
 wrong type. The accessors here never raise: a missing or malformed field reads as empty.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypedDict
 
 Object = Mapping[str, Any]
@@ -94,12 +92,17 @@ def condition_true(obj: object, type_: str) -> bool:
     return c is not None and c.get("status") == "True"
 
 
+def utc(when: datetime) -> datetime:
+    """`when` in UTC; a time without an offset is taken as UTC (as the API means it)."""
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
 def timestamp(value: object) -> datetime | None:
-    """An RFC 3339 timestamp as the API writes it (`2026-11-29T08:50:19Z`), or None."""
+    """An RFC 3339 timestamp as the API writes it (`2026-11-29T08:50:19Z`), in UTC, or None."""
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
     except ValueError:
         return None
 

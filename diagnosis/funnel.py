@@ -1,0 +1,150 @@
+"""The funnel over a pod's candidate nodes: ordered steps, each keeping the nodes that pass it.
+
+The steps themselves (and which verdict each one stands for) are `diagnosis.gpu.FUNNEL`; this module
+only runs them and writes down what each one did, so the evidence can show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from diagnosis.model import Command, PodVerdict, Snippet
+from diagnosis.objects import Object, name
+from diagnosis.resources import Holder
+from diagnosis.views import TriageView
+
+SHOWN = 10
+"""Nodes named per step (and pods per node): enough to act on, short enough to read."""
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What every node is checked against."""
+
+    pod: Object
+    requests: Mapping[str, int]
+    """Extended resource → the pod's effective request."""
+    holders: Mapping[str, tuple[Holder, ...]] = field(default_factory=dict)
+    """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
+
+    def used(self, node: str, resource: str) -> int:
+        return sum(h.requests.get(resource, 0) for h in self.holders.get(node, ()))
+
+
+@dataclass(frozen=True)
+class Drop:
+    node: Object
+    why: str
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step applied: the nodes it was given, those it kept, those it dropped and why."""
+
+    step: Step
+    entered: tuple[Object, ...]
+    kept: tuple[Object, ...]
+    dropped: tuple[Drop, ...]
+
+
+@dataclass(frozen=True)
+class Funnel:
+    """The whole run, for the step that leaves no node to explain itself."""
+
+    view: TriageView
+    ask: Ask
+    stages: tuple[Stage, ...]
+
+    @property
+    def last(self) -> Stage:
+        return self.stages[-1]
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What a verdict adds to the funnel: its one-line summary, evidence, commands and snippets."""
+
+    summary: str
+    evidence: tuple[str, ...] = ()
+    commands: tuple[Command, ...] = ()
+    snippets: tuple[Snippet, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One funnel step: the verdict when it leaves no node; its title in the evidence (a template
+    with `{resources}` and `{asks}`); the per-node check (None: the node passes, else why not); and
+    what to tell when it is the step that leaves none."""
+
+    verdict: PodVerdict
+    title: str
+    check: Callable[[Ask, Object], str | None]
+    advise: Callable[[Funnel], Advice]
+
+
+def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
+    """Apply the steps in order until one leaves no node."""
+    stages = []
+    for step in steps:
+        kept, dropped = [], []
+        for node in nodes:
+            why = step.check(ask, node)
+            if why is None:
+                kept.append(node)
+            else:
+                dropped.append(Drop(node, why))
+        stages.append(Stage(step, nodes, tuple(kept), tuple(dropped)))
+        if not kept:
+            break
+        nodes = tuple(kept)
+    return tuple(stages)
+
+
+def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
+    """Nodes with a name, one per name, sorted by name: the funnel and its evidence do not depend on
+    the order the reader listed them in."""
+    by_name: dict[str, Object] = {}
+    for node in nodes:
+        if isinstance(node, Mapping) and name(node):
+            by_name.setdefault(name(node), node)
+    return tuple(by_name[n] for n in sorted(by_name))
+
+
+def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
+    """`3. reports nvidia.com/gpu: 9 → 2 nodes; dropped a, b (why); c (why)`: the dropped nodes grouped
+    by reason, at most `SHOWN` of them named."""
+    title = stage.step.title.format(
+        resources=and_(requests), asks=", ".join(f"{n} {r}" for r, n in requests.items())
+    )
+    plural = "" if len(stage.kept) == 1 else "s"
+    line = f"{index}. {title}: {len(stage.entered)} → {len(stage.kept)} node{plural}"
+    if not stage.dropped:
+        return line
+    groups: dict[str, list[str]] = {}
+    for drop in stage.dropped:
+        groups.setdefault(drop.why, []).append(name(drop.node))
+    shown, counted, parts = 0, 0, []
+    for why, names in groups.items():
+        if shown >= SHOWN:
+            break
+        take = names[: SHOWN - shown]
+        shown, counted = shown + len(take), counted + len(names)
+        extra = f" and {len(names) - len(take)} more" if len(names) > len(take) else ""
+        parts.append(f"{', '.join(take)}{extra} ({why})")
+    hidden = len(stage.dropped) - counted
+    tail = f"; {hidden} more for other reasons" if hidden else ""
+    return f"{line}; dropped {'; '.join(parts)}{tail}"
+
+
+def and_(words: Iterable[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    items = list(words)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def names(nodes: Iterable[Object | str]) -> str:
+    """Node (or pod) names, at most `SHOWN`, then how many more."""
+    listed = [n if isinstance(n, str) else name(n) for n in nodes]
+    extra = f" and {len(listed) - SHOWN} more" if len(listed) > SHOWN else ""
+    return ", ".join(listed[:SHOWN]) + extra

@@ -1,0 +1,509 @@
+"""Why an accelerator pod is not running: the `/triage` classifier.
+
+One ordered ladder, like kopf's `detect_changing_cause`: a pod that asks for no device, a pod already
+placed and a gated pod are answered from the pod alone; every other pod goes through the funnel over
+the candidate nodes (`FUNNEL`). Each funnel step keeps the nodes that pass it; the verdict is the
+first step that leaves none, and the evidence shows how many nodes each step kept and why it dropped
+the others. The scheduler's own message is quoted beside it, never used to decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from diagnosis import triage_commands as kubectl
+from diagnosis.funnel import SHOWN, Advice, Ask, Drop, Funnel, Step, and_, candidates, names, run, stage_line
+from diagnosis.model import Command, Diagnosis, PodVerdict
+from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.resources import effective_requests, holders, offer, reported_resources
+from diagnosis.scheduler_message import last_said
+from diagnosis.scheduling import (
+    CORDON,
+    constrained,
+    cordoned,
+    node_selector,
+    selector_keys,
+    selector_mismatch,
+    untolerated,
+)
+from diagnosis.triage_evidence import (
+    CONDITION_TAINTS,
+    hardware_labels,
+    holders_text,
+    label_inventory,
+    pending_notes,
+    pod_problems,
+    request_line,
+    request_snippet,
+    scheduler_lines,
+    taint_words,
+    tolerations,
+    visible_devices,
+    zero_asks,
+)
+from diagnosis.views import TriageView
+
+__all__ = ["FUNNEL", "classify", "effective_requests", "reaches_funnel", "usage_candidates"]
+
+_KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+# --- the ladder ---------------------------------------------------------------------------------
+
+
+def classify(view: TriageView) -> Diagnosis:
+    """The verdict on the view's pod, with the evidence and the next commands."""
+    requests = effective_requests(view.pod)
+    # A pod that asks for no device starts without one: nothing below could explain a missing GPU.
+    if not requests:
+        return _no_request(view)
+    # A bound pod is past the scheduler; whatever holds it now is the kubelet's or the app's.
+    if _node_name(view.pod):
+        return _placed(view, requests)
+    # The scheduler does not look at a gated pod at all until the gates' owners remove them.
+    if _gates(view.pod):
+        return _gated(view, requests)
+    # Only now do nodes matter: the funnel says which step leaves none.
+    return _funneled(view, requests)
+
+
+def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+    """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
+    bound pods `classify` reads (it ignores pods bound elsewhere). Empty when the pod will not reach
+    the funnel (no request, already bound, gated)."""
+    if not reaches_funnel(pod):
+        return ()
+    ask = Ask(pod, effective_requests(pod))
+    kept = candidates(nodes)
+    for step in FUNNEL:
+        if step.verdict is PodVerdict.EXHAUSTED:
+            break
+        kept = tuple(node for node in kept if step.check(ask, node) is None)
+    return tuple(name(node) for node in kept)
+
+
+def reaches_funnel(pod: Object) -> bool:
+    """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet and
+    is not gated (the first three rungs of `classify`)."""
+    return bool(effective_requests(pod)) and not _node_name(pod) and not _gates(pod)
+
+
+def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+    nodes = candidates(view.nodes)
+    # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
+    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, usage_candidates(view.pod, nodes)))
+    funnel = Funnel(view, ask, run(FUNNEL, ask, nodes))
+    # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
+    if not nodes:
+        verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
+        advice = _no_nodes(funnel, verdict)
+    elif funnel.last.kept:
+        verdict, advice = PodVerdict.SCHEDULABLE, _schedulable(funnel)
+    else:
+        verdict, advice = funnel.last.step.verdict, funnel.last.step.advise(funnel)
+    evidence = (
+        request_line(view.pod, requests),
+        _nodes_line(view, nodes),
+        *(stage_line(i, stage, requests) for i, stage in enumerate(funnel.stages, 1)),
+        *advice.evidence,
+        *scheduler_lines(view, requests),
+        *pending_notes(view.pod),
+    )
+    return _diagnosis(view, verdict, advice, evidence)
+
+
+def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
+    ns, pod = namespace(view.pod), name(view.pod)
+    commands = (*kubectl.describe_pod(ns, pod), *advice.commands, *kubectl.pod_events(ns, pod))
+    return Diagnosis(
+        verdict=verdict,
+        summary=advice.summary,
+        evidence=tuple(evidence),
+        next_commands=tuple(dict.fromkeys(commands)),
+        snippets=advice.snippets,
+    )
+
+
+# --- no-request, ok, gated ----------------------------------------------------------------------
+
+
+def _no_request(view: TriageView) -> Diagnosis:
+    pod = view.pod
+    node_name = _node_name(pod)
+    where = f"; it is on {node_name} ({_phase(pod)})" if node_name else ""
+    summary = (
+        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…): "
+        f"it can start, but no accelerator is given to it{where}"
+    )
+    evidence = [
+        "extended resources in the pod's limits and requests: none (a request of 0 is no request)",
+        *zero_asks(pod),
+        *visible_devices(pod),
+    ]
+    offered: tuple[str, ...] = ()
+    node = next((n for n in candidates(view.nodes) if name(n) == node_name), None) if node_name else None
+    if node is not None:
+        offered = reported_resources(node)
+        shown = ", ".join(f"{r} allocatable {offer(node, r).allocatable}" for r in offered)
+        evidence.append(f"{node_name} offers {shown or 'no extended resource'}")
+    if not node_name:
+        if _gates(pod):
+            evidence.append(f"spec.schedulingGates: {', '.join(_gates(pod))} (not scheduled until removed)")
+        evidence += [*scheduler_lines(view, {}), *pending_notes(pod)]
+    wanted = (*offered, *_likely_resources(pod, view.nodes), "nvidia.com/gpu")[0]
+    commands = kubectl.pod_resources(namespace(pod), name(pod))
+    advice = Advice(summary, commands=commands, snippets=(request_snippet(wanted),))
+    return _diagnosis(view, PodVerdict.NO_REQUEST, advice, evidence)
+
+
+def _placed(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+    pod = view.pod
+    node_name, phase = _node_name(pod), _phase(pod)
+    problems = pod_problems(pod)
+    outcome = problems[0] if problems else "the scheduler is done with it"
+    summary = f"The pod is placed on {node_name} and {phase}: {outcome}"
+    evidence = (request_line(pod, requests), f"spec.nodeName: {node_name}; phase: {phase}", *problems)
+    commands = kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else ()
+    if problems:
+        commands += kubectl.describe_node(node_name)
+    return _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence)
+
+
+def _gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+    pod = view.pod
+    gates = _gates(pod)
+    summary = (
+        f"The pod is held by scheduling gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}: "
+        f"{_gate_meaning(gates[0])}"
+    )
+    evidence = [
+        request_line(pod, requests),
+        f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
+        *(f"{g}: {_gate_meaning(g)}" for g in gates),
+        *scheduler_lines(view, requests),
+    ]
+    ns, pod_name = namespace(pod), name(pod)
+    queue = labels(pod).get(_KUEUE_QUEUE_LABEL, "")
+    if queue:
+        evidence.append(f"Kueue queue: {queue} (label {_KUEUE_QUEUE_LABEL})")
+    commands = kubectl.pod_gates(ns, pod_name)
+    if queue or any("kueue" in g.lower() for g in gates):
+        commands += kubectl.kueue_workloads(ns)
+    return _diagnosis(view, PodVerdict.GATED, Advice(summary, commands=commands), evidence)
+
+
+def _gate_meaning(gate: str) -> str:
+    if gate == "kueue.x-k8s.io/admission":
+        return "Kueue has not admitted the pod's workload yet (quota in its ClusterQueue, or queue order)"
+    if gate == "kueue.x-k8s.io/topology":
+        return "Kueue admitted the workload and has not yet assigned this pod its topology domain"
+    if "kueue" in gate.lower():
+        return "set by Kueue; its Workload's conditions say what it waits for"
+    return "the controller that created the pod removes it when it is ready; the scheduler waits until then"
+
+
+# --- the funnel's steps: a check per node, and what to say when a step leaves none ---------------
+
+
+def _selector_check(ask: Ask, node: Object) -> str | None:
+    return selector_mismatch(ask.pod, node)
+
+
+def _taint_check(ask: Ask, node: Object) -> str | None:
+    return ", ".join(taint_words(t) for t in untolerated(ask.pod, node)) or None
+
+
+def _reports_check(ask: Ask, node: Object) -> str | None:
+    missing = []
+    for resource in ask.requests:
+        have = offer(node, resource)
+        if not have.reported:
+            missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
+    return ", ".join(missing) or None
+
+
+def _allocatable_check(ask: Ask, node: Object) -> str | None:
+    zero = [
+        f"{resource} capacity {offer(node, resource).capacity}, allocatable 0"
+        for resource in ask.requests
+        if offer(node, resource).allocatable == 0
+    ]
+    return ", ".join(zero) or None
+
+
+def _free_check(ask: Ask, node: Object) -> str | None:
+    short = []
+    for resource, wanted in ask.requests.items():
+        allocatable, used = offer(node, resource).allocatable, ask.used(name(node), resource)
+        if allocatable - used < wanted:
+            short.append(
+                f"{resource} allocatable {allocatable}, used {used}, "
+                f"free {max(allocatable - used, 0)} < {wanted} asked"
+            )
+    return ", ".join(short) or None
+
+
+def _label_advice(funnel: Funnel) -> Advice:
+    pod, nodes = funnel.view.pod, funnel.last.entered
+    selector = {k: v for k, v in node_selector(pod).items() if isinstance(k, str) and isinstance(v, str)}
+    absent = [
+        f"{k}={v}" for k, v in sorted(selector.items()) if not any(labels(n).get(k) == v for n in nodes)
+    ]
+    if absent:
+        summary = f"No node has the label {', '.join(absent)} that the pod's nodeSelector asks for"
+    else:
+        first = funnel.last.dropped[0]
+        summary = (
+            f"None of the {len(nodes)} nodes matches the pod's nodeSelector and required node affinity "
+            f"together (e.g. {name(first.node)}: {first.why})"
+        )
+    keys = selector_keys(pod)
+    evidence = tuple(label_inventory(key, nodes) for key in keys[:4])
+    commands = (*kubectl.nodes_with_labels(keys), *kubectl.pod_placement(namespace(pod), name(pod)))
+    return Advice(summary, evidence, commands)
+
+
+def _taint_advice(funnel: Funnel) -> Advice:
+    found = {name(d.node): untolerated(funnel.view.pod, d.node) for d in funnel.last.dropped}
+    first = next(iter(found))
+    blocking, others = found[first], len(found) - 1
+    what = "is cordoned" if blocking[0] == CORDON else f"has a taint the pod does not tolerate, {blocking[0]}"
+    summary = (
+        f"No node left accepts the pod: {first} {what}"
+        + (f" (and {len(blocking) - 1} more)" if len(blocking) > 1 else "")
+        + (f"; {others} other node{'s refuse' if others > 1 else ' refuses'} it too" if others else "")
+    )
+    evidence = []
+    for node_name, taints in found.items():
+        conditions = ", ".join(str(t) for t in taints if t.key.startswith(CONDITION_TAINTS) and t != CORDON)
+        if conditions:
+            evidence.append(
+                f"{node_name} carries {conditions}: the node lifecycle controller sets these for a node "
+                "condition; fix the node, do not tolerate them"
+            )
+    commands: list[Command] = []
+    for drop in _first_per_reason(funnel, 3):
+        node_name, taints = name(drop.node), found[name(drop.node)]
+        commands += kubectl.node_taints(node_name)
+        if cordoned(drop.node) or CORDON in taints:
+            commands += kubectl.uncordon(node_name)
+        if any(t.key.startswith(CONDITION_TAINTS) and t != CORDON for t in taints):
+            commands += kubectl.describe_node(node_name)
+    distinct = tuple(dict.fromkeys(t for taints in found.values() for t in taints))
+    return Advice(summary, tuple(evidence), tuple(commands), tolerations(distinct))
+
+
+def _no_gpu_advice(funnel: Funnel) -> Advice:
+    requests, stage = funnel.ask.requests, funnel.last
+    nodes = stage.entered
+    if len(nodes) == 1:
+        summary = f"{name(nodes[0])} does not report {and_(requests)} ({stage.dropped[0].why})"
+    else:
+        summary = f"None of the {len(nodes)} nodes left reports {and_(requests)}"
+    summary += ": no device plugin serves it there"
+    reported: dict[str, list[str]] = {}
+    for node in nodes:
+        for resource in reported_resources(node):
+            reported.setdefault(resource, []).append(name(node))
+    listed = "; ".join(f"{r} ({names(on)})" for r, on in sorted(reported.items()))
+    evidence = [
+        "extended resources the nodes left do report: "
+        + (listed or "none (no device plugin has registered on them)")
+    ]
+    if "nvidia.com/gpu" in requests and any(r.startswith("nvidia.com/mig-") for r in reported):
+        evidence.append(
+            "these nodes run the MIG mixed strategy: their GPUs are exposed as nvidia.com/mig-<profile> "
+            "slices and nvidia.com/gpu reads 0; ask for a MIG profile instead"
+        )
+    commands = list(kubectl.nodes_offer(requests))
+    for node in nodes[:2]:
+        commands += (*kubectl.describe_node(name(node)), *kubectl.pods_on_node(name(node)))
+    return Advice(summary, tuple(evidence), tuple(commands))
+
+
+def _allocatable_advice(funnel: Funnel) -> Advice:
+    requests, stage = funnel.ask.requests, funnel.last
+    nodes = stage.entered
+    if len(nodes) == 1:
+        summary = f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+    else:
+        summary = (
+            f"All {len(nodes)} nodes left that report {and_(requests)} have allocatable 0: "
+            "their devices are unhealthy or not served"
+        )
+    evidence = tuple(line for node in nodes[:SHOWN] if (line := hardware_labels(node)))
+    commands: list[Command] = []
+    for node in nodes[:2]:
+        commands += (*kubectl.node_offer(name(node), requests), *kubectl.pods_on_node(name(node)))
+    commands += (*kubectl.device_plugin_logs(requests), *kubectl.describe_node(name(nodes[0])))
+    return Advice(summary, evidence, tuple(commands))
+
+
+def _exhausted_advice(funnel: Funnel) -> Advice:
+    ask, nodes = funnel.ask, funnel.last.entered
+    ranked = _by_headroom(ask, nodes)
+    best = ranked[0]
+    resource, wanted = _tightest(ask, best)
+    largest = max(offer(n, resource).allocatable for n in nodes)
+    free = max(offer(best, resource).allocatable - ask.used(name(best), resource), 0)
+    if largest < wanted:
+        summary = (
+            f"The pod asks {wanted} {resource} but no node left has more than {largest} allocatable: "
+            "it cannot fit even on an empty node"
+        )
+    elif len(nodes) == 1:
+        used = ask.used(name(best), resource)
+        held = [f"{h.namespace}/{h.name}" for h in ask.holders.get(name(best), ()) if resource in h.requests]
+        summary = (
+            f"{name(best)} has {free} {resource} free of {offer(best, resource).allocatable}"
+            + (f" ({used} held by {names(held)})" if used else "")
+            + f"; the pod asks {wanted}"
+        )
+    else:
+        summary = (
+            f"None of the {len(nodes)} nodes left has {wanted} {resource} free "
+            f"(most free: {name(best)} with {free})"
+        )
+    evidence = [
+        f"{name(n)}: {r} held by {holders_text(ask.holders.get(name(n), ()), r)}"
+        for n in ranked[:SHOWN]
+        for r in ask.requests
+        if ask.used(name(n), r)
+    ]
+    evidence += [
+        f"{name(n)}: its pods hold {ask.used(name(n), r)} {r} but only {offer(n, r).allocatable} is "
+        "allocatable: devices went unhealthy while held, and still count until those pods end"
+        for n in ranked[:SHOWN]
+        for r in ask.requests
+        if ask.used(name(n), r) > offer(n, r).allocatable
+    ]
+    commands: list[Command] = []
+    for node in ranked[:2]:
+        commands += (*kubectl.consumers(name(node), ask.requests), *kubectl.describe_node(name(node)))
+    return Advice(summary, tuple(evidence), tuple(commands))
+
+
+FUNNEL: tuple[Step, ...] = (
+    Step(PodVerdict.LABEL_MISMATCH, "matches the nodeSelector and required node affinity",
+         _selector_check, _label_advice),
+    Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", _taint_check, _taint_advice),
+    Step(PodVerdict.NO_GPU_NODE, "reports {resources}", _reports_check, _no_gpu_advice),
+    Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", _allocatable_check,
+         _allocatable_advice),
+    Step(PodVerdict.EXHAUSTED, "has {asks} free", _free_check, _exhausted_advice),
+)
+"""The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
+nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer."""
+
+
+def _schedulable(funnel: Funnel) -> Advice:
+    ask, kept = funnel.ask, funnel.last.kept
+    best = _by_headroom(ask, kept)[0]
+    resource, _ = _tightest(ask, best)
+    free = offer(best, resource).allocatable - ask.used(name(best), resource)
+    said = last_said(funnel.view.pod, funnel.view.events, funnel.view.now)
+    summary = (
+        f"Nothing in the objects blocks the pod: {len(kept)} node{'s pass' if len(kept) > 1 else ' passes'} "
+        f"every check ({name(best)} has {free} {resource} free); "
+        + ("see what the scheduler said" if said else "the scheduler has not reported on it yet")
+    )
+    evidence = (
+        f"nodes that pass every check: {names(kept)}",
+        "not checked by kubewhy: cpu, memory, pods per node, host ports, volumes, pod (anti-)affinity, "
+        "topology spread, DRA claims, and pods of higher priority nominated to these nodes; the scheduler's "
+        "message names whichever of these holds the pod",
+    )
+    return Advice(summary, evidence, kubectl.describe_node(name(best)))
+
+
+def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
+    view = funnel.view
+    if view.prefiltered:
+        summary = f"No node has the labels of the pod's nodeSelector {_selector_text(view.pod)}"
+    elif verdict is PodVerdict.LABEL_MISMATCH:
+        summary = "There are no nodes: none can match the pod's nodeSelector and affinity"
+    else:
+        summary = f"There are no nodes: none reports {and_(funnel.ask.requests)}"
+    commands = (
+        kubectl.nodes_with_labels(selector_keys(view.pod))
+        if verdict is PodVerdict.LABEL_MISMATCH
+        else kubectl.nodes_offer(funnel.ask.requests)
+    )
+    return Advice(summary, commands=commands)
+
+
+# --- small helpers ------------------------------------------------------------------------------
+
+
+def _nodes_line(view: TriageView, nodes: tuple[Object, ...]) -> str:
+    if view.prefiltered:
+        return (
+            f"nodes: {len(nodes)} listed by the API server for the nodeSelector {_selector_text(view.pod)} "
+            "(nodes without these labels were not read)"
+        )
+    return f"nodes: {len(nodes)} in the cluster"
+
+
+def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:
+    """The first node dropped for each distinct reason, at most `limit`: one set of commands a cause."""
+    first: dict[str, Drop] = {}
+    for drop in funnel.last.dropped:
+        first.setdefault(drop.why, drop)
+    return tuple(first.values())[:limit]
+
+
+def _spare(ask: Ask, node: Object, resource: str) -> int:
+    """Free minus asked: negative when the resource is short on the node."""
+    return offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
+
+
+def _headroom(ask: Ask, node: Object) -> int:
+    """How close the node comes to fitting: its tightest resource's spare."""
+    return min(_spare(ask, node, r) for r in ask.requests)
+
+
+def _by_headroom(ask: Ask, nodes: Iterable[Object]) -> list[Object]:
+    """Closest to fitting first (ties by name)."""
+    return sorted(nodes, key=lambda n: (-_headroom(ask, n), name(n)))
+
+
+def _tightest(ask: Ask, node: Object) -> tuple[str, int]:
+    """The pod's resource that is shortest on this node: the one worth naming in a summary."""
+    resource = min(ask.requests, key=lambda r: (_spare(ask, node, r), r))
+    return resource, ask.requests[resource]
+
+
+def _node_name(pod: Object) -> str:
+    return text(spec(pod).get("nodeName"))
+
+
+def _phase(pod: Object) -> str:
+    return text(status(pod).get("phase")) or "without a phase"
+
+
+def _has_run(pod: Object) -> bool:
+    """Some container was started at least once, so there are logs to read."""
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for item in map(mapping, sequence(status(pod).get(field))):
+            for state in (item.get("state"), item.get("lastState")):
+                ran = mapping(mapping(state).get("running")) or mapping(mapping(state).get("terminated"))
+                if ran:
+                    return True
+    return False
+
+
+def _gates(pod: Object) -> tuple[str, ...]:
+    gates = sequence(spec(pod).get("schedulingGates"))
+    return tuple(text(mapping(g).get("name")) or "(unnamed)" for g in gates)
+
+
+def _likely_resources(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+    """The device resources the cluster offers, those the pod tolerates a taint for first: what the
+    pod most likely meant to ask for."""
+    offered = sorted({r for node in candidates(nodes) for r in reported_resources(node)})
+    tolerated = {text(mapping(t).get("key")) for t in sequence(spec(pod).get("tolerations"))}
+    return (*(r for r in offered if r in tolerated), *offered)
+
+
+def _selector_text(pod: Object) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(node_selector(pod).items(), key=lambda kv: str(kv[0])))

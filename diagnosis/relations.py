@@ -1,0 +1,36 @@
+"""How objects point at one another: owners, the JobSet label, the node a pod holds.
+
+Snapshot and live readers both pick a question's objects with these, so a snapshot and the cluster it
+was taken from put the same objects in a view.
+"""
+
+from __future__ import annotations
+
+from diagnosis.objects import Object, kind, mapping, meta, name, sequence, spec, status, text, uid
+
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+"""Set by the JobSet controller on its child Jobs and their pods."""
+
+
+def is_terminal(pod: Object) -> bool:
+    """Succeeded or Failed: the pod will not run again and holds no resources on its node."""
+    return status(pod).get("phase") in ("Succeeded", "Failed")
+
+
+def holds_node(pod: Object) -> bool:
+    """The pod is bound to a node and counts against its allocatable, as the scheduler counts it:
+    every phase but Succeeded/Failed, terminating pods included."""
+    return bool(text(spec(pod).get("nodeName"))) and not is_terminal(pod)
+
+
+def owned_by(obj: Object, owner: Object) -> bool:
+    """`obj` lists `owner` in its ownerReferences: by uid when both have one, else by kind and name
+    (an object created in another snapshot or restored from a backup keeps the names, not the uids)."""
+    for ref in map(mapping, sequence(meta(obj).get("ownerReferences"))):
+        ref_uid = text(ref.get("uid"))
+        if ref_uid and uid(owner):
+            if ref_uid == uid(owner):
+                return True
+        elif text(ref.get("kind")) == kind(owner) and text(ref.get("name")) == name(owner):
+            return True
+    return False

@@ -1,0 +1,128 @@
+"""The commands /triage suggests: one kubectl invocation each, safely quoted, names checked, changing
+ones marked; and the read commands run for real, by kubectl, against the API simulator serving the
+snapshot they were made from."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from diagnosis import triage_commands as kubectl
+from diagnosis.gpu import classify
+from diagnosis.model import Command
+from tests.apisim import serve
+from tests.corpus import ROOT, Case
+from tests.unit.test_gpu_corpus import CASES, items, view_of
+
+KUBECTL = Path(ROOT / ".venv/bin/kubectl")
+
+READ_VERBS = {"get", "describe", "logs"}
+
+
+def commands(case: Case) -> tuple[Command, ...]:
+    return classify(view_of(case.snapshot, case.namespace, case.name)).next_commands
+
+
+ALL = [(case, command) for case in CASES for command in commands(case)]
+
+
+def test_every_verdict_suggests_commands() -> None:
+    assert all(commands(case) for case in CASES)
+
+
+@pytest.mark.parametrize(("case", "command"), ALL, ids=[f"{c.id}:{i}" for i, (c, _) in enumerate(ALL)])
+def test_one_kubectl_invocation_in_canonical_quoting(case: Case, command: Command) -> None:
+    argv = shlex.split(command.text)
+    assert argv[0] == "kubectl"
+    assert shlex.join(argv) == command.text  # every value quoted exactly where the shell needs it
+    assert command.purpose
+    verb = argv[1]
+    assert (verb not in READ_VERBS) is command.changes, command.text
+    assert verb in READ_VERBS | {"uncordon"}
+
+
+def test_changing_commands_are_marked() -> None:
+    (uncordon,) = kubectl.uncordon("gpu-node-a")
+    assert uncordon.changes
+    assert uncordon.text == "kubectl uncordon gpu-node-a"
+
+
+@pytest.mark.parametrize("bad", ["Gpu-Node", "node;reboot", "a b", "-o", "$(id)", "", "x" * 254, "nodé"])
+def test_names_that_cannot_exist_give_no_command(bad: str) -> None:
+    assert kubectl.describe_node(bad) == ()
+    assert kubectl.node_taints(bad) == ()
+    assert kubectl.uncordon(bad) == ()
+    assert kubectl.pods_on_node(bad) == ()
+    assert kubectl.consumers(bad, ["nvidia.com/gpu"]) == ()
+    assert kubectl.node_offer(bad, ["nvidia.com/gpu"]) == ()
+    assert kubectl.describe_pod(bad, "trainer-0") == ()
+    assert kubectl.describe_pod("ml", bad) == ()
+    assert kubectl.pod_events("ml", bad) == ()
+    assert kubectl.kueue_workloads(bad) == ()
+
+
+def test_resource_names_are_checked_and_escaped() -> None:
+    assert kubectl.nodes_offer(["nvidia.com/gpu';reboot'"]) == ()
+    (offer,) = kubectl.nodes_offer(["nvidia.com/mig-1g.5gb"])
+    assert offer.text == (
+        "kubectl get nodes -o 'custom-columns=NAME:.metadata.name,"
+        "MIG-1G.5GB_CAPACITY:.status.capacity.nvidia\\.com/mig-1g\\.5gb,"
+        "MIG-1G.5GB_ALLOCATABLE:.status.allocatable.nvidia\\.com/mig-1g\\.5gb'"
+    )
+    assert kubectl.nodes_with_labels(["bad key", "nvidia.com/gpu.product"])[0].text == (
+        "kubectl get nodes -L nvidia.com/gpu.product"
+    )
+
+
+def test_device_plugin_logs_only_for_nvidia() -> None:
+    assert kubectl.device_plugin_logs(["amd.com/gpu"]) == ()
+    (logs,) = kubectl.device_plugin_logs(["nvidia.com/mig-3g.20gb"])
+    assert (
+        logs.text == "kubectl logs -n gpu-operator -l app=nvidia-device-plugin-daemonset --prefix --tail=50"
+    )
+
+
+def _shape(case: Case, text: str) -> str:
+    """The command with its names taken out: commands that differ only in names test the same thing."""
+    names = [o["metadata"]["name"] for o in items(case.snapshot) if o["kind"] == "Node"]
+    for name in sorted([*names, case.name, case.namespace], key=len, reverse=True):
+        text = text.replace(name, "<name>")
+    return text
+
+
+def _examples() -> dict[Path, list[str]]:
+    """One read command of each shape, by the snapshot it was made from."""
+    first: dict[str, tuple[Path, str]] = {}
+    for case, command in ALL:
+        if not command.changes:
+            first.setdefault(_shape(case, command.text), (case.snapshot, command.text))
+    by_snapshot: dict[Path, list[str]] = {}
+    for snapshot, text in first.values():
+        by_snapshot.setdefault(snapshot, []).append(text)
+    return by_snapshot
+
+
+EXAMPLES = _examples()
+
+
+@pytest.mark.kubectl
+@pytest.mark.parametrize("snapshot", sorted(EXAMPLES), ids=lambda p: p.stem)
+def test_read_commands_run_against_the_snapshot(snapshot: Path) -> None:
+    """Each shape of read command, run by real kubectl against the simulator serving the snapshot it
+    was made from, exits 0 (an unknown flag, a bad JSONPath or field selector would not)."""
+    with serve(snapshot) as sim:
+        env = {**os.environ, "KUBECONFIG": sim.kubeconfig}
+        for text in EXAMPLES[snapshot]:
+            done = subprocess.run(
+                [str(KUBECTL), *shlex.split(text)[1:]],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert done.returncode == 0, f"{text}\n{done.stderr}"

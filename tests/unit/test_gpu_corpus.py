@@ -1,0 +1,275 @@
+"""The /triage corpus through `classify`: every case gets its verdict, and key evidence is right.
+
+The view is built here from the snapshot's List, the way DESIGN.md says a reader fills it (the pod by
+namespace/name, every node, every bound non-terminal pod, the pod's events), so these tests do not
+depend on `cluster/snapshot.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from diagnosis.gpu import classify, usage_candidates
+from diagnosis.model import Diagnosis, PodVerdict
+from diagnosis.views import TriageView
+from tests.corpus import ROOT, Case, cases
+
+NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
+"""The time the corpus snapshots were taken."""
+
+CASES = cases("triage")
+
+
+@cache
+def items(snapshot: Path) -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(snapshot.read_text())["items"])
+
+
+def find_pod(snapshot: Path, namespace: str, name: str) -> dict[str, Any]:
+    return next(
+        o
+        for o in items(snapshot)
+        if o["kind"] == "Pod" and (o["metadata"]["namespace"], o["metadata"]["name"]) == (namespace, name)
+    )
+
+
+def _about(event: dict[str, Any], pod: dict[str, Any]) -> bool:
+    ref = event.get("involvedObject") or event.get("regarding") or {}
+    meta = pod["metadata"]
+    return (ref.get("namespace"), ref.get("name")) == (meta["namespace"], meta["name"]) and ref.get(
+        "uid"
+    ) in (None, meta["uid"])
+
+
+def view_of(
+    snapshot: Path, namespace: str, name: str, *, only_nodes: tuple[str, ...] | None = None
+) -> TriageView:
+    """The TriageView a reader builds from the snapshot. `only_nodes`: keep only the bound pods of
+    these nodes, as the live reader does with `usage_candidates`."""
+    objects = items(snapshot)
+    pod = find_pod(snapshot, namespace, name)
+    bound = tuple(
+        o
+        for o in objects
+        if o["kind"] == "Pod"
+        and o["spec"].get("nodeName")
+        and o["status"].get("phase") not in ("Succeeded", "Failed")
+        and (only_nodes is None or o["spec"]["nodeName"] in only_nodes)
+    )
+    return TriageView(
+        pod=pod,
+        nodes=tuple(o for o in objects if o["kind"] == "Node"),
+        bound_pods=bound,
+        events=tuple(o for o in objects if o["kind"] == "Event" and _about(o, pod)),
+        now=NOW,
+    )
+
+
+def diagnose(snapshot: str, namespace: str, name: str) -> Diagnosis:
+    return classify(view_of(ROOT / snapshot, namespace, name))
+
+
+def joined(diagnosis: Diagnosis) -> str:
+    return "\n".join(diagnosis.evidence)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_verdict(case: Case) -> None:
+    assert classify(view_of(case.snapshot, case.namespace, case.name)).verdict == case.verdict
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bound_pods_of_usage_candidates_are_enough(case: Case) -> None:
+    """The live reader reads bound pods only on `usage_candidates`: the answer must not change."""
+    full = view_of(case.snapshot, case.namespace, case.name)
+    candidates = usage_candidates(full.pod, full.nodes)
+    assert classify(view_of(case.snapshot, case.namespace, case.name, only_nodes=candidates)) == classify(
+        full
+    )
+
+
+def test_corpus_reaches_every_verdict_three_ways() -> None:
+    counts = Counter(c.verdict for c in CASES)
+    assert set(counts) == {v.value for v in PodVerdict}
+    assert min(counts.values()) >= 3, counts
+    assert len(CASES) >= 40
+
+
+def test_gpu_lab_is_in_the_corpus() -> None:
+    lab = {c.name: c.verdict for c in CASES if c.snapshot == ROOT / "examples/gpu-lab.json"}
+    assert lab == {
+        "case-ok": "ok",
+        "case-nogpunode": "no-gpu-node",
+        "case-alloc0": "allocatable-zero",
+        "case-taint": "taint",
+        "case-label": "label-mismatch",
+        "case-exhaust": "exhausted",
+        "case-norequest": "no-request",
+    }
+
+
+# --- key evidence ------------------------------------------------------------------------------
+
+
+def test_lab_taint_names_the_taint_and_gives_the_toleration() -> None:
+    found = diagnose("examples/gpu-lab.json", "gpu-triage", "case-taint")
+    assert "lab-node-0" in found.summary
+    assert "nvidia.com/gpu=present:NoSchedule" in found.summary
+    assert (
+        "2. no untolerated taint, not cordoned: 1 → 0 nodes; dropped lab-node-0 (untolerated taint "
+        "nvidia.com/gpu=present:NoSchedule)" in found.evidence
+    )
+    assert [s.text for s in found.snippets] == [
+        'tolerations:\n- key: nvidia.com/gpu\n  operator: Equal\n  value: "present"\n  effect: NoSchedule\n'
+    ]
+
+
+def test_lab_exhausted_shows_used_free_and_the_holder() -> None:
+    found = diagnose("examples/gpu-lab.json", "gpu-triage", "case-exhaust")
+    assert found.summary == (
+        "lab-node-0 has 1 nvidia.com/gpu free of 2 (1 held by gpu-triage/case-ok); the pod asks 2"
+    )
+    assert "dropped lab-node-0 (nvidia.com/gpu allocatable 2, used 1, free 1 < 2 asked)" in joined(found)
+    assert "lab-node-0: nvidia.com/gpu held by gpu-triage/case-ok ×1" in found.evidence
+
+
+def test_lab_label_mismatch_names_the_label_and_what_nodes_have() -> None:
+    found = diagnose("examples/gpu-lab.json", "gpu-triage", "case-label")
+    assert "nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB" in found.summary
+    assert "label nvidia.com/gpu.product on the 3 nodes: NVIDIA-L4 ×2, (absent) ×1" in found.evidence
+    assert "kubectl get nodes -L nvidia.com/gpu.product" in [c.text for c in found.next_commands]
+
+
+def test_lab_message_is_quoted_with_the_insufficient_note() -> None:
+    found = diagnose("examples/gpu-lab.json", "gpu-triage", "case-alloc0")
+    said = next(e for e in found.evidence if e.startswith("scheduler said"))
+    assert said.startswith(
+        'scheduler said (PodScheduled=False, Unschedulable, for 43m): "0/3 nodes are available: '
+    )
+    assert any(e.startswith("note: `Insufficient nvidia.com/gpu` reads the same") for e in found.evidence)
+    assert (
+        "4. nvidia.com/gpu allocatable above 0: 1 → 0 nodes; dropped lab-node-2 (nvidia.com/gpu capacity 4, "
+        "allocatable 0)" in found.evidence
+    )
+
+
+def test_terminating_and_other_namespace_pods_count_succeeded_do_not() -> None:
+    trainer = diagnose("tests/corpus/triage/gke-mixed-pools.json", "research", "sft-llama-vtnfs")
+    assert (
+        "gke-prod-ml-l4-pool-e7bf76b4-zp96: nvidia.com/gpu held by "
+        "research/sft-llama-old-jwpxb ×2 (terminating)"
+        in trainer.evidence
+    )
+    assert (
+        "gke-prod-ml-l4-pool-e7bf76b4-p5ck: nvidia.com/gpu held by team-b/embed-batch-czdtm ×1"
+        in trainer.evidence
+    )
+    probe = diagnose("tests/corpus/triage/gke-mixed-pools.json", "research", "embed-probe-2rm7g")
+    assert probe.verdict == PodVerdict.SCHEDULABLE
+    assert "embed-batch-prev" not in joined(probe)
+    assert "nodes that pass every check: gke-prod-ml-l4-pool-e7bf76b4-p5ck" in probe.evidence
+
+
+def test_cordon_and_not_ready_are_told_apart() -> None:
+    found = diagnose("tests/corpus/triage/gke-mixed-pools.json", "research", "pretrain-a100-vnnch")
+    assert (
+        "dropped gke-prod-ml-a100-pool-e8473e72-fw5v "
+        "(cordoned (node.kubernetes.io/unschedulable:NoSchedule)); "
+        "gke-prod-ml-a100-pool-e8473e72-nxr9 (untolerated taint node.kubernetes.io/unreachable:NoSchedule)"
+        in joined(found)
+    )
+    uncordon = [c for c in found.next_commands if c.text.startswith("kubectl uncordon")]
+    assert [(c.text, c.changes) for c in uncordon] == [
+        ("kubectl uncordon gke-prod-ml-a100-pool-e8473e72-fw5v", True)
+    ]
+    assert found.snippets == ()  # tolerating a cordon or an unreachable node is no fix
+
+
+def test_mig_node_with_gpu_zero_is_no_gpu_node_with_a_hint() -> None:
+    found = diagnose("tests/corpus/triage/eks-p4d-mig.json", "inference", "full-a100-72nwr")
+    assert (
+        "dropped ip-10-0-11-23.us-west-2.compute.internal, ip-10-0-11-87.us-west-2.compute.internal "
+        "(nvidia.com/gpu capacity 0)" in joined(found)
+    )
+    assert any("MIG mixed strategy" in e for e in found.evidence)
+
+
+def test_several_resources_need_one_node_with_all() -> None:
+    found = diagnose("tests/corpus/triage/eks-p4d-mig.json", "inference", "nccl-test-5vqm6")
+    assert found.summary == (
+        "None of the 4 nodes left reports nvidia.com/gpu and vpc.amazonaws.com/efa: "
+        "no device plugin serves it there"
+    )
+    assert "ip-10-0-12-5.us-west-2.compute.internal (no vpc.amazonaws.com/efa in capacity)" in joined(found)
+
+
+def test_init_container_and_sidecars_set_the_request() -> None:
+    found = diagnose("tests/corpus/triage/eks-init-sidecar.json", "ml", "sidecar-before-init-2fc8w")
+    assert found.evidence[0].startswith("the pod asks nvidia.com/gpu=4: ")
+    after = diagnose("tests/corpus/triage/eks-init-sidecar.json", "ml", "sidecar-after-init-jfzs8")
+    assert after.evidence[0].startswith("the pod asks nvidia.com/gpu=3: ")
+    assert any("1 Insufficient memory" in e for e in after.evidence)
+
+
+def test_request_above_any_node_says_it_can_never_fit() -> None:
+    found = diagnose("tests/corpus/triage/workstation-one-node.json", "ml", "eval-pair-xvb55")
+    assert found.summary == (
+        "The pod asks 2 nvidia.com/gpu but no node left has more than 1 allocatable: "
+        "it cannot fit even on an empty node"
+    )
+
+
+def test_generic_taint_message_gets_a_note() -> None:
+    found = diagnose("tests/corpus/triage/onprem-gfd-affinity.json", "ml", "no-toleration-2gsbl")
+    assert "node(s) had untolerated taint(s)" in joined(found)
+    assert any(
+        e.startswith("note: since Kubernetes 1.34.7 the scheduler no longer names the taint")
+        for e in found.evidence
+    )
+    assert (
+        "dgx-a100-01, dgx-a100-02, dgx-a100-03, dgx-a100-04 (untolerated taint nvidia.com/gpu:NoSchedule)"
+        in joined(found)
+    )
+    assert (
+        found.snippets[0].text
+        == "tolerations:\n- key: nvidia.com/gpu\n  operator: Exists\n  effect: NoSchedule\n"
+    )
+
+
+def test_affinity_not_in_keeps_nodes_without_the_label() -> None:
+    found = diagnose("tests/corpus/triage/onprem-gfd-affinity.json", "ml", "not-a100-h100-9zqj8")
+    assert "cpu-01, cpu-02 (no nvidia.com/gpu in capacity)" in joined(found)
+    assert (
+        "dgx-a100-01, dgx-a100-02, dgx-a100-03, dgx-a100-04 (affinity nvidia.com/gpu.product NotIn "
+        "[NVIDIA-A100-SXM4-80GB, NVIDIA-H100-80GB-HBM3]: has nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB)"
+        in joined(found)
+    )
+
+
+def test_no_nodes_says_so() -> None:
+    selector = diagnose("tests/corpus/triage/no-nodes.json", "ml", "pinned-l4-4gbwm")
+    assert selector.summary.startswith("There are no nodes")
+    assert "nodes: 0 in the cluster" in selector.evidence
+    plain = diagnose("tests/corpus/triage/no-nodes.json", "ml", "anywhere-4j27q")
+    assert plain.summary == "There are no nodes: none reports nvidia.com/gpu"
+
+
+def test_kueue_gate_is_named_with_the_workloads_command() -> None:
+    found = diagnose("tests/corpus/triage/kueue-gated.json", "team-a", "llm-sft-0-c7bjc")
+    assert found.summary.startswith("The pod is held by scheduling gate kueue.x-k8s.io/admission: Kueue ")
+    assert "kubectl get workloads.kueue.x-k8s.io -n team-a -o wide" in [c.text for c in found.next_commands]
+
+
+def test_kubelet_rejection_is_ok_with_the_reason() -> None:
+    found = diagnose("tests/corpus/triage/eks-p4d-mig.json", "inference", "a10g-serve-0")
+    assert found.summary.startswith(
+        "The pod is placed on ip-10-0-12-5.us-west-2.compute.internal and Failed: UnexpectedAdmissionError: "
+    )
+    assert not any(c.text.startswith("kubectl logs") for c in found.next_commands)  # no container ever ran

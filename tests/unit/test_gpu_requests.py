@@ -1,0 +1,276 @@
+"""What a pod asks for and what a node has left, with the scheduler's arithmetic (facts §3, §6.4)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from diagnosis.gpu import effective_requests
+from diagnosis.quantity import count
+from diagnosis.resources import Offer, holders, is_extended, offer
+from tests.corpus import ROOT
+
+LAB = json.loads((ROOT / "examples/gpu-lab.json").read_text())["items"]
+
+
+def lab(kind: str, name: str) -> dict[str, Any]:
+    return copy.deepcopy(next(o for o in LAB if o["kind"] == kind and o["metadata"]["name"] == name))
+
+
+def container(
+    name: str,
+    limits: dict[str, Any] | None = None,
+    requests: dict[str, Any] | None = None,
+    restart_policy: str | None = None,
+) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "name": name,
+        "image": "nvcr.io/nvidia/cuda:12.6.2-base-ubuntu22.04",
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {k: v for k, v in (("limits", limits), ("requests", requests)) if v is not None},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
+    if restart_policy:
+        found["restartPolicy"] = restart_policy
+    return found
+
+
+def pod_with(containers: list[dict[str, Any]], init: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    pod = lab("Pod", "case-taint")
+    pod["spec"]["containers"] = containers
+    if init is not None:
+        pod["spec"]["initContainers"] = init
+    return pod
+
+
+GPU = "nvidia.com/gpu"
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1", 1),
+        ("2", 2),
+        ("8", 8),
+        ("0", 0),
+        ("1000m", 1),
+        ("3000m", 3),
+        ("1500m", 2),
+        ("500m", 1),
+        ("1k", 1000),
+        ("1Ki", 1024),
+        ("2Mi", 2 * 2**20),
+        ("1e3", 1000),
+        ("1E2", 100),
+        ("+4", 4),
+        ("0.5", 1),
+        ("1e-3", 1),
+        (".5", 1),
+        (1, 1),
+        (0, 0),
+        (2.0, 2),
+        ("1E", 10**18),
+        ("9e99", 2**63 - 1),
+    ],
+)
+def test_quantity(text: object, value: int) -> None:
+    assert count(text) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "abc",
+        "-1",
+        "1 ",
+        "1x",
+        "1Kb",
+        "e3",
+        "NaN",
+        "Infinity",
+        True,
+        None,
+        [1],
+        -1,
+        float("nan"),
+        float("inf"),
+        "1e999999999999"[:-1] + "x",
+    ],
+)
+def test_not_a_quantity(text: object) -> None:
+    assert count(text) is None
+
+
+def test_huge_exponent_is_cheap_and_capped() -> None:
+    assert count("1e999999999") == 2**63 - 1
+    assert count("0e999999999") == 0
+
+
+@pytest.mark.parametrize(
+    ("resource", "extended"),
+    [
+        ("nvidia.com/gpu", True),
+        ("nvidia.com/gpu.shared", True),
+        ("nvidia.com/mig-1g.5gb", True),
+        ("amd.com/gpu", True),
+        ("google.com/tpu", True),
+        ("vpc.amazonaws.com/efa", True),
+        ("cpu", False),
+        ("memory", False),
+        ("hugepages-2Mi", False),
+        ("ephemeral-storage", False),
+        ("foo.kubernetes.io/bar", False),
+        ("kubernetes.io/batteries", False),
+        ("requests.nvidia.com/gpu", False),
+        ("Nvidia.com/gpu", False),
+        ("nvidia.com/", False),
+        ("nvidia.com/gpu/x", False),
+        ("/gpu", False),
+    ],
+)
+def test_extended_resource_names(resource: str, extended: bool) -> None:
+    assert is_extended(resource) is extended
+
+
+def test_limits_with_requests_defaulted() -> None:
+    assert effective_requests(lab("Pod", "case-ok")) == {GPU: 1}
+
+
+def test_milli_quantities_are_whole_devices() -> None:
+    pod = pod_with([container("a", limits={GPU: "2000m"}), container("b", limits={GPU: 1})])
+    assert effective_requests(pod) == {GPU: 3}
+
+
+def test_limits_win_then_requests() -> None:
+    assert effective_requests(pod_with([container("a", requests={GPU: "2"})])) == {GPU: 2}
+    assert effective_requests(pod_with([container("a", limits={GPU: "1"}, requests={GPU: "3"})])) == {GPU: 1}
+
+
+def test_zero_and_absent_are_no_request() -> None:
+    assert effective_requests(pod_with([container("a", limits={GPU: "0", "cpu": "2"})])) == {}
+    assert effective_requests(pod_with([container("a", limits={"cpu": "2", "memory": "1Gi"})])) == {}
+    assert effective_requests(lab("Pod", "case-norequest")) == {}
+
+
+def test_app_containers_add_up() -> None:
+    pod = pod_with([container("a", limits={GPU: "1"}), container("b", limits={GPU: "1", "amd.com/gpu": "1"})])
+    assert effective_requests(pod) == {"amd.com/gpu": 1, GPU: 2}
+
+
+def test_init_containers_take_the_max() -> None:
+    pod = pod_with(
+        [container("app", limits={GPU: "1"})],
+        init=[container("warm", limits={GPU: "2"}), container("check", limits={GPU: "1"})],
+    )
+    assert effective_requests(pod) == {GPU: 2}
+
+
+def test_sidecars_run_beside_the_app_and_later_init_containers() -> None:
+    side = container("agent", limits={GPU: "1"}, restart_policy="Always")
+    warm = container("warm", limits={GPU: "3"})
+    app = container("app", limits={GPU: "1"})
+    assert effective_requests(pod_with([app], init=[side, warm])) == {GPU: 4}  # 3 + the sidecar before it
+    assert effective_requests(pod_with([app], init=[warm, side])) == {GPU: 3}  # max(3, 1 + 1)
+    assert effective_requests(
+        pod_with(
+            [container("app", limits={GPU: "2"})],
+            init=[container("agent", limits={GPU: "2"}, restart_policy="Always")],
+        )
+    ) == {GPU: 4}
+
+
+def test_only_restart_policy_always_makes_a_sidecar() -> None:
+    odd = container("agent", limits={GPU: "2"}, restart_policy="OnFailure")
+    assert effective_requests(pod_with([container("app", limits={GPU: "2"})], init=[odd])) == {GPU: 2}
+
+
+def test_each_resource_is_computed_on_its_own() -> None:
+    pod = pod_with(
+        [container("app", limits={GPU: "1", "vpc.amazonaws.com/efa": "2"})],
+        init=[container("warm", limits={GPU: "4"})],
+    )
+    assert effective_requests(pod) == {GPU: 4, "vpc.amazonaws.com/efa": 2}
+
+
+def test_pod_level_resources_and_overhead_do_not_count() -> None:
+    pod = pod_with([container("app", limits={GPU: "1"})])
+    pod["spec"]["resources"] = {"limits": {GPU: "4"}}
+    pod["spec"]["overhead"] = {GPU: "1"}
+    assert effective_requests(pod) == {GPU: 1}
+
+
+# --- what a node offers -------------------------------------------------------------------------
+
+
+def test_offers_of_the_lab_nodes() -> None:
+    assert offer(lab("Node", "lab-node-0"), GPU) == Offer(capacity=2, allocatable=2)
+    assert offer(lab("Node", "lab-node-1"), GPU) == Offer(capacity=None, allocatable=0)
+    assert offer(lab("Node", "lab-node-2"), GPU) == Offer(capacity=4, allocatable=0)
+    assert not offer(lab("Node", "lab-node-1"), GPU).reported
+
+
+def test_capacity_zero_is_not_reported_and_missing_allocatable_is_zero() -> None:
+    node = lab("Node", "lab-node-0")
+    node["status"]["capacity"][GPU] = "0"
+    assert not offer(node, GPU).reported
+    node = lab("Node", "lab-node-0")
+    del node["status"]["allocatable"][GPU]
+    assert offer(node, GPU) == Offer(capacity=2, allocatable=0)
+
+
+# --- who holds a node's devices -----------------------------------------------------------------
+
+
+def bound(
+    name: str, namespace: str, node: str, gpus: int, phase: str = "Running", deleting: bool = False
+) -> dict[str, Any]:
+    pod = lab("Pod", "case-ok")
+    pod["metadata"].update(name=name, namespace=namespace, uid=f"uid-{namespace}-{name}")
+    pod["spec"]["nodeName"] = node
+    pod["spec"]["containers"][0]["resources"] = {"limits": {GPU: str(gpus)}, "requests": {GPU: str(gpus)}}
+    pod["status"]["phase"] = phase
+    if deleting:
+        pod["metadata"]["deletionTimestamp"] = "2026-11-29T08:59:00Z"
+    return pod
+
+
+def test_holders_count_as_the_scheduler_counts() -> None:
+    asking = lab("Pod", "case-exhaust")
+    pods = [
+        bound("a", "team-a", "n1", 1),
+        bound("b", "team-b", "n1", 2, deleting=True),  # terminating: still counts
+        bound("c", "team-a", "n1", 4, phase="Succeeded"),  # terminal: never counts
+        bound("d", "team-a", "n1", 4, phase="Failed"),
+        bound("e", "team-a", "n1", 1, phase="Pending"),  # bound, not started: counts
+        bound("f", "team-a", "n1", 1, phase="Unknown"),
+        bound("a", "team-a", "n1", 1),  # listed twice: counts once
+        bound("g", "team-a", "n2", 8),  # another node, not asked about
+        bound("no-gpu", "team-a", "n1", 0),
+        copy.deepcopy(asking) | {"spec": {**asking["spec"], "nodeName": "n1"}},  # the pod itself never counts
+    ]
+    found = holders(asking, pods, ["n1"])
+    assert {(h.namespace, h.name, h.requests[GPU], h.terminating) for h in found["n1"]} == {
+        ("team-a", "a", 1, False),
+        ("team-b", "b", 2, True),
+        ("team-a", "e", 1, False),
+        ("team-a", "f", 1, False),
+    }
+    assert set(found) == {"n1"}
+
+
+def test_holders_ignore_malformed_entries() -> None:
+    asking = lab("Pod", "case-exhaust")
+    junk: list[Any] = [
+        None,
+        "pod",
+        3,
+        {"spec": "x"},
+        {"spec": {"nodeName": 5}},
+        {"metadata": [], "spec": {"nodeName": "n1"}},
+    ]
+    assert holders(asking, junk, ["n1"]) == {}
