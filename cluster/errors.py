@@ -65,7 +65,8 @@ class Unavailable(ClusterError):
     def __init__(self, server: str, cause: str) -> None:
         super().__init__(
             f"cannot reach the Kubernetes API at {server}: {cause}",
-            "check the kubeconfig context, the network path to the API server and its health (kubectl get --raw /readyz)",
+            "check the kubeconfig context, the network path to the API server and its health"
+            " (kubectl get --raw /readyz)",
         )
         self.server = server
         self.cause = cause
@@ -77,7 +78,8 @@ class SnapshotError(ClusterError):
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(
             f"cannot read snapshot {path}: {problem}",
-            "save one with: kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A -o json > snapshot.json",
+            "save one with:"
+            " kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A -o json > snapshot.json",
         )
         self.path = path
         self.problem = problem

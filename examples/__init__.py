@@ -1,1 +1,1 @@
-"""Demo cluster snapshots (the GPU lab and JobSet incidents), shipped with kubewhy as its embedded demo cluster."""
+"""Demo cluster snapshots (the GPU lab, JobSet incidents): kubewhy's embedded demo cluster."""

@@ -1,0 +1,186 @@
+"""The `kubewhy` command: Slack's questions asked from a terminal, a script or CI.
+
+    kubewhy triage NAMESPACE POD        [--snapshot PATH] [--kubeconfig PATH] [--context NAME] [--format F]
+    kubewhy jobset why NAMESPACE NAME   [same options]
+    kubewhy jobset why --message TEXT   [--format F]
+    kubewhy ask "/triage NS POD"        [--snapshot PATH]
+    kubewhy serve
+
+The exit status and the output formats are a contract that scripts rely on (DESIGN.md): 0 a verdict
+was given (on stdout, nothing else there); 1 the pod/JobSet does not exist (why, on stderr); 2 usage
+error; 3 the cluster or snapshot could not be read (one line on stderr: what failed, how to fix it);
+130 interrupted. Never a traceback for any of these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TextIO
+
+from bot import render
+from cluster.errors import ClusterError, NotFound
+from cluster.reader import Reader
+from cluster.snapshot import SnapshotReader
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
+from handlers import jobset, triage
+from handlers.reply import Reply
+
+EXIT_OK = 0
+EXIT_NOT_FOUND = 1
+EXIT_USAGE = 2
+EXIT_UNREADABLE = 3
+EXIT_INTERRUPTED = 130
+
+Question = Callable[[Reader, argparse.Namespace], Coroutine[Any, Any, Reply]]
+
+_FORMATS: dict[str, Callable[[Reply], str]] = {
+    "text": render.as_text,
+    "word": render.as_word,
+    "json": lambda reply: json.dumps(render.as_json(reply), indent=2, ensure_ascii=False),
+}
+
+_NAMESPACE_RULE = (
+    "a namespace is a DNS-1123 label: at most 63 lowercase letters, digits and '-',"
+    " beginning and ending with a letter or digit"
+)
+_NAME_RULE = (
+    "a {} name is a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' and '.',"
+    " beginning and ending with a letter or digit"
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command and return its exit status (the console script `kubewhy`)."""
+    try:
+        args = _parser().parse_args(argv)
+        _check(args)
+    except SystemExit as exit_:  # argparse has printed the usage and the error, or the help
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    try:
+        if args.command == "serve":
+            from bot.serve import run as serve
+
+            return serve()
+        if args.command == "ask":
+            from bot.ask import run as ask
+
+            return ask(args.text, args.snapshot)
+        return _answer(args)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kubewhy", description="Why is this GPU/TPU pod or JobSet on Kubernetes not running?"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    reading = argparse.ArgumentParser(add_help=False)
+    reading.add_argument(
+        "--snapshot", metavar="PATH", help="read a saved snapshot (file or folder) instead of a cluster"
+    )
+    reading.add_argument(
+        "--kubeconfig", metavar="PATH", help="default: $KUBECONFIG, then ~/.kube/config, then in-cluster"
+    )
+    reading.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
+    reading.add_argument("--format", choices=tuple(_FORMATS), default="text", help="default: text")
+
+    pod = commands.add_parser("triage", parents=[reading], help="why is this accelerator pod not running?")
+    pod.add_argument("namespace", metavar="NAMESPACE")
+    pod.add_argument("name", metavar="POD")
+    pod.set_defaults(parser=pod, question=_triage, kind="pod", message=None)
+
+    jobsets = commands.add_parser("jobset", help="why is this JobSet stuck or restarting?")
+    why = jobsets.add_subparsers(dest="jobset_command", required=True, metavar="why").add_parser(
+        "why",
+        parents=[reading],
+        help="explain a JobSet, or a pasted admission error",
+        usage="%(prog)s NAMESPACE NAME [options]\n       %(prog)s --message TEXT [--format F]",
+    )
+    why.add_argument("namespace", metavar="NAMESPACE", nargs="?")
+    why.add_argument("name", metavar="NAME", nargs="?")
+    why.add_argument("--message", metavar="TEXT", help="explain a pasted admission error, offline")
+    why.set_defaults(parser=why, question=_why, kind="JobSet")
+
+    ask = commands.add_parser("ask", help="run a Slack command through the whole bot, in-process")
+    ask.add_argument("text", metavar='"/triage NS POD"')
+    ask.add_argument("--snapshot", metavar="PATH", help="default: the embedded demo cluster")
+
+    commands.add_parser("serve", help="run the Slack bot")
+    return parser
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Refuse bad names and contradictory options before anything is read (argparse exits with 2)."""
+    if "question" not in args:
+        return
+    parser: argparse.ArgumentParser = args.parser
+    if args.snapshot is not None and (args.kubeconfig is not None or args.context is not None):
+        parser.error("--snapshot reads a saved snapshot: --kubeconfig and --context do not apply")
+    if args.message is not None:
+        if args.namespace is not None:
+            parser.error("give either NAMESPACE NAME or --message TEXT, not both")
+        if args.snapshot is not None or args.kubeconfig is not None or args.context is not None:
+            parser.error("--message is explained offline: --snapshot, --kubeconfig, --context do not apply")
+        if not args.message.strip():
+            parser.error("--message needs the text of the error")
+        return
+    if args.name is None:
+        parser.error("NAMESPACE and NAME are required (or --message TEXT)")
+    if not is_dns1123_label(args.namespace):
+        parser.error(f"invalid namespace {args.namespace!r}: {_NAMESPACE_RULE}")
+    if not is_dns1123_subdomain(args.name):
+        parser.error(f"invalid {args.kind} name {args.name!r}: {_NAME_RULE.format(args.kind)}")
+
+
+async def _triage(reader: Reader, args: argparse.Namespace) -> Reply:
+    return await triage.triage(reader, args.namespace, args.name)
+
+
+async def _why(reader: Reader, args: argparse.Namespace) -> Reply:
+    return await jobset.why(reader, args.namespace, args.name)
+
+
+def _answer(args: argparse.Namespace) -> int:
+    try:
+        reply = _reply(args)
+    except NotFound as error:
+        _write(sys.stderr, f"kubewhy: {render.not_found(error)}")
+        return EXIT_NOT_FOUND
+    except ClusterError as error:
+        _write(sys.stderr, f"kubewhy: {' '.join(str(error).splitlines())}")
+        return EXIT_UNREADABLE
+    _write(sys.stdout, _FORMATS[args.format](reply))
+    return EXIT_OK
+
+
+def _reply(args: argparse.Namespace) -> Reply:
+    question: Question = args.question
+    if args.message is not None:
+        return jobset.explain_message(args.message)
+    if args.snapshot is not None:
+        # Loaded before the event loop starts, so that Ctrl-C stops a long load at once (asyncio
+        # only cancels at the next await).
+        reader = SnapshotReader.from_path(args.snapshot)
+        return asyncio.run(question(reader, args))
+    return asyncio.run(_ask_live(question, args))
+
+
+async def _ask_live(question: Question, args: argparse.Namespace) -> Reply:
+    # Imported here so that snapshots and pasted messages never load the Kubernetes client.
+    from cluster.live import LiveReader
+
+    reader = LiveReader.from_kubeconfig(args.kubeconfig, args.context)
+    try:
+        return await question(reader, args)
+    finally:
+        await reader.aclose()
+
+
+def _write(stream: TextIO, text: str) -> None:
+    stream.write(f"{text}\n")

@@ -1,0 +1,303 @@
+"""A saved cluster, read the way the live one is.
+
+A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A -o json` prints (a
+`List`), the same in YAML, a multi-document YAML file, a single object, or a folder of such files.
+It is loaded and indexed once; every question is then answered from memory, and always the same way:
+the reading time is the newest timestamp in the objects, not the clock.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from os import PathLike
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from cluster.errors import Missing, NotFound, SnapshotError
+from diagnosis import events
+from diagnosis.missing import creation_rejections, similar_names
+from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
+from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
+from diagnosis.views import JobSetView, TriageView
+
+_SUFFIXES = (".json", ".yaml", ".yml")
+
+_KINDS: Mapping[str, frozenset[str]] = {
+    "Node": frozenset({""}),
+    "Pod": frozenset({""}),
+    "Event": frozenset({"", "events.k8s.io"}),
+    "Job": frozenset({"batch"}),
+    "JobSet": frozenset({"jobset.x-k8s.io"}),
+    "ResourceQuota": frozenset({""}),
+    "RuntimeClass": frozenset({"node.k8s.io"}),
+    "Workload": frozenset({"kueue.x-k8s.io"}),
+}
+"""The kinds kubewhy reads, with the API groups that serve them; other objects are ignored."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_JSON_START = re.compile(r"\s*[{\[]")
+
+K = TypeVar("K", bound=Hashable)
+Obj = TypeVar("Obj", bound=Object)
+
+
+class _Loader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML, keeping timestamps as the strings the API serves (kubectl quotes them, people do not)."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+
+
+def load_objects(path: str | PathLike[str]) -> list[dict[str, Any]]:
+    """The objects of the kinds kubewhy reads, from a snapshot file or a folder of them (`*.json`,
+    `*.yaml`, `*.yml`, in name order), each once. Raises SnapshotError naming the file and what is
+    wrong."""
+    root = Path(path)
+    if not root.is_dir():
+        return _distinct(_load_file(root))
+    try:
+        files = sorted(p for p in root.iterdir() if p.suffix in _SUFFIXES and p.is_file())
+    except OSError as err:
+        raise SnapshotError(str(root), _os_problem(err)) from err
+    if not files:
+        raise SnapshotError(str(root), "the folder holds no .json, .yaml or .yml file")
+    return _distinct(obj for file in files for obj in _load_file(file))
+
+
+def _distinct(objects: Iterable[Obj]) -> list[Obj]:
+    """Each object once, the last copy read winning: files of a folder may overlap (`pods -A` beside
+    `pods -n ml`), and an event may be saved through both event APIs. Counted twice, a pod would hold
+    its GPUs twice."""
+    return list({(kind(o), namespace(o), name(o)): o for o in objects}.values())
+
+
+def _load_file(path: Path) -> list[dict[str, Any]]:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise SnapshotError(str(path), f"not UTF-8 text (byte {err.start})") from err
+    except OSError as err:
+        raise SnapshotError(str(path), _os_problem(err)) from err
+    documents = [d for d in _parse(path, raw) if d is not None]
+    if not documents:
+        raise SnapshotError(str(path), "the file is empty: it holds no Kubernetes List or object")
+    objects: list[dict[str, Any]] = []
+    for number, document in enumerate(documents, 1):
+        where = f"document {number}: " if len(documents) > 1 else ""
+        try:
+            objects.extend(o for o in _objects(document) if _known(o))
+        except ValueError as err:
+            raise SnapshotError(str(path), f"{where}{err}") from None
+    return objects
+
+
+def _parse(path: Path, raw: str) -> list[Any]:
+    """The documents of the file: JSON when it is named so or reads like it (as from
+    `--snapshot <(kubectl get … -o json)`), else YAML, which may hold several."""
+    if path.suffix == ".json" or _JSON_START.match(raw):
+        try:
+            with _decoding(len(raw)):
+                return [json.loads(raw)]
+        except json.JSONDecodeError as err:
+            raise SnapshotError(
+                str(path), f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
+            ) from None
+    try:
+        with _decoding(len(raw)):
+            return list(yaml.load_all(raw, Loader=_Loader))
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SnapshotError(str(path), f"not valid YAML: {err.problem or err.context}{at}") from None
+    except yaml.YAMLError as err:
+        raise SnapshotError(str(path), f"not valid YAML: {' '.join(str(err).split())}") from None
+
+
+_LARGE = 32 * 2**20
+"""Snapshot text from which the cycle collector's passes over the decoded objects cost seconds (about a
+thousand nodes with their pods and events)."""
+
+
+@contextmanager
+def _decoding(size: int) -> Iterator[None]:
+    """Keep the cycle collector out of decoding, which builds millions of containers with no cycle
+    among them: left running, it walks everything built so far again and again (a 5,000-node,
+    100,000-pod snapshot of 540 MB: 13 s to decode with it, 2.5 s without). A large snapshot's objects
+    are then moved out of its sight for good (`gc.freeze`): they are read until the process ends,
+    and each later full pass over them would cost seconds again. Small snapshots (tests, the demo)
+    leave the collector as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if size >= _LARGE:
+            gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+def _objects(document: object) -> Iterator[dict[str, Any]]:
+    """The objects of one document: the items of a List, or the document itself. Raises ValueError
+    saying what is wrong."""
+    if not isinstance(document, dict):
+        raise ValueError(f"a {_json_type(document)} is not a Kubernetes List or object")
+    list_kind = document.get("kind")
+    if not isinstance(list_kind, str) or not list_kind:
+        raise ValueError("not a Kubernetes List or object: it has no kind")
+    if not list_kind.endswith("List"):
+        yield document
+        return
+    items = document.get("items")
+    if items is None:
+        return
+    if not isinstance(items, list):
+        raise ValueError(f"items of the {list_kind} is a {_json_type(items)}, not a list")
+    # The API's own typed lists (`PodList`, from `kubectl get --raw`) leave kind out of their items.
+    implied = {"apiVersion": document.get("apiVersion"), "kind": list_kind[: -len("List")]}
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ValueError(f"items[{index}] is a {_json_type(item)}, not a Kubernetes object")
+        if list_kind != "List" and "kind" not in item:
+            item = {**implied, **item}
+        if not isinstance(item.get("kind"), str) or not item["kind"]:
+            raise ValueError(f"items[{index}] has no kind")
+        yield item
+
+
+def _known(obj: Object) -> bool:
+    groups = _KINDS.get(kind(obj))
+    if groups is None:
+        return False
+    api_version = text(obj.get("apiVersion"))
+    return not api_version or api_version.rpartition("/")[0] in groups
+
+
+def _json_type(value: object) -> str:
+    return {dict: "mapping", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number"
+    )
+
+
+def _os_problem(err: OSError) -> str:
+    if isinstance(err, FileNotFoundError):
+        return "no such file or folder"
+    if isinstance(err, PermissionError):
+        return "permission denied"
+    return err.strerror or str(err)
+
+
+class SnapshotReader:
+    """A `cluster.reader.Reader` over objects held in memory, indexed once so that a question on a
+    snapshot of thousands of nodes is a few dictionary lookups."""
+
+    def __init__(self, objects: Iterable[Object], now: datetime | None = None) -> None:
+        by_kind: defaultdict[str, list[Object]] = defaultdict(list)
+        for obj in _distinct(o for o in objects if _known(o)):
+            by_kind[kind(obj)].append(obj)
+        self._nodes = tuple(by_kind["Node"])
+        self._pods = {(namespace(p), name(p)): p for p in by_kind["Pod"]}
+        self._bound_pods = tuple(p for p in by_kind["Pod"] if holds_node(p))
+        self._jobsets = {(namespace(j), name(j)): j for j in by_kind["JobSet"]}
+        self._jobs_of_jobset = _group(by_kind["Job"], _jobset_key)
+        self._pods_of_jobset = _group(by_kind["Pod"], _jobset_key)
+        self._events_about = _group(by_kind["Event"], _regarding_key)
+        self._events_in = _group(by_kind["Event"], namespace)
+        self._workloads_in = _group(by_kind["Workload"], namespace)
+        self.now = now or _reading_time(o for group in by_kind.values() for o in group)
+        """The time of the reading (deterministic: a snapshot answers the same way every time)."""
+
+    @classmethod
+    def from_path(cls, path: str | PathLike[str], now: datetime | None = None) -> SnapshotReader:
+        return cls(load_objects(path), now)
+
+    async def triage_view(self, namespace: str, pod: str) -> TriageView:
+        found = self._pods.get((namespace, pod))
+        if found is None:
+            raise self._not_found("pod", namespace, pod, self._pods)
+        return TriageView(
+            pod=found,
+            nodes=self._nodes,
+            bound_pods=self._bound_pods,
+            events=self._events(found),
+            now=self.now,
+        )
+
+    async def jobset_view(self, namespace: str, name: str) -> JobSetView:
+        jobset = self._jobsets.get((namespace, name))
+        if jobset is None:
+            raise self._not_found("jobset", namespace, name, self._jobsets)
+        jobs = self._jobs_of_jobset.get((namespace, name), ())
+        pods = self._pods_of_jobset.get((namespace, name), ())
+        return JobSetView(
+            jobset=jobset,
+            jobs=jobs,
+            pods=pods,
+            events=self._events(jobset, *jobs, *pods),
+            nodes=self._nodes,
+            bound_pods=self._bound_pods,
+            workloads=tuple(w for w in self._workloads_in.get(namespace, ()) if owned_by(w, jobset)),
+            now=self.now,
+        )
+
+    async def ping(self) -> None:
+        """A loaded snapshot is always readable."""
+
+    def _events(self, *about: Object) -> tuple[Object, ...]:
+        return tuple(
+            e
+            for obj in about
+            for e in self._events_about.get((namespace(obj), name(obj)), ())
+            if events.is_about(e, obj)
+        )
+
+    def _not_found(
+        self, kind_: str, namespace: str, name: str, existing: Mapping[tuple[str, str], Object]
+    ) -> NotFound:
+        """NotFound with what the person needs instead: the names that exist close to the one asked
+        for, and what the API refused to create in that namespace."""
+        similar = similar_names(name, (n for ns, n in existing if ns == namespace))
+        rejections = creation_rejections(self._events_in.get(namespace, ()), namespace)
+        return NotFound(kind_, namespace, name, Missing(similar, rejections))
+
+
+def _group(objects: Iterable[Object], key: Callable[[Object], K]) -> dict[K, tuple[Object, ...]]:
+    grouped: defaultdict[K, list[Object]] = defaultdict(list)
+    for obj in objects:
+        grouped[key(obj)].append(obj)
+    return {k: tuple(v) for k, v in grouped.items()}
+
+
+def _jobset_key(obj: Object) -> tuple[str, str]:
+    return namespace(obj), labels(obj).get(JOBSET_NAME_LABEL, "")
+
+
+def _regarding_key(event: Object) -> tuple[str, str]:
+    ref = events.regarding(event)
+    return text(ref.get("namespace")), text(ref.get("name"))
+
+
+def _reading_time(objects: Iterable[Object]) -> datetime:
+    """When the snapshot was taken, as near as the objects tell: the newest time they record."""
+    return max((t for obj in objects for t in _times(obj)), default=_EPOCH)
+
+
+def _times(obj: Object) -> Iterator[datetime]:
+    """The times an object records of the cluster's past: when it was created, when its conditions
+    last changed or were last heard of, when its pod started, when its event last occurred."""
+    values: list[object] = [meta(obj).get("creationTimestamp"), status(obj).get("startTime")]
+    for c in conditions(obj):
+        values += (c.get("lastTransitionTime"), c.get("lastHeartbeatTime"), c.get("lastProbeTime"))
+    for when in map(timestamp, values):
+        if when is not None:
+            yield when
+    if kind(obj) == "Event" and (last := events.last_time(obj)) is not None:
+        yield last

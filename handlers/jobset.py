@@ -1,0 +1,21 @@
+"""/jobset why: why is this JobSet stuck or restarting, or what does this pasted error mean?"""
+
+from __future__ import annotations
+
+from cluster.reader import Reader
+from diagnosis import admission
+from diagnosis.jobset import explain
+from diagnosis.objects import Ref
+from handlers.reply import Reply
+
+
+async def why(reader: Reader, namespace: str, name: str) -> Reply:
+    """Read the JobSet with its Jobs, pods, events and nodes, and explain it. Names are validated by
+    the caller; NotFound and ClusterError propagate for the caller to word."""
+    view = await reader.jobset_view(namespace, name)
+    return Reply(Ref("jobset", namespace, name), explain(view))
+
+
+def explain_message(text: str) -> Reply:
+    """Explain a pasted admission error offline: no object is read, so the reply has no target."""
+    return Reply(None, admission.explain_message(text))

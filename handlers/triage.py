@@ -1,0 +1,15 @@
+"""/triage NS POD: why is this accelerator pod not running?"""
+
+from __future__ import annotations
+
+from cluster.reader import Reader
+from diagnosis.gpu import classify
+from diagnosis.objects import Ref
+from handlers.reply import Reply
+
+
+async def triage(reader: Reader, namespace: str, pod: str) -> Reply:
+    """Read what the pod's verdict needs and classify it. Names are validated by the caller; NotFound
+    and ClusterError propagate for the caller to word."""
+    view = await reader.triage_view(namespace, pod)
+    return Reply(Ref("pod", namespace, pod), classify(view))

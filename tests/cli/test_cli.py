@@ -1,0 +1,356 @@
+"""The `kubewhy` console script, run for real: its exit statuses and what it writes where are a contract
+(DESIGN.md) that scripts and `make demo` rely on.
+
+`data/gpu-cluster.json` is a cluster as `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A
+-o json` prints it: an A100 node tainted `nvidia.com/gpu=present:NoSchedule` whose 8 GPUs a JobSet's
+trainer holds, a CPU node, a pod asking 2 more GPUs (exhausted), a notebook pinned to the A100 pool
+without the toleration (taint), and a Job whose pods the `gpu-quota` ResourceQuota refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.apisim import serve
+
+ROOT = Path(__file__).resolve().parents[2]
+KUBEWHY = Path(sys.executable).with_name("kubewhy")
+CLUSTER = Path(__file__).resolve().parent / "data" / "gpu-cluster.json"
+SNAPSHOT = ("--snapshot", str(CLUSTER))
+HINT = "kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A -o json"
+
+
+def kubewhy(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(KUBEWHY), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def one_line(stream: str) -> str:
+    """The single line a failure writes (no traceback, no second line)."""
+    assert stream.endswith("\n")
+    assert stream.count("\n") == 1, stream
+    assert "Traceback" not in stream
+    return stream
+
+
+# --- 0: a verdict ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("namespace", "pod", "verdict"),
+    [
+        ("ml", "finetune-llama-0", "exhausted"),
+        ("ml", "notebook-gpu", "taint"),
+        ("ml", "trainer-workers-0-0-b8mzq", "ok"),
+        ("kube-system", "nvidia-gpu-device-plugin-small-cos-4kq7r", "no-request"),
+    ],
+)
+def test_word_is_the_verdict_and_a_newline(namespace: str, pod: str, verdict: str) -> None:
+    done = kubewhy("triage", namespace, pod, *SNAPSHOT, "--format", "word")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{verdict}\n", "")
+
+
+def test_json_for_tools() -> None:
+    done = kubewhy("triage", "ml", "finetune-llama-0", *SNAPSHOT, "--format", "json")
+    assert (done.returncode, done.stderr) == (0, "")
+    answer = json.loads(done.stdout)
+    assert answer["verdict"] == "exhausted"
+    assert answer["target"] == {"kind": "pod", "namespace": "ml", "name": "finetune-llama-0"}
+    assert (answer["cause"], answer["pod_verdict"]) == (None, None)
+    assert isinstance(answer["summary"], str)
+    assert answer["summary"]
+    assert all(isinstance(line, str) for line in answer["evidence"])
+    assert any("gke-ml-a100-pool-3f1c2b7e-7xkq" in line for line in answer["evidence"])
+    assert answer["next_commands"] == [c["command"] for c in answer["commands"]]
+    for command in answer["next_commands"]:
+        assert shlex.split(command)[0] == "kubectl"
+    assert all(set(c) == {"command", "purpose", "changes"} for c in answer["commands"])
+    assert all(set(s) == {"title", "language", "text"} for s in answer["snippets"])
+
+
+def test_text_for_people_is_the_default() -> None:
+    done = kubewhy("triage", "ml", "notebook-gpu", *SNAPSHOT)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("Verdict: taint\nPod: ml/notebook-gpu\n\n")
+    assert "\nEvidence:\n  - " in done.stdout
+    assert "\nNext commands:\n" in done.stdout
+    assert "nvidia.com/gpu=present:NoSchedule" in done.stdout
+    assert done.stdout.endswith("\n")
+
+
+def test_a_folder_of_yaml_and_events_api_objects_answers_like_the_list(tmp_path: Path) -> None:
+    items = json.loads(CLUSTER.read_text())["items"]
+    (tmp_path / "nodes.yaml").write_text(
+        yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "List", "items": [o for o in items if o["kind"] == "Node"]}
+        )
+    )
+    (tmp_path / "pods.yml").write_text(yaml.safe_dump_all([o for o in items if o["kind"] == "Pod"]))
+    (tmp_path / "events.json").write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "List",
+                "items": [_events_api(o) for o in items if o["kind"] == "Event"],
+            }
+        )
+    )
+    (tmp_path / "workloads.json").write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "List",
+                "items": [o for o in items if o["kind"] in ("Job", "JobSet")],
+            }
+        )
+    )
+    for pod in ("finetune-llama-0", "notebook-gpu"):
+        from_folder = kubewhy("triage", "ml", pod, "--snapshot", str(tmp_path), "--format", "json")
+        from_list = kubewhy("triage", "ml", pod, *SNAPSHOT, "--format", "json")
+        assert from_folder.returncode == 0, from_folder.stderr
+        assert json.loads(from_folder.stdout) == json.loads(from_list.stdout)
+
+
+def _events_api(event: dict[str, Any]) -> dict[str, Any]:
+    """The event as `kubectl get events.events.k8s.io -o json` serves it."""
+    converted = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": event["metadata"],
+        "eventTime": event["eventTime"],
+        "reason": event["reason"],
+        "regarding": event["involvedObject"],
+        "note": event["message"],
+        "type": event["type"],
+        "reportingController": event["reportingComponent"],
+        "reportingInstance": event["reportingInstance"],
+    }
+    for legacy, new in (
+        ("count", "deprecatedCount"),
+        ("firstTimestamp", "deprecatedFirstTimestamp"),
+        ("lastTimestamp", "deprecatedLastTimestamp"),
+        ("series", "series"),
+        ("action", "action"),
+    ):
+        if event.get(legacy) is not None:
+            converted[new] = event[legacy]
+    return converted
+
+
+def test_jobset_why() -> None:
+    done = kubewhy("jobset", "why", "ml", "trainer", *SNAPSHOT, "--format", "json")
+    assert (done.returncode, done.stderr) == (0, "")
+    answer = json.loads(done.stdout)
+    assert answer["verdict"] == "running"
+    assert answer["target"] == {"kind": "jobset", "namespace": "ml", "name": "trainer"}
+    assert {"cause", "pod_verdict", "evidence", "next_commands", "commands", "snippets"} <= answer.keys()
+    assert answer["cause"] is None
+
+
+def test_jobset_why_message_is_explained_offline() -> None:
+    pasted = 'admission webhook "vpod.kb.io" denied the request: follower pod node selector not set'
+    word = kubewhy("jobset", "why", "--message", pasted, "--format", "word")
+    assert (word.returncode, word.stdout, word.stderr) == (0, "leader-pending\n", "")
+    answer = json.loads(kubewhy("jobset", "why", "--message", pasted, "--format", "json").stdout)
+    assert answer["target"] is None
+    assert any("vpod.kb.io" in line or "leader" in line for line in answer["evidence"])
+
+
+def test_live_cluster_through_a_kubeconfig() -> None:
+    with serve(CLUSTER) as sim:
+        done = kubewhy("triage", "ml", "finetune-llama-0", "--kubeconfig", sim.kubeconfig, "--format", "word")
+        from_env = kubewhy(
+            "triage", "ml", "notebook-gpu", "--format", "word", env={"KUBECONFIG": sim.kubeconfig}
+        )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "exhausted\n", "")
+    assert (from_env.returncode, from_env.stdout, from_env.stderr) == (0, "taint\n", "")
+
+
+def test_ask_runs_the_slack_command_through_the_bot() -> None:
+    done = kubewhy("ask", "/triage ml notebook-gpu", *SNAPSHOT)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "taint" in done.stdout
+    assert "ml/notebook-gpu" in done.stdout
+
+
+def test_a_snapshot_never_loads_the_kubernetes_client() -> None:
+    argv = ["triage", "ml", "notebook-gpu", "--snapshot", str(CLUSTER), "--format", "word"]
+    probe = (
+        f"import sys; from bot.cli import main; status = main({argv!r});"
+        " assert status == 0 and 'kubernetes' not in sys.modules, sorted(sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "taint\n", "")
+
+
+# --- 1: no such pod or JobSet ---------------------------------------------------------------------
+
+
+def test_missing_pod_suggests_the_close_name_and_quotes_the_quota_refusal() -> None:
+    done = kubewhy("triage", "ml", "trainer-workers-0-0", *SNAPSHOT, "--format", "word")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "kubewhy: Pod ml/trainer-workers-0-0 not found."
+    assert "trainer-workers-0-0-b8mzq" in lines[1]
+    assert any(
+        'Job batch-infer: Error creating: pods "batch-infer-0-7tq4v" is forbidden: exceeded quota: gpu-quota'
+        in line
+        for line in lines
+    )
+
+
+def test_missing_jobset_suggests_the_close_name() -> None:
+    done = kubewhy("jobset", "why", "ml", "trainr", *SNAPSHOT, "--format", "json")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(
+        "kubewhy: JobSet ml/trainr not found.\nClosest names in namespace ml: trainer\n"
+    )
+
+
+# --- 2: usage -------------------------------------------------------------------------------------
+
+MISSING = "/nonexistent/snapshot.json"
+"""Usage errors are found before anything is read: with this snapshot, a read would exit 3."""
+
+
+NO_READ = ("--snapshot", MISSING)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("triage", "ml", "$(rm -rf /)", *NO_READ), "invalid pod name '$(rm -rf /)'"),
+        (("triage", "ml", "../x", *NO_READ), "invalid pod name '../x'"),
+        (("triage", "../x", "notebook-gpu", *NO_READ), "invalid namespace '../x'"),
+        (("triage", "ML", "notebook-gpu", *NO_READ), "invalid namespace 'ML'"),
+        (("triage", "ml", "notebook gpu;id", *NO_READ), "invalid pod name 'notebook gpu;id'"),
+        (("triage", "ml", "a" * 254, *NO_READ), "invalid pod name"),
+        (("jobset", "why", "ml", "`reboot`", *NO_READ), "invalid JobSet name '`reboot`'"),
+        (("jobset", "why", "ml", *NO_READ), "NAMESPACE and NAME are required"),
+        (("jobset", "why", "ml", "trainer", "--message", "denied"), "not both"),
+        (("jobset", "why", "--message", "  "), "--message needs the text of the error"),
+        (("jobset", "why", "--message", "denied", *SNAPSHOT), "--message is explained offline"),
+        (("triage", "ml", *NO_READ), "the following arguments are required: POD"),
+        (("triage", "ml", "notebook-gpu", "--format", "yaml", *NO_READ), "invalid choice: 'yaml'"),
+        (
+            ("triage", "ml", "notebook-gpu", "--context", "prod", *NO_READ),
+            "--kubeconfig and --context do not apply",
+        ),
+        (("jobset",), "the following arguments are required: why"),
+        (("frobnicate",), "invalid choice: 'frobnicate'"),
+        ((), "the following arguments are required: COMMAND"),
+    ],
+)
+def test_usage_error_names_the_bad_argument(args: tuple[str, ...], said: str) -> None:
+    done = kubewhy(*args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "usage: kubewhy" in done.stderr
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_help_is_not_an_error() -> None:
+    done = kubewhy("triage", "--help")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("usage: kubewhy triage")
+
+
+# --- 3: the cluster or snapshot cannot be read ----------------------------------------------------
+
+
+def test_broken_snapshot_names_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "snapshot.json"
+    broken.write_text(CLUSTER.read_text()[:5000])
+    done = kubewhy("triage", "ml", "notebook-gpu", "--snapshot", str(broken), "--format", "word")
+    assert (done.returncode, done.stdout) == (3, "")
+    line = one_line(done.stderr)
+    assert line.startswith(f"kubewhy: cannot read snapshot {broken}: not valid JSON: ")
+    assert HINT in line
+
+
+def test_missing_snapshot_names_the_path() -> None:
+    done = kubewhy("jobset", "why", "ml", "trainer", "--snapshot", MISSING)
+    assert (done.returncode, done.stdout) == (3, "")
+    assert one_line(done.stderr).startswith(
+        f"kubewhy: cannot read snapshot {MISSING}: no such file or folder"
+    )
+
+
+def test_unreachable_cluster(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        server = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "gone", "cluster": {"server": server}}],
+                "users": [{"name": "oncall", "user": {"token": "not-a-secret"}}],
+                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "oncall"}}],
+                "current-context": "gone",
+            }
+        )
+    )
+    done = kubewhy("triage", "ml", "notebook-gpu", "--kubeconfig", str(kubeconfig), "--format", "word")
+    assert (done.returncode, done.stdout) == (3, "")
+    assert server in one_line(done.stderr)
+
+
+def test_missing_kubeconfig(tmp_path: Path) -> None:
+    done = kubewhy("triage", "ml", "notebook-gpu", "--kubeconfig", str(tmp_path / "config"))
+    assert (done.returncode, done.stdout) == (3, "")
+    assert str(tmp_path / "config") in one_line(done.stderr)
+
+
+# --- 130: interrupted -----------------------------------------------------------------------------
+
+
+def test_ctrl_c_exits_130_quietly(tmp_path: Path) -> None:
+    fifo = tmp_path / "snapshot.json"
+    os.mkfifo(fifo)
+    process = subprocess.Popen(
+        [str(KUBEWHY), "triage", "ml", "notebook-gpu", "--snapshot", str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    # Opening the FIFO's writing end succeeds once kubewhy has opened it to read: it is then
+    # waiting for the snapshot, as on a slow `--snapshot <(kubectl get …)`.
+    while True:
+        try:
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.01)
+    try:
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        os.close(writer)
+    assert (process.returncode, stdout, stderr) == (130, "", "")

@@ -1,0 +1,24 @@
+"""Every corpus case read from its snapshot file by `SnapshotReader` gets the expected answer: the
+snapshot path puts the right objects in each view (the unit tests of the classifier and explainer
+build their views by hand)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster.snapshot import SnapshotReader
+from handlers.jobset import why
+from handlers.triage import triage
+from tests.corpus import Case, cases
+
+
+@pytest.mark.parametrize("case", cases("triage"), ids=lambda c: c.id)
+async def test_triage_corpus(case: Case) -> None:
+    reply = await triage(SnapshotReader.from_path(case.snapshot), case.namespace, case.name)
+    assert reply.diagnosis.verdict == case.verdict
+
+
+@pytest.mark.parametrize("case", cases("jobset"), ids=lambda c: c.id)
+async def test_jobset_corpus(case: Case) -> None:
+    answer = (await why(SnapshotReader.from_path(case.snapshot), case.namespace, case.name)).diagnosis
+    assert (answer.verdict, answer.pod_verdict, answer.cause) == (case.verdict, case.pod_verdict, case.cause)
