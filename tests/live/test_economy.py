@@ -1,0 +1,150 @@
+"""Read economy: `/triage` reads what the verdict needs. A pod pinned to a node costs a fixed handful
+of calls on any cluster size, and no read lists every pod of the cluster."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster.live import PER_NODE_ALWAYS
+from cluster.snapshot import SnapshotReader
+from cluster.transport import PAGE_SIZE
+from diagnosis.gpu import classify
+from diagnosis.model import PodVerdict
+from tests.apisim import Request, Simulator, serve
+from tests.live.generated import NAMESPACE, PINNED, UNPINNED, Generated, cluster
+from tests.live.support import GPU_CLUSTER, live_reader
+
+NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@pytest.fixture(scope="module")
+def generated() -> Generated:
+    return cluster(nodes=400, pods_per_node=8)
+
+
+@pytest.fixture(scope="module")
+def sim(generated: Generated):  # type: ignore[no-untyped-def]
+    with serve(generated.objects) as running:
+        yield running
+
+
+def _lists_of_pods(requests: list[Request]) -> list[str]:
+    return [r.query.get("fieldSelector", "") for r in requests if r.resource == "pods" and r.verb == "list"]
+
+
+def _since(sim: Simulator, start: int) -> list[Request]:
+    return sim.requests[start:]
+
+
+async def test_a_pod_pinned_to_a_node_costs_four_calls(sim: Simulator, generated: Generated) -> None:
+    start = len(sim.requests)
+    async with live_reader(sim) as reader:
+        view = await reader.triage_view(NAMESPACE, PINNED)
+        calls = reader.stats.calls
+    node, page = generated.pinned_node, ("limit", str(PAGE_SIZE))
+    made = sorted((r.verb, r.path, *sorted(r.query.items())) for r in _since(sim, start))
+    assert made == sorted(
+        [
+            ("get", f"/api/v1/namespaces/{NAMESPACE}/pods/{PINNED}"),
+            (
+                "list",
+                f"/api/v1/namespaces/{NAMESPACE}/events",
+                ("fieldSelector", f"involvedObject.namespace={NAMESPACE},involvedObject.name={PINNED}"),
+                page,
+            ),
+            ("list", "/api/v1/nodes", ("labelSelector", f"kubernetes.io/hostname={node}"), page),
+            ("list", "/api/v1/pods", ("fieldSelector", f"spec.nodeName={node},{NOT_TERMINAL}"), page),
+        ]
+    )
+    assert calls == 4
+    assert view.prefiltered
+    assert classify(view).verdict is PodVerdict.EXHAUSTED
+
+
+async def test_a_pod_with_few_candidates_lists_pods_node_by_node(generated: Generated) -> None:
+    """Required node affinity naming 3 nodes: the API cannot select nodes on affinity, so all nodes
+    are listed, then the bound pods of the 3 candidates only, one LIST each."""
+    wanted = generated.gpu_nodes[:3]
+    objects = [o for o in generated.objects if o["metadata"]["name"] != PINNED]
+    pod = next(o for o in generated.objects if o["metadata"]["name"] == PINNED)
+    pod = {
+        **pod,
+        "spec": {
+            **pod["spec"],
+            "nodeSelector": {},
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "kubernetes.io/hostname",
+                                        "operator": "In",
+                                        "values": list(wanted),
+                                    }
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+        },
+    }
+    with serve([*objects, pod]) as pool:
+        async with live_reader(pool) as reader:
+            view = await reader.triage_view(NAMESPACE, PINNED)
+    assert sorted(_lists_of_pods(pool.requests)) == sorted(
+        f"spec.nodeName={n},{NOT_TERMINAL}" for n in wanted
+    )
+    assert classify(view).verdict is PodVerdict.EXHAUSTED
+
+
+async def test_a_pod_that_fits_a_pool_reads_that_pools_pods_node_by_node(
+    sim: Simulator, generated: Generated
+) -> None:
+    """100 of the 400 nodes are candidates: more than PER_NODE_ALWAYS, a minority of the cluster."""
+    assert PER_NODE_ALWAYS < len(generated.gpu_nodes) <= 400 // 2
+    start = len(sim.requests)
+    async with live_reader(sim) as reader:
+        view = await reader.triage_view(NAMESPACE, UNPINNED)
+    assert sorted(_lists_of_pods(_since(sim, start))) == sorted(
+        f"spec.nodeName={n},{NOT_TERMINAL}" for n in generated.gpu_nodes
+    )
+    assert len(view.bound_pods) == 8 * len(generated.gpu_nodes)
+    assert classify(view).verdict is PodVerdict.EXHAUSTED
+
+
+async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
+    """150 of 200 nodes are candidates: one cluster-wide LIST of bound pods, in pages."""
+    most = cluster(nodes=200, pods_per_node=8, gpu_share=0.75)
+    with serve(most.objects) as crowded:
+        async with live_reader(crowded) as reader:
+            view = await reader.triage_view(NAMESPACE, UNPINNED)
+    pages = -(-200 * 8 // PAGE_SIZE)
+    assert _lists_of_pods(crowded.requests) == [f"spec.nodeName!=,{NOT_TERMINAL}"] * pages
+    assert len(view.bound_pods) == 8 * len(most.gpu_nodes)
+    assert (
+        classify(view).verdict
+        is classify(await SnapshotReader(most.objects).triage_view(NAMESPACE, UNPINNED)).verdict
+        is PodVerdict.EXHAUSTED
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "reads"),
+    [
+        ("vllm-llama3-8b-7d9f8b6c5-k2xjp", ["pods/get", "events/list", "nodes/get"]),
+        ("router-6b8f9c7d4d-2lmwz", ["pods/get", "events/list", "nodes/get"]),
+        ("batch-infer-0-4tq8m", ["pods/get", "events/list"]),
+    ],
+    ids=["placed", "no-request", "gated"],
+)
+async def test_a_pod_decided_by_itself_reads_no_node_list_and_no_pods(name: str, reads: list[str]) -> None:
+    """Placed, asking nothing, gated: the verdict needs the pod (and the node it is on, for the
+    evidence), never the candidates or their pods."""
+    namespace = "ml-serve" if name.startswith(("vllm", "router")) else "ml-train"
+    with serve(GPU_CLUSTER) as small:
+        async with live_reader(small) as reader:
+            await reader.triage_view(namespace, name)
+    assert sorted(f"{r.resource}/{r.verb}" for r in small.requests) == sorted(reads)
