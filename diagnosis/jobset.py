@@ -1,0 +1,486 @@
+"""Why a JobSet is stuck or restarting: the `/jobset why` explainer.
+
+One ordered ladder, like kopf's `detect_changing_cause`: `CHECKS` is read top to bottom and the first
+check that recognises the JobSet gives the verdict (DESIGN.md's JobSet table, in its order); `running`
+is what is left. Each check is a pure function of the objects in the view. The checks on refused
+creates live in `jobset_creation`, the restart-loop analysis in `restarts`, the GKE workflow in `gke`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from diagnosis import gke, restarts
+from diagnosis import jobset_commands as kubectl
+from diagnosis.jobset_creation import (
+    basics,
+    create_rejected,
+    leader_duplicate,
+    leader_pending,
+    pod_verdict,
+    topology_label_missing,
+    triage,
+    webhook_unavailable,
+)
+from diagnosis.jobset_family import Family, integer, is_live, node_name, phase
+from diagnosis.jobset_keys import QUEUE_NAME_LABEL
+from diagnosis.model import Command, Diagnosis, JobSetVerdict, RestartCause, Snippet
+from diagnosis.objects import (
+    Object,
+    condition,
+    condition_true,
+    labels,
+    mapping,
+    meta,
+    name,
+    sequence,
+    spec,
+    status,
+    text,
+    timestamp,
+    utc,
+)
+from diagnosis.relations import owned_by
+from diagnosis.views import JobSetView
+
+__all__ = ["CHECKS", "explain"]
+
+Check = Callable[[Family], Diagnosis | None]
+
+_FIRST_FAILED = re.compile(r"first failed job: ([a-z0-9.-]{1,253})\)")
+_WAITING_STARTED = ("ContainerCreating", "PodInitializing")
+_JOBSET_CONTROLLER = "jobset.sigs.k8s.io/jobset-controller"
+
+
+def explain(view: JobSetView) -> Diagnosis:
+    """The verdict on the view's JobSet, with the evidence and the next commands."""
+    family = Family.of(view)
+    for check in CHECKS:
+        found = check(family)
+        if found is not None:
+            return found
+    return running(family)
+
+
+def _condition_line(obj: Object, type_: str) -> str:
+    """`Type=Status Reason (since T): message` of a condition, or ""."""
+    found = condition(obj, type_)
+    if found is None:
+        return ""
+    since = text(found.get("lastTransitionTime"))
+    message = text(found.get("message"))
+    return (
+        f"Condition {type_}={text(found.get('status'))} {text(found.get('reason'))}".rstrip()
+        + (f" since {since}" if since else "")
+        + (f": `{message}`" if message else "")
+        + "."
+    )
+
+
+def _replicated_status(family: Family) -> list[str]:
+    """One line per replicatedJob from `status.replicatedJobsStatus` (counts of child Jobs)."""
+    lines = []
+    for entry in map(mapping, sequence(status(family.jobset).get("replicatedJobsStatus"))):
+        counts = ", ".join(f"{key} {entry.get(key, 0)}" for key in ("ready", "active", "succeeded", "failed"))
+        lines.append(f"replicatedJob {text(entry.get('name'))}: Jobs {counts}.")
+    return lines
+
+
+def _finished(family: Family, state: str) -> bool:
+    return condition_true(family.jobset, state) or status(family.jobset).get("terminalState") == state
+
+
+def completed(family: Family) -> Diagnosis | None:
+    if not _finished(family, "Completed"):
+        return None
+    evidence = [
+        _condition_line(family.jobset, "Completed") or "status.terminalState is Completed.",
+        *_replicated_status(family),
+        *([f"It needed {family.restarts} restarts on the way."] if family.restarts else []),
+    ]
+    return Diagnosis(
+        verdict=JobSetVerdict.COMPLETED,
+        summary=f"JobSet {family.name} completed: every child Job it needed succeeded.",
+        evidence=tuple(evidence),
+        next_commands=kubectl.collect(*basics(family)),
+    )
+
+
+def failed(family: Family) -> Diagnosis | None:
+    if not _finished(family, "Failed"):
+        return None
+    jobset = family.jobset
+    reason = text(mapping(condition(jobset, "Failed")).get("reason"))
+    evidence = [_condition_line(jobset, "Failed") or "status.terminalState is Failed."]
+    evidence.append(_policy_line(family, reason))
+    job = _first_failed_job(family)
+    commands: list[Command | None] = []
+    if job is not None:
+        evidence.append(
+            f"First failed Job: {name(job)} — "
+            + (_condition_line(job, "Failed") or "no Failed condition recorded on it.")
+        )
+        pods = [p for p in family.view.pods if owned_by(p, job) and phase(p) == "Failed"]
+        ended = [e for p in pods for e in restarts.exits(p)]
+        evidence += [f"Why: {e}." for e in ended[:3]]
+        evidence += [
+            f"Why: pod {name(p)} ended by {restarts.disruption(p)}." for p in pods if restarts.disruption(p)
+        ][:2]
+        commands.append(
+            kubectl.describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed")
+        )
+        if ended:
+            commands.append(
+                kubectl.logs(family.namespace, name(ended[0].pod), ended[0].container, ended[0].running_again)
+            )
+    if reason == "ReachedMaxRestarts":
+        finding = restarts.cause(family)
+        evidence += [f"What ended the attempts ({finding.cause}): {finding.evidence[0]}"]
+    return Diagnosis(
+        verdict=JobSetVerdict.FAILED,
+        summary=f"JobSet {family.name} failed ({reason or 'terminal state Failed'})"
+        + (f": child Job {name(job)} failed first." if job is not None else "."),
+        evidence=tuple(evidence),
+        next_commands=kubectl.collect(
+            *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
+        ),
+    )
+
+
+def _policy_line(family: Family, reason: str) -> str:
+    policy = spec(family.jobset).get("failurePolicy")
+    if not isinstance(policy, Mapping):
+        return (
+            "The JobSet has no failurePolicy: the first failed child Job fails the whole JobSet, so no "
+            "restart was ever possible (set spec.failurePolicy.maxRestarts to allow restarts)."
+        )
+    counted = status(family.jobset).get("restartsCountTowardsMax", family.restarts)
+    line = (
+        f"failurePolicy: maxRestarts {policy.get('maxRestarts', 0)}; "
+        f"restarts {family.restarts} ({counted} counted)."
+    )
+    if reason == "ReachedMaxRestarts":
+        return line + " The restarts were used up."
+    if reason == "FailJobSetFailurePolicyAction":
+        return line + " A failurePolicy rule with action FailJobSet matched the failed Job."
+    return line
+
+
+def _first_failed_job(family: Family) -> Object | None:
+    """The Job the Failed condition names, else the earliest child Job with Failed=True."""
+    said = _FIRST_FAILED.search(text(mapping(condition(family.jobset, "Failed")).get("message")))
+    jobs = family.view.jobs
+    named = [j for j in jobs if said and name(j) == said.group(1)]
+    failed_jobs = sorted(
+        (j for j in named or jobs if condition_true(j, "Failed")),
+        key=lambda j: text(mapping(condition(j, "Failed")).get("lastTransitionTime")),
+    )
+    return failed_jobs[0] if failed_jobs else (named[0] if named else None)
+
+
+def suspended(family: Family) -> Diagnosis | None:
+    if spec(family.jobset).get("suspend") is not True:
+        return None
+    ns = family.namespace
+    queue = labels(family.jobset).get(QUEUE_NAME_LABEL, "")
+    workloads = sorted(family.view.workloads, key=name)
+    evidence = [_condition_line(family.jobset, "Suspended") or "spec.suspend is true."]
+    if queue:
+        evidence.append(
+            f"Kueue queue: label `{QUEUE_NAME_LABEL}={queue}`. Kueue keeps the JobSet suspended until it "
+            "admits its Workload (quota in the ClusterQueue behind that LocalQueue)."
+        )
+    managed_by = text(spec(family.jobset).get("managedBy"))
+    if managed_by and managed_by != _JOBSET_CONTROLLER:
+        evidence.append(f"spec.managedBy is {managed_by}: this cluster's JobSet controller leaves it alone.")
+    for workload in workloads[:3]:
+        evidence.append(f"Workload {name(workload)} (queue {text(spec(workload).get('queueName')) or '?'}):")
+        evidence += [
+            f"  {line}"
+            for type_ in ("QuotaReserved", "Admitted", "Evicted", "Preempted", "Requeued")
+            if (line := _condition_line(workload, type_))
+        ]
+        if condition_true(workload, "Admitted"):
+            evidence.append(
+                "  Admitted, yet the JobSet is still suspended: Kueue could not unsuspend it (see the "
+                "Workload's events; kueue#3349 and jobset#553 were version mismatches)."
+            )
+    if not workloads and queue:
+        evidence.append(
+            "No Workload exists for it: Kueue has not picked it up (is Kueue's jobset integration enabled, "
+            f"and does LocalQueue {queue} exist in {ns}?)."
+        )
+    held_by_hand = not queue and not workloads
+    if held_by_hand:
+        evidence.append(
+            "No Kueue queue label and no Workload: spec.suspend was set by hand or by another "
+            "controller, and nothing will resume the JobSet on its own."
+        )
+    return Diagnosis(
+        verdict=JobSetVerdict.SUSPENDED,
+        summary=f"JobSet {family.name} is suspended"
+        + (f", waiting in Kueue queue {queue} for admission." if queue else "."),
+        evidence=tuple(evidence),
+        next_commands=kubectl.collect(
+            None if held_by_hand else kubectl.workloads(ns),
+            *(kubectl.describe_workload(ns, name(w)) for w in workloads[:2]),
+            kubectl.resume(ns, family.name) if held_by_hand else None,
+            *basics(family),
+        ),
+    )
+
+
+def restarting(family: Family) -> Diagnosis | None:
+    loop = restarts.loop(family)
+    if loop is None:
+        return None
+    ns = family.namespace
+    finding = restarts.cause(family)
+    evidence = [*loop.signs, f"Cause: {finding.cause}.", *finding.evidence]
+    commands: list[Command | None] = [kubectl.events_of(ns, family.name, "JobSet")]
+    if finding.cause is RestartCause.APP_FAILURE:
+        commands += _failure_logs(family, finding)
+    commands += [
+        kubectl.describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]
+    ]
+    commands += [kubectl.describe_node(n, f"Node {n}: conditions and events") for n in finding.nodes[:2]]
+    commands += [c for n in finding.nodes[:2] for c in kubectl.isolate_node(n, n in finding.repeat_nodes)]
+    snippets: tuple[Snippet, ...] = ()
+    if gke.is_gke(family.view.nodes):
+        evidence += _gke_lines(family, finding)
+        coordinator_pod = _coordinator_prefix(family)
+        cluster = gke.cluster_name(family.view.nodes)
+        snippets = gke.restart_snippets(
+            cluster[0] if cluster else None, ns, family.name, coordinator_pod, loop.last_restart
+        )
+    return Diagnosis(
+        verdict=JobSetVerdict.RESTARTING,
+        summary=f"JobSet {family.name} keeps restarting (restarts: {family.restarts}); "
+        f"cause: {finding.cause}.",
+        evidence=tuple(evidence),
+        next_commands=kubectl.collect(*commands, *basics(family)),
+        snippets=snippets,
+        cause=finding.cause,
+    )
+
+
+def _failure_logs(family: Family, finding: restarts.Finding) -> list[Command | None]:
+    """The logs to read for an application failure: the coordinator's first (its first error usually
+    explains the others), else the failed containers'."""
+    ns = family.namespace
+    lead = restarts.coordinator(family)
+    if lead is None:
+        failing = [e for p in finding.pods for e in restarts.exits(p)]
+        return [kubectl.logs(ns, name(e.pod), e.container, e.running_again) for e in failing[:2]]
+    failing = list(restarts.exits(lead))
+    if failing:
+        return [kubectl.logs(ns, name(lead), e.container, e.running_again) for e in failing[:1]]
+    containers = sequence(spec(lead).get("containers"))
+    first = text(mapping(containers[0]).get("name")) if containers else ""
+    return [kubectl.logs(ns, name(lead), first, False)]
+
+
+def _gke_lines(family: Family, finding: restarts.Finding) -> list[str]:
+    cluster = gke.cluster_name(family.view.nodes)
+    lines = [
+        f"GKE cluster `{cluster[0]}`, read from node {cluster[1]}'s name (GKE shortens long names: check it)."
+        if cluster
+        else "GKE: the cluster name is not in the objects; replace `{cluster_name}` in the queries below."
+    ]
+    if finding.cause in (RestartCause.NODE_PREEMPTION, RestartCause.POD_PREEMPTION):
+        lines.append(gke.REMEDY_CAPACITY)
+    if finding.cause is RestartCause.NODE_FAILURE:
+        lines.append(gke.REMEDY_HOST)
+    return lines
+
+
+def _coordinator_prefix(family: Family) -> str:
+    """`<jobset>-<replicatedJob>-<jobIndex>-<podIndex>-`: the name every attempt's coordinator pod
+    starts with (`spec.coordinator`, else worker 0 of the first replicatedJob's Job 0)."""
+    wanted = mapping(spec(family.jobset).get("coordinator"))
+    first = family.replicated_jobs[0][0] if family.replicated_jobs else ""
+    rj = text(wanted.get("replicatedJob")) or first
+    job_index, pod_index = integer(wanted.get("jobIndex")) or 0, integer(wanted.get("podIndex")) or 0
+    return f"{family.name}-{rj}-{job_index}-{pod_index}-"
+
+
+def _unschedulable(pod: Object) -> bool:
+    """The scheduler tried and could not place the pod, or gates keep it from trying."""
+    scheduled = condition(pod, "PodScheduled")
+    tried = scheduled is not None and scheduled.get("status") == "False"
+    return not node_name(pod) and (tried or bool(sequence(spec(pod).get("schedulingGates"))))
+
+
+def pods_pending(family: Family) -> Diagnosis | None:
+    pending = [p for p in family.current_pods if is_live(p) and _unschedulable(p)]
+    if not pending:
+        return None
+    pod = pending[0]
+    found = triage(family, pod)
+    shown = ", ".join(name(p) for p in pending[:5]) + (" …" if len(pending) > 5 else "")
+    evidence = [
+        f"{len(pending)} of the JobSet's {sum(1 for p in family.current_pods if is_live(p))} live pods are "
+        f"Pending and unschedulable: {shown}.",
+        f"Triage of {name(pod)} ({found.verdict}): {found.summary}",
+        *found.evidence,
+    ]
+    return Diagnosis(
+        verdict=JobSetVerdict.PODS_PENDING,
+        summary=f"{len(pending)} pods of JobSet {family.name} cannot be scheduled; "
+        f"{name(pod)}: {found.verdict}.",
+        evidence=tuple(evidence),
+        next_commands=kubectl.collect(*found.next_commands, *basics(family)),
+        snippets=found.snippets,
+        pod_verdict=pod_verdict(found),
+    )
+
+
+def starting(family: Family) -> Diagnosis | None:
+    reasons = [*_missing_jobs(family), *_pods_coming(family)]
+    if not reasons:
+        return None
+    commands: list[Command | None] = []
+    if not family.children:
+        commands += kubectl.webhook_pods(kubectl.JOBSET_SYSTEM)
+    return Diagnosis(
+        verdict=JobSetVerdict.STARTING,
+        summary=f"JobSet {family.name} is starting: {reasons[0][0].lower() + reasons[0][1:]}",
+        evidence=tuple(reasons),
+        next_commands=kubectl.collect(
+            *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
+        ),
+    )
+
+
+def _missing_jobs(family: Family) -> list[str]:
+    """Child Jobs the spec asks for that do not exist yet, and what holds them back."""
+    present = {c.name for c in family.children}
+    missing = [
+        f"{family.name}-{rj}-{i}"
+        for rj, replicas in family.replicated_jobs
+        for i in range(min(replicas, 10_000))
+        if f"{family.name}-{rj}-{i}" not in present
+    ]
+    if not missing:
+        return []
+    lines = [
+        f"{len(missing)} child Jobs do not exist yet: "
+        f"{', '.join(missing[:4])}{' …' if len(missing) > 4 else ''}."
+    ]
+    in_order = _condition_line(family.jobset, "StartupPolicyInProgress")
+    if condition_true(family.jobset, "StartupPolicyInProgress"):
+        lines.append(
+            in_order + " The next replicatedJob is created once every Job of the one before is ready."
+        )
+    for entry in map(mapping, sequence(spec(family.jobset).get("replicatedJobs"))):
+        for dependency in map(mapping, sequence(entry.get("dependsOn"))):
+            lines.append(
+                f"replicatedJob {text(entry.get('name'))} waits for {text(dependency.get('name'))} to be "
+                f"{text(dependency.get('status')) or 'Ready'} (dependsOn)."
+            )
+    managed_by = text(spec(family.jobset).get("managedBy"))
+    if not family.children and managed_by and managed_by != _JOBSET_CONTROLLER:
+        lines.append(
+            f"spec.managedBy is {managed_by}: this cluster's JobSet controller skips the JobSet (MultiKueue "
+            "runs it on a worker cluster)."
+        )
+    elif not family.children:
+        lines.append(_age_line(family))
+    return lines
+
+
+def _age_line(family: Family) -> str:
+    created = timestamp(meta(family.jobset).get("creationTimestamp"))
+    if created is None:
+        return "If no Job appears, the JobSet controller is not reconciling: check its pods and log."
+    minutes = int((utc(family.view.now) - created).total_seconds() // 60)
+    return (
+        f"It was created at {created.strftime('%Y-%m-%dT%H:%M:%SZ')} ({minutes} min before this reading): "
+        "if no Job appears, the JobSet controller is not reconciling it — check its pods and log "
+        "(troubleshooting §2)."
+    )
+
+
+def _pods_coming(family: Family) -> list[str]:
+    """Pods still to be created, scheduled, or started."""
+    lines = [
+        f"Child Job {c.name} has {len(c.live)} of {c.wanted} pods; the Job controller is creating the rest."
+        for c in family.children
+        if c.missing
+    ][:3]
+    for pod in (p for p in family.current_pods if is_live(p)):
+        waiting = _waiting(pod)
+        if phase(pod) == "Pending" and not node_name(pod):
+            lines.append(f"Pod {name(pod)} is Pending, not yet tried by the scheduler.")
+        elif waiting:
+            lines.append(f"Pod {name(pod)} on {node_name(pod) or '?'}: {waiting}.")
+        elif phase(pod) == "Running" and not condition_true(pod, "Ready"):
+            lines.append(f"Pod {name(pod)} runs on {node_name(pod) or '?'} but is not Ready yet.")
+    return lines[:8]
+
+
+def _waiting(pod: Object) -> str:
+    """`container X waiting: Reason (message)` for the first container that is not running."""
+    for entry in map(mapping, sequence(status(pod).get("containerStatuses"))):
+        waiting = mapping(mapping(entry.get("state")).get("waiting"))
+        if waiting:
+            why = text(waiting.get("reason")) or "waiting"
+            message = text(waiting.get("message"))
+            hint = "" if why in _WAITING_STARTED else " — not a normal start; see the pod's events"
+            return (
+                f"container {text(entry.get('name'))} {why}" + (f" (`{message}`)" if message else "") + hint
+            )
+    return ""
+
+
+def running(family: Family) -> Diagnosis:
+    """Nothing above applies: every child Job is active or done."""
+    live = [p for p in family.current_pods if is_live(p)]
+    nodes = {node_name(p) for p in live if node_name(p)}
+    evidence = [
+        f"{len(family.children)} child Jobs, {len(live)} pods running on {len(nodes)} nodes.",
+        *_replicated_status(family),
+    ]
+    if family.restarts:
+        evidence.append(
+            f"It restarted {family.restarts} times before; no restart is in progress now "
+            + (
+                f"({line})"
+                if (line := _condition_line(family.jobset, "RestartingJobSet"))
+                else "(no restart events left)"
+            )
+            + "."
+        )
+    return Diagnosis(
+        verdict=JobSetVerdict.RUNNING,
+        summary=f"JobSet {family.name} is running: {len(live)} pods on {len(nodes)} nodes; "
+        "nothing blocks it.",
+        evidence=tuple(evidence),
+        next_commands=kubectl.collect(*basics(family)),
+    )
+
+
+CHECKS: tuple[Check, ...] = (
+    # A finished JobSet is what it is, whatever its children still show.
+    completed,
+    failed,
+    # A suspended JobSet has no pods on purpose (e.g. queued in Kueue): nothing below can apply.
+    suspended,
+    # A webhook that cannot be called refuses every create, hiding whatever else is wrong.
+    webhook_unavailable,
+    # Its refusals read like a pending leader's, but the Failed leader beside a live one decides.
+    leader_duplicate,
+    # The leader is scheduled, on a node without the label: not a pending leader.
+    topology_label_missing,
+    # Follower refusals that mask an unscheduled leader.
+    leader_pending,
+    # Any other refusal (quota, RuntimeClass, LimitRange, validation) names its own cause.
+    create_rejected,
+    # A restart loop recreates every pod: pending or starting pods are its symptoms.
+    restarting,
+    # Pods that exist but cannot be placed, for a reason of their own.
+    pods_pending,
+    # Jobs or pods on their way, or an in-order startup waiting on an earlier replicatedJob.
+    starting,
+)

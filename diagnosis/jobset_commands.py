@@ -1,0 +1,317 @@
+"""The kubectl commands the JobSet explainers suggest, with real names filled in.
+
+Every command is one `kubectl` invocation, every value shell-quoted, and every name checked against
+the Kubernetes name rules first: a builder given a name that could not exist returns None, and
+`collect` drops it. Read commands use only what a plain API server serves (get, describe, logs,
+events), so they run unchanged against a cluster or the API simulator; commands that change the
+cluster carry `changes=True`.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from diagnosis.jobset_keys import COMPLETION_INDEX_KEY, JOB_INDEX_LABEL, REPLICATED_JOB_LABEL
+from diagnosis.model import Command
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
+from diagnosis.relations import JOBSET_NAME_LABEL
+
+JOBSET_SYSTEM = "jobset-system"
+"""Where the release manifests install the JobSet controller (Helm installs may differ)."""
+JOBSETS = "jobsets.jobset.x-k8s.io"
+WORKLOADS = "workloads.kueue.x-k8s.io"
+
+
+def kubectl(purpose: str, *args: str, changes: bool = False) -> Command:
+    return Command(" ".join(shlex.quote(arg) for arg in ("kubectl", *args)), purpose, changes)
+
+
+def collect(*commands: Command | None) -> tuple[Command, ...]:
+    """The commands given, without the ones a builder refused and without repeats, in order."""
+    seen: dict[str, Command] = {}
+    for command in commands:
+        if command is not None and command.text not in seen:
+            seen[command.text] = command
+    return tuple(seen.values())
+
+
+def _names(namespace: str, *names: str) -> bool:
+    return is_dns1123_label(namespace) and all(is_dns1123_subdomain(n) for n in names)
+
+
+def _selector(**pairs: str) -> str | None:
+    """`k=v,…` from label keys and values, or None when one could not be a label (or is empty: an
+    object named "" does not exist)."""
+    if not all(is_label_key(k) and v and is_label_value(v) for k, v in pairs.items()):
+        return None
+    return ",".join(f"{k}={v}" for k, v in pairs.items())
+
+
+def describe_jobset(namespace: str, name: str) -> Command | None:
+    if not _names(namespace, name):
+        return None
+    return kubectl(
+        "The JobSet's conditions, restarts and recent events", "describe", JOBSETS, name, "-n", namespace
+    )
+
+
+def child_jobs(namespace: str, jobset: str) -> Command | None:
+    selector = _selector(**{JOBSET_NAME_LABEL: jobset})
+    if selector is None or not _names(namespace):
+        return None
+    return kubectl("The JobSet's child Jobs", "get", "jobs", "-n", namespace, "-l", selector)
+
+
+def child_pods(namespace: str, jobset: str) -> Command | None:
+    selector = _selector(**{JOBSET_NAME_LABEL: jobset})
+    if selector is None or not _names(namespace):
+        return None
+    return kubectl(
+        "The JobSet's pods and their nodes", "get", "pods", "-n", namespace, "-l", selector, "-o", "wide"
+    )
+
+
+def job_pods(namespace: str, jobset: str, replicated_job: str, index: str) -> Command | None:
+    """The pods of one child Job, leader and followers, found as the webhook finds the leader."""
+    selector = _selector(
+        **{JOBSET_NAME_LABEL: jobset, REPLICATED_JOB_LABEL: replicated_job, JOB_INDEX_LABEL: index}
+    )
+    if selector is None or not _names(namespace):
+        return None
+    return kubectl(
+        f"Every pod of child Job {jobset}-{replicated_job}-{index}, leader (index 0) included",
+        "get",
+        "pods",
+        "-n",
+        namespace,
+        "-l",
+        selector,
+        "-o",
+        "wide",
+    )
+
+
+def events_of(namespace: str, name: str, what: str) -> Command | None:
+    if not _names(namespace, name):
+        return None
+    return kubectl(
+        f"The events about {what} {name}",
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"involvedObject.name={name}",
+    )
+
+
+def describe(kind: str, namespace: str, name: str, purpose: str) -> Command | None:
+    """`kubectl describe pod|job NAME -n NS`."""
+    if not _names(namespace, name):
+        return None
+    return kubectl(purpose, "describe", kind, name, "-n", namespace)
+
+
+def describe_node(node: str, purpose: str) -> Command | None:
+    if not is_dns1123_subdomain(node):
+        return None
+    return kubectl(purpose, "describe", "node", node)
+
+
+def logs(namespace: str, pod: str, container: str, previous: bool) -> Command | None:
+    """The container's log; `previous` for the run before a restart, while the container runs again."""
+    if not _names(namespace, pod) or not is_dns1123_label(container):
+        return None
+    args = ("logs", pod, "-n", namespace, "-c", container, *(("--previous",) if previous else ()))
+    run = "its previous run" if previous else "its last run"
+    return kubectl(f"The log of container {container} in {pod} ({run})", *args)
+
+
+def workloads(namespace: str) -> Command | None:
+    if not _names(namespace):
+        return None
+    return kubectl(
+        "Kueue's Workloads in the namespace and whether they are admitted", "get", WORKLOADS, "-n", namespace
+    )
+
+
+def describe_workload(namespace: str, name: str) -> Command | None:
+    if not _names(namespace, name):
+        return None
+    return kubectl(
+        "Why Kueue has not admitted the Workload (its conditions and events)",
+        "describe",
+        WORKLOADS,
+        name,
+        "-n",
+        namespace,
+    )
+
+
+def webhook_pods(namespace: str) -> tuple[Command | None, ...]:
+    """The controller pods that serve a webhook, and why they are not running."""
+    if not _names(namespace):
+        return ()
+    return (
+        kubectl(
+            "The controller pods serving the webhook (kustomize: jobset-controller-manager-…, "
+            "Helm: jobset-controller-…; Kueue: kueue-controller-manager-…) and whether they run",
+            "get",
+            "pods",
+            "-n",
+            namespace,
+            "-o",
+            "wide",
+        ),
+        kubectl(
+            "Why those controller pods are not ready (events, conditions)",
+            "describe",
+            "pods",
+            "-n",
+            namespace,
+        ),
+    )
+
+
+def jobset_version() -> Command:
+    return kubectl(
+        "The installed JobSet version (the image tag of the controller)",
+        "get",
+        "pods",
+        "-n",
+        JOBSET_SYSTEM,
+        "-o",
+        "jsonpath={.items[*].spec.containers[*].image}",
+    )
+
+
+def leaders_everywhere(phase: str) -> Command:
+    return kubectl(
+        f"JobSet leader pods (completion index 0) in phase {phase}, in every namespace",
+        "get",
+        "pods",
+        "-A",
+        "-l",
+        f"{COMPLETION_INDEX_KEY}=0,{JOBSET_NAME_LABEL}",
+        "--field-selector",
+        f"status.phase={phase}",
+        "-o",
+        "wide",
+    )
+
+
+def failed_creates_everywhere() -> Command:
+    return kubectl(
+        "Every FailedCreate event (the Job controller's pod-create refusals), in every namespace",
+        "get",
+        "events",
+        "-A",
+        "--field-selector",
+        "reason=FailedCreate",
+    )
+
+
+def jobsets_everywhere() -> Command:
+    return kubectl("Every JobSet and its state", "get", JOBSETS, "-A")
+
+
+def nodes_with_label(key: str) -> Command | None:
+    if not is_label_key(key):
+        return None
+    return kubectl(
+        f"Which nodes carry the topology label {key} (empty column: missing)", "get", "nodes", "-L", key
+    )
+
+
+def pods_on_node(node: str) -> Command | None:
+    if not is_dns1123_subdomain(node):
+        return None
+    return kubectl(
+        f"The pods still bound to node {node}",
+        "get",
+        "pods",
+        "-A",
+        "--field-selector",
+        f"spec.nodeName={node}",
+        "-o",
+        "wide",
+    )
+
+
+def quota_everywhere(quota: str) -> Command | None:
+    if not is_dns1123_subdomain(quota):
+        return None
+    return kubectl(
+        f"ResourceQuota {quota}: used and hard limits",
+        "get",
+        "resourcequotas",
+        "-A",
+        "--field-selector",
+        f"metadata.name={quota}",
+        "-o",
+        "wide",
+    )
+
+
+def describe_quota(namespace: str, quota: str) -> Command | None:
+    if not _names(namespace, quota):
+        return None
+    return kubectl(
+        f"ResourceQuota {quota}: used and hard limits", "describe", "resourcequota", quota, "-n", namespace
+    )
+
+
+def runtimeclasses() -> Command:
+    return kubectl(
+        "The RuntimeClasses that exist (the missing one is not among them)", "get", "runtimeclasses"
+    )
+
+
+def limitranges(namespace: str) -> Command | None:
+    if not _names(namespace):
+        return None
+    return kubectl(
+        "The LimitRanges of the namespace and their bounds", "describe", "limitranges", "-n", namespace
+    )
+
+
+def delete_pod(namespace: str, pod: str, purpose: str) -> Command | None:
+    if not _names(namespace, pod):
+        return None
+    return kubectl(purpose, "delete", "pod", pod, "-n", namespace, changes=True)
+
+
+def resume(namespace: str, jobset: str) -> Command | None:
+    if not _names(namespace, jobset):
+        return None
+    return kubectl(
+        "Resume the JobSet (only if nothing is meant to hold it, such as a Kueue queue)",
+        "patch",
+        JOBSETS,
+        jobset,
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        '{"spec":{"suspend":false}}',
+        changes=True,
+    )
+
+
+def isolate_node(node: str, proven: bool) -> tuple[Command | None, ...]:
+    """Remedy 2 of the GKE restart-loop workflow: take a host that keeps failing out of service.
+    `proven` when the objects show it failing again; otherwise the purpose says to check first."""
+    if not is_dns1123_subdomain(node):
+        return ()
+    when = "it fails again and again" if proven else "only if step 3 shows this host failing across attempts"
+    return (
+        kubectl(f"DESTRUCTIVE (remedy 2; {when}): stop scheduling on {node}", "cordon", node, changes=True),
+        kubectl(
+            f"DESTRUCTIVE (remedy 2; {when}): evict every pod from {node} before its VM is recreated",
+            "drain",
+            node,
+            "--ignore-daemonsets",
+            "--delete-emptydir-data",
+            changes=True,
+        ),
+    )
