@@ -1,0 +1,87 @@
+"""One check of one target: the handler's Reply, or why there is none (not found, cluster unreadable).
+
+A check is the unit the bot posts, re-checks and watches. Not-found and cluster failures are answers
+too (the person needs the similar names, or what was refused and how to fix it), so they travel as
+outcomes rather than as exceptions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.clusters import Clusters
+from bot.metrics import Metrics
+from cluster.errors import ClusterError, NotFound
+from cluster.reader import Reader
+from diagnosis.model import JobSetVerdict, PodVerdict
+from handlers import jobset, triage
+from handlers.reply import Reply
+from handlers.requests import Target
+
+Outcome = Reply | NotFound | ClusterError
+
+NOT_FOUND = "not-found"
+ERROR = "error"
+"""Verdict words of the two outcomes without a diagnosis, as they appear in metadata and metrics."""
+
+SETTLED = frozenset(
+    {PodVerdict.OK, JobSetVerdict.RUNNING, JobSetVerdict.COMPLETED, JobSetVerdict.FAILED, NOT_FOUND}
+)
+"""Verdicts after which watching is pointless: placed, running, finished, or gone."""
+
+
+@dataclass(frozen=True)
+class Check:
+    target: Target | None
+    """What was checked, with the cluster it was read from; None for an explained pasted message."""
+    outcome: Outcome
+    at: datetime
+
+    @property
+    def verdict(self) -> str:
+        if isinstance(self.outcome, Reply):
+            return str(self.outcome.diagnosis.verdict)
+        return NOT_FOUND if isinstance(self.outcome, NotFound) else ERROR
+
+    @property
+    def summary(self) -> str:
+        if isinstance(self.outcome, Reply):
+            return self.outcome.diagnosis.summary
+        return str(self.outcome) if isinstance(self.outcome, NotFound) else self.outcome.message
+
+    @property
+    def settled(self) -> bool:
+        return self.verdict in SETTLED
+
+
+async def run(reader: Reader, target: Target) -> Check:
+    """Diagnose `target` (its names already validated) with the handler for its kind."""
+    outcome: Outcome
+    try:
+        if target.kind == "pod":
+            outcome = await triage.triage(reader, target.namespace, target.name)
+        else:
+            outcome = await jobset.why(reader, target.namespace, target.name)
+    except (NotFound, ClusterError) as error:
+        outcome = error
+    return Check(target, outcome, datetime.now(UTC))
+
+
+def explain(message: str) -> Check:
+    """Explain a pasted admission error, offline."""
+    return Check(None, jobset.explain_message(message), datetime.now(UTC))
+
+
+class Checker:
+    """Checks a resolved target on its cluster, counting the cluster's errors by kind."""
+
+    def __init__(self, clusters: Clusters, metrics: Metrics) -> None:
+        self._clusters = clusters
+        self._metrics = metrics
+
+    async def __call__(self, target: Target) -> Check:
+        check = await run(self._clusters.reader(target), target)
+        if isinstance(check.outcome, ClusterError):
+            self._metrics.api_error(type(check.outcome).__name__)
+        return check

@@ -1,0 +1,81 @@
+"""The clusters the bot can read, by name, and which one a question goes to.
+
+Readers are built once at start (a bad kubeconfig or snapshot stops the start with a clear error) and
+closed at shutdown. A question names its cluster with `--cluster`, else its channel's default, else the
+config's default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from bot import messages
+from bot.settings import ClusterConfig, Config
+from cluster.errors import ClusterError
+from cluster.reader import Reader
+from handlers.requests import Target
+
+PING_SECONDS = 5.0
+
+
+def build_reader(config: ClusterConfig) -> Reader:
+    """A reader for one configured cluster. The live client is imported only when a live cluster is
+    configured, so `kubewhy ask` on a snapshot starts quickly."""
+    if config.snapshot is not None:
+        from cluster.snapshot import SnapshotReader
+
+        return SnapshotReader.from_path(config.snapshot)
+    from cluster.live import LiveReader
+
+    if config.in_cluster:
+        return LiveReader.in_cluster(timeout=config.timeout)
+    kubeconfig = str(config.kubeconfig) if config.kubeconfig else None
+    return LiveReader.from_kubeconfig(kubeconfig, config.context, timeout=config.timeout)
+
+
+class Clusters:
+    def __init__(self, readers: Mapping[str, Reader], config: Config) -> None:
+        self._readers = dict(readers)
+        self._config = config
+
+    @classmethod
+    def from_config(cls, config: Config) -> Clusters:
+        return cls({name: build_reader(c) for name, c in config.clusters.items()}, config)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._readers)
+
+    def resolve(self, target: Target, channel: str) -> Target | str:
+        """`target` with its cluster named, or why it cannot be asked (an unknown cluster)."""
+        cluster = target.cluster or self._config.channel(channel).cluster or self._config.fallback_cluster
+        if cluster not in self._readers:
+            return messages.unknown_cluster(cluster, self._readers)
+        return target.model_copy(update={"cluster": cluster})
+
+    def reader(self, target: Target) -> Reader:
+        """The reader of a resolved target's cluster."""
+        return self._readers[target.cluster or self._config.fallback_cluster]
+
+    async def unreachable(self) -> dict[str, str]:
+        """The clusters that cannot be read now, with why (for /readyz)."""
+
+        async def ping(reader: Reader) -> str | None:
+            try:
+                await asyncio.wait_for(reader.ping(), PING_SECONDS)
+            except ClusterError as error:
+                return str(error)
+            except TimeoutError:
+                return f"no answer within {PING_SECONDS:g} s"
+            return None
+
+        names = list(self._readers)
+        results = await asyncio.gather(*(ping(self._readers[n]) for n in names))
+        return {name: why for name, why in zip(names, results, strict=True) if why is not None}
+
+    async def aclose(self) -> None:
+        for reader in self._readers.values():
+            close = getattr(reader, "aclose", None)  # live readers hold a connection pool; snapshots nothing
+            if close is not None:
+                await close()

@@ -1,0 +1,596 @@
+"""A local Slack: the Web API, `response_url` and Socket Mode answered on 127.0.0.1, and the requests
+Slack sends to an app, built and signed as Slack builds and signs them.
+
+`kubewhy ask` runs the whole Slack pipeline in-process against it, and the tests run `kubewhy serve`
+against it, so neither needs a workspace or the internet. It records every call, answers
+`conversations.replies` from what was posted (with message metadata), and rejects what real Slack
+rejects (more than 50 blocks, a section over 3000 characters, a header over 150, a button value over
+2000, about 13k characters in all), so a message it accepts is one Slack would accept. It can also
+answer a method with 429 and Retry-After, as Slack's rate limiter does.
+
+The server runs on its own event loop in a thread, so the code under test (a subprocess, or the
+caller's own event loop) reaches it over real HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode
+
+from aiohttp import WSMsgType, web
+from slack_sdk.errors import SlackObjectFormationError
+from slack_sdk.models.blocks import Block
+
+from bot.blocks import MAX_BLOCKS, text_chars
+
+TEAM_ID = "T0LOCAL"
+BOT_USER_ID = "U0KUBEWHY"
+BOT_ID = "B0KUBEWHY"
+APP_ID = "A0KUBEWHY"
+
+SLACK_BLOCK_CHARS = 13_200
+"""Slack answers `msg_blocks_too_long` past about this many characters of block text in one message,
+although no documented per-block limit is exceeded (slackapi/bolt-js#2509)."""
+
+T = TypeVar("T")
+
+
+@dataclass
+class Message:
+    """A message as Slack stores it: posted by the bot (`bot_id`), by a person (`user`), or shown to one
+    person only (`ephemeral_to`)."""
+
+    channel: str
+    ts: str
+    text: str = ""
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    thread_ts: str | None = None
+    metadata: dict[str, Any] | None = None
+    user: str | None = None
+    bot_id: str | None = None
+    ephemeral_to: str | None = None
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_api(self, with_metadata: bool) -> dict[str, Any]:
+        """The message as the Web API returns it."""
+        out: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text}
+        for key in ("blocks", "attachments"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        for key in ("thread_ts", "user", "bot_id"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if with_metadata and self.metadata is not None:
+            out["metadata"] = self.metadata
+        return out
+
+
+@dataclass
+class _Fault:
+    method: str
+    channel: str | None
+    remaining: int
+    status: int
+    error: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def spoils(self, method: str, args: Mapping[str, Any]) -> bool:
+        return self.remaining > 0 and method == self.method and self.channel in (None, args.get("channel"))
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request received: a Web API method, `response_url`, or a Socket Mode acknowledgement."""
+
+    method: str
+    args: Mapping[str, Any]
+    status: int
+
+
+def block_problem(blocks: object) -> str | None:
+    """The error real Slack gives for these blocks, or None if it would accept them."""
+    if not isinstance(blocks, list) or len(blocks) > MAX_BLOCKS:
+        return "invalid_blocks"
+    for raw in blocks:
+        block = Block.parse(raw) if isinstance(raw, dict) else None
+        if block is None:
+            return "invalid_blocks"
+        try:
+            block.to_dict()  # slack_sdk checks Slack's per-field limits here
+        except SlackObjectFormationError:
+            return "invalid_blocks"
+    if text_chars(blocks) > SLACK_BLOCK_CHARS:
+        return "msg_blocks_too_long"
+    return None
+
+
+class LocalSlack:
+    """Slack's side of the conversation, on 127.0.0.1. Use as a context manager (`with LocalSlack() as
+    slack:`); `slack.api_url` is the Web API base URL to give the bot."""
+
+    def __init__(
+        self,
+        *,
+        bot_token: str = "xoxb-local-kubewhy",
+        app_token: str | None = None,
+        usergroups: Mapping[str, list[str]] | None = None,
+    ) -> None:
+        self.bot_token = bot_token
+        self.app_token = app_token
+        self.usergroups = dict(usergroups or {})
+        self.calls: list[Call] = []
+        self.messages: list[Message] = []
+        self.responses: list[dict[str, Any]] = []
+        """JSON bodies posted to response URLs, each with `_response_url` naming which."""
+        self.socket_acks: dict[str, dict[str, Any]] = {}
+        self._changed = threading.Condition()
+        self._ts = itertools.count(int(time.time()) * 1_000_000)
+        self._faults: list[_Fault] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._sockets: list[web.WebSocketResponse] = []
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # ---- lifecycle
+
+    def __enter__(self) -> LocalSlack:
+        started = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(started,), name="local-slack", daemon=True)
+        self._thread.start()
+        if not started.wait(10) or not self.port:
+            raise RuntimeError("the local Slack server did not start")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._loop is not None and self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def _serve(self, started: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        app = web.Application()
+        app.add_routes(
+            [
+                web.route("*", "/api/{method}", self._api),
+                web.post("/response/{name}", self._response_url),
+                web.get("/socket", self._socket),
+            ]
+        )
+        self._runner = web.AppRunner(app, access_log=None)
+        loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        loop.run_until_complete(site.start())
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else 0
+        started.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    async def _shutdown(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
+        assert self._runner is not None
+        await self._runner.cleanup()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.url}/api/"
+
+    def response_url(self) -> str:
+        """A fresh response URL, as Slack puts in each command and interaction payload."""
+        return f"{self.url}/response/{uuid.uuid4().hex}"
+
+    # ---- what tests and `ask` read
+
+    def wait_for(self, predicate: Callable[[], T | None], timeout: float = 15.0) -> T:
+        """Wait until `predicate()` is truthy (re-checked at every call received) and return it."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not (result := predicate()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    methods = [c.method for c in self.calls]
+                    raise TimeoutError(f"local Slack: condition not met after {timeout}s; calls: {methods}")
+                self._changed.wait(left)
+            return result
+
+    def channel_messages(self, channel: str) -> list[Message]:
+        """Top-level messages of a channel visible to everyone, oldest first."""
+        return [
+            m
+            for m in self.messages
+            if m.channel == channel and m.thread_ts in (None, m.ts) and m.ephemeral_to is None
+        ]
+
+    def thread(self, channel: str, ts: str) -> list[Message]:
+        """The replies of a thread visible to everyone (not its parent), oldest first."""
+        return [
+            m
+            for m in self.messages
+            if m.channel == channel and m.thread_ts == ts and m.ts != ts and m.ephemeral_to is None
+        ]
+
+    def ephemerals(self, user: str | None = None) -> list[Message]:
+        return [m for m in self.messages if m.ephemeral_to is not None and user in (None, m.ephemeral_to)]
+
+    def find(self, channel: str, ts: str) -> Message | None:
+        return next((m for m in self.messages if m.channel == channel and m.ts == ts), None)
+
+    def calls_of(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    # ---- what tests do as Slack or as people
+
+    def post_as_user(
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        thread_ts: str | None = None,
+        attachments: list[dict[str, Any]] | None = None,
+    ) -> str:
+        """A person's (or an alerting integration's) message; returns its ts."""
+        message = Message(
+            channel, self._next_ts(), text, thread_ts=thread_ts, user=user, attachments=attachments or []
+        )
+        with self._changed:
+            self.messages.append(message)
+            self._changed.notify_all()
+        return message.ts
+
+    def rate_limit(
+        self, method: str, times: int = 1, retry_after: int = 1, channel: str | None = None
+    ) -> None:
+        """Answer the next `times` calls of `method` (about `channel`, if given) with 429 and
+        `Retry-After: retry_after`."""
+        with self._changed:
+            self._faults.append(
+                _Fault(method, channel, times, 429, "ratelimited", {"Retry-After": str(retry_after)})
+            )
+
+    def fail(
+        self, method: str, error: str = "internal_error", times: int = 1, channel: str | None = None
+    ) -> None:
+        """Answer the next `times` calls of `method` (about `channel`, if given) with
+        `{"ok": false, "error": error}`."""
+        with self._changed:
+            self._faults.append(_Fault(method, channel, times, 200, error))
+
+    def socket_send(self, envelope_type: str, payload: dict[str, Any]) -> str:
+        """Deliver a request over Socket Mode to the connected app; returns the envelope id, under which
+        the app's acknowledgement lands in `socket_acks`."""
+        envelope_id = uuid.uuid4().hex
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": envelope_type,
+            "payload": payload,
+            "accepts_response_payload": envelope_type != "events_api",
+            "retry_attempt": 0,
+        }
+        ws = self.wait_for(lambda: self._sockets[-1] if self._sockets else None)
+        assert self._loop is not None
+        asyncio.run_coroutine_threadsafe(ws.send_str(json.dumps(envelope)), self._loop).result(10)
+        return envelope_id
+
+    # ---- the server
+
+    def _next_ts(self) -> str:
+        micro = next(self._ts)
+        return f"{micro // 1_000_000}.{micro % 1_000_000:06d}"
+
+    def _record(self, call: Call, *changes: Callable[[], None]) -> None:
+        with self._changed:
+            for change in changes:
+                change()
+            self.calls.append(call)
+            self._changed.notify_all()
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args: dict[str, Any] = dict(request.query)
+        if request.can_read_body:
+            raw = await request.text()
+            if request.content_type == "application/json":
+                args.update(json.loads(raw or "{}"))
+            else:
+                args.update(parse_qsl(raw))
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or args.get("token", "")
+        with self._changed:
+            fault = next((f for f in self._faults if f.spoils(method, args)), None)
+            if fault:
+                fault.remaining -= 1
+                self.calls.append(Call(method, args, fault.status))
+                self._changed.notify_all()
+                return web.json_response(
+                    {"ok": False, "error": fault.error}, status=fault.status, headers=fault.headers
+                )
+        expected = self.app_token if method == "apps.connections.open" else self.bot_token
+        if token != expected:
+            body: dict[str, Any] = {"ok": False, "error": "invalid_auth"}
+        else:
+            handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+            body = handler(args) if handler else {"ok": False, "error": "unknown_method"}
+        self._record(Call(method, args, 200))
+        return web.json_response(body)
+
+    def _m_auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "url": "https://local.slack.invalid/",
+            "team": "local",
+            "user": "kubewhy",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
+
+    def _m_apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket"}
+
+    def _posted(self, args: dict[str, Any], **fields: Any) -> Message | dict[str, Any]:
+        """A Message from the arguments of a posting method, or the error Slack would answer."""
+        blocks = args.get("blocks") or []
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        if not args.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        if not args.get("text") and not blocks:
+            return {"ok": False, "error": "no_text"}
+        if problem := block_problem(blocks):
+            return {"ok": False, "error": problem}
+        metadata = args.get("metadata")
+        if isinstance(metadata, str):
+            metadata = json.loads(metadata)
+        return Message(
+            args["channel"],
+            self._next_ts(),
+            args.get("text") or "",
+            blocks,
+            thread_ts=args.get("thread_ts") or None,
+            metadata=metadata,
+            **fields,
+        )
+
+    def _m_chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._posted(args, bot_id=BOT_ID, user=BOT_USER_ID)
+        if isinstance(message, dict):
+            return message
+        with self._changed:
+            self.messages.append(message)
+        return {"ok": True, "channel": message.channel, "ts": message.ts, "message": message.as_api(True)}
+
+    def _m_chat_postEphemeral(self, args: dict[str, Any]) -> dict[str, Any]:
+        if not args.get("user"):
+            return {"ok": False, "error": "user_not_in_channel"}
+        message = self._posted(args, bot_id=BOT_ID, ephemeral_to=args["user"])
+        if isinstance(message, dict):
+            return message
+        with self._changed:
+            self.messages.append(message)
+        return {"ok": True, "message_ts": message.ts}
+
+    def _m_chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
+        old = self.find(args.get("channel", ""), args.get("ts", ""))
+        if old is None or old.ephemeral_to is not None:
+            return {"ok": False, "error": "message_not_found"}
+        if old.bot_id != BOT_ID:
+            return {"ok": False, "error": "cant_update_message"}
+        new = self._posted(args | {"thread_ts": old.thread_ts}, bot_id=BOT_ID, user=BOT_USER_ID)
+        if isinstance(new, dict):
+            return new
+        with self._changed:
+            old.text, old.blocks = new.text, new.blocks
+            if "metadata" in args:
+                old.metadata = new.metadata
+        return {"ok": True, "channel": old.channel, "ts": old.ts, "text": old.text}
+
+    def _m_conversations_replies(self, args: dict[str, Any]) -> dict[str, Any]:
+        parent = self.find(args.get("channel", ""), args.get("ts", ""))
+        if parent is None:
+            return {"ok": False, "error": "thread_not_found"}
+        root = parent.thread_ts or parent.ts
+        thread = [
+            m
+            for m in self.messages
+            if m.channel == parent.channel
+            and m.ephemeral_to is None
+            and (m.ts == root or m.thread_ts == root)
+        ]
+        start = int(args.get("cursor") or 0)
+        limit = int(args.get("limit") or 1000)
+        page = thread[start : start + limit]
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
+        more = start + limit < len(thread)
+        return {
+            "ok": True,
+            "messages": [m.as_api(with_metadata) for m in page],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    def _m_usergroups_users_list(self, args: dict[str, Any]) -> dict[str, Any]:
+        group = args.get("usergroup", "")
+        if group not in self.usergroups:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": self.usergroups[group]}
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self._record(
+            Call("response_url", body, 200),
+            lambda: self.responses.append(body | {"_response_url": str(request.url)}),
+        )
+        return web.Response(text="ok")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.send_str(
+            json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": APP_ID}})
+        )
+        with self._changed:
+            self._sockets.append(ws)
+            self._changed.notify_all()
+        async for frame in ws:
+            if frame.type == WSMsgType.TEXT:
+                ack: dict[str, Any] = json.loads(frame.data)
+                self._record(
+                    Call("socket_ack", ack, 200),
+                    partial(self.socket_acks.__setitem__, ack.get("envelope_id", ""), ack),
+                )
+        with self._changed:
+            self._sockets.remove(ws)
+        return ws
+
+
+# ---- requests Slack sends to an app
+
+
+def signed_headers(
+    signing_secret: str, body: str, content_type: str, timestamp: int | None = None
+) -> dict[str, str]:
+    """Headers Slack sends with `body`: `v0=HMAC-SHA256(secret, "v0:{timestamp}:{body}")`."""
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(signing_secret.encode(), f"v0:{stamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {
+        "Content-Type": content_type,
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": f"v0={digest}",
+    }
+
+
+FORM = "application/x-www-form-urlencoded"
+JSON = "application/json"
+
+
+def command_body(command: str, text: str, *, channel: str, user: str, response_url: str) -> str:
+    """A slash command invocation, form-encoded as Slack posts it over HTTP."""
+    return urlencode(command_payload(command, text, channel=channel, user=user, response_url=response_url))
+
+
+def command_payload(command: str, text: str, *, channel: str, user: str, response_url: str) -> dict[str, str]:
+    """A slash command invocation's fields (the payload of a Socket Mode `slash_commands` envelope)."""
+    return {
+        "token": "unused-verification-token",
+        "team_id": TEAM_ID,
+        "team_domain": "local",
+        "channel_id": channel,
+        "channel_name": "oncall",
+        "user_id": user,
+        "user_name": user.lower(),
+        "command": command,
+        "text": text,
+        "api_app_id": APP_ID,
+        "is_enterprise_install": "false",
+        "response_url": response_url,
+        "trigger_id": f"{uuid.uuid4().int % 10**12}.{TEAM_ID}.local",
+    }
+
+
+def event_body(event: Mapping[str, Any], event_id: str | None = None) -> str:
+    """An Events API callback around `event`."""
+    return json.dumps(
+        {
+            "token": "unused-verification-token",
+            "team_id": TEAM_ID,
+            "api_app_id": APP_ID,
+            "event": dict(event),
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
+        }
+    )
+
+
+def mention_event(
+    channel: str, user: str, text: str, ts: str, thread_ts: str | None = None
+) -> dict[str, Any]:
+    """An `app_mention` event: `text` is what follows the bot's mention."""
+    event = {
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@{BOT_USER_ID}> {text}",
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+    }
+    return event | ({"thread_ts": thread_ts} if thread_ts else {})
+
+
+def interaction_body(payload: Mapping[str, Any]) -> str:
+    """An interactivity request (block action, shortcut), form-encoded with a `payload` field."""
+    return urlencode({"payload": json.dumps(dict(payload))})
+
+
+def block_action(
+    message: Message, action_id: str, value: str, *, user: str, response_url: str
+) -> dict[str, Any]:
+    """A click on a button of `message`."""
+    container = {
+        "type": "message",
+        "message_ts": message.ts,
+        "channel_id": message.channel,
+        "is_ephemeral": message.ephemeral_to is not None,
+    }
+    if message.thread_ts:
+        container["thread_ts"] = message.thread_ts
+    return {
+        "type": "block_actions",
+        "team": {"id": TEAM_ID, "domain": "local"},
+        "api_app_id": APP_ID,
+        "user": {"id": user, "team_id": TEAM_ID},
+        "channel": {"id": message.channel, "name": "oncall"},
+        "container": container,
+        "message": message.as_api(False),
+        "response_url": response_url,
+        "trigger_id": f"{uuid.uuid4().int % 10**12}.{TEAM_ID}.local",
+        "actions": [
+            {
+                "type": "button",
+                "action_id": action_id,
+                "block_id": "verdict",
+                "value": value,
+                "action_ts": f"{time.time():.6f}",
+            }
+        ],
+    }
+
+
+def message_shortcut(message: Message, callback_id: str, *, user: str, response_url: str) -> dict[str, Any]:
+    """The message shortcut `callback_id` run on `message`."""
+    return {
+        "type": "message_action",
+        "callback_id": callback_id,
+        "team": {"id": TEAM_ID, "domain": "local"},
+        "user": {"id": user, "team_id": TEAM_ID},
+        "channel": {"id": message.channel, "name": "oncall"},
+        "message": message.as_api(False),
+        "message_ts": message.ts,
+        "response_url": response_url,
+        "trigger_id": f"{uuid.uuid4().int % 10**12}.{TEAM_ID}.local",
+        "action_ts": f"{time.time():.6f}",
+    }

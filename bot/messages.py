@@ -1,0 +1,218 @@
+"""Every word the bot says around a diagnosis, in one place (as bolt keeps its own in
+`slack_bolt/logger/messages.py`). Values that come from people or clusters arrive here already escaped
+(see `bot.blocks.escape`); the diagnosis itself is rendered by `bot.blocks`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+USAGE = {
+    "triage": (
+        "*/triage NAMESPACE POD* — why is this GPU/TPU pod not running?\n"
+        "Also `/triage NAMESPACE/POD` and `/triage -n NAMESPACE POD`;"
+        " add `--cluster NAME` to pick a cluster.\n"
+        "Example: `/triage ml-training trainer-0`"
+    ),
+    "jobset": (
+        "*/jobset why NAMESPACE NAME* — why is this JobSet stuck or restarting?\n"
+        "*/jobset why <pasted error>* — what an admission error from JobSet's webhooks means.\n"
+        "Add `--cluster NAME` to pick a cluster.\n"
+        "Example: `/jobset why ml-training llama-pretrain`"
+    ),
+    "mention": (
+        "In a kubewhy thread: `@kubewhy recheck`, `@kubewhy watch` (re-check until the verdict changes),"
+        " `@kubewhy stop`.\n"
+        "In any thread: `@kubewhy triage NAMESPACE POD`, `@kubewhy jobset why NAMESPACE NAME`,"
+        " `@kubewhy help`.\n"
+        "On an alert: the message shortcut *Triage with kubewhy* finds `namespace=` and `pod=`"
+        " (or `jobset_name=`) in it."
+    ),
+}
+
+RECHECK = "Re-check"
+WATCH = "Watch"
+DETAILS = "Details"
+EVIDENCE = "*Evidence*"
+NEXT_COMMANDS = "*Next commands*"
+CHANGES_CLUSTER = ":warning: *changes the cluster*"
+EXPLAINED_OFFLINE = "explained offline from the pasted message; nothing was read from a cluster"
+PASTED_MESSAGE = "pasted error"
+
+_EMOJI = {
+    "ok": ":white_check_mark:",
+    "running": ":white_check_mark:",
+    "completed": ":white_check_mark:",
+    "schedulable": ":large_yellow_circle:",
+    "starting": ":large_yellow_circle:",
+    "no-request": ":large_yellow_circle:",
+    "unknown": ":grey_question:",
+    "not-found": ":grey_question:",
+    "error": ":warning:",
+}
+
+
+def emoji(verdict: str) -> str:
+    return _EMOJI.get(verdict, ":red_circle:")
+
+
+def usage(problem: str, topic: str) -> str:
+    return f":warning: {problem}.\n{USAGE[topic]}"
+
+
+def checking(what: str) -> str:
+    return f"Checking {what}…"
+
+
+def explaining() -> str:
+    return "Explaining the pasted message…"
+
+
+def header(verdict: str, kind: str, target: str) -> str:
+    return " ".join(filter(None, (emoji(verdict), f"{verdict}:", kind, target)))
+
+
+def kind_name(kind: str) -> str:
+    return "JobSet" if kind == "jobset" else kind
+
+
+def checked_on(cluster: str, at: str) -> str:
+    return f"cluster *{cluster}* · checked {at} UTC"
+
+
+def details_in_thread() -> str:
+    return "evidence and next commands in the thread"
+
+
+def cause(value: str) -> str:
+    return f"restart cause: *{value}*"
+
+
+def blocking_pod(verdict: str) -> str:
+    return f"blocking pod's triage: *{verdict}*"
+
+
+def not_found(kind: str, namespace: str, name: str, cluster: str) -> str:
+    return f"There is no {kind} `{name}` in namespace `{namespace}` on cluster *{cluster}*."
+
+
+def similar(names: Iterable[str]) -> str:
+    return "Did you mean: " + ", ".join(f"`{n}`" for n in names) + "?"
+
+
+def rejections(messages: Iterable[str]) -> str:
+    lines = "\n".join(f"• {m}" for m in messages)
+    return f"Creations the API refused in this namespace (a refused pod never exists):\n{lines}"
+
+
+def cluster_failed(cluster: str) -> str:
+    return f"cannot read cluster {cluster}"
+
+
+def fix(hint: str) -> str:
+    return f"*Fix:* {hint}"
+
+
+def truncated(shown: int, total: int, cli: str) -> str:
+    return (
+        f":scissors: Showing {shown} of {total} parts; the rest did not fit in Slack."
+        f" The full answer: `{cli}`"
+    )
+
+
+def cli_command(kind: str, namespace: str, name: str) -> str:
+    return f"kubewhy triage {namespace} {name}" if kind == "pod" else f"kubewhy jobset why {namespace} {name}"
+
+
+def changed(before: str, after: str, summary: str) -> str:
+    return f":arrows_counterclockwise: Changed since the last check: *{before}* → *{after}*. {summary}"
+
+
+def unchanged(verdict: str) -> str:
+    return f"No change since the last check: still *{verdict}*."
+
+
+def watch_started(target: str, interval: float, minutes: float) -> str:
+    return (
+        f":eyes: Watching {target}: re-checking every {interval:g} s for up to {minutes:g} min."
+        " I'll post here when the verdict changes. `@kubewhy stop` ends it."
+    )
+
+
+def watch_already(target: str) -> str:
+    return f"Already watching {target} in this thread. `@kubewhy stop` ends it."
+
+
+def watch_settled(target: str, verdict: str) -> str:
+    return f":checkered_flag: Watch of {target} ended: the verdict is *{verdict}*."
+
+
+def watch_timed_out(target: str, minutes: float, verdict: str) -> str:
+    return f":hourglass: Watch of {target} ended after {minutes:g} min; the verdict is still *{verdict}*."
+
+
+def watch_stopped(target: str, user: str) -> str:
+    return f":octagonal_sign: Watch of {target} stopped by <@{user}>."
+
+
+def watch_shutdown(target: str) -> str:
+    return (
+        f":octagonal_sign: Watch of {target} ended: kubewhy is shutting down."
+        " Ask `@kubewhy watch` again once it is back."
+    )
+
+
+def no_watch() -> str:
+    return "Nothing is being watched in this thread."
+
+
+def too_many_watches(limit: int) -> str:
+    return f"kubewhy is already running {limit} watches; stop one (`@kubewhy stop`) or try later."
+
+
+def no_verdict_here() -> str:
+    return (
+        "This thread has no kubewhy verdict to follow up. Ask in it with"
+        " `@kubewhy triage NAMESPACE POD` or `@kubewhy jobset why NAMESPACE NAME`."
+    )
+
+
+def nothing_in_alert() -> str:
+    return (
+        "I could not find a `namespace=` label with `pod=` or `jobset_name=` in that message."
+        " Ask in its thread with `@kubewhy triage NAMESPACE POD`."
+    )
+
+
+def channel_not_allowed() -> str:
+    return (
+        "kubewhy is not enabled in this channel (the `allow.channels` list of its config does not name it)."
+    )
+
+
+def user_not_allowed() -> str:
+    return (
+        "You are not allowed to query kubewhy: you are not in its `allow.users` list"
+        " nor in one of its `allow.usergroups`."
+    )
+
+
+def namespace_not_allowed(namespace: str, allowed: Iterable[str]) -> str:
+    names = ", ".join(f"`{n}`" for n in allowed) or "none"
+    return f"This channel may not query namespace `{namespace}`; it may query: {names}."
+
+
+def unknown_cluster(cluster: str, known: Iterable[str]) -> str:
+    names = ", ".join(f"`{c}`" for c in known)
+    return f"There is no cluster named `{cluster}`. Known clusters: {names}."
+
+
+def unexpected(request_id: str) -> str:
+    return (
+        f":warning: Sorry, something went wrong on kubewhy's side (request `{request_id}`)."
+        " It is logged; please try again."
+    )
+
+
+def detail_fallback(target: str) -> str:
+    return f"Evidence and next commands for {target}"

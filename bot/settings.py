@@ -1,0 +1,236 @@
+"""The bot's settings: the environment (secrets, port, Slack's URL) and the optional KUBEWHY_CONFIG file
+(clusters, channel defaults, who may ask).
+
+Both are validated at start, so a bad value stops `kubewhy serve` with one clear line (exit 2) rather
+than a failure on the first command. Nothing is read at import time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Self
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from handlers.requests import ClusterName, Namespace
+
+SLACK_API_URL = "https://slack.com/api/"
+
+
+class SettingsError(Exception):
+    """A setting or the config file is invalid; the message names which and why."""
+
+
+class Settings(BaseSettings):
+    """The environment of `kubewhy serve` (DESIGN.md, Slack)."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, env_ignore_empty=True, extra="ignore")
+
+    slack_bot_token: SecretStr
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    """Set: Socket Mode. Unset: HTTP mode on KUBEWHY_PORT."""
+    kubewhy_slack_api_url: HttpUrl = HttpUrl(SLACK_API_URL)
+    kubewhy_port: int = Field(default=3000, ge=1, le=65535)
+    kubewhy_config: Path | None = None
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _bot_token(cls, value: SecretStr) -> SecretStr:
+        if not value.get_secret_value().startswith("xoxb-"):
+            raise ValueError("must be a bot token (xoxb-…) from OAuth & Permissions")
+        return value
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _app_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError("must be an app-level token (xapp-…) with connections:write")
+        return value
+
+    @model_validator(mode="after")
+    def _signing_secret_for_http(self) -> Self:
+        if self.slack_app_token is None and self.slack_signing_secret is None:
+            raise ValueError(
+                "SLACK_SIGNING_SECRET is required in HTTP mode (Basic Information → Signing Secret);"
+                " set SLACK_APP_TOKEN instead for Socket Mode"
+            )
+        return self
+
+    @property
+    def socket_mode(self) -> bool:
+        return self.slack_app_token is not None
+
+    @property
+    def api_url(self) -> str:
+        """The Web API base URL with the trailing slash the client joins method names to."""
+        url = str(self.kubewhy_slack_api_url)
+        return url if url.endswith("/") else url + "/"
+
+
+def _channel_id(value: str) -> str:
+    if not (value[:1] in ("C", "G", "D") and value[1:].isalnum() and value.isupper()):
+        raise ValueError(f"'{value}' is not a channel ID (C…, from the channel's details), not a name")
+    return value
+
+
+def _user_id(value: str) -> str:
+    if not (value[:1] in ("U", "W") and value[1:].isalnum() and value.isupper()):
+        raise ValueError(f"'{value}' is not a user ID (U… or W…, from the person's profile)")
+    return value
+
+
+def _usergroup_id(value: str) -> str:
+    if not (value[:1] == "S" and value[1:].isalnum() and value.isupper()):
+        raise ValueError(f"'{value}' is not a user group ID (S…)")
+    return value
+
+
+ChannelId = Annotated[str, AfterValidator(_channel_id)]
+UserId = Annotated[str, AfterValidator(_user_id)]
+UsergroupId = Annotated[str, AfterValidator(_usergroup_id)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ClusterConfig(_Strict):
+    """One cluster: a kubeconfig (and context), the in-cluster service account, or a snapshot.
+
+    With none of them, the kubeconfig is looked up as kubectl does (KUBECONFIG, ~/.kube/config), then
+    in-cluster."""
+
+    kubeconfig: Path | None = None
+    context: str | None = None
+    in_cluster: bool = False
+    snapshot: Path | None = None
+    timeout: float = Field(default=5.0, gt=0, le=60)
+    """Seconds for each API call."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if self.snapshot is not None and (self.kubeconfig or self.context or self.in_cluster):
+            raise ValueError("a snapshot cluster takes no kubeconfig, context or in_cluster")
+        if self.in_cluster and (self.kubeconfig or self.context):
+            raise ValueError("an in_cluster cluster takes no kubeconfig or context")
+        return self
+
+
+class ChannelConfig(_Strict):
+    cluster: ClusterName | None = None
+    """The cluster asked when a command names none."""
+    ephemeral: bool = False
+    """Answer only to the person who asked (no thread, no watch)."""
+    namespaces: tuple[Namespace, ...] | None = None
+    """The namespaces this channel may query; unset: all."""
+
+
+class AllowConfig(_Strict):
+    """Who may ask. Each list that is set must be satisfied: the channel is listed, and the person is
+    listed or in a listed user group."""
+
+    channels: tuple[ChannelId, ...] = ()
+    users: tuple[UserId, ...] = ()
+    usergroups: tuple[UsergroupId, ...] = ()
+
+
+class WatchConfig(_Strict):
+    interval_seconds: float = Field(default=30.0, gt=0)
+    max_minutes: float = Field(default=30.0, gt=0, le=24 * 60)
+
+
+class Config(_Strict):
+    """The KUBEWHY_CONFIG file. Without one: a single cluster found like kubectl finds it, and every
+    channel may query every namespace."""
+
+    clusters: dict[ClusterName, ClusterConfig] = Field(default_factory=lambda: {"default": ClusterConfig()})
+    default_cluster: ClusterName | None = None
+    channels: dict[ChannelId, ChannelConfig] = Field(default_factory=dict)
+    allow: AllowConfig = AllowConfig()
+    watch: WatchConfig = WatchConfig()
+    usergroup_cache_seconds: float = Field(default=300.0, ge=0)
+
+    @model_validator(mode="after")
+    def _clusters_known(self) -> Self:
+        if not self.clusters:
+            raise ValueError("clusters: name at least one cluster")
+        if self.default_cluster is None and len(self.clusters) > 1:
+            raise ValueError("default_cluster: required when there are several clusters")
+        named = {"default_cluster": self.default_cluster} | {
+            f"channels.{channel}.cluster": c.cluster for channel, c in self.channels.items()
+        }
+        for where, cluster in named.items():
+            if cluster is not None and cluster not in self.clusters:
+                raise ValueError(f"{where}: no cluster named '{cluster}' in clusters")
+        return self
+
+    @property
+    def fallback_cluster(self) -> str:
+        return self.default_cluster or next(iter(self.clusters))
+
+    def channel(self, channel_id: str) -> ChannelConfig:
+        return self.channels.get(channel_id, ChannelConfig())
+
+    def relative_to(self, folder: Path) -> Config:
+        """Paths in the file are relative to the file's folder, as a person writing it expects."""
+
+        def resolve(path: Path | None) -> Path | None:
+            return None if path is None else folder / path.expanduser()
+
+        clusters = {
+            name: c.model_copy(update={"kubeconfig": resolve(c.kubeconfig), "snapshot": resolve(c.snapshot)})
+            for name, c in self.clusters.items()
+        }
+        return self.model_copy(update={"clusters": clusters})
+
+
+def _first_problem(error: ValidationError) -> tuple[str, str]:
+    """Where the first problem is (dotted field path, may be empty) and what it is."""
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"])
+    if first["type"] == "missing":
+        return location, "is required"
+    if first["type"] == "value_error":  # our validators' own words, without pydantic's "Value error, "
+        return location, str(first.get("ctx", {}).get("error", first["msg"]))
+    return location, first["msg"]
+
+
+def load_settings() -> Settings:
+    """Read and check the environment, or SettingsError naming the variable."""
+    try:
+        return Settings()  # type: ignore[call-arg]  # pydantic-settings fills the fields from the environment
+    except ValidationError as error:
+        variable, problem = _first_problem(error)
+        raise SettingsError(f"{variable.upper()} {problem}" if variable else problem) from None
+
+
+def load_config(path: Path | None) -> Config:
+    """The config file at `path` (KUBEWHY_CONFIG), or the defaults when there is none."""
+    if path is None:
+        return Config()
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise SettingsError(f"KUBEWHY_CONFIG {path}: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        raise SettingsError(f"KUBEWHY_CONFIG {path}: not valid YAML: {error}") from None
+    try:
+        config = Config.model_validate(data if data is not None else {})
+    except ValidationError as error:
+        location, problem = _first_problem(error)
+        where = f"{path}: {location}" if location else str(path)
+        raise SettingsError(f"KUBEWHY_CONFIG {where}: {problem}") from None
+    return config.relative_to(path.resolve().parent)

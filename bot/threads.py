@@ -1,0 +1,161 @@
+"""Follow-ups in a verdict's thread: finding the verdict from Slack alone, re-checking, and watches.
+
+The thread's verdict is read back from Slack (`conversations.replies` with metadata), not from memory,
+so a restarted bot still follows up. Watches are the only state: asyncio tasks that end on their own
+(settled verdict, time limit), on `@kubewhy stop`, or at shutdown, each with a last line in its thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import blocks, messages
+from bot.answers import Poster, VerdictMeta
+from bot.blocks import escape, note
+from bot.checks import Check
+from bot.settings import WatchConfig
+from handlers.requests import Target
+
+log = logging.getLogger(__name__)
+
+MAX_WATCHES = 20
+"""Each watch reads the cluster every interval; this bounds the load a busy incident can cause."""
+
+SCAN_LIMIT = 200
+"""Replies read when looking for the latest verdict in a thread the bot did not start."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """A verdict message: what it is about and said, and its ts (the message to update)."""
+
+    meta: VerdictMeta
+    ts: str
+
+
+async def find_verdict(
+    client: AsyncWebClient, channel: str, thread_ts: str, bot_id: str | None
+) -> Found | None:
+    """The thread's latest kubewhy verdict: its parent when kubewhy started the thread (one message
+    read), else the newest verdict the bot posted in it (an alert's thread). Only the bot's own messages
+    are trusted."""
+
+    def ours(message: dict[str, Any]) -> VerdictMeta | None:
+        return VerdictMeta.from_message(message) if message.get("bot_id") == bot_id else None
+
+    first = await client.conversations_replies(
+        channel=channel, ts=thread_ts, include_all_metadata=True, limit=1
+    )
+    parent = (first.get("messages") or [{}])[0]
+    if meta := ours(parent):
+        return Found(meta, parent["ts"])
+    if not first.get("has_more"):
+        return None
+    thread = await client.conversations_replies(
+        channel=channel, ts=thread_ts, include_all_metadata=True, limit=SCAN_LIMIT
+    )
+    for message in reversed(thread.get("messages") or []):
+        if meta := ours(message):
+            return Found(meta, message["ts"])
+    return None
+
+
+async def post_change(poster: Poster, channel: str, thread_ts: str, found: Found, check: Check) -> None:
+    """Update the verdict message to `check` and say in the thread what changed since it."""
+    await poster.update(channel, found.ts, check)
+    if check.verdict == found.meta.verdict:
+        await poster.say(channel, thread_ts, note(messages.unchanged(check.verdict)))
+        return
+    await poster.say(
+        channel, thread_ts, note(messages.changed(found.meta.verdict, check.verdict, escape(check.summary)))
+    )
+    await poster.details(channel, thread_ts, check)
+
+
+@dataclass
+class _Watch:
+    target: Target
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    last_line: str = ""
+    task: asyncio.Task[None] | None = None
+
+
+class Watches:
+    """Re-checks of a thread's target every `interval_seconds`, posting only when the verdict changes."""
+
+    def __init__(
+        self, poster: Poster, check: Callable[[Target], Awaitable[Check]], config: WatchConfig
+    ) -> None:
+        self._poster = poster
+        self._check = check
+        self._config = config
+        self._watches: dict[tuple[str, str], _Watch] = {}
+
+    def start(self, channel: str, thread_ts: str, found: Found) -> str:
+        """Start watching in this thread; returns the line to post."""
+        what = str(found.meta.target)
+        if (channel, thread_ts) in self._watches:
+            return messages.watch_already(what)
+        if len(self._watches) >= MAX_WATCHES:
+            return messages.too_many_watches(MAX_WATCHES)
+        watch = _Watch(found.meta.target)
+        self._watches[channel, thread_ts] = watch
+        watch.task = asyncio.create_task(self._run(channel, thread_ts, found, watch), name=f"watch {what}")
+        watch.task.add_done_callback(_log_failure)
+        return messages.watch_started(what, self._config.interval_seconds, self._config.max_minutes)
+
+    def stop(self, channel: str, thread_ts: str, user: str) -> bool:
+        """End the thread's watch (its last line names who stopped it); False if there is none."""
+        watch = self._watches.get((channel, thread_ts))
+        if watch is None:
+            return False
+        watch.last_line = messages.watch_stopped(str(watch.target), user)
+        watch.stopping.set()
+        return True
+
+    async def close(self) -> None:
+        """End every watch with a line in its thread (at shutdown), and wait for them to post it."""
+        for watch in self._watches.values():
+            watch.last_line = messages.watch_shutdown(str(watch.target))
+            watch.stopping.set()
+        await asyncio.gather(
+            *(w.task for w in list(self._watches.values()) if w.task), return_exceptions=True
+        )
+
+    async def _run(self, channel: str, thread_ts: str, found: Found, watch: _Watch) -> None:
+        loop = asyncio.get_running_loop()
+        interval = self._config.interval_seconds
+        deadline = loop.time() + self._config.max_minutes * 60
+        what = str(watch.target)
+        try:
+            while True:
+                check = await self._check(watch.target)
+                if check.verdict != found.meta.verdict:
+                    await post_change(self._poster, channel, thread_ts, found, check)
+                    found = Found(VerdictMeta.of(check) or found.meta, found.ts)
+                if check.settled:
+                    watch.last_line = messages.watch_settled(what, check.verdict)
+                    break
+                if loop.time() + interval > deadline:
+                    watch.last_line = messages.watch_timed_out(what, self._config.max_minutes, check.verdict)
+                    break
+                try:
+                    await asyncio.wait_for(watch.stopping.wait(), interval)
+                    break
+                except TimeoutError:
+                    continue
+            await self._poster.say(channel, thread_ts, blocks.note(watch.last_line))
+        finally:
+            del self._watches[channel, thread_ts]
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """A watch runs outside any request, so bolt's error handler never sees its failure: log it here."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("%s failed", task.get_name(), exc_info=error)

@@ -1,0 +1,66 @@
+"""Fixtures of the Slack tests: one `kubewhy serve` for the session, talking to a local Slack and to
+API simulators serving the corpus (see tests/slack/support.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+
+import pytest
+import yaml
+
+from bot.localslack import LocalSlack
+from tests import corpus
+from tests.apisim import serve
+from tests.slack.support import (
+    GPU_LAB,
+    TOKEN,
+    WATCH_MINUTES,
+    WATCH_SECONDS,
+    Bot,
+    World,
+    free_port,
+    kubeconfig_for,
+    new_channel,
+    running_bot,
+)
+
+
+@pytest.fixture
+def channel() -> str:
+    return new_channel()
+
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    folder = tmp_path_factory.mktemp("world")
+    snapshots = sorted({case.snapshot for kind in ("triage", "jobset") for case in corpus.cases(kind)})
+    down = folder / "down.kubeconfig"
+    down.write_text(yaml.safe_dump(kubeconfig_for(f"http://127.0.0.1:{free_port()}")))
+    with ExitStack() as stack:
+        slack = stack.enter_context(LocalSlack(bot_token=TOKEN))
+        sims = {path: stack.enter_context(serve(path)) for path in snapshots}
+        faulty = stack.enter_context(serve(GPU_LAB))
+        mutable = stack.enter_context(serve(GPU_LAB))
+        cluster_of = {path: f"s{i}" for i, path in enumerate(snapshots)}
+        clusters = {cluster_of[p]: {"kubeconfig": sim.kubeconfig, "timeout": 3} for p, sim in sims.items()}
+        clusters |= {
+            "lab": {"kubeconfig": stack.enter_context(serve(GPU_LAB)).kubeconfig, "timeout": 3},
+            "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1},
+            "mutable": {"kubeconfig": mutable.kubeconfig, "timeout": 3},
+            "down": {"kubeconfig": str(down), "timeout": 1},
+        }
+        config = {
+            "default_cluster": "lab",
+            "clusters": clusters,
+            "watch": {"interval_seconds": WATCH_SECONDS, "max_minutes": WATCH_MINUTES},
+        }
+        bot = stack.enter_context(running_bot(slack, folder, config))
+        yield World(bot, slack, cluster_of, faulty, mutable)
+
+
+
+@pytest.fixture
+def bot(world: World) -> Bot:
+    return world.bot
