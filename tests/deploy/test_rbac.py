@@ -1,0 +1,173 @@
+"""Least privilege, proven: the ClusterRole that `kubectl apply -k` installs allows every request the
+live reader makes over the whole test corpus, and grants nothing it does not make.
+
+The requests are recorded, not listed by hand: the real `kubernetes` client (through `LiveReader`) asks
+the API simulator every question of the corpus, plus the NotFound paths and `ping()`, and the simulator
+records each request as the API server's authorizer sees it (verb, apiGroup, resource, subresource).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+from collections.abc import Iterable, Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster.errors import NotFound
+from cluster.live import LiveReader
+from tests.apisim import Request, serve
+from tests.corpus import Case, cases
+from tests.deploy.rendered import OVERLAYS, Object, render, the
+
+ABSENT = "kubewhy-absent"
+"""A name no corpus snapshot uses, for the NotFound paths (which read more: similar names, rejections)."""
+
+# Granted to every authenticated user by the default ClusterRole system:discovery (bound to the group
+# system:authenticated; kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go): these
+# need no rule of ours.
+DISCOVERY_URLS = (
+    "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/version", "/version/",
+    "/openapi", "/openapi/*",
+)
+
+
+@dataclass(frozen=True, order=True)
+class Access:
+    """What the RBAC authorizer checks for one resource request."""
+
+    verb: str
+    group: str
+    resource: str
+    """The plural, with the subresource after a slash: `pods`, `pods/log`."""
+    name: str = ""
+
+
+def rule_allows(rule: Mapping[str, Any], wanted: Access) -> bool:
+    """The RBAC authorizer's rule match (rbac/v1 PolicyRule semantics, wildcards included)."""
+    subresource = wanted.resource.partition("/")[2]
+    resources = {"*", wanted.resource} | ({f"*/{subresource}"} if subresource else set())
+    return (
+        bool({"*", wanted.group} & set(rule.get("apiGroups", [])))
+        and bool({"*", wanted.verb} & set(rule.get("verbs", [])))
+        and bool(resources & set(rule.get("resources", [])))
+        and (not rule.get("resourceNames") or wanted.name in rule["resourceNames"])
+    )
+
+
+def missing(role: Object, accesses: Iterable[Access]) -> list[Access]:
+    """The accesses no rule of `role` allows."""
+    return sorted({a for a in accesses if not any(rule_allows(rule, a) for rule in role.get("rules", []))})
+
+
+def excess(role: Object, accesses: Iterable[Access]) -> list[tuple[str, str, str]]:
+    """The (verb, group, resource) grants of `role` that no access uses; a wildcard or a
+    nonResourceURLs rule always counts, since it grants what nobody listed."""
+    used = {(a.verb, a.group, a.resource) for a in accesses}
+    granted = {
+        grant
+        for rule in role.get("rules", [])
+        for grant in itertools.product(
+            rule.get("verbs", []), rule.get("apiGroups", []), rule.get("resources", [])
+        )
+    }
+    extra = {grant for grant in granted if grant not in used or any("*" in part for part in grant)}
+    extra |= {("get", "", url) for rule in role.get("rules", []) for url in rule.get("nonResourceURLs", [])}
+    return sorted(extra)
+
+
+def discovery_allows(path: str) -> bool:
+    return any(path == url or (url.endswith("*") and path.startswith(url[:-1])) for url in DISCOVERY_URLS)
+
+
+@dataclass(frozen=True)
+class Recording:
+    accesses: frozenset[Access]
+    non_resource: frozenset[str]
+    """Paths of requests that name no resource (discovery, /version)."""
+
+
+async def ask_everything(kubeconfig: str, asked: list[Case]) -> None:
+    """Every question of the corpus about one snapshot, its NotFound neighbours, and a ping."""
+    reader = LiveReader.from_kubeconfig(kubeconfig, None)
+    try:
+        await reader.ping()
+        for case in asked:
+            if case.kind == "triage":
+                await reader.triage_view(case.namespace, case.name)
+            else:
+                await reader.jobset_view(case.namespace, case.name)
+        for namespace in {case.namespace for case in asked} | {ABSENT}:
+            with pytest.raises(NotFound):
+                await reader.triage_view(namespace, ABSENT)
+            with pytest.raises(NotFound):
+                await reader.jobset_view(namespace, ABSENT)
+    finally:
+        await reader.aclose()
+
+
+async def record(corpus: list[Case]) -> list[Request]:
+    """The requests of every question, one simulator per snapshot, the snapshots asked concurrently."""
+    by_snapshot: dict[Path, list[Case]] = {}
+    for case in corpus:
+        by_snapshot.setdefault(case.snapshot, []).append(case)
+    with ExitStack() as stack:
+        sims = {snapshot: stack.enter_context(serve([snapshot])) for snapshot in by_snapshot}
+        await asyncio.gather(*(ask_everything(sims[s].kubeconfig, asked) for s, asked in by_snapshot.items()))
+        return [request for sim in sims.values() for request in sim.requests]
+
+
+@pytest.fixture(scope="module")
+def recording() -> Recording:
+    corpus = cases("triage") + cases("jobset")
+    assert corpus, "the corpus is empty: nothing would be recorded"
+    requests = asyncio.run(record(corpus))
+    return Recording(
+        accesses=frozenset(
+            Access(r.verb, r.group, r.rbac_resource, r.name) for r in requests if r.is_resource
+        ),
+        non_resource=frozenset(r.path for r in requests if not r.is_resource),
+    )
+
+
+def cluster_role(overlay: str) -> Object:
+    return the(render(overlay), "ClusterRole")
+
+
+def test_the_reader_only_reads(recording: Recording) -> None:
+    assert recording.accesses
+    assert {a.verb for a in recording.accesses} <= {"get", "list", "watch"}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_cluster_role_allows_every_request(overlay: str, recording: Recording) -> None:
+    assert missing(cluster_role(overlay), recording.accesses) == []
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_cluster_role_grants_nothing_never_requested(overlay: str, recording: Recording) -> None:
+    assert excess(cluster_role(overlay), recording.accesses) == []
+
+
+def test_non_resource_requests_need_no_rule(recording: Recording) -> None:
+    assert sorted(path for path in recording.non_resource if not discovery_allows(path)) == []
+
+
+def test_the_checks_fail_on_a_missing_or_an_extra_grant(recording: Recording) -> None:
+    """The controls: each check above does catch the mistake it exists for."""
+    role = cluster_role("http")
+    for index in range(len(role["rules"])):
+        narrower = copy.deepcopy(role)
+        del narrower["rules"][index]
+        assert missing(narrower, recording.accesses), f"rule {index} is never needed"
+    wider = copy.deepcopy(role)
+    wider["rules"].append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]})
+    assert excess(wider, recording.accesses) == [("get", "", "secrets")]
+    wildcard = copy.deepcopy(role)
+    wildcard["rules"][0]["verbs"].append("*")
+    assert excess(wildcard, recording.accesses)
