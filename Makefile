@@ -24,9 +24,23 @@ test: lint
 	$(BIN)/pytest -q
 
 demo: install
+	@echo "== The GPU lab: kubewhy triage gpu-triage POD --snapshot examples/gpu-lab.json --format word"
 	@for pod in case-ok case-nogpunode case-alloc0 case-taint case-label case-exhaust case-norequest; do \
-	  printf '%-16s ' $$pod; $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json --format word; \
+	  printf '  %-16s ' $$pod; $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json --format word; \
 	done
+	@echo
+	@echo "== JobSet incidents: kubewhy jobset why NS NAME --snapshot examples/jobset-*.json --format word"
+	@printf '  %-44s ' duplicate-leader; $(BIN)/kubewhy jobset why llm llm-pretrain --snapshot examples/jobset-leader-duplicate.json --format word
+	@printf '  %-44s ' preemption-restarts; $(BIN)/kubewhy jobset why llm llama3-70b-ft --snapshot examples/jobset-preemption-restarts.json --format word
+	@echo
+	@echo "== The masked leader-pending on TPUs: kubewhy jobset why llm maxtext-v5e --snapshot examples/jobset-leader-pending-tpu.json"
+	@$(BIN)/kubewhy jobset why llm maxtext-v5e --snapshot examples/jobset-leader-pending-tpu.json
+	@echo
+	@echo '== In Slack (the whole bot pipeline in-process): kubewhy ask "/triage gpu-triage case-exhaust"'
+	@$(BIN)/kubewhy ask "/triage gpu-triage case-exhaust"
+	@echo
+	@echo '== kubewhy ask "/jobset why llm llama3-70b-ft"'
+	@$(BIN)/kubewhy ask "/jobset why llm llama3-70b-ft"
 
 bench: install
 	$(BIN)/python -m bench

@@ -3,7 +3,8 @@
 A signed slash command goes through the real bolt app (signature check, ack, authorization, posting)
 whose Web API calls are answered by the local Slack server; what it posted (the channel message and
 its thread, or what only the asker sees) is then printed as plain text. Without `--snapshot`, the
-cluster is the embedded demo (the snapshots of the `examples` package).
+clusters are the embedded demo: each snapshot of the `examples` package is a cluster of its own, named
+after its file, and the one that holds the object asked about answers (`--cluster` picks another).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from bot.clusters import Clusters
 from bot.localslack import FORM, LocalSlack, Message, command_body, signed_headers
 from bot.settings import ClusterConfig, Config
 from cluster.errors import ClusterError
-from handlers.requests import Help, UsageError, parse_jobset, parse_triage
+from cluster.snapshot import load_objects
+from diagnosis.objects import name, namespace
+from handlers.requests import Explain, Help, Target, UsageError, parse_jobset, parse_triage
 
 CHANNEL = "C0KUBEWHYASK"
 USER = "U0ONCALL"
@@ -52,9 +55,11 @@ def run(text: str, snapshot: str | PathLike[str] | None) -> int:
         sys.stdout.write(_usage(request.topic))
         return 0
     with ExitStack() as stack:
-        path = Path(snapshot) if snapshot is not None else stack.enter_context(as_file(files("examples")))
-        config = Config(clusters={"demo": ClusterConfig(snapshot=path)})
         try:
+            if snapshot is not None:
+                config = Config(clusters={"snapshot": ClusterConfig(snapshot=Path(snapshot))})
+            else:
+                config = _demo(stack.enter_context(as_file(files("examples"))), request)
             clusters = Clusters.from_config(config)
         except ClusterError as error:
             return _fail(str(error), 3)
@@ -62,6 +67,29 @@ def run(text: str, snapshot: str | PathLike[str] | None) -> int:
             asyncio.run(_ask(slack, config, clusters, command, rest))
             sys.stdout.write(_shown(slack))
             return _status(slack)
+
+
+def _demo(folder: Path, request: Target | Explain) -> Config:
+    """The demo clusters, one per example snapshot; the default is the one holding the target."""
+    snapshots = {path.stem: path for path in sorted(folder.glob("*.json"))}
+    default = "gpu-lab"
+    if isinstance(request, Target):
+        kind = {"pod": "Pod", "jobset": "JobSet"}[request.kind]
+        default = next(
+            (
+                cluster
+                for cluster, path in snapshots.items()
+                if any(
+                    (o.get("kind"), namespace(o), name(o)) == (kind, request.namespace, request.name)
+                    for o in load_objects(path)
+                )
+            ),
+            default,
+        )
+    return Config(
+        default_cluster=default,
+        clusters={cluster: ClusterConfig(snapshot=path) for cluster, path in snapshots.items()},
+    )
 
 
 def _fail(message: str, status: int) -> int:

@@ -24,10 +24,17 @@ def test_ask_prints_the_channel_message_and_its_thread_from_the_demo_cluster() -
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == ":red_circle: taint: pod gpu-triage/case-taint"
-    assert "cluster demo · checked" in done.stdout
+    assert "cluster gpu-lab · checked" in done.stdout
     assert "[Re-check] [Watch] [Details]" in lines
     assert "  │ Evidence" in lines
     assert "  │     kubectl describe pod case-taint -n gpu-triage" in lines
+
+
+def test_ask_answers_from_the_demo_cluster_that_holds_the_jobset() -> None:
+    done = ask("/jobset why llm maxtext-v5e")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == ":red_circle: leader-pending: JobSet llm/maxtext-v5e"
+    assert "cluster jobset-leader-pending-tpu · checked" in done.stdout
 
 
 @pytest.mark.parametrize(
