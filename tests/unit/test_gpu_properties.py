@@ -10,17 +10,16 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diagnosis.gpu import classify, usage_candidates
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.views import TriageView
+from tests.unit.hostile import SETTINGS, tear
 from tests.unit.test_gpu_corpus import CASES, NOW, view_of
 
-SETTINGS = settings(
-    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
-)
+EXAMPLES = settings(SETTINGS, max_examples=150)
 
 KEYS = [
     "metadata",
@@ -130,7 +129,7 @@ def same_twice(view: TriageView) -> Diagnosis:
     return first
 
 
-@SETTINGS
+@EXAMPLES
 @given(
     pod=objects,
     nodes=st.lists(st.one_of(objects, json_values), max_size=4),
@@ -144,24 +143,7 @@ def test_arbitrary_objects_never_raise(
     same_twice(TriageView(pod, tuple(nodes), tuple(bound), tuple(events), NOW, prefiltered))
 
 
-def tear(value: Any, rng: random.Random, odds: float) -> Any:
-    """A copy with some fields removed and some replaced by a value of another type."""
-    if isinstance(value, dict):
-        torn = {}
-        for key, inner in value.items():
-            roll = rng.random()
-            if roll < odds:
-                continue
-            torn[key] = (
-                rng.choice([None, 7, "x", [], {}, True, -1.5]) if roll < 2 * odds else tear(inner, rng, odds)
-            )
-        return torn
-    if isinstance(value, list):
-        return [tear(v, rng, odds) for v in value if rng.random() >= odds]
-    return value
-
-
-@SETTINGS
+@EXAMPLES
 @given(
     index=st.integers(0, len(CASES) - 1), seed=st.integers(0, 2**32), odds=st.sampled_from([0.02, 0.1, 0.3])
 )
@@ -171,10 +153,10 @@ def test_torn_corpus_objects_never_raise(index: int, seed: int, odds: float) -> 
     rng = random.Random(seed)
     torn = replace(
         view,
-        pod=tear(copy.deepcopy(view.pod), rng, odds),
-        nodes=tuple(tear(copy.deepcopy(n), rng, odds) for n in view.nodes),
-        bound_pods=tuple(tear(copy.deepcopy(p), rng, odds) for p in view.bound_pods),
-        events=tuple(tear(copy.deepcopy(e), rng, odds) for e in view.events),
+        pod=tear(view.pod, rng, odds),
+        nodes=tuple(tear(n, rng, odds) for n in view.nodes),
+        bound_pods=tuple(tear(p, rng, odds) for p in view.bound_pods),
+        events=tuple(tear(e, rng, odds) for e in view.events),
     )
     same_twice(torn)
 

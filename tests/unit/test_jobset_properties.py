@@ -4,24 +4,22 @@ wrong type, and arbitrary pasted text."""
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from datetime import UTC, datetime
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diagnosis.admission import explain_message
 from diagnosis.jobset import explain
 from diagnosis.model import Diagnosis, JobSetVerdict
 from diagnosis.views import JobSetView
+from tests.unit.hostile import SETTINGS, tear
 from tests.unit.test_jobset_corpus import CASES, NOW, _items, view_of
 
-SETTINGS = settings(
-    max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
-)
+EXAMPLES = settings(SETTINGS, max_examples=120)
 
 scalars = st.one_of(
     st.none(),
@@ -81,7 +79,7 @@ def _same_twice(view: JobSetView) -> Diagnosis:
     return first
 
 
-@SETTINGS
+@EXAMPLES
 @given(
     jobset=objects,
     jobs=st.lists(objects, max_size=3),
@@ -104,42 +102,25 @@ def test_arbitrary_objects_never_raise(
     _same_twice(view)
 
 
-def _tear(value: Any, rng: random.Random, odds: float) -> Any:
-    """`value` with some keys dropped, some values swapped for the wrong type, recursively."""
-    if isinstance(value, dict):
-        torn = {}
-        for key, inner in value.items():
-            roll = rng.random()
-            if roll < odds:
-                continue
-            torn[key] = (
-                rng.choice([None, 7, "x", [], {}, True]) if roll < 2 * odds else _tear(inner, rng, odds)
-            )
-        return torn
-    if isinstance(value, list):
-        return [_tear(inner, rng, odds) for inner in value if rng.random() >= odds]
-    return value
-
-
-@SETTINGS
+@EXAMPLES
 @given(case=st.sampled_from(CASES), seed=st.integers(0, 2**32), odds=st.sampled_from([0.02, 0.08, 0.2, 0.5]))
 def test_torn_real_objects_never_raise(case: Any, seed: int, odds: float) -> None:
     view = view_of(_items(case.snapshot), case.namespace, case.name)
     rng = random.Random(seed)
     torn = JobSetView(
-        jobset=_tear(copy.deepcopy(view.jobset), rng, odds / 2),
-        jobs=tuple(_tear(copy.deepcopy(o), rng, odds) for o in view.jobs),
-        pods=tuple(_tear(copy.deepcopy(o), rng, odds) for o in view.pods),
-        events=tuple(_tear(copy.deepcopy(o), rng, odds) for o in view.events),
-        nodes=tuple(_tear(copy.deepcopy(o), rng, odds) for o in view.nodes),
-        bound_pods=tuple(_tear(copy.deepcopy(o), rng, odds) for o in view.bound_pods),
-        workloads=tuple(_tear(copy.deepcopy(o), rng, odds) for o in view.workloads),
+        jobset=tear(view.jobset, rng, odds / 2),
+        jobs=tuple(tear(o, rng, odds) for o in view.jobs),
+        pods=tuple(tear(o, rng, odds) for o in view.pods),
+        events=tuple(tear(o, rng, odds) for o in view.events),
+        nodes=tuple(tear(o, rng, odds) for o in view.nodes),
+        bound_pods=tuple(tear(o, rng, odds) for o in view.bound_pods),
+        workloads=tuple(tear(o, rng, odds) for o in view.workloads),
         now=NOW,
     )
     _same_twice(torn)
 
 
-@SETTINGS
+@EXAMPLES
 @given(case=st.sampled_from(CASES), now=st.datetimes(timezones=st.just(UTC)) | st.datetimes())
 def test_any_reading_time_gives_the_same_verdict(case: Any, now: datetime) -> None:
     """`now` only dates the evidence; the verdict comes from the objects."""
@@ -147,7 +128,7 @@ def test_any_reading_time_gives_the_same_verdict(case: Any, now: datetime) -> No
     assert _same_twice(view).verdict == case.verdict
 
 
-@SETTINGS
+@EXAMPLES
 @given(
     text=st.text(max_size=400)
     | st.builds(

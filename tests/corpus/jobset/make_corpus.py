@@ -11,6 +11,10 @@ GKE/EKS/AKS labels and taints. Everything is derived from a seed per snapshot, s
 writes the same files:
 
     .venv/bin/python tests/corpus/jobset/make_corpus.py
+
+Each snapshot is one scenario function, registered with `@scenario` (its seed, file and the verdict
+`index.yaml` records for it) and written with the builders above it, each of which models what one
+controller writes: node pools, child Jobs and their pods, conditions, event series, restarts.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import hashlib
 import json
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -274,6 +279,7 @@ GPU_TAINT = {"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"
 
 
 def tpu_v5e(w: World, cluster: str, pool: str, **kw: Any) -> Obj:
+    """A host of a GKE TPU v5e 4x4 slice node pool: 4 chips, tainted `google.com/tpu`."""
     extra = {
         "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
         "cloud.google.com/gke-tpu-topology": "4x4",
@@ -284,32 +290,51 @@ def tpu_v5e(w: World, cluster: str, pool: str, **kw: Any) -> Obj:
     )
 
 
-def a3(w: World, cluster: str, pool: str, **kw: Any) -> Obj:
-    extra = {
-        "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
-        "cloud.google.com/gke-gpu-driver-version": "latest",
-        **kw.pop("extra", {}),
+def gke_gpu_node(
+    w: World,
+    cluster: str,
+    pool: str,
+    machine: str,
+    gpus: str,
+    accelerator: str,
+    driver: str,
+    *,
+    extra: dict[str, str] | None = None,
+    **kw: Any,
+) -> Obj:
+    """A node of a GKE GPU node pool: GKE labels it with the accelerator (and the driver version it
+    installs, when it installs one) and taints it `nvidia.com/gpu=present:NoSchedule`."""
+    labels = {
+        "cloud.google.com/gke-accelerator": accelerator,
+        **({"cloud.google.com/gke-gpu-driver-version": driver} if driver else {}),
+        **(extra or {}),
     }
-    return gke_node(
-        w, cluster, pool, "a3-highgpu-8g", extra, {"nvidia.com/gpu": "8"}, taints=[GPU_TAINT], **kw
-    )
+    return gke_node(w, cluster, pool, machine, labels, {"nvidia.com/gpu": gpus}, taints=[GPU_TAINT], **kw)
+
+
+def a3(w: World, cluster: str, pool: str, **kw: Any) -> Obj:
+    """An a3-highgpu-8g node: 8 H100s."""
+    return gke_gpu_node(w, cluster, pool, "a3-highgpu-8g", "8", "nvidia-h100-80gb", "latest", **kw)
+
+
+def a2(w: World, cluster: str, pool: str, **kw: Any) -> Obj:
+    """An a2-highgpu-8g node: 8 A100s, from a pool that does not let GKE install the driver."""
+    return gke_gpu_node(w, cluster, pool, "a2-highgpu-8g", "8", "nvidia-tesla-a100", "", **kw)
 
 
 def g2(w: World, cluster: str, pool: str, **kw: Any) -> Obj:
-    extra = {
-        "cloud.google.com/gke-accelerator": "nvidia-l4",
-        "cloud.google.com/gke-gpu-driver-version": "default",
-    }
-    return gke_node(
-        w, cluster, pool, "g2-standard-24", extra, {"nvidia.com/gpu": "2"}, taints=[GPU_TAINT], **kw
-    )
+    """A g2-standard-24 node: 2 L4s."""
+    return gke_gpu_node(w, cluster, pool, "g2-standard-24", "2", "nvidia-l4", "default", **kw)
 
 
 def cpu_node(w: World, cluster: str) -> Obj:
+    """A node of the cluster's default CPU pool."""
     return gke_node(w, cluster, "default-pool", "e2-standard-8", {}, {})
 
 
 def eks_p4d(w: World, i: int, **labels: str) -> Obj:
+    """A p4d.24xlarge node (8 A100s, EFA) of an EKS managed node group, with GPU feature discovery's
+    labels; `labels` adds more (such as EC2's network topology)."""
     name = f"ip-10-0-{40 + i}-{w.rng.randint(10, 250)}.us-west-2.compute.internal"
     return plain_node(
         w,
@@ -330,7 +355,79 @@ def eks_p4d(w: World, i: int, **labels: str) -> Obj:
     )
 
 
+def pool(w: World, count: int, make: Callable[..., Obj], cluster: str, name: str, **kw: Any) -> list[Obj]:
+    """`count` nodes of GKE node pool `name`, made by `make` (`a3`, `tpu_v5e`, ...): one managed
+    instance group, so one hash in their names."""
+    group = w.hexid(8)
+    return [make(w, cluster, name, group=group, **kw) for _ in range(count)]
+
+
+def aks_node(w: World, agent_pool: str, vmss: str, i: int, machine: str, *, gpu: bool = False) -> Obj:
+    """Instance `i` of an AKS agent pool's VM scale set; the GPU pool carries AKS's `sku=gpu` taint."""
+    name = f"aks-{agent_pool}-{vmss}-vmss{i:06d}"
+    labels = {
+        "agentpool": agent_pool,
+        **({"kubernetes.azure.com/accelerator": "nvidia"} if gpu else {}),
+        "kubernetes.azure.com/agentpool": agent_pool,
+        "kubernetes.azure.com/mode": "user" if gpu else "system",
+        "node.kubernetes.io/instance-type": machine,
+        "topology.kubernetes.io/zone": "eastus-1",
+    }
+    provider = (
+        "azure:///subscriptions/6f1c0a7e-2f3b-4d55-9c2e-0e8b1f7d9a11/resourceGroups/mc_ml_aks-ml_eastus/providers/"
+        f"Microsoft.Compute/virtualMachineScaleSets/aks-{agent_pool}-{vmss}-vmss/virtualMachines/{i}"
+    )
+    capacity = {"nvidia.com/gpu": "8"} if gpu else {}
+    taints = [{"effect": "NoSchedule", "key": "sku", "value": "gpu"}] if gpu else None
+    return plain_node(w, name, labels, capacity, provider, taints=taints)
+
+
+def lab_node(w: World, i: int) -> Obj:
+    """An on-premises H100 node labelled by GPU feature discovery; no cloud provider, no providerID."""
+    labels = {
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.present": "true",
+        "node-role.kubernetes.io/worker": "",
+    }
+    n = plain_node(w, f"gpu-node-{i:02d}.lab.internal", labels, {"nvidia.com/gpu": "8"}, "")
+    del n["spec"]["providerID"]
+    return n
+
+
+def unreachable(node: Obj, minutes_ago: float) -> None:
+    """What the node lifecycle controller does when a kubelet stops posting status: Ready=Unknown and
+    the `unreachable` taints (once a pod's toleration of the NoExecute one runs out, the taint manager
+    evicts it)."""
+    ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+    ready.update(
+        {
+            "lastTransitionTime": ts(minutes_ago),
+            "message": "Kubelet stopped posting node status.",
+            "reason": "NodeStatusUnknown",
+            "status": "Unknown",
+        }
+    )
+    node["spec"]["taints"] = [
+        *node["spec"]["taints"],
+        {"effect": "NoSchedule", "key": "node.kubernetes.io/unreachable", "timeAdded": ts(minutes_ago)},
+        {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "timeAdded": ts(minutes_ago)},
+    ]
+
+
 # --- JobSet, Jobs, pods ------------------------------------------------------------------------
+
+
+def owner_ref(api_version: str, kind: str, name: str, uid: str) -> Obj:
+    """The controller ownerReference a controller sets on the objects it creates."""
+    return {
+        "apiVersion": api_version,
+        "blockOwnerDeletion": True,
+        "controller": True,
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+    }
 
 
 @dataclass
@@ -350,6 +447,14 @@ class RJ:
     runtime_class: str = ""
     depends_on: list[Obj] = field(default_factory=list)
     affinity: Obj = field(default_factory=dict)
+
+
+def recreate(max_restarts: int) -> Obj:
+    """A failurePolicy that recreates every Job on a failure, at most `max_restarts` times."""
+    return {"maxRestarts": max_restarts, "restartStrategy": "Recreate"}
+
+
+RESTART_POLICY = recreate(10)
 
 
 @dataclass
@@ -376,13 +481,17 @@ def jobset(
     *,
     created: float = 90,
     topology: str = "",
-    failure_policy: Obj | None = None,
+    failure_policy: Obj | None = RESTART_POLICY,
     suspend: bool = False,
-    labels: dict[str, str] | None = None,
+    queue: str = "",
     coordinator: Obj | None = None,
     in_order: bool = False,
     status: Obj | None = None,
 ) -> JS:
+    """A JobSet as its webhook defaults it. `failure_policy`: by default the corpus's usual one
+    (Recreate, at most 10 restarts); None: none, so the first failed Job fails the JobSet. `queue`: the
+    Kueue LocalQueue it is labelled for."""
+    labels = {"kueue.x-k8s.io/queue-name": queue} if queue else {}
     annotations = {"alpha.jobset.sigs.k8s.io/exclusive-topology": topology} if topology else {}
     spec: Obj = {
         "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True, "subdomain": name},
@@ -401,7 +510,7 @@ def jobset(
         "suspend": suspend,
     }
     if failure_policy is not None:
-        spec["failurePolicy"] = failure_policy
+        spec["failurePolicy"] = dict(failure_policy)
     if coordinator is not None:
         spec["coordinator"] = coordinator
     obj = w.add(
@@ -428,6 +537,7 @@ def jobset(
 def job_spec(
     rj: RJ, js: str, labels: dict[str, str] | None, annotations: dict[str, str] | None = None
 ) -> Obj:
+    """The Job spec of replicatedJob `rj`: an Indexed Job, its pods on JobSet `js`'s subdomain."""
     request, amount = rj.resource
     container = {
         "command": ["python3", "-m", "train", "--config=/etc/train/config.yaml"],
@@ -471,6 +581,8 @@ def job_spec(
 
 @dataclass
 class Job:
+    """A child Job built, and what its pods need."""
+
     js: JS
     rj: RJ
     index: int
@@ -491,6 +603,7 @@ class Job:
 
 
 def jobset_keys(js: JS, rj: RJ, index: int, attempt: int, job_key: str) -> dict[str, str]:
+    """The labels (and annotations) the JobSet controller puts on a child Job and its pod template."""
     total = sum(r.replicas for r in js.rjs)
     before = sum(r.replicas for r in js.rjs[: js.rjs.index(rj)])
     return {
@@ -514,12 +627,23 @@ def job(
     rj: RJ,
     index: int,
     *,
+    created: float,
     attempt: int = 0,
-    created: float = 88,
-    status: Obj | None = None,
+    active: int = 0,
+    ready: int = 0,
+    failed: int = 0,
+    succeeded: int = 0,
+    conditions: list[Obj] | None = None,
+    completed: float | None = None,
+    pods_created: bool = True,
     suspend: bool = False,
     deleting: float | None = None,
 ) -> Job:
+    """Child Job `<js>-<rj>-<index>` of restart `attempt`, as the JobSet controller creates it, with the
+    status the Job controller keeps (`active`, `ready`, ... pods; `completed`: when it completed).
+    `pods_created=False`: the API server has rejected every pod it tried to create, so the Job
+    controller has only stamped its startTime. `deleting`: being deleted in the foreground, as the
+    JobSet controller deletes the Jobs of an attempt it restarts."""
     w = js.w
     name = f"{js.name}-{rj.name}-{index}"
     uid = w.uid()
@@ -550,16 +674,7 @@ def job(
         "labels": keys,
         "name": name,
         "namespace": js.ns,
-        "ownerReferences": [
-            {
-                "apiVersion": JOBSET_API,
-                "blockOwnerDeletion": True,
-                "controller": True,
-                "kind": "JobSet",
-                "name": js.name,
-                "uid": js.uid,
-            }
-        ],
+        "ownerReferences": [owner_ref(JOBSET_API, "JobSet", js.name, js.uid)],
         "resourceVersion": w.rv(),
         "uid": uid,
     }
@@ -573,8 +688,8 @@ def job(
             "kind": "Job",
             "metadata": meta,
             "spec": spec,
-            "status": status
-            if status is not None
+            "status": job_status(active, ready, failed, succeeded, created, conditions, completed)
+            if pods_created
             else {"startTime": ts(created - 0.1), "terminating": 0, "uncountedTerminatedPods": {}},
         }
     )
@@ -582,15 +697,15 @@ def job(
 
 
 def job_status(
-    active: int = 0,
-    ready: int = 0,
-    failed: int = 0,
-    succeeded: int = 0,
-    *,
-    start: float = 88,
-    conditions: list[Obj] | None = None,
-    failed_indexes: str = "",
+    active: int,
+    ready: int,
+    failed: int,
+    succeeded: int,
+    start: float,
+    conditions: list[Obj] | None,
+    completed: float | None,
 ) -> Obj:
+    """An Indexed Job's status as the Job controller writes it (the lowest indexes succeeded)."""
     status: Obj = {"active": active} if active else {}
     if conditions:
         status["conditions"] = conditions
@@ -599,18 +714,19 @@ def job_status(
     if succeeded:
         status["completedIndexes"] = "0" if succeeded == 1 else f"0-{succeeded - 1}"
         status["succeeded"] = succeeded
-    if failed_indexes:
-        status["failedIndexes"] = failed_indexes
     status["ready"] = ready
     status["startTime"] = ts(start)
     status["terminating"] = 0
     status["uncountedTerminatedPods"] = {}
+    if completed is not None:
+        status["completionTime"] = ts(completed)
     return status
 
 
 def cond(
     type_: str, reason: str, message: str, minutes_ago: float, status: str = "True", probe: bool = True
 ) -> Obj:
+    """A core/v1 pod or Job condition (`probe`: with a lastProbeTime)."""
     found: Obj = {}
     if probe:
         found["lastProbeTime"] = ts(minutes_ago)
@@ -658,6 +774,11 @@ def pod(
     status_reason: tuple[str, str] | None = None,
     node_selector: dict[str, str] | None = None,
 ) -> Obj:
+    """Pod `index` of Job `j` as the Job controller creates it and the kubelet reports it: `phase`, on
+    `node` once bound (`waiting`/`terminated`: the container's state), or Pending because
+    `unschedulable` (the scheduler's message) or `gated`. A leader of an exclusive-placement JobSet
+    gets the pod (anti-)affinity the JobSet webhook adds; a follower, the `node_selector` it copies
+    from its leader's node. `disruption`: the DisruptionTarget condition (reason, message)."""
     js, rj, w = j.js, j.rj, j.js.w
     name = f"{j.name}-{index}-{w.suffix()}"
     keys = jobset_keys(js, rj, j.index, j.attempt, j.key)
@@ -698,20 +819,16 @@ def pod(
     spec["priority"] = 0
     spec["serviceAccount"] = "default"
     spec["serviceAccountName"] = "default"
+    # The DefaultTolerationSeconds admission plugin tolerates a NotReady or unreachable node for 5 min.
     spec.setdefault("tolerations", [])
     spec["tolerations"] += [
         {
             "effect": "NoExecute",
-            "key": "node.kubernetes.io/not-ready",
+            "key": f"node.kubernetes.io/{key}",
             "operator": "Exists",
             "tolerationSeconds": 300,
-        },
-        {
-            "effect": "NoExecute",
-            "key": "node.kubernetes.io/unreachable",
-            "operator": "Exists",
-            "tolerationSeconds": 300,
-        },
+        }
+        for key in ("not-ready", "unreachable")
     ]
     if node_selector is not None:
         spec["nodeSelector"] = {**spec.get("nodeSelector", {}), **node_selector}
@@ -751,16 +868,7 @@ def pod(
         "labels": labels,
         "name": name,
         "namespace": js.ns,
-        "ownerReferences": [
-            {
-                "apiVersion": "batch/v1",
-                "blockOwnerDeletion": True,
-                "controller": True,
-                "kind": "Job",
-                "name": j.name,
-                "uid": j.uid,
-            }
-        ],
+        "ownerReferences": [owner_ref("batch/v1", "Job", j.name, j.uid)],
         "resourceVersion": w.rv(),
         "uid": w.uid(),
     }
@@ -776,32 +884,17 @@ def pod(
     if node_name:
         began = started if started is not None else created - 0.2
         running = phase == "Running" and not waiting
+        sandbox = "True" if phase != "Pending" else "False"
+        why_unready = (
+            ("", "")
+            if ready or running
+            else ("ContainersNotReady", f"containers with unready status: [{rj.container}]")
+        )
+        is_ready = "True" if (ready if ready is not None else running) else "False"
         conditions += [
-            cond(
-                "PodReadyToStartContainers",
-                "",
-                "",
-                began,
-                "True" if phase != "Pending" else "False",
-                probe=False,
-            ),
+            cond("PodReadyToStartContainers", "", "", began, sandbox, probe=False),
             cond("Initialized", "", "", began, probe=False),
-            cond(
-                "Ready",
-                "" if ready or running else "ContainersNotReady",
-                "" if ready or running else f"containers with unready status: [{rj.container}]",
-                began,
-                "True" if (ready if ready is not None else running) else "False",
-                probe=False,
-            ),
-            cond(
-                "ContainersReady",
-                "" if ready or running else "ContainersNotReady",
-                "" if ready or running else f"containers with unready status: [{rj.container}]",
-                began,
-                "True" if (ready if ready is not None else running) else "False",
-                probe=False,
-            ),
+            *(cond(t, *why_unready, began, is_ready, probe=False) for t in ("Ready", "ContainersReady")),
             cond("PodScheduled", "", "", created - 0.05, probe=False),
         ]
         for c in conditions:
@@ -838,23 +931,13 @@ def pod(
         ]
         if status["containerStatuses"][0]["containerID"] is None:
             del status["containerStatuses"][0]["containerID"]
-    elif gated:
-        conditions.append(
-            cond(
-                "PodScheduled",
-                "SchedulingGated",
-                "Scheduling is blocked due to non-empty scheduling gates",
-                created,
-                "False",
-                probe=True,
-            )
+    elif gated or unschedulable:
+        reason, message, since = (
+            ("SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates", created)
+            if gated
+            else ("Unschedulable", unschedulable, created - 0.1)
         )
-        conditions[-1]["lastProbeTime"] = None
-    elif unschedulable:
-        conditions.append(
-            cond("PodScheduled", "Unschedulable", unschedulable, created - 0.1, "False", probe=True)
-        )
-        conditions[-1]["lastProbeTime"] = None
+        conditions.append({**cond("PodScheduled", reason, message, since, "False"), "lastProbeTime": None})
     if status_reason:
         status["reason"], status["message"] = status_reason
     if conditions:
@@ -866,6 +949,7 @@ def pod(
 
 
 def exited(code: int, reason: str, minutes_ago: float, ran: float = 20.0) -> Obj:
+    """A container's `terminated` state: it exited `minutes_ago` after running `ran` minutes."""
     return {
         "containerID": f"containerd://{hashlib.sha1(f'{code}{minutes_ago}'.encode()).hexdigest()[:16]}",
         "exitCode": code,
@@ -953,16 +1037,21 @@ def event(
     return w.add(base)
 
 
-def failed_create(w: World, j: Job, error: str, count: int, *, first: float = 60, last: float = 1) -> Obj:
-    return event(w, j.obj, "FailedCreate", f"Error creating: {error}", count=count, first=first, last=last)
-
-
-def created_pod(w: World, j: Job, p: Obj, minutes_ago: float) -> Obj:
+def failed_create(j: Job, error: str, count: int, *, first: float, last: float) -> Obj:
+    """The Job controller's series of failed pod creations (`error`: what the API server answered)."""
     return event(
-        w,
+        j.js.w, j.obj, "FailedCreate", f"Error creating: {error}", count=count, first=first, last=last
+    )
+
+
+def created_pod(j: Job, p: Obj, minutes_ago: float) -> Obj:
+    """The Job controller's record of creating pod `p`."""
+    name = p["metadata"]["name"]
+    return event(
+        j.js.w,
         j.obj,
         "SuccessfulCreate",
-        f"Created pod: {p['metadata']['name']}",
+        f"Created pod: {name}",
         kind="Normal",
         first=minutes_ago,
         last=minutes_ago,
@@ -970,6 +1059,7 @@ def created_pod(w: World, j: Job, p: Obj, minutes_ago: float) -> Obj:
 
 
 def scheduled(w: World, p: Obj, minutes_ago: float) -> Obj:
+    """The scheduler's record of binding `p` to its node."""
     node = p["spec"]["nodeName"]
     return event(
         w,
@@ -985,6 +1075,7 @@ def scheduled(w: World, p: Obj, minutes_ago: float) -> Obj:
 
 
 def failed_scheduling(w: World, p: Obj, message: str, count: int, first: float, last: float = 0.5) -> Obj:
+    """The scheduler's series of failed attempts to place `p`."""
     return event(
         w,
         p,
@@ -1001,7 +1092,11 @@ def failed_scheduling(w: World, p: Obj, message: str, count: int, first: float, 
 # --- Kueue, quota, runtime classes, controller pods ------------------------------------------------
 
 
-def workload(w: World, js: JS, queue: str, conditions: list[Obj], admitted_flavor: str = "") -> Obj:
+def workload(js: JS, conditions: list[Obj], admitted_flavor: str = "") -> Obj:
+    """The Workload Kueue creates for a JobSet labelled with a queue: one podSet per replicatedJob, and
+    the flavor assignment once admitted."""
+    w = js.w
+    queue = js.obj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
     pod_sets = [
         {
             "count": rj.replicas * rj.parallelism,
@@ -1034,16 +1129,7 @@ def workload(w: World, js: JS, queue: str, conditions: list[Obj], admitted_flavo
                 "labels": {"kueue.x-k8s.io/job-uid": js.uid},
                 "name": f"jobset-{js.name}-{hashlib.sha1(js.uid.encode()).hexdigest()[:5]}",
                 "namespace": js.ns,
-                "ownerReferences": [
-                    {
-                        "apiVersion": JOBSET_API,
-                        "blockOwnerDeletion": True,
-                        "controller": True,
-                        "kind": "JobSet",
-                        "name": js.name,
-                        "uid": js.uid,
-                    }
-                ],
+                "ownerReferences": [owner_ref(JOBSET_API, "JobSet", js.name, js.uid)],
                 "resourceVersion": w.rv(),
                 "uid": w.uid(),
             },
@@ -1060,6 +1146,7 @@ def workload(w: World, js: JS, queue: str, conditions: list[Obj], admitted_flavo
 
 
 def quota(w: World, name: str, ns: str, hard: dict[str, str], used: dict[str, str]) -> Obj:
+    """A namespace's ResourceQuota and the usage the quota controller last counted."""
     return w.add(
         {
             "apiVersion": "v1",
@@ -1077,7 +1164,16 @@ def quota(w: World, name: str, ns: str, hard: dict[str, str], used: dict[str, st
     )
 
 
+def exceeded_quota(quota_name: str, resource: str, requested: int, used: int, limit: int) -> str:
+    """The ResourceQuota admission plugin's reason for rejecting an object."""
+    return (
+        f"exceeded quota: {quota_name}, requested: {resource}={requested}, used: {resource}={used}, "
+        f"limited: {resource}={limit}"
+    )
+
+
 def runtime_class(w: World, name: str, handler: str) -> Obj:
+    """A RuntimeClass (cluster-scoped)."""
     return w.add(
         {
             "apiVersion": "node.k8s.io/v1",
@@ -1093,8 +1189,13 @@ def runtime_class(w: World, name: str, handler: str) -> Obj:
     )
 
 
-def controller_pod(w: World, ns: str, deployment: str, message: str) -> Obj:
-    """A Pending controller-manager pod of a webhook's Deployment."""
+def controller_pod(w: World, ns: str, deployment: str, gpu_nodes: int) -> Obj:
+    """A Pending controller-manager pod of a webhook's Deployment, in a cluster whose only nodes are
+    `gpu_nodes` tainted GPU nodes: the webhook has no endpoint."""
+    message = (
+        f"0/{gpu_nodes} nodes are available: {gpu_nodes} node(s) had untolerated taint {{nvidia.com/gpu: present}}. "
+        f"preemption: 0/{gpu_nodes} nodes are available: {gpu_nodes} Preemption is not helpful for scheduling."
+    )
     name = f"{deployment}-{w.suffix(10)}-{w.suffix()}"
     return w.add(
         {
@@ -1106,16 +1207,7 @@ def controller_pod(w: World, ns: str, deployment: str, message: str) -> Obj:
                 "labels": {"control-plane": "controller-manager", "pod-template-hash": name.split("-")[-2]},
                 "name": name,
                 "namespace": ns,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "blockOwnerDeletion": True,
-                        "controller": True,
-                        "kind": "ReplicaSet",
-                        "name": name[:-6],
-                        "uid": w.uid(),
-                    }
-                ],
+                "ownerReferences": [owner_ref("apps/v1", "ReplicaSet", name[:-6], w.uid())],
                 "resourceVersion": w.rv(),
                 "uid": w.uid(),
             },
@@ -1175,16 +1267,7 @@ def other_pod(
                 "labels": {"app": owner[1]},
                 "name": name,
                 "namespace": ns,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "blockOwnerDeletion": True,
-                        "controller": True,
-                        "kind": owner[0],
-                        "name": owner[1],
-                        "uid": w.uid(),
-                    }
-                ],
+                "ownerReferences": [owner_ref("apps/v1", owner[0], owner[1], w.uid())],
                 "resourceVersion": w.rv(),
                 "uid": w.uid(),
             },
@@ -1222,15 +1305,13 @@ def other_pod(
     )
 
 
-def pool(w: World, count: int, make: Any) -> list[Obj]:
-    """`count` nodes of one GKE node pool (one instance group: one hash in their names)."""
-    group = w.hexid(8)
-    return [make(group) for _ in range(count)]
+# --- JobSet and Job status, as the controllers write it --------------------------------------------
 
 
 def rj_status(
     name: str, ready: int = 0, active: int = 0, succeeded: int = 0, failed: int = 0, suspended: int = 0
 ) -> Obj:
+    """A replicatedJob's line of `status.replicatedJobsStatus`: how many of its Jobs are in each state."""
     return {
         "active": active,
         "failed": failed,
@@ -1241,6 +1322,140 @@ def rj_status(
     }
 
 
+def jobset_status(
+    *replicated: Obj, conditions: list[Obj] | None = None, restarts: int = 0, terminal: str = ""
+) -> Obj:
+    """A JobSet's status as its controller writes it. No failure-policy rule here spares a restart from
+    the count, so `restartsCountTowardsMax` is `restarts` (written once there has been one)."""
+    status: Obj = {"conditions": conditions} if conditions else {}
+    if replicated:
+        status["replicatedJobsStatus"] = list(replicated)
+    status["restarts"] = restarts
+    if restarts:
+        status["restartsCountTowardsMax"] = restarts
+    if terminal:
+        status["terminalState"] = terminal
+    return status
+
+
+RESTART_ACTION = "applying RestartJobSet failure policy action (first failed job: {})"
+
+
+def jobset_completed(minutes_ago: float) -> Obj:
+    """Every Job succeeded (successPolicy `All`)."""
+    return jcond("Completed", "AllJobsCompleted", "jobset completed successfully", minutes_ago)
+
+
+def jobset_suspended(minutes_ago: float) -> Obj:
+    return jcond("Suspended", "SuspendedJobs", "jobset is suspended", minutes_ago)
+
+
+def jobset_resumed(minutes_ago: float) -> Obj:
+    """Suspended=False after Kueue (or a person) set `suspend: false`."""
+    return jcond("Suspended", "ResumeJobs", "jobset is resumed", minutes_ago, "False")
+
+
+def jobset_restarting(first_failed: str, minutes_ago: float) -> Obj:
+    """The default failure policy action: a Job failed, so the controller restarts the whole JobSet."""
+    return jcond("RestartingJobSet", "DefaultFailurePolicy", RESTART_ACTION.format(first_failed), minutes_ago)
+
+
+def jobset_restarted(minutes_ago: float) -> Obj:
+    """RestartingJobSet=False once every Job of the new attempt is ready."""
+    return jcond("RestartingJobSet", "JobsReady", "all jobs are ready", minutes_ago, "False")
+
+
+def admitted(cluster_queue: str, minutes_ago: float) -> list[Obj]:
+    """A Kueue Workload's conditions once its ClusterQueue reserved quota and admitted it."""
+    return [
+        jcond(
+            "QuotaReserved", "QuotaReserved", f"Quota reserved in ClusterQueue {cluster_queue}", minutes_ago
+        ),
+        jcond("Admitted", "Admitted", "The workload is admitted", minutes_ago),
+    ]
+
+
+def completions_reached(type_: str, minutes_ago: float) -> Obj:
+    """A Job condition (`SuccessCriteriaMet`, then `Complete`) once every index succeeded."""
+    return cond(type_, "CompletionsReached", "Reached expected number of succeeded pods", minutes_ago)
+
+
+def backoff_limit_exceeded(type_: str, minutes_ago: float) -> Obj:
+    """A Job condition (`FailureTarget`, then `Failed`) once more pods failed than backoffLimit allows."""
+    return cond(type_, "BackoffLimitExceeded", "Job has reached the specified backoff limit", minutes_ago)
+
+
+def job_suspended(minutes_ago: float) -> Obj:
+    return cond("Suspended", "JobSuspended", "Job suspended", minutes_ago)
+
+
+# --- events the JobSet controller records ----------------------------------------------------------
+
+
+def jobset_event(
+    js: JS,
+    reason: str,
+    message: str,
+    *,
+    first: float,
+    last: float | None = None,
+    count: int = 1,
+    kind: str = "Warning",
+    new_style: bool = True,
+) -> Obj:
+    """An event the JobSet controller records about its JobSet (`new_style=False`: as a JobSet
+    controller older than v0.12 records it)."""
+    last = first if last is None else last
+    return event(
+        js.w,
+        js.obj,
+        reason,
+        message,
+        kind=kind,
+        source="jobset",
+        count=count,
+        first=first,
+        last=last,
+        new_style=new_style,
+    )
+
+
+def restart_events(
+    js: JS,
+    first_failed: str,
+    *,
+    first: float,
+    last: float,
+    count: int = 1,
+    reasons: tuple[str, ...] = ("RestartJobSetFailurePolicyAction",),
+    new_style: bool = True,
+) -> None:
+    """The JobSet controller's series of restarts: `count` times (the first `first` minutes ago), a
+    Job failed and the failure policy restarted the JobSet."""
+    for reason in reasons:
+        jobset_event(
+            js,
+            reason,
+            RESTART_ACTION.format(first_failed),
+            first=first,
+            last=last,
+            count=count,
+            new_style=new_style,
+        )
+
+
+def job_creation_failed(
+    js: JS, job_name: str, error: str, count: int, *, first: float, last: float, new_style: bool = True
+) -> Obj:
+    """The JobSet controller's series of failed attempts to create child Job `job_name`."""
+    message = f'job "{job_name}" creation failed with error: {error}'
+    return jobset_event(
+        js, "JobCreationFailed", message, count=count, first=first, last=last, new_style=new_style
+    )
+
+
+# --- replicatedJobs, Jobs and pods as the scenarios use them ----------------------------------------
+
 TPU_IMAGE = "us-central1-docker.pkg.dev/ml-platform-prod/train/maxtext:2026.11.20"
 GPU_IMAGE = "nvcr.io/nvidia/pytorch:25.10-py3"
 TPU_SELECTOR = {
@@ -1249,15 +1464,18 @@ TPU_SELECTOR = {
 }
 TPU_TOLERATION = [{"effect": "NoSchedule", "key": "google.com/tpu", "operator": "Exists"}]
 GPU_TOLERATION = [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
-RESTART_POLICY = {"maxRestarts": 10, "restartStrategy": "Recreate"}
+NODEPOOL = "cloud.google.com/gke-nodepool"
+BLOCK = "cloud.google.com/gce-topology-block"
 MISSING_SELECTOR = (
     'admission webhook "vpod.kb.io" denied the request: follower pod node selector for topology domain not found. '
     "missing selector: {key}"
 )
 NOT_SET = 'admission webhook "{webhook}" denied the request: follower pod node selector not set'
+SHUTDOWN = "Pod was terminated in response to imminent node shutdown."
 
 
-def tpu_slice(name: str = "slice", replicas: int = 2) -> RJ:
+def tpu_slice(name: str = "slice", replicas: int = 2, backoff_limit: int = 0) -> RJ:
+    """A replicatedJob of v5e 4x4 slices: 4 hosts of 4 chips each."""
     return RJ(
         name,
         replicas,
@@ -1267,911 +1485,528 @@ def tpu_slice(name: str = "slice", replicas: int = 2) -> RJ:
         "jax",
         dict(TPU_SELECTOR),
         list(TPU_TOLERATION),
-        backoff_limit=0,
+        backoff_limit=backoff_limit,
     )
 
 
-def gpu_rj(name: str, replicas: int, parallelism: int, gpus: str = "8", **kw: Any) -> RJ:
+def gpu_rj(
+    name: str, replicas: int, parallelism: int, gpus: str = "8", image: str = GPU_IMAGE, **kw: Any
+) -> RJ:
+    """A replicatedJob whose pods each take `gpus` GPUs and tolerate the GPU taint."""
     return RJ(
         name,
         replicas,
         parallelism,
         ("nvidia.com/gpu", gpus),
-        GPU_IMAGE,
+        image,
         kw.pop("container", "trainer"),
         tolerations=list(GPU_TOLERATION),
         **kw,
     )
 
 
-def leader_affinity(js: JS, j: Job, node: Obj) -> dict[str, str]:
-    """The nodeSelector `mpod.kb.io` gives a follower: the leader node's topology value."""
-    return {js.topology: node["metadata"]["labels"][js.topology]}
+def node_affinity(key: str, value: str) -> Obj:
+    """A required node affinity: only nodes labelled `key=value`."""
+    term = {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+
+
+def follower_selector(j: Job, index: int, leader_node: Obj) -> dict[str, str] | None:
+    """The nodeSelector `mpod.kb.io` gives a follower pod (index > 0) of an exclusive-placement Job:
+    the leader node's value of the topology label. None for a leader or without exclusive placement."""
+    topology = j.js.topology
+    if not topology or not index:
+        return None
+    return {topology: leader_node["metadata"]["labels"][topology]}
 
 
 def full_job(
     js: JS, rj: RJ, index: int, nodes: list[Obj], *, attempt: int = 0, created: float = 88, ready: bool = True
 ) -> Job:
     """A child Job with all its pods running, followers following the leader's domain."""
-    j = job(
-        js,
-        rj,
-        index,
-        attempt=attempt,
-        created=created,
-        status=job_status(rj.parallelism, rj.parallelism if ready else 0, start=created),
-    )
-    for i in range(rj.parallelism):
-        extra = leader_affinity(js, j, nodes[0]) if js.topology and i else None
-        pod(
-            j,
-            i,
-            "Running",
-            node=nodes[i % len(nodes)],
-            created=created - 0.1,
-            ready=ready,
-            node_selector=extra,
-        )
+    n = rj.parallelism
+    j = job(js, rj, index, attempt=attempt, created=created, active=n, ready=n if ready else 0)
+    for i in range(n):
+        node, selector = nodes[i % len(nodes)], follower_selector(j, i, nodes[0])
+        pod(j, i, "Running", node=node, created=created - 0.1, ready=ready, node_selector=selector)
     return j
+
+
+def exited_pod(j: Job, index: int, node: Obj, created: float, terminated: Obj, **kw: Any) -> Obj:
+    """A pod whose container exited (`terminated`, from `exited`) and is not restarted: Succeeded on
+    exit code 0, Failed otherwise."""
+    phase = "Succeeded" if terminated["exitCode"] == 0 else "Failed"
+    return pod(j, index, phase, node=node, created=created, ready=False, terminated=terminated, **kw)
+
+
+def shut_down_pod(j: Job, index: int, node: Obj, created: float, terminated: Obj, **kw: Any) -> Obj:
+    """A pod the kubelet's graceful node shutdown killed (a spot or maintenance shutdown): Failed, with
+    a DisruptionTarget condition."""
+    return exited_pod(
+        j,
+        index,
+        node,
+        created,
+        terminated,
+        disruption=("TerminationByKubelet", SHUTDOWN),
+        status_reason=("Terminated", SHUTDOWN),
+        **kw,
+    )
+
+
+def creating_pod(
+    j: Job, index: int, node: Obj, created: float, started: float, *, scheduled_event: bool = True
+) -> Obj:
+    """A pod bound to `node` whose container is still being created (image pull, volumes), and the
+    scheduler's Scheduled event 0.1 min after creation (`scheduled_event=False`: it has expired)."""
+    p = pod(
+        j, index, "Pending", node=node, created=created, started=started, waiting=("ContainerCreating", "")
+    )
+    if scheduled_event:
+        scheduled(j.js.w, p, created - 0.1)
+    return p
+
+
+def new_leader(
+    j: Job,
+    created: float,
+    *,
+    node: Obj | None = None,
+    started: float | None = None,
+    unschedulable: str = "",
+    attempts: int = 0,
+) -> Obj:
+    """A leader pod (index 0) the Job controller has just (re)created, with its SuccessfulCreate event:
+    running on `node`, or Pending because `unschedulable`, with `attempts` FailedScheduling events."""
+    phase = "Running" if node is not None else "Pending"
+    leader = pod(j, 0, phase, node=node, created=created, started=started, unschedulable=unschedulable)
+    created_pod(j, leader, created)
+    if attempts:
+        failed_scheduling(j.js.w, leader, unschedulable, attempts, first=created - 0.1)
+    return leader
 
 
 # --- the scenarios -----------------------------------------------------------------------------
 
 
-def completed_gpu() -> World:
-    w = World("completed-gpu")
-    nodes = pool(w, 2, lambda g: g2(w, "ml-prod", "l4-pool", group=g))
+@dataclass(frozen=True)
+class Scenario:
+    """A snapshot to write and what `/jobset why` must answer about its JobSet."""
+
+    build: Callable[[World], None]
+    seed: str
+    path: str
+    verdict: str
+    pod_verdict: str | None
+    cause: str | None
+
+
+SCENARIOS: list[Scenario] = []
+"""In the order they are defined, which is the order of `index.yaml`."""
+
+
+def scenario(
+    seed: str, verdict: str, *, pod_verdict: str | None = None, cause: str | None = None, path: str = ""
+) -> Callable[[Callable[[World], None]], Callable[[World], None]]:
+    """Registers a scenario builder. `seed` names the snapshot and seeds its random source; the snapshot
+    is written to `tests/corpus/jobset/<seed>.json` unless `path` (from the repository root) says
+    otherwise."""
+
+    def register(build: Callable[[World], None]) -> Callable[[World], None]:
+        target = path or f"tests/corpus/jobset/{seed}.json"
+        SCENARIOS.append(Scenario(build, seed, target, verdict, pod_verdict, cause))
+        return build
+
+    return register
+
+
+@scenario("completed-gpu", "completed")
+def completed_gpu(w: World) -> None:
+    """Two single-pod Jobs ran to completion on L4 nodes."""
+    nodes = pool(w, 2, g2, "ml-prod", "l4-pool")
     cpu_node(w, "ml-prod")
     rj = gpu_rj("workers", 2, 1, "2")
-    js = jobset(
-        w,
-        "bert-finetune",
-        "ml-train",
-        [rj],
-        created=300,
-        status={
-            "conditions": [jcond("Completed", "AllJobsCompleted", "jobset completed successfully", 12)],
-            "replicatedJobsStatus": [rj_status("workers", succeeded=2)],
-            "restarts": 0,
-            "terminalState": "Completed",
-        },
+    status = jobset_status(
+        rj_status("workers", succeeded=2), conditions=[jobset_completed(12)], terminal="Completed"
     )
+    js = jobset(w, "bert-finetune", "ml-train", [rj], created=300, failure_policy=None, status=status)
+    done = [completions_reached("Complete", 12), completions_reached("SuccessCriteriaMet", 12.1)]
     for i, n in enumerate(nodes):
-        done = [
-            cond(
-                "Complete", "CompletionsReached", "Reached expected number of succeeded pods", 12, probe=True
-            ),
-            cond(
-                "SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods", 12.1
-            ),
-        ]
-        j = job(
-            js,
-            rj,
-            i,
-            created=299,
-            status={**job_status(0, 0, succeeded=1, start=299, conditions=done), "completionTime": ts(12)},
-        )
-        pod(
-            j,
-            0,
-            "Succeeded",
-            node=n,
-            created=298.9,
-            ready=False,
-            terminated=exited(0, "Completed", 12.2, 280),
-        )
-    event(
-        w,
-        js.obj,
-        "AllJobsCompleted",
-        "jobset completed successfully",
-        kind="Normal",
-        source="jobset",
-        first=12,
-        last=12,
-        new_style=True,
-    )
-    return w
+        j = job(js, rj, i, created=299, succeeded=1, conditions=done, completed=12)
+        exited_pod(j, 0, n, 298.9, exited(0, "Completed", 12.2, 280))
+    jobset_event(js, "AllJobsCompleted", "jobset completed successfully", kind="Normal", first=12)
 
 
-def completed_tpu_after_restart() -> World:
-    w = World("completed-tpu")
-    nodes = pool(w, 4, lambda g: tpu_v5e(w, "ml-prod", "tpu-v5e-pool-1", group=g))
+@scenario("completed-tpu", "completed", path="tests/corpus/jobset/completed-tpu-after-restart.json")
+def completed_tpu_after_restart(w: World) -> None:
+    """A driver and a v5e slice completed on their second attempt (one restart)."""
+    nodes = pool(w, 4, tpu_v5e, "ml-prod", "tpu-v5e-pool-1")
     driver = RJ("driver", 1, 1, ("cpu", "4"), TPU_IMAGE, "driver")
     workers = tpu_slice("workers", 1)
-    js = jobset(
-        w,
-        "gemma-eval",
-        "llm",
-        [driver, workers],
-        created=500,
-        topology="cloud.google.com/gke-nodepool",
-        failure_policy=dict(RESTART_POLICY),
-        status={
-            "conditions": [
-                jcond("RestartingJobSet", "JobsReady", "all jobs are ready", 300, "False"),
-                jcond("Completed", "AllJobsCompleted", "jobset completed successfully", 4),
-            ],
-            "replicatedJobsStatus": [rj_status("driver", succeeded=1), rj_status("workers", succeeded=1)],
-            "restarts": 1,
-            "restartsCountTowardsMax": 1,
-            "terminalState": "Completed",
-        },
+    status = jobset_status(
+        rj_status("driver", succeeded=1),
+        rj_status("workers", succeeded=1),
+        conditions=[jobset_restarted(300), jobset_completed(4)],
+        restarts=1,
+        terminal="Completed",
     )
-    done = [
-        cond("Complete", "CompletionsReached", "Reached expected number of succeeded pods", 4, probe=True)
-    ]
-    j = job(
-        js,
-        driver,
-        0,
-        attempt=1,
-        created=320,
-        status={**job_status(succeeded=1, start=320, conditions=done), "completionTime": ts(4)},
-    )
-    pod(
-        j,
-        0,
-        "Succeeded",
-        node=nodes[0],
-        created=319,
-        ready=False,
-        terminated=exited(0, "Completed", 4.5, 300),
-    )
-    j = job(
-        js,
-        workers,
-        0,
-        attempt=1,
-        created=320,
-        status={**job_status(succeeded=4, start=320, conditions=done), "completionTime": ts(4)},
-    )
-    for i in range(4):
-        extra = leader_affinity(js, j, nodes[0]) if i else None
-        pod(
-            j,
-            i,
-            "Succeeded",
-            node=nodes[i],
-            created=319,
-            ready=False,
-            terminated=exited(0, "Completed", 4.6, 300),
-            node_selector=extra,
-        )
-    return w
+    js = jobset(w, "gemma-eval", "llm", [driver, workers], created=500, topology=NODEPOOL, status=status)
+    done = [completions_reached("Complete", 4)]
+    for rj, finished in ((driver, 4.5), (workers, 4.6)):
+        n = rj.parallelism
+        j = job(js, rj, 0, attempt=1, created=320, succeeded=n, conditions=done, completed=4)
+        for i in range(n):
+            ok = exited(0, "Completed", finished, 300)
+            exited_pod(j, i, nodes[i], 319, ok, node_selector=follower_selector(j, i, nodes[0]))
 
 
-def failed_no_policy() -> World:
-    w = World("failed-no-policy")
+@scenario("failed-no-policy", "failed")
+def failed_no_policy(w: World) -> None:
+    """workers-1's pod exited 1 and its Job reached backoffLimit 0; without a failure policy the first
+    failed Job fails the JobSet."""
     nodes = [eks_p4d(w, i) for i in range(2)]
     rj = gpu_rj("workers", 2, 1, restart_policy="Never", container="pytorch")
-    js = jobset(
-        w,
-        "resnet-train",
-        "vision",
-        [rj],
-        created=240,
-        status={
-            "conditions": [
-                jcond(
-                    "Failed",
-                    "FailedJobs",
-                    "jobset failed due to one or more job failures (first failed job: resnet-train-workers-1)",
-                    35,
-                )
-            ],
-            "replicatedJobsStatus": [rj_status("workers", failed=1)],
-            "restarts": 0,
-            "terminalState": "Failed",
-        },
+    message = "jobset failed due to one or more job failures (first failed job: resnet-train-workers-1)"
+    status = jobset_status(
+        rj_status("workers", failed=1),
+        conditions=[jcond("Failed", "FailedJobs", message, 35)],
+        terminal="Failed",
     )
-    failed = [
-        cond("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 35.2),
-        cond("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 35.1),
-    ]
-    j = job(
-        js,
-        rj,
-        1,
-        created=239,
-        status=job_status(0, 0, failed=1, start=239, conditions=failed, failed_indexes=""),
-    )
-    pod(j, 0, "Failed", node=nodes[1], created=238.9, ready=False, terminated=exited(1, "Error", 35.3, 200))
-    event(
-        w,
-        j.obj,
-        "BackoffLimitExceeded",
-        "Job has reached the specified backoff limit",
-        source="job-controller",
-        first=35,
-        last=35,
-    )
-    event(
-        w,
-        js.obj,
-        "FailedJobs",
-        "jobset failed due to one or more job failures (first failed job: resnet-train-workers-1)",
-        source="jobset",
-        first=35,
-        last=35,
-    )
-    return w
+    js = jobset(w, "resnet-train", "vision", [rj], created=240, failure_policy=None, status=status)
+    failed = [backoff_limit_exceeded("FailureTarget", 35.2), backoff_limit_exceeded("Failed", 35.1)]
+    j = job(js, rj, 1, created=239, failed=1, conditions=failed)
+    exited_pod(j, 0, nodes[1], 238.9, exited(1, "Error", 35.3, 200))
+    event(w, j.obj, "BackoffLimitExceeded", "Job has reached the specified backoff limit", first=35, last=35)
+    jobset_event(js, "FailedJobs", message, first=35, new_style=False)
 
 
-def failed_max_restarts() -> World:
-    w = World("failed-max-restarts")
-    nodes = pool(w, 2, lambda g: a3(w, "ml-prod", "a3-pool", group=g))
+@scenario("failed-max-restarts", "failed")
+def failed_max_restarts(w: World) -> None:
+    """The fourth attempt's worker was OOM-killed with maxRestarts 3 used up: the JobSet failed."""
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
     rj = gpu_rj("workers", 2, 1)
-    js = jobset(
-        w,
-        "llama-pretrain",
-        "llm",
-        [rj],
-        created=400,
-        failure_policy={"maxRestarts": 3, "restartStrategy": "Recreate"},
-        status={
-            "conditions": [
-                jcond("RestartingJobSet", "JobSetFailed", "jobset failed", 20, "False"),
-                jcond(
-                    "Failed",
-                    "ReachedMaxRestarts",
-                    "jobset failed due to reaching max number of restarts (first failed job: llama-pretrain-workers-0)",
-                    20,
-                ),
-            ],
-            "replicatedJobsStatus": [rj_status("workers", failed=1)],
-            "restarts": 3,
-            "restartsCountTowardsMax": 3,
-            "terminalState": "Failed",
-        },
+    message = (
+        "jobset failed due to reaching max number of restarts (first failed job: llama-pretrain-workers-0)"
     )
-    failed = [cond("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 20.2)]
-    j = job(js, rj, 0, attempt=3, created=60, status=job_status(0, 0, failed=1, start=60, conditions=failed))
-    pod(
-        j,
-        0,
-        "Failed",
-        node=nodes[0],
-        created=59.9,
-        ready=False,
-        terminated=exited(137, "OOMKilled", 20.4, 35),
+    conditions = [
+        jcond("RestartingJobSet", "JobSetFailed", "jobset failed", 20, "False"),
+        jcond("Failed", "ReachedMaxRestarts", message, 20),
+    ]
+    status = jobset_status(
+        rj_status("workers", failed=1), conditions=conditions, restarts=3, terminal="Failed"
     )
-    event(
-        w,
-        js.obj,
-        "ReachedMaxRestarts",
-        "jobset failed due to reaching max number of restarts (first failed job: llama-pretrain-workers-0)",
-        source="jobset",
-        first=20,
-        last=20,
-        new_style=True,
-    )
-    return w
+    js = jobset(w, "llama-pretrain", "llm", [rj], created=400, failure_policy=recreate(3), status=status)
+    j = job(js, rj, 0, attempt=3, created=60, failed=1, conditions=[backoff_limit_exceeded("Failed", 20.2)])
+    exited_pod(j, 0, nodes[0], 59.9, exited(137, "OOMKilled", 20.4, 35))
+    jobset_event(js, "ReachedMaxRestarts", message, first=20)
 
 
-def suspended_kueue() -> World:
-    w = World("suspended-kueue")
-    pool(w, 4, lambda g: tpu_v5e(w, "ml-prod", "tpu-v5e-pool-1", group=g))
+@scenario("suspended-kueue", "suspended")
+def suspended_kueue(w: World) -> None:
+    """Kueue keeps the JobSet suspended: its ClusterQueue lacks TPU quota."""
+    pool(w, 4, tpu_v5e, "ml-prod", "tpu-v5e-pool-1")
     rj = tpu_slice("workers", 4)
-    js = jobset(
-        w,
-        "gemma-tune",
-        "team-a",
-        [rj],
-        created=45,
-        suspend=True,
-        labels={"kueue.x-k8s.io/queue-name": "tpu-queue"},
-        failure_policy=dict(RESTART_POLICY),
-        status={
-            "conditions": [jcond("Suspended", "SuspendedJobs", "jobset is suspended", 45)],
-            "replicatedJobsStatus": [rj_status("workers", suspended=4)],
-            "restarts": 0,
-        },
-    )
+    status = jobset_status(rj_status("workers", suspended=4), conditions=[jobset_suspended(45)])
+    js = jobset(w, "gemma-tune", "team-a", [rj], created=45, suspend=True, queue="tpu-queue", status=status)
     for i in range(4):
-        job(
-            js,
-            rj,
-            i,
-            created=44.9,
-            suspend=True,
-            status={
-                **job_status(
-                    start=44.9, conditions=[cond("Suspended", "JobSuspended", "Job suspended", 44.9)]
-                ),
-                "ready": 0,
-            },
-        )
-    workload(
-        w,
-        js,
-        "tpu-queue",
-        [
-            jcond(
-                "QuotaReserved",
-                "Pending",
-                "couldn't assign flavors to pod set workers: insufficient unused quota for google.com/tpu in flavor v5e-4x4, 48 more needed",
-                44,
-                "False",
-            )
-        ],
+        job(js, rj, i, created=44.9, suspend=True, conditions=[job_suspended(44.9)])
+    pending = (
+        "couldn't assign flavors to pod set workers: insufficient unused quota for google.com/tpu in flavor "
+        "v5e-4x4, 48 more needed"
     )
-    event(
-        w,
-        js.obj,
-        "SuspendedJobs",
-        "jobset is suspended",
-        kind="Normal",
-        source="jobset",
-        first=45,
-        last=45,
-        new_style=True,
-    )
-    return w
+    workload(js, [jcond("QuotaReserved", "Pending", pending, 44, "False")])
+    jobset_event(js, "SuspendedJobs", "jobset is suspended", kind="Normal", first=45)
 
 
-def suspended_by_hand() -> World:
-    w = World("suspended-by-hand")
-    nodes = pool(w, 2, lambda g: g2(w, "research", "l4-pool", group=g))
+@scenario("suspended-by-hand", "suspended")
+def suspended_by_hand(w: World) -> None:
+    """Someone suspended a sweep after two of its six trials had completed."""
+    nodes = pool(w, 2, g2, "research", "l4-pool")
     rj = gpu_rj("trial", 6, 1, "1")
+    status = jobset_status(rj_status("trial", suspended=4, succeeded=2), conditions=[jobset_suspended(400)])
     js = jobset(
-        w,
-        "sweep-lr",
-        "research",
-        [rj],
-        created=900,
-        suspend=True,
-        status={
-            "conditions": [jcond("Suspended", "SuspendedJobs", "jobset is suspended", 400)],
-            "replicatedJobsStatus": [rj_status("trial", suspended=4, succeeded=2)],
-            "restarts": 0,
-        },
+        w, "sweep-lr", "research", [rj], created=900, suspend=True, failure_policy=None, status=status
     )
-    for i in range(6):
-        done = i < 2
-        status = (
-            job_status(
-                succeeded=1,
-                start=899,
-                conditions=[
-                    cond("Complete", "CompletionsReached", "Reached expected number of succeeded pods", 600)
-                ],
-            )
-            if done
-            else {
-                **job_status(start=899, conditions=[cond("Suspended", "JobSuspended", "Job suspended", 400)]),
-                "ready": 0,
-            }
-        )
-        j = job(js, rj, i, created=899, suspend=not done, status=status)
-        if done:
-            pod(
-                j,
-                0,
-                "Succeeded",
-                node=nodes[i],
-                created=898,
-                ready=False,
-                terminated=exited(0, "Completed", 600, 280),
-            )
-    return w
+    for i in range(2):
+        j = job(js, rj, i, created=899, succeeded=1, conditions=[completions_reached("Complete", 600)])
+        exited_pod(j, 0, nodes[i], 898, exited(0, "Completed", 600, 280))
+    for i in range(2, 6):
+        job(js, rj, i, created=899, suspend=True, conditions=[job_suspended(400)])
 
 
-def webhook_unavailable_jobset() -> World:
-    w = World("webhook-unavailable-jobset")
-    pool(w, 4, lambda g: a3(w, "ml-prod", "a3-pool", group=g))
+@scenario("webhook-unavailable-jobset", "webhook-unavailable")
+def webhook_unavailable_jobset(w: World) -> None:
+    """JobSet's pod webhook has no endpoint (its controller pod cannot schedule), so every pod creation
+    fails."""
+    pool(w, 4, a3, "ml-prod", "a3-pool")
     rj = gpu_rj("workers", 2, 2)
-    js = jobset(
-        w,
-        "mixtral-sft",
-        "ml-train",
-        [rj],
-        created=40,
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("workers")], "restarts": 0},
-    )
+    status = jobset_status(rj_status("workers"))
+    js = jobset(w, "mixtral-sft", "ml-train", [rj], created=40, status=status)
     error = (
         'Internal error occurred: failed calling webhook "mpod.kb.io": failed to call webhook: Post '
         '"https://jobset-webhook-service.jobset-system.svc:443/mutate--v1-pod?timeout=10s": no endpoints available '
         'for service "jobset-webhook-service"'
     )
     for i in range(2):
-        j = job(js, rj, i, created=39.9)
-        failed_create(w, j, error, 14, first=39.8, last=2 + i)
-    controller_pod(
-        w,
-        "jobset-system",
-        "jobset-controller-manager",
-        "0/4 nodes are available: 4 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/4 nodes are available: "
-        "4 Preemption is not helpful for scheduling.",
-    )
-    return w
+        j = job(js, rj, i, created=39.9, pods_created=False)
+        failed_create(j, error, 14, first=39.8, last=2 + i)
+    controller_pod(w, "jobset-system", "jobset-controller-manager", 4)
 
 
-def webhook_unavailable_kueue() -> World:
-    w = World("webhook-unavailable-kueue")
-    pool(w, 2, lambda g: a3(w, "ml-prod", "a3-pool", group=g))
+@scenario("webhook-unavailable-kueue", "webhook-unavailable")
+def webhook_unavailable_kueue(w: World) -> None:
+    """Kueue admitted the JobSet, but its Job webhook has no endpoint, so no child Job can be created."""
+    pool(w, 2, a3, "ml-prod", "a3-pool")
     driver = RJ("driver", 1, 1, ("cpu", "2"), GPU_IMAGE, "driver")
     workers = gpu_rj("workers", 2, 1)
+    status = jobset_status(conditions=[jobset_resumed(24)])
     js = jobset(
         w,
         "t5-distill",
         "team-b",
         [driver, workers],
         created=25,
-        labels={"kueue.x-k8s.io/queue-name": "gpu-queue"},
-        status={
-            "conditions": [jcond("Suspended", "ResumeJobs", "jobset is resumed", 24, "False")],
-            "restarts": 0,
-        },
+        queue="gpu-queue",
+        failure_policy=None,
+        status=status,
     )
-    workload(
-        w,
-        js,
-        "gpu-queue",
-        [
-            jcond("QuotaReserved", "QuotaReserved", "Quota reserved in ClusterQueue gpu-cluster-queue", 24),
-            jcond("Admitted", "Admitted", "The workload is admitted", 24),
-        ],
-        admitted_flavor="h100-on-demand",
+    workload(js, admitted("gpu-cluster-queue", 24), admitted_flavor="h100-on-demand")
+    error = (
+        'Internal error occurred: failed calling webhook "mjob.kb.io": failed to call webhook: Post '
+        '"https://kueue-webhook-service.kueue-system.svc:443/mutate-batch-v1-job?timeout=10s": no endpoints '
+        'available for service "kueue-webhook-service"'
     )
-    message = (
-        'job "t5-distill-driver-0" creation failed with error: Internal error occurred: failed calling webhook '
-        '"mjob.kb.io": failed to call webhook: Post "https://kueue-webhook-service.kueue-system.svc:443/mutate-batch-v1-job?timeout=10s": '
-        'no endpoints available for service "kueue-webhook-service"'
-    )
-    event(w, js.obj, "JobCreationFailed", message, source="jobset", count=9, first=23.5, last=1.5)
-    controller_pod(
-        w,
-        "kueue-system",
-        "kueue-controller-manager",
-        "0/2 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/2 nodes are available: "
-        "2 Preemption is not helpful for scheduling.",
-    )
-    return w
+    job_creation_failed(js, "t5-distill-driver-0", error, 9, first=23.5, last=1.5, new_style=False)
+    controller_pod(w, "kueue-system", "kueue-controller-manager", 2)
 
 
-def leader_duplicate_tpu() -> World:
-    w = World("leader-duplicate-tpu")
-    p1 = pool(w, 4, lambda g: tpu_v5e(w, "ml-prod", "tpu-v5e-pool-1", group=g))
-    p2 = pool(w, 4, lambda g: tpu_v5e(w, "ml-prod", "tpu-v5e-pool-2", group=g))
-    rj = RJ(
-        "slice",
-        2,
-        4,
-        ("google.com/tpu", "4"),
-        TPU_IMAGE,
-        "jax",
-        dict(TPU_SELECTOR),
-        list(TPU_TOLERATION),
-        backoff_limit=4,
-    )
+@scenario("leader-duplicate-tpu", "leader-duplicate", path="examples/jobset-leader-duplicate.json")
+def leader_duplicate_tpu(w: World) -> None:
+    """A node shutdown killed slice-1's leader and two followers. The Job controller recreated the
+    leader, so a Failed leader pod sits beside its replacement, and the pod webhook refuses every
+    replacement follower (the deadlock of JobSet ≤ v0.12.0)."""
+    p1 = pool(w, 4, tpu_v5e, "ml-prod", "tpu-v5e-pool-1")
+    p2 = pool(w, 4, tpu_v5e, "ml-prod", "tpu-v5e-pool-2")
+    rj = tpu_slice("slice", 2, backoff_limit=4)
+    status = jobset_status(rj_status("slice", ready=1, active=2))
     js = jobset(
         w,
         "llm-pretrain",
         "llm",
         [rj],
         created=200,
-        topology="cloud.google.com/gke-nodepool",
-        failure_policy={"maxRestarts": 4, "restartStrategy": "Recreate"},
-        status={"replicatedJobsStatus": [rj_status("slice", ready=1, active=2)], "restarts": 0},
+        topology=NODEPOOL,
+        failure_policy=recreate(4),
+        status=status,
     )
     full_job(js, rj, 0, p1, created=199)
-    j = job(js, rj, 1, created=199, status=job_status(2, 1, failed=3, start=199))
-    shutdown = ("Terminated", "Pod was terminated in response to imminent node shutdown.")
-    killed = exited(143, "Error", 41, 150)
-    old_leader = pod(
-        j,
-        0,
-        "Failed",
-        node=p2[0],
-        created=198.9,
-        ready=False,
-        terminated=killed,
-        disruption=("TerminationByKubelet", "Pod was terminated in response to imminent node shutdown."),
-        status_reason=shutdown,
-    )
-    old_leader["status"]["conditions"][0]["lastTransitionTime"] = ts(41)
-    for i in (1, 2):
-        pod(
-            j,
-            i,
-            "Failed",
-            node=p2[i],
-            created=198.9,
-            ready=False,
-            terminated=killed,
-            disruption=("TerminationByKubelet", "Pod was terminated in response to imminent node shutdown."),
-            status_reason=shutdown,
-            node_selector=leader_affinity(js, j, p2[0]),
+    j = job(js, rj, 1, created=199, active=2, ready=1, failed=3)
+    killed = [
+        shut_down_pod(
+            j, i, p2[i], 198.9, exited(143, "Error", 41, 150), node_selector=follower_selector(j, i, p2[0])
         )
-    pod(j, 3, "Running", node=p2[3], created=198.9, node_selector=leader_affinity(js, j, p2[0]))
-    leader = pod(j, 0, "Running", node=p2[0], created=38, started=36)
-    created_pod(w, j, leader, 38)
-    failed_create(w, j, MISSING_SELECTOR.format(key="cloud.google.com/gke-nodepool"), 31, first=38, last=0.8)
-    return w
+        for i in range(3)
+    ]
+    killed[0]["status"]["conditions"][0]["lastTransitionTime"] = ts(41)
+    pod(j, 3, "Running", node=p2[3], created=198.9, node_selector=follower_selector(j, 3, p2[0]))
+    new_leader(j, 38, node=p2[0], started=36)
+    failed_create(j, MISSING_SELECTOR.format(key=NODEPOOL), 31, first=38, last=0.8)
 
 
-def leader_duplicate_gpu() -> World:
-    w = World("leader-duplicate-gpu")
+@scenario("leader-duplicate-gpu", "leader-duplicate")
+def leader_duplicate_gpu(w: World) -> None:
+    """The leader and a follower exited 1 (restartPolicy Never). A Failed leader pod sits beside its
+    replacement, and the pod webhook refuses the replacement follower (the deadlock of JobSet ≤
+    v0.12.0)."""
     block = "b-7c1d3e"
-    nodes = pool(
-        w,
-        4,
-        lambda g: a3(
-            w,
-            "ml-prod",
-            "a3-compact",
-            group=g,
-            extra={
-                "cloud.google.com/gce-topology-block": block,
-                "cloud.google.com/gce-topology-subblock": "sb-02",
-            },
-        ),
-    )
-    affinity = {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {
-                                "key": "cloud.google.com/gke-accelerator",
-                                "operator": "In",
-                                "values": ["nvidia-h100-80gb"],
-                            }
-                        ]
-                    }
-                ]
-            }
-        }
-    }
+    placement = {BLOCK: block, "cloud.google.com/gce-topology-subblock": "sb-02"}
+    nodes = pool(w, 4, a3, "ml-prod", "a3-compact", extra=placement)
+    affinity = node_affinity("cloud.google.com/gke-accelerator", "nvidia-h100-80gb")
     rj = gpu_rj("workers", 1, 4, restart_policy="Never", backoff_limit=6, affinity=affinity)
+    status = jobset_status(rj_status("workers", active=1))
     js = jobset(
         w,
         "sd-train",
         "vision",
         [rj],
         created=150,
-        topology="cloud.google.com/gce-topology-block",
+        topology=BLOCK,
         failure_policy={"maxRestarts": 2},
-        status={"replicatedJobsStatus": [rj_status("workers", active=1)], "restarts": 0},
+        status=status,
     )
-    j = job(js, rj, 0, created=149, status=job_status(3, 3, failed=2, start=149))
-    follow = {js.topology: block}
-    pod(j, 0, "Failed", node=nodes[0], created=148.9, ready=False, terminated=exited(1, "Error", 22, 120))
+    j = job(js, rj, 0, created=149, active=3, ready=3, failed=2)
+    follow = {BLOCK: block}
+    exited_pod(j, 0, nodes[0], 148.9, exited(1, "Error", 22, 120))
     pod(j, 1, "Running", node=nodes[1], created=148.9, node_selector=follow)
-    pod(
-        j,
-        2,
-        "Failed",
-        node=nodes[2],
-        created=148.9,
-        ready=False,
-        terminated=exited(1, "Error", 22, 120),
-        node_selector=follow,
-    )
+    exited_pod(j, 2, nodes[2], 148.9, exited(1, "Error", 22, 120), node_selector=follow)
     pod(j, 3, "Running", node=nodes[3], created=148.9, node_selector=follow)
-    leader = pod(j, 0, "Running", node=nodes[0], created=21.5, started=20)
-    created_pod(w, j, leader, 21.5)
-    failed_create(w, j, NOT_SET.format(webhook="validate--v1-pod.x-k8s.io"), 19, first=21.4, last=0.6)
-    return w
+    new_leader(j, 21.5, node=nodes[0], started=20)
+    failed_create(j, NOT_SET.format(webhook="validate--v1-pod.x-k8s.io"), 19, first=21.4, last=0.6)
 
 
-def topology_label_missing_event() -> World:
-    w = World("topology-label-missing-event")
-    nodes = pool(w, 4, lambda g: a3(w, "ml-prod", "a3-ondemand", group=g))
+@scenario("topology-label-missing-event", "topology-label-missing")
+def topology_label_missing_event(w: World) -> None:
+    """The leaders run on nodes without the exclusive-topology label, so `mpod.kb.io` refuses every
+    follower and says why."""
+    nodes = pool(w, 4, a3, "ml-prod", "a3-ondemand")
     rj = gpu_rj("workers", 2, 2)
-    js = jobset(
-        w,
-        "phi-pretrain",
-        "ml-train",
-        [rj],
-        created=35,
-        topology="cloud.google.com/gce-topology-block",
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("workers", active=2)], "restarts": 0},
-    )
+    status = jobset_status(rj_status("workers", active=2))
+    js = jobset(w, "phi-pretrain", "ml-train", [rj], created=35, topology=BLOCK, status=status)
+    error = f'admission webhook "mpod.kb.io" denied the request: node does not have topology label: {BLOCK}'
     for i in range(2):
-        j = job(js, rj, i, created=34.9, status=job_status(1, 1, start=34.9))
-        leader = pod(j, 0, "Running", node=nodes[2 * i], created=34.8, started=33)
-        created_pod(w, j, leader, 34.8)
-        failed_create(
-            w,
-            j,
-            'admission webhook "mpod.kb.io" denied the request: node does not have topology label: cloud.google.com/gce-topology-block',
-            17,
-            first=34.7,
-            last=0.9 + i,
-        )
-    return w
+        j = job(js, rj, i, created=34.9, active=1, ready=1)
+        new_leader(j, 34.8, node=nodes[2 * i], started=33)
+        failed_create(j, error, 17, first=34.7, last=0.9 + i)
 
 
-def topology_label_missing_node() -> World:
-    w = World("topology-label-missing-node")
+@scenario("topology-label-missing-node", "topology-label-missing")
+def topology_label_missing_node(w: World) -> None:
+    """The leader runs on a node without the exclusive-topology label; no event says so, the node's
+    labels do."""
     key = "topology.k8s.aws/network-node-layer-3"
     nodes = [eks_p4d(w, i, **({key: f"nn-{w.hexid(17)}"} if i >= 2 else {})) for i in range(4)]
     rj = gpu_rj("trainer", 1, 2, restart_policy="OnFailure")
-    js = jobset(
-        w,
-        "nemo-sft",
-        "nlp",
-        [rj],
-        created=180,
-        topology=key,
-        status={"replicatedJobsStatus": [rj_status("trainer", active=1)], "restarts": 0},
-    )
-    j = job(js, rj, 0, created=179.9, status=job_status(1, 1, start=179.9))
+    status = jobset_status(rj_status("trainer", active=1))
+    js = jobset(w, "nemo-sft", "nlp", [rj], created=180, topology=key, failure_policy=None, status=status)
+    j = job(js, rj, 0, created=179.9, active=1, ready=1)
     pod(j, 0, "Running", node=nodes[0], created=179.8, started=178)
-    return w
 
 
-def leader_pending_tpu() -> World:
-    w = World("leader-pending-tpu")
+@scenario(
+    "leader-pending-tpu",
+    "leader-pending",
+    pod_verdict="exhausted",
+    path="examples/jobset-leader-pending-tpu.json",
+)
+def leader_pending_tpu(w: World) -> None:
+    """slice-1's leader cannot schedule: the second pool's TPUs are held by a serving StatefulSet."""
     for _ in range(2):
         cpu_node(w, "ml-prod")
-    p1 = pool(w, 4, lambda g: tpu_v5e(w, "ml-prod", "tpu-v5e-pool-1", group=g))
-    p2 = pool(w, 4, lambda g: tpu_v5e(w, "ml-prod", "tpu-v5e-pool-2", group=g))
+    p1 = pool(w, 4, tpu_v5e, "ml-prod", "tpu-v5e-pool-1")
+    p2 = pool(w, 4, tpu_v5e, "ml-prod", "tpu-v5e-pool-2")
     rj = tpu_slice()
-    js = jobset(
-        w,
-        "maxtext-v5e",
-        "llm",
-        [rj],
-        created=52,
-        topology="cloud.google.com/gke-nodepool",
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("slice", ready=1, active=2)], "restarts": 0},
-    )
+    status = jobset_status(rj_status("slice", ready=1, active=2))
+    js = jobset(w, "maxtext-v5e", "llm", [rj], created=52, topology=NODEPOOL, status=status)
     for i, n in enumerate(p2):
         other_pod(
             w, "serving", f"gemma-serve-{i}", n, ("google.com/tpu", "4"), ("StatefulSet", "gemma-serve")
         )
     full_job(js, rj, 0, p1, created=51.9)
-    j = job(js, rj, 1, created=51.9, status=job_status(1, 0, start=51.9))
+    j = job(js, rj, 1, created=51.9, active=1)
     message = (
         "0/10 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 8 Insufficient google.com/tpu. "
         "preemption: 0/10 nodes are available: 10 No preemption victims found for incoming pod."
     )
-    leader = pod(j, 0, "Pending", created=51.8, unschedulable=message)
-    created_pod(w, j, leader, 51.8)
-    failed_scheduling(w, leader, message, 19, first=51.7)
-    failed_create(
-        w, j, MISSING_SELECTOR.format(key="cloud.google.com/gke-nodepool"), 23, first=51.7, last=0.7
-    )
-    return w
+    new_leader(j, 51.8, unschedulable=message, attempts=19)
+    failed_create(j, MISSING_SELECTOR.format(key=NODEPOOL), 23, first=51.7, last=0.7)
 
 
-def leader_pending_taint() -> World:
-    w = World("leader-pending-taint")
-    system = plain_node(
-        w,
-        "aks-system-38117962-vmss000000",
-        {
-            "agentpool": "system",
-            "kubernetes.azure.com/agentpool": "system",
-            "kubernetes.azure.com/mode": "system",
-            "node.kubernetes.io/instance-type": "Standard_D8ds_v5",
-            "topology.kubernetes.io/zone": "eastus-1",
-        },
-        {},
-        "azure:///subscriptions/6f1c0a7e-2f3b-4d55-9c2e-0e8b1f7d9a11/resourceGroups/mc_ml_aks-ml_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/aks-system-38117962-vmss/virtualMachines/0",
-    )
-    del system
-    nodes = [
-        plain_node(
-            w,
-            f"aks-gpupool-21504838-vmss00000{i}",
-            {
-                "agentpool": "gpupool",
-                "kubernetes.azure.com/accelerator": "nvidia",
-                "kubernetes.azure.com/agentpool": "gpupool",
-                "kubernetes.azure.com/mode": "user",
-                "node.kubernetes.io/instance-type": "Standard_ND96asr_v4",
-                "topology.kubernetes.io/zone": "eastus-1",
-            },
-            {"nvidia.com/gpu": "8"},
-            f"azure:///subscriptions/6f1c0a7e-2f3b-4d55-9c2e-0e8b1f7d9a11/resourceGroups/mc_ml_aks-ml_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/aks-gpupool-21504838-vmss/virtualMachines/{i}",
-            taints=[{"effect": "NoSchedule", "key": "sku", "value": "gpu"}],
-        )
-        for i in range(3)
-    ]
-    del nodes
-    affinity = {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": ["gpupool"]}
-                        ]
-                    }
-                ]
-            }
-        }
-    }
-    rj = gpu_rj("trainer", 2, 2, "4", affinity=affinity)
-    js = jobset(
-        w,
-        "vit-huge",
-        "vision",
-        [rj],
-        created=28,
-        topology="kubernetes.io/hostname",
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("trainer", active=2)], "restarts": 0},
-    )
+@scenario("leader-pending-taint", "leader-pending", pod_verdict="taint")
+def leader_pending_taint(w: World) -> None:
+    """The leaders do not tolerate the AKS GPU pool's `sku=gpu` taint."""
+    aks_node(w, "system", "38117962", 0, "Standard_D8ds_v5")
+    for i in range(3):
+        aks_node(w, "gpupool", "21504838", i, "Standard_ND96asr_v4", gpu=True)
+    rj = gpu_rj("trainer", 2, 2, "4", affinity=node_affinity("kubernetes.azure.com/agentpool", "gpupool"))
+    status = jobset_status(rj_status("trainer", active=2))
+    js = jobset(w, "vit-huge", "vision", [rj], created=28, topology="kubernetes.io/hostname", status=status)
     message = (
         "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 3 node(s) had untolerated taint {sku: gpu}. "
         "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     for i in range(2):
-        j = job(js, rj, i, created=27.9, status=job_status(1, 0, start=27.9))
-        leader = pod(j, 0, "Pending", created=27.8, unschedulable=message)
-        created_pod(w, j, leader, 27.8)
-        failed_scheduling(w, leader, message, 11, first=27.7)
-        failed_create(w, j, NOT_SET.format(webhook="vpod.kb.io"), 15, first=27.7, last=0.5 + i)
-    return w
+        j = job(js, rj, i, created=27.9, active=1)
+        new_leader(j, 27.8, unschedulable=message, attempts=11)
+        failed_create(j, NOT_SET.format(webhook="vpod.kb.io"), 15, first=27.7, last=0.5 + i)
 
 
-def leader_pending_expired() -> World:
-    w = World("leader-pending-expired")
-    pool(w, 3, lambda g: g2(w, "research", "l4-pool", group=g))
+@scenario(
+    "leader-pending-expired",
+    "leader-pending",
+    pod_verdict="label-mismatch",
+    path="tests/corpus/jobset/leader-pending-expired-events.json",
+)
+def leader_pending_expired(w: World) -> None:
+    """The leader asks for H100 nodes in an L4 cluster; its events have expired."""
+    pool(w, 3, g2, "research", "l4-pool")
     rj = gpu_rj("actor", 1, 4, "2", node_selector={"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"})
-    js = jobset(
-        w,
-        "rl-rollout",
-        "research",
-        [rj],
-        created=200,
-        topology="cloud.google.com/gke-nodepool",
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("actor", active=1)], "restarts": 0},
+    status = jobset_status(rj_status("actor", active=1))
+    js = jobset(w, "rl-rollout", "research", [rj], created=200, topology=NODEPOOL, status=status)
+    j = job(js, rj, 0, created=199.9, active=1)
+    message = (
+        "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are "
+        "available: 3 Preemption is not helpful for scheduling."
     )
-    j = job(js, rj, 0, created=199.9, status=job_status(1, 0, start=199.9))
-    pod(
-        j,
-        0,
-        "Pending",
-        created=199.8,
-        unschedulable="0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
-    )
-    return w
+    pod(j, 0, "Pending", created=199.8, unschedulable=message)
 
 
-def create_rejected_quota() -> World:
-    w = World("create-rejected-quota")
-    nodes = pool(w, 4, lambda g: a3(w, "ml-prod", "a3-pool", group=g))
+@scenario("create-rejected-quota", "create-rejected")
+def create_rejected_quota(w: World) -> None:
+    """The namespace's GPU quota is used up by workers-0, so workers-1's pods are forbidden."""
+    nodes = pool(w, 4, a3, "ml-prod", "a3-pool")
     rj = gpu_rj("workers", 2, 2)
-    js = jobset(
-        w,
-        "whisper-ft",
-        "team-a",
-        [rj],
-        created=33,
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("workers", ready=1, active=1)], "restarts": 0},
-    )
+    status = jobset_status(rj_status("workers", ready=1, active=1))
+    js = jobset(w, "whisper-ft", "team-a", [rj], created=33, status=status)
     full_job(js, rj, 0, nodes[:2], created=32.9)
-    j = job(js, rj, 1, created=32.9)
-    quota(w, "gpu-quota", "team-a", {"requests.nvidia.com/gpu": "16"}, {"requests.nvidia.com/gpu": "16"})
+    j = job(js, rj, 1, created=32.9, pods_created=False)
+    gpus = "requests.nvidia.com/gpu"
+    quota(w, "gpu-quota", "team-a", {gpus: "16"}, {gpus: "16"})
+    exceeded = exceeded_quota("gpu-quota", gpus, 8, 16, 16)
     failed_create(
-        w,
-        j,
-        f'pods "whisper-ft-workers-1-0-{w.suffix()}" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8, '
-        "used: requests.nvidia.com/gpu=16, limited: requests.nvidia.com/gpu=16",
-        12,
-        first=32.8,
-        last=1.2,
+        j, f'pods "whisper-ft-workers-1-0-{w.suffix()}" is forbidden: {exceeded}', 12, first=32.8, last=1.2
     )
-    return w
 
 
-def create_rejected_runtimeclass() -> World:
-    w = World("create-rejected-runtimeclass")
-    pool(w, 2, lambda g: g2(w, "ml-prod", "l4-pool", group=g))
+@scenario("create-rejected-runtimeclass", "create-rejected")
+def create_rejected_runtimeclass(w: World) -> None:
+    """The pods name a RuntimeClass the cluster does not have."""
+    pool(w, 2, g2, "ml-prod", "l4-pool")
     runtime_class(w, "nvidia", "nvidia")
-    rj = gpu_rj("server", 1, 1, "1", runtime_class="nvidia-cdi", container="vllm")
-    rj.image = "vllm/vllm-openai:v0.11.2"
-    js = jobset(
-        w,
-        "vllm-bench",
-        "inference",
-        [rj],
-        created=18,
-        status={"replicatedJobsStatus": [rj_status("server")], "restarts": 0},
-    )
-    j = job(js, rj, 0, created=17.9)
-    failed_create(
-        w,
-        j,
-        'pods "vllm-bench-server-0-0-" is forbidden: pod rejected: RuntimeClass "nvidia-cdi" not found',
-        9,
-        first=17.8,
-        last=0.7,
-    )
-    return w
+    rj = gpu_rj("server", 1, 1, "1", "vllm/vllm-openai:v0.11.2", runtime_class="nvidia-cdi", container="vllm")
+    status = jobset_status(rj_status("server"))
+    js = jobset(w, "vllm-bench", "inference", [rj], created=18, failure_policy=None, status=status)
+    j = job(js, rj, 0, created=17.9, pods_created=False)
+    error = 'pods "vllm-bench-server-0-0-" is forbidden: pod rejected: RuntimeClass "nvidia-cdi" not found'
+    failed_create(j, error, 9, first=17.8, last=0.7)
 
 
-def create_rejected_job_quota() -> World:
-    w = World("create-rejected-job-quota")
+@scenario("create-rejected-job-quota", "create-rejected")
+def create_rejected_job_quota(w: World) -> None:
+    """A `count/jobs.batch` quota forbids the fourth child Job."""
     nodes = [cpu_node(w, "data") for _ in range(2)]
     rj = RJ("shard", 4, 1, ("cpu", "4"), "us-docker.pkg.dev/ml-platform-prod/etl/beam-worker:2.61", "worker")
-    js = jobset(
-        w,
-        "etl-shards",
-        "batch",
-        [rj],
-        created=14,
-        status={"replicatedJobsStatus": [rj_status("shard", ready=3, active=3)], "restarts": 0},
-    )
+    status = jobset_status(rj_status("shard", ready=3, active=3))
+    js = jobset(w, "etl-shards", "batch", [rj], created=14, failure_policy=None, status=status)
     for i in range(3):
-        j = job(js, rj, i, created=13.9, status=job_status(1, 1, start=13.9))
+        j = job(js, rj, i, created=13.9, active=1, ready=1)
         pod(j, 0, "Running", node=nodes[i % 2], created=13.8)
-    quota(w, "job-count", "batch", {"count/jobs.batch": "3"}, {"count/jobs.batch": "3"})
-    event(
-        w,
-        js.obj,
-        "JobCreationFailed",
-        'job "etl-shards-shard-3" creation failed with error: jobs.batch "etl-shards-shard-3" is forbidden: exceeded quota: job-count, '
-        "requested: count/jobs.batch=1, used: count/jobs.batch=3, limited: count/jobs.batch=3",
-        source="jobset",
-        count=11,
-        first=13.8,
-        last=0.4,
-        new_style=True,
-    )
-    return w
+    jobs = "count/jobs.batch"
+    quota(w, "job-count", "batch", {jobs: "3"}, {jobs: "3"})
+    error = f'jobs.batch "etl-shards-shard-3" is forbidden: {exceeded_quota("job-count", jobs, 1, 3, 3)}'
+    job_creation_failed(js, "etl-shards-shard-3", error, 11, first=13.8, last=0.4)
 
 
-def preemption_restarts() -> World:
+@scenario(
+    "preemption-restarts",
+    "restarting",
+    cause="node-preemption",
+    path="examples/jobset-preemption-restarts.json",
+)
+def preemption_restarts(w: World) -> None:
     """Spot nodes shut down under slice workers-1 (attempt 3); its Job is still being deleted, so the
     Recreate strategy has recreated only workers-0 for attempt 4 so far."""
-    w = World("preemption-restarts")
     for _ in range(2):
         cpu_node(w, "ml-prod")
-    nodes = pool(w, 4, lambda g: a3(w, "ml-prod", "a3-spot-pool", spot=True, group=g))
+    nodes = pool(w, 4, a3, "ml-prod", "a3-spot-pool", spot=True)
     rj = gpu_rj("workers", 2, 2)
-    js = jobset(
-        w,
-        "llama3-70b-ft",
-        "llm",
-        [rj],
-        created=240,
-        failure_policy=dict(RESTART_POLICY),
-        status={
-            "conditions": [
-                jcond(
-                    "RestartingJobSet",
-                    "DefaultFailurePolicy",
-                    "applying RestartJobSet failure policy action (first failed job: llama3-70b-ft-workers-1)",
-                    6,
-                )
-            ],
-            "replicatedJobsStatus": [rj_status("workers", active=1)],
-            "restarts": 4,
-            "restartsCountTowardsMax": 4,
-        },
+    first_failed = "llama3-70b-ft-workers-1"
+    status = jobset_status(
+        rj_status("workers", active=1), conditions=[jobset_restarting(first_failed, 6)], restarts=4
     )
-    shutdown = "Pod was terminated in response to imminent node shutdown."
-    old = job(
-        js,
-        rj,
-        1,
-        attempt=3,
-        created=48,
-        deleting=6,
-        status=job_status(
-            0,
-            0,
-            failed=2,
-            start=48,
-            conditions=[
-                cond("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 6.5)
-            ],
-        ),
-    )
+    js = jobset(w, "llama3-70b-ft", "llm", [rj], created=240, status=status)
+    failed = [backoff_limit_exceeded("Failed", 6.5)]
+    old = job(js, rj, 1, attempt=3, created=48, deleting=6, failed=2, conditions=failed)
+    # The spot node the old pods ran on is deleted: only its name and address remain on them.
     gone = {
         "metadata": {
             "name": "gke-ml-prod-a3-spot-pool-" + nodes[0]["metadata"]["name"].split("-")[-2] + "-wq4z"
@@ -2179,65 +2014,21 @@ def preemption_restarts() -> World:
         "status": {"addresses": [{"address": "10.128.3.17"}]},
     }
     for i in range(2):
-        pod(
-            old,
-            i,
-            "Failed",
-            node=gone,
-            created=47.9,
-            ready=False,
-            terminated=exited(143, "Error", 7, 40),
-            deleting=6,
-            disruption=("TerminationByKubelet", shutdown),
-            status_reason=("Terminated", shutdown),
-        )
-    j = job(js, rj, 0, attempt=4, created=5.5, status=job_status(2, 0, start=5.5))
-    for k in range(2):
-        p = pod(j, k, "Pending", node=nodes[k], created=5.4, started=5, waiting=("ContainerCreating", ""))
-        scheduled(w, p, 5.3)
-    event(
-        w,
-        js.obj,
-        "RestartJobSetFailurePolicyAction",
-        "applying RestartJobSet failure policy action (first failed job: llama3-70b-ft-workers-1)",
-        source="jobset",
-        count=4,
-        first=178,
-        last=6,
-        new_style=True,
-    )
-    event(
-        w,
-        js.obj,
-        "RestartingJobSet",
-        "applying RestartJobSet failure policy action (first failed job: llama3-70b-ft-workers-1)",
-        source="jobset",
-        count=4,
-        first=178,
-        last=6,
-        new_style=True,
-    )
-    return w
+        shut_down_pod(old, i, gone, 47.9, exited(143, "Error", 7, 40), deleting=6)
+    j = job(js, rj, 0, attempt=4, created=5.5, active=2)
+    for i in range(2):
+        creating_pod(j, i, nodes[i], 5.4, started=5)
+    reasons = ("RestartJobSetFailurePolicyAction", "RestartingJobSet")
+    restart_events(js, first_failed, count=4, first=178, last=6, reasons=reasons)
 
 
-def restarting_app_failure() -> World:
-    w = World("restarting-app-failure")
-    nodes = pool(
-        w,
-        3,
-        lambda g: gke_node(
-            w,
-            "nlp-cluster",
-            "a100-pool",
-            "a2-highgpu-8g",
-            {"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"},
-            {"nvidia.com/gpu": "8"},
-            taints=[GPU_TAINT],
-            group=g,
-        ),
-    )
+@scenario("restarting-app-failure", "restarting", cause="app-failure")
+def restarting_app_failure(w: World) -> None:
+    """The driver crash-loops on the JobSet's third attempt; its failures restarted the JobSet twice."""
+    nodes = pool(w, 3, a2, "nlp-cluster", "a100-pool")
     driver = gpu_rj("driver", 1, 1, "8")
     workers = gpu_rj("workers", 2, 1, "8")
+    status = jobset_status(rj_status("driver", active=1), rj_status("workers", ready=2, active=2), restarts=2)
     js = jobset(
         w,
         "bert-large-mlm",
@@ -2246,14 +2037,10 @@ def restarting_app_failure() -> World:
         created=130,
         failure_policy={"maxRestarts": 5},
         coordinator={"replicatedJob": "driver", "jobIndex": 0, "podIndex": 0},
-        status={
-            "replicatedJobsStatus": [rj_status("driver", active=1), rj_status("workers", ready=2, active=2)],
-            "restarts": 2,
-            "restartsCountTowardsMax": 2,
-        },
+        status=status,
     )
-    j = job(js, driver, 0, attempt=2, created=16, status=job_status(1, 0, failed=0, start=16))
-    pod(
+    j = job(js, driver, 0, attempt=2, created=16, active=1)
+    crashing = pod(
         j,
         0,
         "Running",
@@ -2261,116 +2048,45 @@ def restarting_app_failure() -> World:
         created=15.9,
         started=15.5,
         ready=False,
-        waiting=("CrashLoopBackOff", f"back-off 40s restarting failed container=trainer pod={j.name}-0-x"),
+        waiting=("CrashLoopBackOff", ""),
         last_terminated=exited(1, "Error", 1.5, 3),
         restarts=2,
     )
-    w.items[-1]["status"]["containerStatuses"][0]["state"]["waiting"]["message"] = (
-        f"back-off 40s restarting failed container=trainer pod={w.items[-1]['metadata']['name']}_nlp({w.items[-1]['metadata']['uid']})"
+    meta = crashing["metadata"]
+    crashing["status"]["containerStatuses"][0]["state"]["waiting"]["message"] = (
+        f"back-off 40s restarting failed container=trainer pod={meta['name']}_nlp({meta['uid']})"
     )
     for i in range(2):
         full_job(js, workers, i, [nodes[1 + i]], attempt=2, created=16)
-    event(
-        w,
-        js.obj,
-        "RestartJobSetFailurePolicyAction",
-        "applying RestartJobSet failure policy action (first failed job: bert-large-mlm-driver-0)",
-        source="jobset",
-        count=2,
-        first=55,
-        last=16.2,
-    )
-    return w
+    restart_events(js, "bert-large-mlm-driver-0", count=2, first=55, last=16.2, new_style=False)
 
 
-def restarting_node_failure() -> World:
+@scenario("restarting-node-failure", "restarting", cause="node-failure")
+def restarting_node_failure(w: World) -> None:
     """Node `bad` stopped reporting: the taint manager evicted workers-1's pod (attempt 2), whose Job
     failed and restarted the JobSet. That pod is stuck Terminating on the unreachable node, so its Job
     is not gone and workers-1 of attempt 3 cannot be created yet (jobset#576)."""
-    w = World("restarting-node-failure")
+    placement = {BLOCK: "b-91f2", "cloud.google.com/gce-topology-subblock": "sb-01"}
     nodes = [
-        a3(
-            w,
-            "ml-prod",
-            "a3-pool",
-            group="3e8f1a7c",
-            host=f"h-{w.hexid(12)}",
-            extra={
-                "cloud.google.com/gce-topology-block": "b-91f2",
-                "cloud.google.com/gce-topology-subblock": "sb-01",
-            },
-        )
+        a3(w, "ml-prod", "a3-pool", group="3e8f1a7c", host=f"h-{w.hexid(12)}", extra=placement)
         for _ in range(5)
     ]
     bad = nodes[1]
-    cond_ready = next(c for c in bad["status"]["conditions"] if c["type"] == "Ready")
-    cond_ready.update(
-        {
-            "lastTransitionTime": ts(9),
-            "message": "Kubelet stopped posting node status.",
-            "reason": "NodeStatusUnknown",
-            "status": "Unknown",
-        }
-    )
-    bad["spec"]["taints"] = [
-        GPU_TAINT,
-        {"effect": "NoSchedule", "key": "node.kubernetes.io/unreachable", "timeAdded": ts(9)},
-        {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "timeAdded": ts(9)},
-    ]
+    unreachable(bad, 9)
     rj = gpu_rj("workers", 4, 1)
-    js = jobset(
-        w,
-        "palm-tune",
-        "llm",
-        [rj],
-        created=320,
-        failure_policy=dict(RESTART_POLICY),
-        status={
-            "conditions": [
-                jcond(
-                    "RestartingJobSet",
-                    "DefaultFailurePolicy",
-                    "applying RestartJobSet failure policy action (first failed job: palm-tune-workers-1)",
-                    3,
-                )
-            ],
-            "replicatedJobsStatus": [rj_status("workers", active=3)],
-            "restarts": 3,
-            "restartsCountTowardsMax": 3,
-        },
+    first_failed = "palm-tune-workers-1"
+    status = jobset_status(
+        rj_status("workers", active=3), conditions=[jobset_restarting(first_failed, 3)], restarts=3
     )
-    old = job(
-        js,
-        rj,
-        1,
-        attempt=2,
-        created=130,
-        deleting=3,
-        status=job_status(
-            0,
-            0,
-            failed=1,
-            start=130,
-            conditions=[
-                cond(
-                    "Failed",
-                    "PodFailurePolicy",
-                    "Container trainer for pod llm/palm-tune-workers-1-0 failed with exit code 137 matching FailJob rule at index 0",
-                    3.5,
-                )
-            ],
-        ),
+    js = jobset(w, "palm-tune", "llm", [rj], created=320, status=status)
+    fail_job = (
+        "Container trainer for pod llm/palm-tune-workers-1-0 failed with exit code 137 matching FailJob rule at "
+        "index 0"
     )
-    stuck = pod(
-        old,
-        0,
-        "Running",
-        node=bad,
-        created=129.9,
-        ready=False,
-        deleting=4,
-        disruption=("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint"),
-    )
+    failed = [cond("Failed", "PodFailurePolicy", fail_job, 3.5)]
+    old = job(js, rj, 1, attempt=2, created=130, deleting=3, failed=1, conditions=failed)
+    evicted = ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
+    stuck = pod(old, 0, "Running", node=bad, created=129.9, ready=False, deleting=4, disruption=evicted)
     event(w, stuck, "NodeNotReady", "Node is not ready", source="node-controller", first=9, last=9)
     event(
         w,
@@ -2382,80 +2098,32 @@ def restarting_node_failure() -> World:
         first=4,
         last=4,
     )
-    for i, n in ((0, nodes[0]), (2, nodes[2]), (3, nodes[3])):
-        j = job(js, rj, i, attempt=3, created=2.5, status=job_status(1, 0, start=2.5))
-        p = pod(j, 0, "Pending", node=n, created=2.4, started=2.2, waiting=("ContainerCreating", ""))
-        scheduled(w, p, 2.3)
-    event(
-        w,
-        js.obj,
-        "RestartJobSetFailurePolicyAction",
-        "applying RestartJobSet failure policy action (first failed job: palm-tune-workers-1)",
-        source="jobset",
-        count=3,
-        first=215,
-        last=3,
-        new_style=True,
-    )
-    return w
+    for i in (0, 2, 3):
+        j = job(js, rj, i, attempt=3, created=2.5, active=1)
+        creating_pod(j, 0, nodes[i], 2.4, started=2.2)
+    restart_events(js, first_failed, count=3, first=215, last=3)
 
 
-def restarting_pod_preemption() -> World:
+@scenario("restarting-pod-preemption", "restarting", cause="pod-preemption")
+def restarting_pod_preemption(w: World) -> None:
     """A higher-priority Deployment preempted workers-0 (attempt 0); workers-1 was recreated for
     attempt 1 and waits for GPUs, workers-0's old Job is still being deleted."""
-    w = World("restarting-pod-preemption")
-    nodes = [
-        plain_node(
-            w,
-            f"gpu-node-{i:02d}.lab.internal",
-            {
-                "nvidia.com/gpu.count": "8",
-                "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-                "nvidia.com/gpu.present": "true",
-                "node-role.kubernetes.io/worker": "",
-            },
-            {"nvidia.com/gpu": "8"},
-            "",
-        )
-        for i in range(2)
-    ]
-    for n in nodes:
-        del n["spec"]["providerID"]
+    nodes = [lab_node(w, i) for i in range(2)]
     rj = gpu_rj("workers", 2, 1, "4")
-    js = jobset(
-        w,
-        "ablation-small",
-        "research",
-        [rj],
-        created=70,
-        failure_policy={"maxRestarts": 3},
-        status={
-            "conditions": [
-                jcond(
-                    "RestartingJobSet",
-                    "DefaultFailurePolicy",
-                    "applying RestartJobSet failure policy action (first failed job: ablation-small-workers-0)",
-                    2,
-                )
-            ],
-            "replicatedJobsStatus": [rj_status("workers", active=1)],
-            "restarts": 1,
-            "restartsCountTowardsMax": 1,
-        },
+    first_failed = "ablation-small-workers-0"
+    status = jobset_status(
+        rj_status("workers", active=1), conditions=[jobset_restarting(first_failed, 2)], restarts=1
     )
-    old = job(js, rj, 0, attempt=0, created=69, deleting=2, status=job_status(0, 0, failed=1, start=69))
+    js = jobset(
+        w, "ablation-small", "research", [rj], created=70, failure_policy={"maxRestarts": 3}, status=status
+    )
+    old = job(js, rj, 0, attempt=0, created=69, deleting=2, failed=1)
+    preempted = (
+        "PreemptionByScheduler",
+        "default-scheduler: preempting to accommodate a higher priority pod",
+    )
     victim = pod(
-        old,
-        0,
-        "Running",
-        node=nodes[0],
-        created=68.9,
-        ready=False,
-        deleting=2.2,
-        disruption=(
-            "PreemptionByScheduler",
-            "default-scheduler: preempting to accommodate a higher priority pod",
-        ),
+        old, 0, "Running", node=nodes[0], created=68.9, ready=False, deleting=2.2, disruption=preempted
     )
     event(
         w,
@@ -2467,454 +2135,164 @@ def restarting_pod_preemption() -> World:
         last=2.3,
         new_style=True,
     )
-    j = job(js, rj, 1, attempt=1, created=1.5, status=job_status(1, 0, start=1.5))
-    pod(
-        j,
-        0,
-        "Pending",
-        created=1.4,
-        unschedulable="0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+    j = job(js, rj, 1, attempt=1, created=1.5, active=1)
+    message = (
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: 2 No "
+        "preemption victims found for incoming pod."
     )
+    pod(j, 0, "Pending", created=1.4, unschedulable=message)
     for i, n in enumerate(nodes):
         other_pod(
             w, "prod-inference", f"llm-gateway-{i}", n, ("nvidia.com/gpu", "8"), ("Deployment", "llm-gateway")
         )
-    event(
-        w,
-        js.obj,
-        "RestartJobSetFailurePolicyAction",
-        "applying RestartJobSet failure policy action (first failed job: ablation-small-workers-0)",
-        source="jobset",
-        first=2,
-        last=2,
-        new_style=True,
-    )
-    return w
+    restart_events(js, first_failed, first=2, last=2)
 
 
-def restarting_unknown() -> World:
-    w = World("restarting-unknown")
+@scenario("restarting-unknown", "restarting", cause="unknown")
+def restarting_unknown(w: World) -> None:
+    """The JobSet restarted, and nothing left says why: the failed Jobs and their events are gone."""
     nodes = [eks_p4d(w, i) for i in range(2)]
     rj = gpu_rj("workers", 2, 1)
-    js = jobset(
-        w,
-        "dlrm-train",
-        "ml-train",
-        [rj],
-        created=400,
-        failure_policy=dict(RESTART_POLICY),
-        status={
-            "conditions": [
-                jcond(
-                    "RestartingJobSet",
-                    "DefaultFailurePolicy",
-                    "applying RestartJobSet failure policy action (first failed job: dlrm-train-workers-0)",
-                    1.5,
-                )
-            ],
-            "replicatedJobsStatus": [rj_status("workers", active=2)],
-            "restarts": 1,
-            "restartsCountTowardsMax": 1,
-        },
+    first_failed = "dlrm-train-workers-0"
+    status = jobset_status(
+        rj_status("workers", active=2), conditions=[jobset_restarting(first_failed, 1.5)], restarts=1
     )
+    js = jobset(w, "dlrm-train", "ml-train", [rj], created=400, status=status)
     for i in range(2):
-        j = job(js, rj, i, attempt=1, created=1.2, status=job_status(1, 0, start=1.2))
-        pod(j, 0, "Pending", node=nodes[i], created=1.1, started=1, waiting=("ContainerCreating", ""))
-    return w
+        j = job(js, rj, i, attempt=1, created=1.2, active=1)
+        creating_pod(j, 0, nodes[i], 1.1, started=1, scheduled_event=False)
 
 
-def pods_pending_exhausted() -> World:
-    w = World("pods-pending-exhausted")
-    nodes = pool(w, 3, lambda g: g2(w, "ml-prod", "l4-pool", group=g))
+@scenario("pods-pending-exhausted", "pods-pending", pod_verdict="exhausted")
+def pods_pending_exhausted(w: World) -> None:
+    """Another workload holds every L4, so the workers cannot schedule."""
+    nodes = pool(w, 3, g2, "ml-prod", "l4-pool")
     for i, n in enumerate(nodes):
-        other_pod(
-            w,
-            "inference",
-            f"sdxl-serve-{w.suffix(10)}-{w.suffix()}",
-            n,
-            ("nvidia.com/gpu", "2"),
-            ("ReplicaSet", f"sdxl-serve-{i}"),
-        )
+        name = f"sdxl-serve-{w.suffix(10)}-{w.suffix()}"
+        other_pod(w, "inference", name, n, ("nvidia.com/gpu", "2"), ("ReplicaSet", f"sdxl-serve-{i}"))
     rj = gpu_rj("workers", 1, 2, "2")
-    js = jobset(
-        w,
-        "sdxl-finetune",
-        "ml-train",
-        [rj],
-        created=26,
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("workers", active=1)], "restarts": 0},
+    status = jobset_status(rj_status("workers", active=1))
+    js = jobset(w, "sdxl-finetune", "ml-train", [rj], created=26, status=status)
+    j = job(js, rj, 0, created=25.9, active=2)
+    message = (
+        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No "
+        "preemption victims found for incoming pod."
     )
-    j = job(js, rj, 0, created=25.9, status=job_status(2, 0, start=25.9))
-    message = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     for i in range(2):
         p = pod(j, i, "Pending", created=25.8, unschedulable=message)
         failed_scheduling(w, p, message, 9, first=25.7)
-    return w
 
 
-def pods_pending_gated() -> World:
-    w = World("pods-pending-gated")
-    pool(
-        w,
-        4,
-        lambda g: a3(
-            w,
-            "ml-prod",
-            "a3-pool",
-            group=g,
-            extra={
-                "cloud.google.com/gce-topology-block": "b-1a",
-                "cloud.google.com/gce-topology-subblock": "sb-1",
-            },
-        ),
-    )
+@scenario("pods-pending-gated", "pods-pending", pod_verdict="gated")
+def pods_pending_gated(w: World) -> None:
+    """Kueue admitted the JobSet, and its topology-aware scheduling still gates the pods."""
+    placement = {BLOCK: "b-1a", "cloud.google.com/gce-topology-subblock": "sb-1"}
+    pool(w, 4, a3, "ml-prod", "a3-pool", extra=placement)
     rj = gpu_rj("workers", 2, 2)
+    status = jobset_status(rj_status("workers", active=2), conditions=[jobset_resumed(9)])
     js = jobset(
         w,
         "bert-serve-eval",
         "team-a",
         [rj],
         created=10,
-        labels={"kueue.x-k8s.io/queue-name": "tas-queue"},
-        status={
-            "conditions": [jcond("Suspended", "ResumeJobs", "jobset is resumed", 9, "False")],
-            "replicatedJobsStatus": [rj_status("workers", active=2)],
-            "restarts": 0,
-        },
+        queue="tas-queue",
+        failure_policy=None,
+        status=status,
     )
-    workload(
-        w,
-        js,
-        "tas-queue",
-        [
-            jcond("QuotaReserved", "QuotaReserved", "Quota reserved in ClusterQueue tas-cluster-queue", 9),
-            jcond("Admitted", "Admitted", "The workload is admitted", 9),
-        ],
-        admitted_flavor="h100-tas",
-    )
+    workload(js, admitted("tas-cluster-queue", 9), admitted_flavor="h100-tas")
     for i in range(2):
-        j = job(js, rj, i, created=8.9, status=job_status(2, 0, start=8.9))
+        j = job(js, rj, i, created=8.9, active=2)
         for k in range(2):
             pod(j, k, "Pending", created=8.8, gated=["kueue.x-k8s.io/topology"])
-    return w
 
 
-def starting_containers() -> World:
-    w = World("starting-containers")
-    nodes = pool(w, 2, lambda g: a3(w, "ml-prod", "a3-pool", group=g))
+@scenario("starting-containers", "starting")
+def starting_containers(w: World) -> None:
+    """The pods are bound and pulling their image."""
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
     rj = gpu_rj("workers", 2, 1)
-    js = jobset(
-        w,
-        "yolo-train",
-        "vision",
-        [rj],
-        created=3,
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("workers", active=2)], "restarts": 0},
-    )
+    status = jobset_status(rj_status("workers", active=2))
+    js = jobset(w, "yolo-train", "vision", [rj], created=3, status=status)
     for i in range(2):
-        j = job(js, rj, i, created=2.9, status=job_status(1, 0, start=2.9))
-        p = pod(j, 0, "Pending", node=nodes[i], created=2.8, started=2.5, waiting=("ContainerCreating", ""))
-        scheduled(w, p, 2.7)
-        event(
-            w,
-            p,
-            "Pulling",
-            f'Pulling image "{GPU_IMAGE}"',
-            kind="Normal",
-            source="kubelet",
-            first=2.4,
-            last=2.4,
-        )
-    return w
+        j = job(js, rj, i, created=2.9, active=1)
+        p = creating_pod(j, 0, nodes[i], 2.8, started=2.5)
+        pulling = f'Pulling image "{GPU_IMAGE}"'
+        event(w, p, "Pulling", pulling, kind="Normal", source="kubelet", first=2.4, last=2.4)
 
 
-def starting_in_order() -> World:
-    w = World("starting-in-order")
-    nodes = pool(w, 3, lambda g: a3(w, "ml-prod", "a3-pool", group=g))
+@scenario("starting-in-order", "starting")
+def starting_in_order(w: World) -> None:
+    """InOrder startup: the policy Jobs wait until the reward model is ready."""
+    nodes = pool(w, 3, a3, "ml-prod", "a3-pool")
     reward = gpu_rj("reward-model", 1, 1)
     policy = gpu_rj("policy", 2, 1)
-    js = jobset(
-        w,
-        "rlhf-pipeline",
-        "llm",
-        [reward, policy],
-        created=6,
-        in_order=True,
-        failure_policy=dict(RESTART_POLICY),
-        status={
-            "conditions": [
-                jcond(
-                    "StartupPolicyInProgress",
-                    "InOrderStartupPolicyInProgress",
-                    "in order startup policy is in progress",
-                    6,
-                )
-            ],
-            "replicatedJobsStatus": [rj_status("reward-model", active=1), rj_status("policy")],
-            "restarts": 0,
-        },
+    in_progress = jcond(
+        "StartupPolicyInProgress",
+        "InOrderStartupPolicyInProgress",
+        "in order startup policy is in progress",
+        6,
     )
-    j = job(js, reward, 0, created=5.9, status=job_status(1, 0, start=5.9))
+    status = jobset_status(rj_status("reward-model", active=1), rj_status("policy"), conditions=[in_progress])
+    js = jobset(w, "rlhf-pipeline", "llm", [reward, policy], created=6, in_order=True, status=status)
+    j = job(js, reward, 0, created=5.9, active=1)
     pod(j, 0, "Running", node=nodes[0], created=5.8, ready=False)
-    return w
 
 
-def running_steady() -> World:
-    w = World("running-steady")
-    nodes = pool(w, 4, lambda g: a3(w, "ml-prod", "a3-pool", group=g))
+@scenario("running-steady", "running")
+def running_steady(w: World) -> None:
+    """Every pod has been running and ready for ten hours."""
+    nodes = pool(w, 4, a3, "ml-prod", "a3-pool")
     rj = gpu_rj("workers", 2, 2)
-    js = jobset(
-        w,
-        "gpt-neox-20b",
-        "ml-train",
-        [rj],
-        created=600,
-        failure_policy=dict(RESTART_POLICY),
-        status={"replicatedJobsStatus": [rj_status("workers", ready=2, active=2)], "restarts": 0},
-    )
+    status = jobset_status(rj_status("workers", ready=2, active=2))
+    js = jobset(w, "gpt-neox-20b", "ml-train", [rj], created=600, status=status)
     for i in range(2):
         full_job(js, rj, i, nodes[2 * i : 2 * i + 2], created=599)
-    return w
 
 
-def running_after_restarts() -> World:
-    w = World("running-after-restarts")
-    nodes = pool(w, 4, lambda g: tpu_v5e(w, "ml-prod", "tpu-v5e-pool-1", group=g))
+@scenario("running-after-restarts", "running")
+def running_after_restarts(w: World) -> None:
+    """Running and ready again after two restarts."""
+    nodes = pool(w, 4, tpu_v5e, "ml-prod", "tpu-v5e-pool-1")
     rj = tpu_slice("slice", 1)
-    js = jobset(
-        w,
-        "gemma-pretrain",
-        "llm",
-        [rj],
-        created=1500,
-        topology="cloud.google.com/gke-nodepool",
-        failure_policy=dict(RESTART_POLICY),
-        status={
-            "conditions": [jcond("RestartingJobSet", "JobsReady", "all jobs are ready", 410, "False")],
-            "replicatedJobsStatus": [rj_status("slice", ready=1, active=1)],
-            "restarts": 2,
-            "restartsCountTowardsMax": 2,
-        },
+    status = jobset_status(
+        rj_status("slice", ready=1, active=1), conditions=[jobset_restarted(410)], restarts=2
     )
+    js = jobset(w, "gemma-pretrain", "llm", [rj], created=1500, topology=NODEPOOL, status=status)
     full_job(js, rj, 0, nodes, attempt=2, created=420)
-    return w
 
 
-@dataclass(frozen=True)
-class Case:
-    build: Any
-    path: str
-    namespace: str
-    name: str
-    verdict: str
-    pod_verdict: str | None = None
-    cause: str | None = None
+# --- writing -----------------------------------------------------------------------------------
 
 
-CASES = (
-    Case(completed_gpu, "tests/corpus/jobset/completed-gpu.json", "ml-train", "bert-finetune", "completed"),
-    Case(
-        completed_tpu_after_restart,
-        "tests/corpus/jobset/completed-tpu-after-restart.json",
-        "llm",
-        "gemma-eval",
-        "completed",
-    ),
-    Case(failed_no_policy, "tests/corpus/jobset/failed-no-policy.json", "vision", "resnet-train", "failed"),
-    Case(
-        failed_max_restarts, "tests/corpus/jobset/failed-max-restarts.json", "llm", "llama-pretrain", "failed"
-    ),
-    Case(suspended_kueue, "tests/corpus/jobset/suspended-kueue.json", "team-a", "gemma-tune", "suspended"),
-    Case(
-        suspended_by_hand, "tests/corpus/jobset/suspended-by-hand.json", "research", "sweep-lr", "suspended"
-    ),
-    Case(
-        webhook_unavailable_jobset,
-        "tests/corpus/jobset/webhook-unavailable-jobset.json",
-        "ml-train",
-        "mixtral-sft",
-        "webhook-unavailable",
-    ),
-    Case(
-        webhook_unavailable_kueue,
-        "tests/corpus/jobset/webhook-unavailable-kueue.json",
-        "team-b",
-        "t5-distill",
-        "webhook-unavailable",
-    ),
-    Case(
-        leader_duplicate_tpu,
-        "examples/jobset-leader-duplicate.json",
-        "llm",
-        "llm-pretrain",
-        "leader-duplicate",
-    ),
-    Case(
-        leader_duplicate_gpu,
-        "tests/corpus/jobset/leader-duplicate-gpu.json",
-        "vision",
-        "sd-train",
-        "leader-duplicate",
-    ),
-    Case(
-        topology_label_missing_event,
-        "tests/corpus/jobset/topology-label-missing-event.json",
-        "ml-train",
-        "phi-pretrain",
-        "topology-label-missing",
-    ),
-    Case(
-        topology_label_missing_node,
-        "tests/corpus/jobset/topology-label-missing-node.json",
-        "nlp",
-        "nemo-sft",
-        "topology-label-missing",
-    ),
-    Case(
-        leader_pending_tpu,
-        "examples/jobset-leader-pending-tpu.json",
-        "llm",
-        "maxtext-v5e",
-        "leader-pending",
-        pod_verdict="exhausted",
-    ),
-    Case(
-        leader_pending_taint,
-        "tests/corpus/jobset/leader-pending-taint.json",
-        "vision",
-        "vit-huge",
-        "leader-pending",
-        pod_verdict="taint",
-    ),
-    Case(
-        leader_pending_expired,
-        "tests/corpus/jobset/leader-pending-expired-events.json",
-        "research",
-        "rl-rollout",
-        "leader-pending",
-        pod_verdict="label-mismatch",
-    ),
-    Case(
-        create_rejected_quota,
-        "tests/corpus/jobset/create-rejected-quota.json",
-        "team-a",
-        "whisper-ft",
-        "create-rejected",
-    ),
-    Case(
-        create_rejected_runtimeclass,
-        "tests/corpus/jobset/create-rejected-runtimeclass.json",
-        "inference",
-        "vllm-bench",
-        "create-rejected",
-    ),
-    Case(
-        create_rejected_job_quota,
-        "tests/corpus/jobset/create-rejected-job-quota.json",
-        "batch",
-        "etl-shards",
-        "create-rejected",
-    ),
-    Case(
-        preemption_restarts,
-        "examples/jobset-preemption-restarts.json",
-        "llm",
-        "llama3-70b-ft",
-        "restarting",
-        cause="node-preemption",
-    ),
-    Case(
-        restarting_app_failure,
-        "tests/corpus/jobset/restarting-app-failure.json",
-        "nlp",
-        "bert-large-mlm",
-        "restarting",
-        cause="app-failure",
-    ),
-    Case(
-        restarting_node_failure,
-        "tests/corpus/jobset/restarting-node-failure.json",
-        "llm",
-        "palm-tune",
-        "restarting",
-        cause="node-failure",
-    ),
-    Case(
-        restarting_pod_preemption,
-        "tests/corpus/jobset/restarting-pod-preemption.json",
-        "research",
-        "ablation-small",
-        "restarting",
-        cause="pod-preemption",
-    ),
-    Case(
-        restarting_unknown,
-        "tests/corpus/jobset/restarting-unknown.json",
-        "ml-train",
-        "dlrm-train",
-        "restarting",
-        cause="unknown",
-    ),
-    Case(
-        pods_pending_exhausted,
-        "tests/corpus/jobset/pods-pending-exhausted.json",
-        "ml-train",
-        "sdxl-finetune",
-        "pods-pending",
-        pod_verdict="exhausted",
-    ),
-    Case(
-        pods_pending_gated,
-        "tests/corpus/jobset/pods-pending-gated.json",
-        "team-a",
-        "bert-serve-eval",
-        "pods-pending",
-        pod_verdict="gated",
-    ),
-    Case(
-        starting_containers,
-        "tests/corpus/jobset/starting-containers.json",
-        "vision",
-        "yolo-train",
-        "starting",
-    ),
-    Case(starting_in_order, "tests/corpus/jobset/starting-in-order.json", "llm", "rlhf-pipeline", "starting"),
-    Case(running_steady, "tests/corpus/jobset/running-steady.json", "ml-train", "gpt-neox-20b", "running"),
-    Case(
-        running_after_restarts,
-        "tests/corpus/jobset/running-after-restarts.json",
-        "llm",
-        "gemma-pretrain",
-        "running",
-    ),
-)
-
-
-def index_entry(case: Case) -> str:
+def index_entry(s: Scenario, jobset_meta: Obj) -> str:
+    """The scenario's entry in `index.yaml` (format in tests/corpus.py)."""
     lines = [
-        f"- snapshot: {case.path}",
-        f"  namespace: {case.namespace}",
-        f"  name: {case.name}",
-        f"  verdict: {case.verdict}",
+        f"- snapshot: {s.path}",
+        f"  namespace: {jobset_meta['namespace']}",
+        f"  name: {jobset_meta['name']}",
+        f"  verdict: {s.verdict}",
     ]
-    if case.pod_verdict:
-        lines.append(f"  pod_verdict: {case.pod_verdict}")
-    if case.cause:
-        lines.append(f"  cause: {case.cause}")
+    if s.pod_verdict:
+        lines.append(f"  pod_verdict: {s.pod_verdict}")
+    if s.cause:
+        lines.append(f"  cause: {s.cause}")
     return "\n".join(lines)
 
 
 def main() -> None:
-    for case in CASES:
-        world = case.build()
-        (ROOT / case.path).write_text(json.dumps(world.snapshot(), indent=4) + "\n")
+    entries = []
+    for s in SCENARIOS:
+        world = World(s.seed)
+        s.build(world)
+        (ROOT / s.path).write_text(json.dumps(world.snapshot(), indent=4) + "\n")
+        jobset_meta = next(o["metadata"] for o in world.items if o["kind"] == "JobSet")
+        entries.append(index_entry(s, jobset_meta))
     header = (
         "# JobSet corpus: snapshot files and what `/jobset why` must answer (format in tests/corpus.py).\n"
         "# Written by tests/corpus/jobset/make_corpus.py; edit the generator, not the files.\n"
     )
-    (HERE / "index.yaml").write_text(header + "\n".join(index_entry(c) for c in CASES) + "\n")
+    (HERE / "index.yaml").write_text(header + "\n".join(entries) + "\n")
 
 
 if __name__ == "__main__":
