@@ -2,19 +2,23 @@
 
 Readers are built once at start (a bad kubeconfig or snapshot stops the start with a clear error) and
 closed at shutdown. A question names its cluster with `--cluster`, else its channel's default, else the
-config's default.
+config's default. The caches of the clusters that enable one are started with the bot (`start`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from bot import messages
 from bot.settings import ClusterConfig, Config
 from cluster.errors import ClusterError
 from cluster.reader import Reader
 from handlers.requests import Target
+
+if TYPE_CHECKING:
+    from cluster.cache import ClusterCache
 
 PING_SECONDS = 5.0
 
@@ -26,12 +30,14 @@ def build_reader(config: ClusterConfig) -> Reader:
         from cluster.snapshot import SnapshotReader
 
         return SnapshotReader.from_path(config.snapshot)
+    from cluster.cache import CacheOptions
     from cluster.live import LiveReader
 
+    cache = CacheOptions(max_objects=config.cache.max_objects) if config.cache.enabled else None
     if config.in_cluster:
-        return LiveReader.in_cluster(timeout=config.timeout)
+        return LiveReader.in_cluster(timeout=config.timeout, cache=cache)
     kubeconfig = str(config.kubeconfig) if config.kubeconfig else None
-    return LiveReader.from_kubeconfig(kubeconfig, config.context, timeout=config.timeout)
+    return LiveReader.from_kubeconfig(kubeconfig, config.context, timeout=config.timeout, cache=cache)
 
 
 class Clusters:
@@ -47,6 +53,17 @@ class Clusters:
     def names(self) -> tuple[str, ...]:
         return tuple(self._readers)
 
+    @property
+    def caches(self) -> dict[str, ClusterCache]:
+        """The caches of the clusters that have one, by cluster name."""
+        found = {name: getattr(reader, "cache", None) for name, reader in self._readers.items()}
+        return {name: cache for name, cache in found.items() if cache is not None}
+
+    def start(self) -> None:
+        """Start filling the caches (on the running event loop); /readyz waits for them."""
+        for cache in self.caches.values():
+            cache.start()
+
     def resolve(self, target: Target, channel: str) -> Target | str:
         """`target` with its cluster named, or why it cannot be asked (an unknown cluster)."""
         cluster = target.cluster or self._config.channel(channel).cluster or self._config.fallback_cluster
@@ -58,8 +75,9 @@ class Clusters:
         """The reader of a resolved target's cluster."""
         return self._readers[target.cluster or self._config.fallback_cluster]
 
-    async def unreachable(self) -> dict[str, str]:
-        """The clusters that cannot be read now, with why (for /readyz)."""
+    async def not_ready(self) -> dict[str, str]:
+        """The clusters that cannot be read now, or whose cache has not synced yet, with why (for
+        /readyz). A cache that stopped leaves its cluster ready: it is read directly."""
 
         async def ping(reader: Reader) -> str | None:
             try:
@@ -72,7 +90,11 @@ class Clusters:
 
         names = list(self._readers)
         results = await asyncio.gather(*(ping(self._readers[n]) for n in names))
-        return {name: why for name, why in zip(names, results, strict=True) if why is not None}
+        found = {name: why for name, why in zip(names, results, strict=True) if why is not None}
+        for name, cache in self.caches.items():
+            if name not in found and not (cache.has_synced or cache.stopped):
+                found[name] = f"cache not synced yet ({cache.state})"
+        return found
 
     async def aclose(self) -> None:
         for reader in self._readers.values():

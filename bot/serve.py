@@ -69,6 +69,7 @@ async def _serve(settings: Settings, config: Config) -> int:
             clusters = Clusters.from_config(config)
         except ClusterError as error:
             return _fail(str(error), EXIT_UNREACHABLE)
+        clusters.start()
         try:
             await _until_stopped(settings, assemble(config, clusters, client))
         finally:
@@ -135,14 +136,16 @@ def _readyz(
     slack_ready: Callable[[], Awaitable[bool]], deps: Deps
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def readyz(request: web.Request) -> web.Response:
-        """Ready when Slack is connected and every cluster answers."""
+        """Ready when Slack is connected, every cluster answers and every cache has synced once."""
         slack = await slack_ready()
-        unreachable = await deps.clusters.unreachable()
-        body = {
+        not_ready = await deps.clusters.not_ready()
+        body: dict[str, object] = {
             "slack": "ok" if slack else "not connected",
-            "clusters": {name: unreachable.get(name, "ok") for name in deps.clusters.names},
+            "clusters": {name: not_ready.get(name, "ok") for name in deps.clusters.names},
         }
-        status = 200 if slack and not unreachable else 503
+        if deps.clusters.caches:
+            body["caches"] = {name: cache.state for name, cache in deps.clusters.caches.items()}
+        status = 200 if slack and not not_ready else 503
         return web.Response(status=status, text=json.dumps(body), content_type="application/json")
 
     return readyz

@@ -107,6 +107,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class CacheConfig(_Strict):
+    """A watch-backed cache of the cluster's nodes and bound pods (`cluster.cache`), for large clusters:
+    `/triage` then reads only the pod and its events from the API."""
+
+    enabled: bool = False
+    max_objects: int = Field(default=300_000, gt=0)
+    """Nodes plus bound pods; past it the cache stops and kubewhy reads the cluster directly."""
+
+
 class ClusterConfig(_Strict):
     """One cluster: a kubeconfig (and context), the in-cluster service account, or a snapshot.
 
@@ -119,6 +128,7 @@ class ClusterConfig(_Strict):
     snapshot: Path | None = None
     timeout: float = Field(default=5.0, gt=0, le=60)
     """Seconds for each API call."""
+    cache: CacheConfig = CacheConfig()
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
@@ -126,6 +136,8 @@ class ClusterConfig(_Strict):
             raise ValueError("a snapshot cluster takes no kubeconfig, context or in_cluster")
         if self.in_cluster and (self.kubeconfig or self.context):
             raise ValueError("an in_cluster cluster takes no kubeconfig or context")
+        if self.snapshot is not None and self.cache.enabled:
+            raise ValueError("a snapshot cluster takes no cache (a snapshot is read from memory already)")
         return self
 
 

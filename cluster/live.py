@@ -9,6 +9,9 @@ pods needs.
 
 Events are read from the core API only: `events.k8s.io/v1` serves the same objects (one storage, two
 views), so reading both would only double the bytes.
+
+With a `ClusterCache` (opt-in, for large clusters) that is synced, nodes and bound pods come from the
+cache instead, chosen by the same rules; the pod, the JobSet and their events are still read live.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from kubernetes.client import ApiClient, Configuration, CoreV1Api, CustomObjects
 from kubernetes.client.api import BatchV1Api
 from kubernetes.config import ConfigException, load_incluster_config, new_client_from_config
 
+from cluster.cache import CacheOptions, ClusterCache
 from cluster.errors import ClusterError, Missing, NotFound
 from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
@@ -34,7 +38,7 @@ from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, owned_by
-from diagnosis.scheduling import node_selector
+from diagnosis.scheduling import node_selector, selector_mismatch
 from diagnosis.views import JobSetView, TriageView
 
 PER_NODE_ALWAYS = 64
@@ -90,19 +94,29 @@ def _pending(pod: Object) -> bool:
 class LiveReader:
     """A `cluster.reader.Reader` over one cluster, through one ApiClient (no global configuration),
     each call with a timeout, in worker threads, with bounded retries. `stats` counts the calls and
-    bytes."""
+    bytes. `cache`, when given, is read while it is synced (its owner starts it)."""
 
-    def __init__(self, api_client: ApiClient, timeout: float = 5.0, retry: Retry | None = None) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        timeout: float = 5.0,
+        retry: Retry | None = None,
+        cache: ClusterCache | None = None,
+    ) -> None:
         self._api = Transport(api_client, timeout, retry)
         self._core = CoreV1Api(api_client)
         self._batch = BatchV1Api(api_client)
         self._custom = CustomObjectsApi(api_client)
         self._version = VersionApi(api_client)
+        self.cache = cache
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None, context: str | None, timeout: float = 5.0) -> LiveReader:
+    def from_kubeconfig(
+        cls, path: str | None, context: str | None, timeout: float = 5.0, cache: CacheOptions | None = None
+    ) -> LiveReader:
         """Connect as kubectl does: `path`, else `$KUBECONFIG` (a list of files, merged), else
-        `~/.kube/config`, else the in-cluster ServiceAccount."""
+        `~/.kube/config`, else the in-cluster ServiceAccount. With `cache`, the reader gets a
+        `ClusterCache` of the same cluster (not started)."""
         chosen = path or os.environ.get("KUBECONFIG") or None
         default = Path("~/.kube/config").expanduser()
         if chosen is None and not default.exists():
@@ -110,7 +124,7 @@ class LiveReader:
                 raise ClusterError(
                     f"no kubeconfig to find context {context} in", "pass --kubeconfig PATH or set KUBECONFIG"
                 )
-            return cls.in_cluster(timeout)
+            return cls.in_cluster(timeout, cache)
         config_file = chosen or str(default)
         if not any(Path(p).expanduser().is_file() for p in config_file.split(os.pathsep) if p):
             raise ClusterError(
@@ -130,10 +144,10 @@ class LiveReader:
                 f"{f' (context {context})' if context else ''}: {' '.join(str(err).split())[:300]}",
                 "check the file and the context (kubectl config get-contexts lists them)",
             ) from err
-        return cls(api_client, timeout)
+        return cls._connected(api_client, timeout, cache)
 
     @classmethod
-    def in_cluster(cls, timeout: float = 5.0) -> LiveReader:
+    def in_cluster(cls, timeout: float = 5.0, cache: CacheOptions | None = None) -> LiveReader:
         """Connect with the pod's ServiceAccount token, as a Deployment does."""
         configuration = _configuration()
         try:
@@ -143,13 +157,22 @@ class LiveReader:
                 f"no kubeconfig found and not running in a cluster: {err}",
                 "pass --kubeconfig PATH or set KUBECONFIG (or run kubewhy in a pod with a ServiceAccount)",
             ) from err
-        return cls(ApiClient(configuration), timeout)
+        return cls._connected(ApiClient(configuration), timeout, cache)
+
+    @classmethod
+    def _connected(cls, api_client: ApiClient, timeout: float, cache: CacheOptions | None) -> LiveReader:
+        """The reader, and its cache with a client of its own: its watches hold two connections open
+        for minutes, which must not take the reader's pooled ones."""
+        cached = None if cache is None else ClusterCache(ApiClient(api_client.configuration), cache, timeout)
+        return cls(api_client, timeout, cache=cached)
 
     @property
     def stats(self) -> ReadStats:
         return self._api.stats
 
     async def aclose(self) -> None:
+        if self.cache is not None:
+            await self.cache.aclose()
         await self._api.close()
 
     async def ping(self) -> None:
@@ -190,23 +213,49 @@ class LiveReader:
             field_selector=f"involvedObject.namespace={namespace},involvedObject.name={pod}",
         )
 
-    async def _candidate_nodes(self, pod: Object) -> tuple[list[dict[str, Any]], bool]:
+    def _cached(self) -> ClusterCache | None:
+        """The cache, when it is synced. Asked before each read from it: a cache can stop or fall
+        behind between two awaits, and the read then goes to the API server."""
+        return self.cache if self.cache is not None and self.cache.synced else None
+
+    async def _candidate_nodes(self, pod: Object) -> tuple[Sequence[Object], bool]:
         """The nodes the pod could go to: those matching its nodeSelector, selected by the API server
-        (`prefiltered`); all nodes when it has none — or when none matches, so that the evidence can
-        show which labels the nodes do have."""
+        or from the cache (`prefiltered`); all nodes when it has none — or when none matches, so that
+        the evidence can show which labels the nodes do have."""
         selector = _label_selector(node_selector(pod))
         if selector is not None:
-            matching = await self._api.items(
-                Target("list", "nodes"), self._core.list_node, label_selector=selector
-            )
+            matching = await self._nodes_labelled(pod, selector)
             if matching:
                 return matching, True
-        return await self._api.items(Target("list", "nodes"), self._core.list_node), False
+        return await self._all_nodes(), False
+
+    async def _nodes_labelled(self, pod: Object, selector: str) -> Sequence[Object]:
+        """The nodes matching the pod's nodeSelector (`selector`, its label selector form). From the
+        cache: those with its rarest label, kept by the classifier's own rule applied to the
+        nodeSelector alone, as the API server applies the label selector."""
+        cache = self._cached()
+        if cache is None:
+            return await self._api.items(
+                Target("list", "nodes"), self._core.list_node, label_selector=selector
+            )
+        wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
+        rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
+        by_selector = {"spec": {"nodeSelector": wanted}}
+        return [n for n in rarest if selector_mismatch(by_selector, n) is None]
+
+    async def _all_nodes(self) -> Sequence[Object]:
+        cache = self._cached()
+        if cache is not None:
+            return cache.nodes()
+        return await self._api.items(Target("list", "nodes"), self._core.list_node)
 
     async def _bound_pods(self, node_names: Iterable[str], cluster_nodes: int | None) -> tuple[Object, ...]:
-        """The non-terminated pods bound to these nodes, any namespace: node by node, or all bound
-        pods of the cluster when that is cheaper (see PER_NODE_MAX). `cluster_nodes` is how many nodes
-        the cluster has, when all were read."""
+        """The non-terminated pods bound to these nodes, any namespace: from the cache, else node by
+        node, or all bound pods of the cluster when that is cheaper (see PER_NODE_MAX). `cluster_nodes`
+        is how many nodes the cluster has, when all were read."""
+        cache = self._cached()
+        if cache is not None:
+            return cache.bound_pods(node_names)
         wanted = sorted({n for n in node_names if is_dns1123_subdomain(n)})
         target = Target("list", "pods")
         if not wanted:
@@ -318,17 +367,16 @@ class LiveReader:
         bound = await self._bound_pods(usage, max(everywhere, default=None))
         return tuple(known[n] for n in sorted(known)), bound
 
-    async def _nodes_named(self, names: Iterable[str]) -> list[dict[str, Any]]:
+    async def _nodes_named(self, names: Iterable[str]) -> list[Object]:
         """Nodes by name (empty names ignored); a node that is gone is simply absent (see
         PER_NODE_MAX)."""
         wanted = sorted({n for n in names if is_dns1123_subdomain(n)})
+        cache = self._cached()
+        if cache is not None:
+            return [n for n in map(cache.node, wanted) if n is not None]
         if not _per_node(len(wanted), None):
             keep = set(wanted)
-            return [
-                n
-                for n in await self._api.items(Target("list", "nodes"), self._core.list_node)
-                if name(n) in keep
-            ]
+            return [n for n in await self._all_nodes() if name(n) in keep]
         found = await asyncio.gather(*(self._node(n) for n in wanted))
         return [n for n in found if n is not None]
 

@@ -4,7 +4,8 @@ typed errors, and a count of what it cost.
 The official client is blocking (urllib3), so every call runs in this transport's own small thread
 pool. Responses are read as raw JSON (`_preload_content=False`): the generated models cost seconds
 of CPU on large lists (kubernetes-client/python#1921, #2284). Lists are read in pages of
-`PAGE_SIZE`, so no single answer has to carry a whole large cluster within one timeout.
+`PAGE_SIZE`, so no single answer has to carry a whole large cluster within one timeout. A watch is
+opened here too (`stream`), and read by its caller.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import asyncio
 import json
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import urllib3
 from kubernetes.client import ApiClient
@@ -45,6 +46,13 @@ _BODY_LIMIT = 300
 message, not enough to carry a whole object into Slack."""
 
 _PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+T = TypeVar("T")
+
+
+class Expired(ClusterError):
+    """410 Gone: a `continue` token or a watch's `resourceVersion` is older than the API server keeps;
+    the reader must list again."""
 
 
 def truncate(value: str, limit: int = _BODY_LIMIT) -> str:
@@ -124,25 +132,39 @@ class Transport:
     ) -> list[dict[str, Any]]:
         """Every item of a LIST, page after page, each with its apiVersion and kind (typed lists
         leave them out of their items; readers and the diagnosis expect them, as kubectl prints)."""
-        items: list[dict[str, Any]] = []
+        return [item async for page in self.pages(target, call, *args, **params) for item in page_items(page)]
+
+    async def pages(
+        self, target: Target, call: Callable[..., Any], *args: Any, **params: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The pages of a LIST, each as the API server sent it (its `metadata.resourceVersion` is the
+        revision the whole list was read at)."""
         token: str | None = None
         while True:
             page = (
                 await self._request(target, call, args, {**params, "limit": PAGE_SIZE, "_continue": token})
             ).body
-            implied = {
-                "apiVersion": page.get("apiVersion"),
-                "kind": text(page.get("kind")).removesuffix("List"),
-            }
-            items.extend({**implied, **item} for item in map(mapping, sequence(page.get("items"))))
+            yield page
             token = text(mapping(page.get("metadata")).get("continue")) or None
             if token is None:
-                return items
+                return
 
     async def names(self, target: Target, call: Callable[..., Any], *args: Any) -> list[str]:
         """The names of the objects a LIST would return, read as metadata only (a fraction of the bytes)."""
         partial = await self.items(target, call, *args, _headers={"Accept": _PARTIAL_LIST})
         return [text(mapping(item.get("metadata")).get("name")) for item in partial]
+
+    async def stream(
+        self, target: Target, call: Callable[..., Any], *args: Any, read_timeout: float, **params: Any
+    ) -> urllib3.BaseHTTPResponse:
+        """Open a WATCH (`call` with watch=True and `params`) and return its unread response, for the
+        caller to read line by line in a thread of its own. `read_timeout` bounds each wait for a
+        line, so it must exceed the watch's `timeout_seconds`."""
+        options = {"_preload_content": False, "_request_timeout": (self.timeout, read_timeout)}
+        response: urllib3.BaseHTTPResponse = await self._retried(
+            target, lambda: call(*args, watch=True, **options, **params)
+        )
+        return response
 
     async def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -151,15 +173,24 @@ class Transport:
     async def _request(
         self, target: Target, call: Callable[..., Any], args: tuple[Any, ...], params: Mapping[str, Any]
     ) -> Response:
+        def fetch() -> tuple[int, dict[str, Any], Any]:
+            # Decoded in the worker thread too: a page of 500 pods is ~15 ms of JSON parsing.
+            data, headers = self._send(call, args, params)
+            return len(data), _decode(data, self.server), headers
+
+        size, body, headers = await self._retried(target, fetch)
+        self.stats.bytes += size
+        return Response(body, _date(headers))
+
+    async def _retried(self, target: Target, send: Callable[[], T]) -> T:
+        """`send()` in a worker thread, retried within the policy; the client's errors made ours."""
         loop = asyncio.get_running_loop()
         attempt = 0
         while True:
             attempt += 1
             self.stats.calls += 1
             try:
-                data, headers = await loop.run_in_executor(
-                    self._executor, lambda: self._send(call, args, params)
-                )
+                return await loop.run_in_executor(self._executor, send)
             except ApiException as err:
                 retried = err.status in _RETRIED_STATUS
                 wait = self.retry.delay(attempt, _retry_after(err)) if retried else None
@@ -173,9 +204,6 @@ class Transport:
                     ) from err
             except urllib3.exceptions.HTTPError as err:
                 raise Unavailable(self.server, _transport_cause(err, self.timeout)) from err
-            else:
-                self.stats.bytes += len(data)
-                return Response(_decode(data, self.server), _date(headers))
             self.stats.retries += 1
             log.info("retrying %s %s in %.2f s (try %d failed)", target.verb, target.resource, wait, attempt)
             await asyncio.sleep(wait)
@@ -195,6 +223,12 @@ class Transport:
             return NotFound(target.kind or target.resource, target.namespace or "", target.name)
         if status == 403:
             return Forbidden(target.verb, target.resource, target.namespace, target.group)
+        if status == 410:
+            return Expired(
+                f"the Kubernetes API at {self.server} no longer serves {target.resource} from that point"
+                f" (HTTP 410 Gone: {said})",
+                "list again",
+            )
         if status == 401:
             return ClusterError(
                 f"unauthorized: the Kubernetes API at {self.server} rejected kubewhy's credentials ({said})",
@@ -218,6 +252,12 @@ class Transport:
             f" HTTP {status}: {said}",
             "this is likely a kubewhy bug or an API version it does not know: please report this message",
         )
+
+
+def page_items(page: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The items of a LIST page, each with its apiVersion and kind."""
+    implied = {"apiVersion": page.get("apiVersion"), "kind": text(page.get("kind")).removesuffix("List")}
+    return [{**implied, **item} for item in map(mapping, sequence(page.get("items")))]
 
 
 def _truncated(err: ApiException) -> ApiException:

@@ -9,6 +9,10 @@ client and real kubectl.
 `sim.url`, `sim.kubeconfig` (a kubeconfig file for it), `sim.requests` (every request as the
 authorizer sees it: method, path, query, verb, group, resource, subresource, namespace, name) and
 `sim.faults` (change them while it runs).
+
+Watches are served too: change the cluster with `sim.store.put(obj)` and `sim.store.delete(kind,
+namespace, name)` and open watches see it; `sim.store.compact()` makes older revisions 410 Gone;
+`sim.drop_watches()` cuts the open ones; `sim.open_watches()` counts them.
 """
 
 from tests.apisim.faults import Faults

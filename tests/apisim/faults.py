@@ -5,6 +5,9 @@ sim.faults.forbid("pods", verb="list")         # RBAC refuses listing pods
 sim.faults.fail(500, times=2)                  # the next two requests answer 500
 sim.faults.throttle(times=1, retry_after=1)    # the next request answers 429, Retry-After: 1
 sim.faults.drop(times=1)                       # the next request's connection is closed unanswered
+sim.faults.fail(503, None, "pods", verb="watch")  # every watch of pods answers 503
+
+Faults apply to watches when they are opened; `sim.drop_watches()` cuts the ones already open.
 """
 
 from __future__ import annotations
@@ -57,10 +60,11 @@ class Faults:
         resource: str | None = None,
         retry_after: int | None = None,
         message: str | None = None,
+        verb: str | None = None,
     ) -> None:
-        """The next `times` requests (for `resource`, or any) answer `status`; None = forever."""
+        """The next `times` requests (for `resource` and `verb`, or any) answer `status`; None = forever."""
         self._add(
-            Fault(status, resource, None, times, None if retry_after is None else str(retry_after), message)
+            Fault(status, resource, verb, times, None if retry_after is None else str(retry_after), message)
         )
 
     def throttle(self, times: int | None = 1, retry_after: int = 1, resource: str | None = None) -> None:

@@ -26,6 +26,17 @@ KUBERNETES_VERSION = {
     "platform": "linux/amd64",
 }
 
+_REASONS = {
+    400: "BadRequest",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    410: "Expired",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+}
+
 _ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 _STATUS_VERBS = ("get", "patch", "update")
 
@@ -219,4 +230,19 @@ def resource_list(group_version: str, resources: list[Resource]) -> dict[str, An
         "apiVersion": "v1",
         "groupVersion": group_version,
         "resources": [entry for r in resources for entry in r.discovery()],
+    }
+
+
+def status_object(code: int, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An error as the API server writes it: a `Status` object (the body of an error answer, or the
+    object of a watch's ERROR event)."""
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": _REASONS.get(code, "Unknown"),
+        "details": details or {},
+        "code": code,
     }

@@ -1,12 +1,15 @@
-"""A Kubernetes API server over HTTP that serves a snapshot: discovery, GET and LIST with label and
-field selectors, Tables for kubectl, pod logs, the API's Status errors, and injected faults.
+"""A Kubernetes API server over HTTP that serves a snapshot: discovery, GET, LIST and WATCH with label
+and field selectors, Tables for kubectl, pod logs, the API's Status errors, and injected faults.
 
-Read-only: any other method is recorded and refused (405), so a test can prove nothing tried to write.
+Read-only over HTTP: any other method is recorded and refused (405), so a test can prove nothing tried
+to write. Tests change the cluster through the store (`sim.store.put(obj)`, `sim.store.delete(kind,
+namespace, name)`), and open watches see the change.
 """
 
 from __future__ import annotations
 
 import json
+import select
 import socket
 import sys
 import tempfile
@@ -27,26 +30,16 @@ import yaml
 from cluster.snapshot import SnapshotReader
 from tests.apisim import resources
 from tests.apisim.faults import DROP, Fault, Faults
-from tests.apisim.resources import Resource
+from tests.apisim.resources import Resource, status_object
 from tests.apisim.selectors import SelectorError, parse_fields, parse_labels
-from tests.apisim.store import Entry, Store
+from tests.apisim.store import Entry, Selection, Store
 from tests.apisim.tables import table
+from tests.apisim.watch import DEFAULT_SECONDS, Watch
 
 USER = "system:serviceaccount:kubewhy:kubewhy"
 """Who the simulator believes is calling (it appears in Forbidden messages, as on a real cluster)."""
 
 TOKEN = "apisim-token"
-
-_REASONS = {
-    400: "BadRequest",
-    403: "Forbidden",
-    404: "NotFound",
-    405: "MethodNotAllowed",
-    410: "Expired",
-    429: "TooManyRequests",
-    500: "InternalError",
-    503: "ServiceUnavailable",
-}
 
 
 @dataclass(frozen=True)
@@ -94,19 +87,7 @@ def _json(status: int, doc: Any) -> Answer:
 
 def status_answer(status: int, message: str, details: Mapping[str, Any] | None = None) -> Answer:
     """An error as the API server writes it: a `Status` object."""
-    return _json(
-        status,
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": message,
-            "reason": _REASONS.get(status, "Unknown"),
-            "details": dict(details or {}),
-            "code": status,
-        },
-    )
+    return _json(status, status_object(status, message, dict(details or {})))
 
 
 _NOT_SERVED = status_answer(404, "the server could not find the requested resource")
@@ -128,13 +109,41 @@ class Simulator:
         self.requests: list[Request] = []
         self.url = ""
         self.kubeconfig = ""
+        self.bookmark_seconds = 60.0
+        """How often a watch that allows bookmarks gets one (the API server's is about a minute)."""
         self._lock = threading.Lock()
         self._served = resources.group_versions(absent)
-        self._selections: dict[str, list[Entry]] = {}
+        self._selections: dict[str, tuple[list[Entry], int]] = {}
+        self._watches: list[tuple[Request, Watch]] = []
+
+    def drop_watches(self, resource: str | None = None) -> int:
+        """Cut the open watches (of `resource`, or all) mid-stream, without the end of the chunked
+        body, as a restarting API server or a broken connection does. Returns how many were cut."""
+        with self._lock:
+            cut = [w for r, w in self._watches if resource is None or r.rbac_resource == resource]
+        for watch in cut:
+            watch.drop()
+        return len(cut)
+
+    def open_watches(self, resource: str | None = None) -> int:
+        """How many watches (of `resource`, or all) are being served now."""
+        with self._lock:
+            return sum(1 for r, _ in self._watches if resource is None or r.rbac_resource == resource)
+
+    @contextmanager
+    def watching(self, request: Request, watch: Watch) -> Iterator[None]:
+        """Count the watch among the open ones while it is served."""
+        with self._lock:
+            self._watches.append((request, watch))
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._watches.remove((request, watch))
 
     # — routing —
 
-    def answer(self, method: str, target: str, accept: str) -> tuple[Request, Answer | Fault]:
+    def answer(self, method: str, target: str, accept: str) -> tuple[Request, Answer | Fault | Watch]:
         url = urlsplit(target)
         query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         request, route = self._route(method, url.path, query, accept)
@@ -153,7 +162,7 @@ class Simulator:
 
     def _route(
         self, method: str, path: str, query: dict[str, str], accept: str
-    ) -> tuple[Request, Callable[[], Answer]]:
+    ) -> tuple[Request, Callable[[], Answer | Watch]]:
         """The request as the authorizer sees it, and how to answer it (once faults are applied)."""
         parts = [p for p in path.split("/") if p]
         plain = Request(method, path, query, "get" if method == "GET" else method.lower(), accept=accept)
@@ -221,9 +230,9 @@ class Simulator:
 
     # — resources —
 
-    def _serve(self, request: Request, resource: Resource) -> Answer:
+    def _serve(self, request: Request, resource: Resource) -> Answer | Watch:
         if request.verb == "watch":
-            return status_answer(405, "the simulator does not serve watches")
+            return self._watch(request, resource)
         if request.verb == "list":
             try:
                 return self._list(request, resource)
@@ -248,7 +257,8 @@ class Simulator:
             return _json(200, _partial(obj))
         return Answer(200, entry.encoded(resource, in_list=False))
 
-    def _list(self, request: Request, resource: Resource) -> Answer:
+    def _selection(self, request: Request, resource: Resource) -> Selection | Answer:
+        """What a LIST or WATCH selects, or the API's 400 for a selector it cannot parse."""
         try:
             labels = parse_labels(request.query.get("labelSelector", ""))
             fields = parse_fields(request.query.get("fieldSelector", ""), resource.selectable)
@@ -260,12 +270,30 @@ class Simulator:
                 f'"{request.query.get("labelSelector", "")}", field selector '
                 f'"{request.query.get("fieldSelector", "")}": {e}',
             )
-        entries, more = self._page(
-            request,
-            lambda: self.store.collection(resource).select(
-                request.namespace, labels, fields, dict(resource.field_aliases)
-            ),
+        return Selection.of(request.namespace, labels, fields, dict(resource.field_aliases))
+
+    def _watch(self, request: Request, resource: Resource) -> Answer | Watch:
+        selection = self._selection(request, resource)
+        if isinstance(selection, Answer):
+            return selection
+        since, seconds = request.query.get("resourceVersion", ""), request.query.get("timeoutSeconds", "")
+        if not all(value.isdigit() or value == "" for value in (since, seconds)):
+            return status_answer(400, f"resourceVersion {since!r}, timeoutSeconds {seconds!r}: not numbers")
+        bookmarks = request.query.get("allowWatchBookmarks") in ("true", "1")
+        return Watch(
+            self.store,
+            resource,
+            selection,
+            int(since) if since not in ("", "0") else None,
+            float(seconds) if seconds else DEFAULT_SECONDS,
+            self.bookmark_seconds if bookmarks else None,
         )
+
+    def _list(self, request: Request, resource: Resource) -> Answer:
+        selection = self._selection(request, resource)
+        if isinstance(selection, Answer):
+            return selection
+        entries, more = self._page(request, resource, selection)
         if "as=Table" in request.accept:
             include = request.query.get("includeObject", "Metadata")
             doc = table(resource, [e.as_served(resource) for e in entries], include, self.now)
@@ -277,7 +305,7 @@ class Simulator:
                 {
                     "kind": "PartialObjectMetadataList",
                     "apiVersion": "meta.k8s.io/v1",
-                    "metadata": {"resourceVersion": "1", **more},
+                    "metadata": more,
                     "items": [_partial(e.as_served(resource)) for e in entries],
                 },
             )
@@ -285,7 +313,7 @@ class Simulator:
             {
                 "kind": resource.list_kind,
                 "apiVersion": resource.group_version,
-                "metadata": {"resourceVersion": "1", **more},
+                "metadata": more,
             },
             separators=(",", ":"),
         )
@@ -293,31 +321,36 @@ class Simulator:
         return Answer(200, head[:-1].encode() + b',"items":[' + items + b"]}")
 
     def _page(
-        self, request: Request, select: Callable[[], list[Entry]]
+        self, request: Request, resource: Resource, selection: Selection
     ) -> tuple[list[Entry], dict[str, Any]]:
-        """One page of a LIST with `limit`, and the list metadata that leads to the next (`continue`,
-        `remainingItemCount`). The selection is made once and kept for its continuations."""
+        """One page of a LIST with `limit`, and the list metadata: the `resourceVersion` the list was
+        read at (to watch from), and what leads to the next page (`continue`, `remainingItemCount`).
+        The entries are selected once and kept for the continuations, so every page is of the same
+        revision, as the API server serves them."""
         token = request.query.get("continue", "")
         if token:
             selection_id, _, start = token.partition(":")
             with self._lock:
-                selection = self._selections.get(selection_id)
-            if selection is None or not start.isdigit():
+                selected = self._selections.get(selection_id)
+            if selected is None or not start.isdigit():
                 raise _Expired(token)
-            offset = int(start)
+            (entries, revision), offset = selected, int(start)
         else:
-            selection, offset = select(), 0
+            with self.store.changed:
+                entries, revision = self.store.collection(resource).select(selection), self.store.revision
+            offset = 0
         limit = int(request.query["limit"]) if request.query.get("limit", "").isdigit() else 0
-        if not limit or offset + limit >= len(selection):
-            return selection[offset:], {}
+        at = {"resourceVersion": str(revision)}
+        if not limit or offset + limit >= len(entries):
+            return entries[offset:], at
         if not token:
             with self._lock:
                 selection_id = str(len(self._selections))
-                self._selections[selection_id] = selection
+                self._selections[selection_id] = (entries, revision)
         end = offset + limit
-        return selection[offset:end], {
+        return entries[offset:end], at | {
             "continue": f"{selection_id}:{end}",
-            "remainingItemCount": len(selection) - end,
+            "remainingItemCount": len(entries) - end,
         }
 
     def _log(self, request: Request, pod: Mapping[str, Any]) -> Answer:
@@ -450,11 +483,14 @@ class _Handler(BaseHTTPRequestHandler):
         if length:
             self.rfile.read(length)
         sim = self.server.sim
-        _, outcome = sim.answer(self.command, self.path, self.headers.get("Accept", ""))
+        request, outcome = sim.answer(self.command, self.path, self.headers.get("Accept", ""))
+        if isinstance(outcome, Watch):
+            with sim.watching(request, outcome):
+                self._stream(outcome)
+            return
         if isinstance(outcome, Fault):
             if outcome.status == DROP:
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
+                self._cut()
                 return
             outcome = sim.fault_answer(outcome)
         self.send_response(outcome.status)
@@ -465,6 +501,36 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(outcome.body)
+
+    def _stream(self, watch: Watch) -> None:
+        """A watch's events as a chunked body, each line sent as it comes; a dropped watch is cut
+        without the body's end."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+        for line in watch.lines(self._hung_up):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+            self.wfile.flush()
+        if watch.dropped.is_set():
+            self._cut()
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _hung_up(self) -> bool:
+        """The client closed the connection (it can send nothing else while a watch streams)."""
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _cut(self) -> None:
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
@@ -529,6 +595,7 @@ def serve(
         try:
             yield sim
         finally:
+            sim.store.close()
             server.shutdown()
             server.close_connections()
             server.server_close()

@@ -4,12 +4,17 @@
 
 Events are stored once, in the core `v1` form, and converted when served through `events.k8s.io/v1`,
 as the API server does: the two APIs are two views of the same objects.
+
+Like etcd, the store has a revision: `put` and `delete` bump it, stamp it as the object's
+`resourceVersion`, and record the change, so that watches can be served from any recent revision.
+`compact()` forgets the recorded changes (etcd's compaction): a watch from before it gets 410 Gone.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+import threading
+from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,6 +27,10 @@ Key = tuple[str, str]
 """(namespace, name); namespace is "" for cluster-scoped objects."""
 
 _INDEXED_FIELDS = {"pods": ("spec.nodeName",), "events": ("involvedObject.name",)}
+
+HISTORY = 10_000
+"""Changes kept for watches to resume from; a watch from an older revision gets 410 Gone (the API
+server's watch cache keeps a window of recent changes in the same way)."""
 
 # events.k8s.io/v1 field ↔ core v1 field (k8s.io/kubernetes pkg/apis/events/v1/conversion.go)
 _EVENT_RENAMES = (
@@ -90,6 +99,46 @@ class Entry:
         return new_event(self.obj) if served_as is NEW_EVENTS else self.obj
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What a LIST or a WATCH asks for: a namespace ("" = all) and label and field requirements, the
+    fields named by their path in the stored object."""
+
+    namespace: str
+    labels: tuple[LabelRequirement, ...]
+    fields: tuple[FieldRequirement, ...]
+
+    @classmethod
+    def of(
+        cls,
+        namespace: str,
+        labels: tuple[LabelRequirement, ...],
+        fields: tuple[FieldRequirement, ...],
+        aliases: Mapping[str, str],
+    ) -> Selection:
+        stored = tuple(FieldRequirement(aliases.get(f.field, f.field), f.value, f.equal) for f in fields)
+        return cls(namespace, labels, stored)
+
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        return (
+            (not self.namespace or meta.get("namespace", "") == self.namespace)
+            and all(r.matches(meta.get("labels") or {}) for r in self.labels)
+            and all(r.matches(partial(read_field, obj)) for r in self.fields)
+        )
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write, as a watch replays it: the object before (None: created; when deleted, its last
+    state at the deletion's revision) and after (None: deleted)."""
+
+    revision: int
+    resource: Resource
+    old: dict[str, Any] | None
+    new: dict[str, Any] | None
+
+
 class Collection:
     """The objects of one resource, with their indexes."""
 
@@ -104,9 +153,13 @@ class Collection:
             f: defaultdict(set) for f in _INDEXED_FIELDS.get(resource.plural, ())
         }
 
+    def key_of(self, obj: Mapping[str, Any]) -> Key:
+        meta = obj.get("metadata") or {}
+        return (meta.get("namespace", "") if self.resource.namespaced else "", meta.get("name", ""))
+
     def add(self, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
-        key = (meta.get("namespace", "") if self.resource.namespaced else "", meta.get("name", ""))
+        key = self.key_of(obj)
         if key in self.entries:
             self.remove(key)
         self.entries[key] = Entry(obj)
@@ -129,31 +182,14 @@ class Collection:
         for path, index in self.by_field.items():
             index[read_field(entry.obj, path)].discard(key)
 
-    def select(
-        self,
-        namespace: str,
-        labels: tuple[LabelRequirement, ...],
-        fields: tuple[FieldRequirement, ...],
-        aliases: Mapping[str, str],
-    ) -> list[Entry]:
-        """The entries in `namespace` ("" = all) matching every requirement, sorted as the API sorts
-        (by namespace, then name). Starts from the narrowest index a requirement allows."""
-        stored = [FieldRequirement(aliases.get(f.field, f.field), f.value, f.equal) for f in fields]
-        keys = self._narrowest(namespace, labels, stored)
-        chosen = []
-        for key in sorted(keys):
-            entry = self.entries[key]
-            obj_labels = (entry.obj.get("metadata") or {}).get("labels") or {}
-            if (
-                (not namespace or key[0] == namespace)
-                and all(r.matches(obj_labels) for r in labels)
-                and all(r.matches(partial(read_field, entry.obj)) for r in stored)
-            ):
-                chosen.append(entry)
-        return chosen
+    def select(self, selection: Selection) -> list[Entry]:
+        """The entries matching the selection, sorted as the API sorts (by namespace, then name).
+        Starts from the narrowest index a requirement allows."""
+        keys = self._narrowest(selection.namespace, selection.labels, selection.fields)
+        return [self.entries[key] for key in sorted(keys) if selection.matches(self.entries[key].obj)]
 
     def _narrowest(
-        self, namespace: str, labels: tuple[LabelRequirement, ...], fields: list[FieldRequirement]
+        self, namespace: str, labels: tuple[LabelRequirement, ...], fields: tuple[FieldRequirement, ...]
     ) -> Iterable[Key]:
         options: list[set[Key]] = [self.by_namespace.get(namespace, set())] if namespace else []
         for f in fields:
@@ -174,21 +210,89 @@ class Collection:
 
 
 class Store:
-    """Every object of the simulated cluster, by resource."""
+    """Every object of the simulated cluster, by resource, at a revision."""
 
     def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
         self.collections = {
             resource: Collection(resource) for resource in RESOURCES if storage_of(resource) is resource
         }
+        self.revision = 1
+        """The revision of the last write (a list's `resourceVersion`)."""
+        self.floor = 1
+        """The oldest revision a watch may start from: the changes after it are all recorded."""
+        self.changed = threading.Condition()
+        """Held while reading or writing; notified on every write (watches wait on it)."""
+        self._history: deque[Change] = deque()
+        self.closed = False
         for obj in objects:
             self.add(obj)
         self._add_namespaces()
+        self.floor = self.revision
 
     def add(self, obj: Mapping[str, Any]) -> None:
+        """Load an object as it is, unrecorded (a snapshot's objects, before anyone watches)."""
         resource = by_kind(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         if resource is None:  # a kind this simulator does not serve
             return
         self.collections[resource].add(core_event(obj) if resource.plural == "events" else dict(obj))
+        self.revision = max(self.revision, _revision_of(obj))
+
+    def put(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Create or replace an object, as a write through the API does: at a new revision, recorded
+        for watches. Returns the object as stored."""
+        resource = by_kind(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        if resource is None:
+            raise ValueError(f"the simulator does not serve {obj.get('apiVersion')} {obj.get('kind')}")
+        stored = core_event(obj) if resource.plural == "events" else dict(obj)
+        collection = self.collections[resource]
+        with self.changed:
+            revision = self.revision + 1
+            stored["metadata"] = {**(stored.get("metadata") or {}), "resourceVersion": str(revision)}
+            key = collection.key_of(stored)
+            old = collection.entries[key].obj if key in collection.entries else None
+            collection.add(stored)
+            self._record(Change(revision, resource, old, stored))
+        return stored
+
+    def delete(self, kind: str, namespace: str, name: str, api_version: str = "v1") -> dict[str, Any]:
+        """Delete an object (KeyError if there is none); watches see it last as it was, at the
+        deletion's revision."""
+        resource = by_kind(api_version, kind)
+        if resource is None:
+            raise ValueError(f"the simulator does not serve {api_version} {kind}")
+        collection = self.collections[resource]
+        with self.changed:
+            key = (namespace if resource.namespaced else "", name)
+            old = collection.entries[key].obj
+            collection.remove(key)
+            revision = self.revision + 1
+            gone = {**old, "metadata": {**(old.get("metadata") or {}), "resourceVersion": str(revision)}}
+            self._record(Change(revision, resource, gone, None))
+        return gone
+
+    def compact(self) -> None:
+        """Forget every recorded change, as etcd's compaction does: a watch must start from now."""
+        with self.changed:
+            self._history.clear()
+            self.floor = self.revision
+
+    def changes_after(self, revision: int) -> list[Change]:
+        """The recorded changes after `revision` (which must not be below `floor`), oldest first.
+        Call it holding `changed`."""
+        return [c for c in self._history if c.revision > revision]
+
+    def close(self) -> None:
+        """Wake every watch, for the server to stop."""
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+
+    def _record(self, change: Change) -> None:
+        self.revision = change.revision
+        self._history.append(change)
+        while len(self._history) > HISTORY:
+            self.floor = self._history.popleft().revision
+        self.changed.notify_all()
 
     def collection(self, resource: Resource) -> Collection:
         return self.collections[storage_of(resource)]
@@ -214,3 +318,9 @@ class Store:
                     "status": {"phase": "Active"},
                 }
             )
+
+
+def _revision_of(obj: Mapping[str, Any]) -> int:
+    """An object's `resourceVersion` as a number (0 when it has none or not a number)."""
+    value = str((obj.get("metadata") or {}).get("resourceVersion", ""))
+    return int(value) if value.isdigit() else 0

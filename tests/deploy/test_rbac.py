@@ -2,8 +2,10 @@
 live reader makes over the whole test corpus, and grants nothing it does not make.
 
 The requests are recorded, not listed by hand: the real `kubernetes` client (through `LiveReader`) asks
-the API simulator every question of the corpus, plus the NotFound paths and `ping()`, and the simulator
-records each request as the API server's authorizer sees it (verb, apiGroup, resource, subresource).
+the API simulator every question of the corpus, plus the NotFound paths and `ping()`, once reading
+directly and once with the opt-in cache of nodes and bound pods (`clusters.NAME.cache`), and the
+simulator records each request as the API server's authorizer sees it (verb, apiGroup, resource,
+subresource).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from cluster.cache import CacheOptions
 from cluster.errors import NotFound
 from cluster.live import LiveReader
 from tests.apisim import Request, serve
@@ -92,10 +95,14 @@ class Recording:
     """Paths of requests that name no resource (discovery, /version)."""
 
 
-async def ask_everything(kubeconfig: str, asked: list[Case]) -> None:
-    """Every question of the corpus about one snapshot, its NotFound neighbours, and a ping."""
-    reader = LiveReader.from_kubeconfig(kubeconfig, None)
+async def ask_everything(kubeconfig: str, asked: list[Case], cache: CacheOptions | None) -> None:
+    """Every question of the corpus about one snapshot, its NotFound neighbours, and a ping; with the
+    cache, once it has synced."""
+    reader = LiveReader.from_kubeconfig(kubeconfig, None, cache=cache)
     try:
+        if reader.cache is not None:
+            reader.cache.start()
+            assert await reader.cache.wait_synced(10), reader.cache.state
         await reader.ping()
         for case in asked:
             if case.kind == "triage":
@@ -118,7 +125,10 @@ async def record(corpus: list[Case]) -> list[Request]:
         by_snapshot.setdefault(case.snapshot, []).append(case)
     with ExitStack() as stack:
         sims = {snapshot: stack.enter_context(serve([snapshot])) for snapshot in by_snapshot}
-        await asyncio.gather(*(ask_everything(sims[s].kubeconfig, asked) for s, asked in by_snapshot.items()))
+        for cache in (None, CacheOptions()):
+            await asyncio.gather(
+                *(ask_everything(sims[s].kubeconfig, asked, cache) for s, asked in by_snapshot.items())
+            )
         return [request for sim in sims.values() for request in sim.requests]
 
 
@@ -142,6 +152,11 @@ def cluster_role(overlay: str) -> Object:
 def test_the_reader_only_reads(recording: Recording) -> None:
     assert recording.accesses
     assert {a.verb for a in recording.accesses} <= {"get", "list", "watch"}
+
+
+def test_only_the_cache_watches_and_only_nodes_and_pods(recording: Recording) -> None:
+    watched = {(a.group, a.resource) for a in recording.accesses if a.verb == "watch"}
+    assert watched == {("", "nodes"), ("", "pods")}
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

@@ -1,5 +1,5 @@
-"""What the live tests share: this folder's own realistic cases (beside the corpus) and a reader over
-a running simulator that is always closed."""
+"""What the live tests share: this folder's own realistic cases (beside the corpus) and readers over
+a running simulator (direct, or with a synced cache) that are always closed."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from cluster.cache import CacheOptions
 from cluster.live import LiveReader
 from tests.apisim import Simulator
 from tests.corpus import Case
@@ -39,6 +40,21 @@ OWN_JOBSET = [
 async def live_reader(sim: Simulator, call_timeout: float = 5.0) -> AsyncIterator[LiveReader]:
     reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, call_timeout)
     try:
+        yield reader
+    finally:
+        await reader.aclose()
+
+
+@asynccontextmanager
+async def cached_reader(
+    sim: Simulator, options: CacheOptions | None = None, call_timeout: float = 5.0
+) -> AsyncIterator[LiveReader]:
+    """A reader whose cache of nodes and bound pods has synced."""
+    reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, call_timeout, cache=options or CacheOptions())
+    assert reader.cache is not None
+    try:
+        reader.cache.start()
+        assert await reader.cache.wait_synced(10), reader.cache.state
         yield reader
     finally:
         await reader.aclose()

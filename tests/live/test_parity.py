@@ -1,6 +1,7 @@
 """The live path answers as the snapshot path does: every corpus case, served over HTTP by the API
 simulator and read by the real `kubernetes` client, gets the verdict that reading the same snapshot
-file gives — and the one the corpus expects."""
+file gives — and the one the corpus expects. With the cache of nodes and bound pods on, every case
+gets the same diagnosis as without it, and reads no node and no bound pod from the API."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from diagnosis import events
 from diagnosis.gpu import classify
 from diagnosis.objects import Object, name, namespace, spec, uid
 from diagnosis.views import JobSetView, TriageView
-from tests.apisim import serve
+from tests.apisim import Request, serve
 from tests.corpus import Case, cases
-from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
+from tests.live.support import OWN_JOBSET, OWN_TRIAGE, cached_reader, live_reader
 
 TRIAGE = [*cases("triage"), *OWN_TRIAGE]
 JOBSET = [*cases("jobset"), *OWN_JOBSET]
@@ -84,6 +85,40 @@ async def test_jobset_verdict_is_the_snapshots(case: Case) -> None:
         expected.pod_verdict,
     )
     assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+
+
+def _cacheable(request: Request) -> bool:
+    """A read the cache answers instead: nodes, or pods selected by the node they are bound to."""
+    return request.resource == "nodes" or "spec.nodeName" in request.query.get("fieldSelector", "")
+
+
+@pytest.mark.parametrize("case", TRIAGE, ids=lambda c: c.id)
+async def test_triage_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
+    with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
+        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+            expected = classify(await direct.triage_view(case.namespace, case.name))
+            start = len(sim.requests)
+            got = classify(await cached.triage_view(case.namespace, case.name))
+            asked = sim.requests[start:]
+
+    assert got == expected
+    assert got.verdict == case.verdict
+    assert [r.path for r in asked if _cacheable(r)] == []
+
+
+@pytest.mark.parametrize("case", JOBSET, ids=lambda c: c.id)
+async def test_jobset_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
+    jobset = _explainer()
+    with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
+        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+            expected = jobset.explain(await direct.jobset_view(case.namespace, case.name))
+            start = len(sim.requests)
+            got = jobset.explain(await cached.jobset_view(case.namespace, case.name))
+            asked = sim.requests[start:]
+
+    assert got == expected
+    assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+    assert [r.path for r in asked if _cacheable(r)] == []
 
 
 def _explainer():  # type: ignore[no-untyped-def]

@@ -6,22 +6,31 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from bot.app import WEB_API_METHODS
-from bot.localslack import FORM, JSON, block_action, command_body, mention_event
+from bot.localslack import FORM, JSON, LocalSlack, block_action, command_body, mention_event
 from tests import corpus
+from tests.apisim import serve
 from tests.slack.support import (
+    GPU_LAB,
     ONCALL,
+    TOKEN,
     Bot,
     World,
     assert_within_slack_limits,
     buttons,
     new_channel,
+    running_bot,
     shown,
     verdict_payload,
 )
+
+T = TypeVar("T")
 
 CASES = corpus.cases("triage") + corpus.cases("jobset")
 
@@ -294,3 +303,38 @@ def test_a_long_pasted_error_is_answered_within_slacks_limits(bot: Bot, channel:
     for message in [verdict, *thread]:
         assert_within_slack_limits(message)
     assert any("…" in shown(m) for m in thread)  # the echoed paste is clipped, with a mark
+
+
+def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
+    """Poll until `found()` gives something (the bot's state changes without calling Slack)."""
+    deadline = time.monotonic() + seconds
+    while (result := found()) is None:
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+    return result
+
+
+def test_a_cached_cluster_is_ready_once_its_cache_has_synced_and_answers_from_it(tmp_path: Path) -> None:
+    with LocalSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as lab:
+        lab.faults.fail(503, times=None, resource="pods", verb="list")
+        config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig, "cache": {"enabled": True}}}}
+        with running_bot(slack, tmp_path, config) as bot:
+            syncing = until(lambda: ready if "retrying" in (ready := bot.get("/readyz")).body else None)
+            assert syncing.status == 503
+            said = syncing.json()
+            assert said["clusters"]["lab"].startswith("cache not synced yet (syncing: nodes ")
+            assert "pods retrying in " in said["caches"]["lab"]
+            assert "HTTP 503" in said["caches"]["lab"]
+
+            lab.faults.clear()
+            ready = until(lambda: ready if (ready := bot.get("/readyz")).status == 200 else None)
+            assert ready.json() == {
+                "slack": "ok",
+                "clusters": {"lab": "ok"},
+                "caches": {"lab": "synced: 3 nodes, 6 bound pods"},
+            }
+            start, channel = len(lab.requests), new_channel()
+            bot.command("gpu-triage case-exhaust", channel)
+            assert verdict_payload(bot.verdict(channel))["verdict"] == "exhausted"
+    read = {(r.verb, r.resource) for r in lab.requests[start:]}
+    assert read == {("get", "pods"), ("list", "events")}

@@ -89,6 +89,9 @@ def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
         ("clusters: {a: {snapshot: x.json, context: prod}}", "a snapshot cluster takes no kubeconfig"),
         ("clusters: {a: {in_cluster: true, kubeconfig: k}}", "an in_cluster cluster takes no kubeconfig"),
         ("watch: {interval_seconds: 0}", "watch.interval_seconds: Input should be greater than 0"),
+        ("clusters: {a: {snapshot: x.json, cache: {enabled: true}}}", "a snapshot cluster takes no cache"),
+        ("clusters: {a: {cache: {max_objects: 0}}}", "clusters.a.cache.max_objects: Input should be greater"),
+        ("clusters: {a: {cache: {enable: true}}}", "clusters.a.cache.enable: Extra inputs are not permitted"),
     ],
 )
 def test_a_bad_config_file_names_the_key_and_the_problem(tmp_path: Path, config: str, message: str) -> None:
@@ -106,6 +109,19 @@ def test_no_config_is_one_cluster_found_like_kubectl() -> None:
     assert config.fallback_cluster == "default"
     assert config.channel("C0ANY").namespaces is None
     assert not config.allow.channels
+
+
+def test_the_cache_is_off_unless_a_cluster_enables_it(tmp_path: Path) -> None:
+    path = tmp_path / "kubewhy.yaml"
+    path.write_text(
+        "clusters: {small: {}, big: {in_cluster: true, cache: {enabled: true, max_objects: 500000}}}\n"
+        "default_cluster: big\n"
+    )
+    config = load_config(path)
+    assert not config.clusters["small"].cache.enabled
+    assert config.clusters["small"].cache.max_objects == 300_000
+    assert config.clusters["big"].cache.enabled
+    assert config.clusters["big"].cache.max_objects == 500_000
 
 
 def test_paths_in_the_config_are_relative_to_its_folder(tmp_path: Path) -> None:

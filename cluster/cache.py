@@ -1,0 +1,485 @@
+"""A watch-backed cache of one cluster's nodes and bound pods, for `/triage` on large clusters (opt-in).
+
+Without it, a pod that may go to hundreds of nodes needs the bound pods of each of them: on 5,000 nodes
+and 100,000 pods, about 1,400 calls and 114 MB for one unpinned GPU pod. With it, the live reader takes
+the candidate nodes and their pods from memory, and reads only the pod and its events from the API.
+
+Each resource is kept as client-go's reflector keeps it: LIST in pages, then WATCH from the list's
+`resourceVersion`; a watch that ends is resumed from the last `resourceVersion` seen (of an event or
+a bookmark); a 410 Gone means changes were missed, so the resource is listed again; other errors are
+retried with backoff. Pods are those bound to a node and not terminal (`BOUND_PODS`): a pod that
+finishes or is deleted leaves the watch's selection and arrives as DELETED.
+
+Only what the diagnosis reads of each object is kept (`compact_node`, `compact_pod`), and at most
+`max_objects` objects: past that the cache stops, frees what it holds and says why in `state`; the
+reader then reads the cluster directly, as without a cache.
+
+Threads: LIST pages are read by the transport's worker threads. A watch's response is read line by
+line in the cache's own threads (one per watch; the official client's `Watch` would turn every event
+into a generated model, the slow path raw JSON avoids, and resumes a 410 with the same stale
+`resourceVersion`), each line decoded there. Events are applied on the event loop, so the store needs
+no lock and cannot change while a reader reads it between two awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+import urllib3
+from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.watch.watch import iter_resp_lines
+
+from cluster.errors import ClusterError, Forbidden, Unavailable
+from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
+from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
+from diagnosis.resources import is_extended
+
+log = logging.getLogger(__name__)
+
+BOUND_PODS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+"""The pods that count against a node's allocatable (`diagnosis.relations.holds_node`)."""
+
+Key = tuple[str, str]
+"""(namespace, name); namespace is "" for nodes."""
+
+
+@dataclass(frozen=True)
+class CacheOptions:
+    """How much a cache may hold and how it keeps up."""
+
+    max_objects: int = 300_000
+    """Nodes plus bound pods. Past it the cache stops and the reader reads directly."""
+    watch_seconds: int = 300
+    """How long each watch request lasts before it is resumed (the API server ends it then)."""
+    stale_seconds: float = 30.0
+    """How long the cache still answers after losing its watch, while it reconnects: the data is at
+    most this old. Beyond it, the reader reads directly until the watch is back."""
+    backoff: Retry = field(default_factory=lambda: Retry(attempts=8, base=0.5, cap=30.0))
+    """Waits between reconnections: the n-th failure in a row waits as this policy's n-th retry, and
+    every failure from its last attempt on as the last (reconnections never end)."""
+
+
+# — what is kept of each object —
+
+_NODE_FIELDS = {
+    "metadata": ("name", "uid", "labels", "creationTimestamp"),
+    "spec": ("taints", "unschedulable"),
+    "status": ("capacity", "allocatable", "conditions"),
+}
+"""What the diagnosis reads of a node: labels, taints and the cordon (`diagnosis.scheduling`),
+capacity and allocatable (`diagnosis.resources.offer`), conditions (`diagnosis.restarts`)."""
+
+_POD_META = ("name", "namespace", "uid", "deletionTimestamp")
+
+_SHARED = frozenset({"namespace", "nodeName", "phase"})
+"""Fields whose values repeat across objects: a hundred thousand pods share a few namespaces and
+phases, and a few thousand node names."""
+
+
+def compact_node(node: Object) -> dict[str, Any]:
+    """The node without what the diagnosis never reads (images, managed fields, addresses, …)."""
+    kept: dict[str, Any] = {"apiVersion": node.get("apiVersion") or "v1", "kind": "Node"}
+    for part, fields in _NODE_FIELDS.items():
+        kept[part] = _pick(mapping(node.get(part)), fields)
+    return kept
+
+
+def compact_pod(pod: Object) -> dict[str, Any]:
+    """What `diagnosis.resources.holders` reads of a bound pod: who it is, where it is bound, its phase,
+    whether it is terminating, and the extended resources its containers ask for (init containers
+    with their restart policy, which makes a sidecar). A container that asks for no extended resource
+    adds nothing to the pod's effective request and is left out: most pods keep no container."""
+    kept_spec = _pick(spec(pod), ("nodeName",))
+    for part in ("initContainers", "containers"):
+        asking = [kept for c in sequence(spec(pod).get(part)) if (kept := _asks(mapping(c)))]
+        if asking:
+            kept_spec[part] = asking
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": _pick(meta(pod), _POD_META),
+        "spec": kept_spec,
+        "status": _pick(status(pod), ("phase",)),
+    }
+
+
+def _asks(container: Object) -> dict[str, Any]:
+    """A container's extended-resource requests and limits (as `diagnosis.resources.containers` reads
+    them), with its name and restart policy; empty when it asks for none."""
+    resources = mapping(container.get("resources"))
+    asks = {
+        kind: extended
+        for kind in ("requests", "limits")
+        if (extended := {k: v for k, v in mapping(resources.get(kind)).items() if _extended(k)})
+    }
+    if not asks:
+        return {}
+    return _pick(container, ("name", "restartPolicy")) | {"resources": asks}
+
+
+def _extended(resource: object) -> bool:
+    return isinstance(resource, str) and is_extended(resource)
+
+
+def _pick(source: Object, fields: Iterable[str]) -> dict[str, Any]:
+    """The fields that are there, the values that repeat across objects kept once."""
+    return {f: _shared(source[f]) if f in _SHARED else source[f] for f in fields if f in source}
+
+
+def _shared(value: object) -> object:
+    return sys.intern(value) if isinstance(value, str) else value
+
+
+def _key(obj: Object) -> Key:
+    return namespace(obj), name(obj)
+
+
+def _node_of(pod: Object) -> tuple[str, ...]:
+    return (text(spec(pod).get("nodeName")),)
+
+
+def _labels_of(node: Object) -> tuple[str, ...]:
+    """`key=value` of each label (neither part can hold a `=`)."""
+    return tuple(f"{k}={v}" for k, v in labels(node).items())
+
+
+class _Overflow(Exception):
+    """More objects than `max_objects`."""
+
+
+# — one resource: LIST, then WATCH —
+
+
+@dataclass(frozen=True)
+class _Resource:
+    plural: str
+    list_call: Callable[..., Any]
+    field_selector: str | None
+    compact: Callable[[Object], dict[str, Any]]
+    index: Callable[[Object], tuple[str, ...]]
+    """What the objects are looked up by: pods by their node's name, nodes by their labels."""
+
+
+class _Reflector:
+    """One resource kept current: its objects by key, the revision they are at, and where it stands."""
+
+    def __init__(self, cache: ClusterCache, resource: _Resource) -> None:
+        self.cache = cache
+        self.resource = resource
+        self.items: dict[Key, dict[str, Any]] = {}
+        self.indexed: dict[str, dict[Key, dict[str, Any]]] = {}
+        """The objects by each of their `resource.index` values."""
+        self.listing = 0
+        """Objects read so far by a LIST in progress (they count against the cap)."""
+        self.listed = False
+        """The objects are complete as of `revision`, and every change since has been applied."""
+        self.revision = ""
+        self.phase = "waiting to list"
+        self.lost_at: float | None = None
+        """When the watch was lost (time.monotonic), while it is being reconnected."""
+        self.response: urllib3.BaseHTTPResponse | None = None
+        self._failures = 0
+
+    def current(self, now: float) -> bool:
+        return self.listed and (
+            self.lost_at is None or now - self.lost_at <= self.cache.options.stale_seconds
+        )
+
+    def describe(self) -> str:
+        return f"{self.resource.plural} {self.phase}"
+
+    async def run(self) -> None:
+        """LIST and WATCH until stopped: the loop of client-go's reflector."""
+        while True:
+            try:
+                if not self.listed:
+                    await self._list()
+                await self._watch()
+            except Expired as err:
+                self._forget(f"listing again: {err.message}")
+            except Forbidden as err:
+                self.cache.stop(str(err))
+                return
+            except _Overflow as err:
+                self.cache.stop(str(err))
+                return
+            except ClusterError as err:
+                await self._back_off(err)
+
+    async def _list(self) -> None:
+        self.phase = "listing"
+        self.cache.changed()
+        found: dict[Key, dict[str, Any]] = {}
+        revision = ""
+        async for page in self.cache.api.pages(
+            Target("list", self.resource.plural),
+            self.resource.list_call,
+            field_selector=self.resource.field_selector,
+        ):
+            revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
+            for item in page_items(page):
+                obj = self.resource.compact(item)
+                found[_key(obj)] = obj
+            self.listing = len(found)
+            self.phase = f"listing ({len(found):,} so far)"
+            self.cache.check_size()
+        self.listing = 0
+        self.revision, self.listed, self.lost_at = revision, True, None
+        self.phase = "listed"
+        self.replace(found)
+        log.info("cache of %s: %d %s listed", self.cache.api.server, len(found), self.resource.plural)
+
+    async def _watch(self) -> None:
+        """One watch request, from `revision` until the API server ends it (normally after
+        `watch_seconds`); events are applied as they come."""
+        options = self.cache.options
+        self.response = await self.cache.api.stream(
+            Target("watch", self.resource.plural),
+            self.resource.list_call,
+            read_timeout=options.watch_seconds + self.cache.api.timeout,
+            field_selector=self.resource.field_selector,
+            resource_version=self.revision,
+            allow_watch_bookmarks=True,
+            timeout_seconds=options.watch_seconds,
+        )
+        self.phase, self.lost_at = "watching", None
+        self.cache.changed()
+        lines: Iterator[str] = iter_resp_lines(self.response)  # type: ignore[no-untyped-call]
+        loop = asyncio.get_running_loop()
+        try:
+            while (
+                read := await loop.run_in_executor(self.cache.threads, self._next_event, lines)
+            ) is not None:
+                event, size = read
+                self.cache.api.stats.bytes += size
+                self._apply(event)
+        finally:
+            response, self.response = self.response, None
+            response.close()
+            response.release_conn()
+        self._failures = 0
+
+    def _next_event(self, lines: Iterator[str]) -> tuple[dict[str, Any], int] | None:
+        """In a cache thread: the next event of the watch and its size, or None when the API server
+        ended the watch."""
+        server = self.cache.api.server
+        try:
+            line = next((line for line in lines if line.strip()), None)
+        except (urllib3.exceptions.HTTPError, OSError) as err:
+            raise Unavailable(
+                server, f"the watch of {self.resource.plural} was cut: {truncate(str(err))}"
+            ) from err
+        if line is None:
+            return None
+        try:
+            return dict(mapping(json.loads(line))), len(line)
+        except ValueError as err:
+            raise Unavailable(server, f"a watch event is not JSON: {truncate(line)}") from err
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind, obj = text(event.get("type")), mapping(event.get("object"))
+        if kind == "ERROR":
+            said = f"HTTP {obj.get('code')}: {truncate(text(obj.get('message')))}"
+            if obj.get("code") == 410:
+                raise Expired(f"the watch of {self.resource.plural} expired ({said})", "list again")
+            raise ClusterError(f"the watch of {self.resource.plural} failed ({said})")
+        if kind in ("ADDED", "MODIFIED"):
+            self._put(self.resource.compact(obj))
+            self.cache.check_size()
+        elif kind == "DELETED":
+            self._remove(_key(obj))
+        self.revision = text(meta(obj).get("resourceVersion")) or self.revision
+        self._failures = 0
+
+    def _forget(self, why: str) -> None:
+        """Changes were missed: free the objects (they are stale) and list again."""
+        self.listed, self.revision, self.phase = False, "", why
+        self.replace({})
+        log.warning("cache of %s: %s %s", self.cache.api.server, self.resource.plural, why)
+
+    async def _back_off(self, err: ClusterError) -> None:
+        self._failures += 1
+        if self.lost_at is None:
+            self.lost_at = time.monotonic()
+        backoff = self.cache.options.backoff
+        wait = backoff.delay(min(self._failures, backoff.attempts - 1), None) or backoff.cap
+        self.phase = f"retrying in {wait:.1f} s after: {err.message}"
+        log.warning("cache of %s: %s %s", self.cache.api.server, self.resource.plural, self.phase)
+        self.cache.changed()
+        await asyncio.sleep(wait)
+
+    # — the objects —
+
+    def replace(self, items: dict[Key, dict[str, Any]]) -> None:
+        self.items, self.indexed = {}, {}
+        for obj in items.values():
+            self._put(obj)
+        self.cache.changed()
+
+    def _put(self, obj: dict[str, Any]) -> None:
+        key = _key(obj)
+        self._remove(key)
+        self.items[key] = obj
+        for value in self.resource.index(obj):
+            self.indexed.setdefault(value, {})[key] = obj
+
+    def _remove(self, key: Key) -> None:
+        old = self.items.pop(key, None)
+        for value in self.resource.index(old) if old is not None else ():
+            found = self.indexed[value]
+            del found[key]
+            if not found:
+                del self.indexed[value]
+
+
+# — the cache —
+
+
+class ClusterCache:
+    """Nodes and bound pods of one cluster, kept current by watches. Start it with `start()` (on the
+    event loop), wait with `wait_synced()`, read with `nodes()`, `node()` and `bound_pods()` while
+    `synced`, and `aclose()` it."""
+
+    def __init__(
+        self, api_client: ApiClient, options: CacheOptions | None = None, timeout: float = 5.0
+    ) -> None:
+        self.options = options or CacheOptions()
+        self.api = Transport(api_client, timeout)
+        self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kubewhy-watch")
+        core = CoreV1Api(api_client)
+        self._nodes = _Reflector(self, _Resource("nodes", core.list_node, None, compact_node, _labels_of))
+        self._pods = _Reflector(
+            self, _Resource("pods", core.list_pod_for_all_namespaces, BOUND_PODS, compact_pod, _node_of)
+        )
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopped: str | None = None
+        self._progress = asyncio.Event()
+        self.has_synced = False
+        """It has been synced once (as client-go's HasSynced): a cache that falls behind later, or
+        stops, leaves the reader to read directly, but the bot is ready."""
+
+    @property
+    def stats(self) -> ReadStats:
+        """What keeping the cache has cost the API server (calls, bytes)."""
+        return self.api.stats
+
+    # — lifecycle —
+
+    def start(self) -> None:
+        """List and watch in the background (call it on the running event loop)."""
+        if self._tasks or self._stopped is not None:
+            return
+        for reflector in (self._nodes, self._pods):
+            task = asyncio.get_running_loop().create_task(
+                reflector.run(), name=f"kubewhy-cache-{reflector.resource.plural}"
+            )
+            task.add_done_callback(self._ended)
+            self._tasks.append(task)
+
+    async def wait_synced(self, timeout: float) -> bool:  # noqa: ASYNC109 (an answer, not an error, on timeout)
+        """Wait up to `timeout` seconds for the cache to be synced; whether it is (not an error when
+        it is not: the reader reads directly meanwhile)."""
+        with suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while not (self.synced or self.stopped):
+                    await self._progress.wait()
+        return self.synced
+
+    def stop(self, why: str) -> None:
+        """Stop for good: free everything, end the watches, and say why (the reader reads directly)."""
+        if self._stopped is None:
+            log.warning("cache of %s stopped: %s; reading the cluster directly", self.api.server, why)
+            self._halt(why)
+
+    async def aclose(self) -> None:
+        self._halt("closed")
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.get_running_loop().run_in_executor(None, self.threads.shutdown)
+        await self.api.close()
+
+    def _halt(self, why: str) -> None:
+        if self._stopped is not None:
+            return
+        self._stopped = why
+        current = asyncio.current_task()
+        for task in self._tasks:
+            if task is not current:
+                task.cancel()
+        for reflector in (self._nodes, self._pods):
+            reflector.listed = False
+            reflector.replace({})
+            if reflector.response is not None:
+                with suppress(ValueError, RuntimeError, OSError):
+                    reflector.response.shutdown()  # wakes the thread blocked reading it
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A reflector that ends by a bug stops the cache (the reader still answers), and is logged."""
+        if not task.cancelled() and task.exception() is not None:
+            log.error("cache of %s failed", self.api.server, exc_info=task.exception())
+            self.stop(f"internal error: {task.exception()!r}")
+
+    # — state —
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped is not None
+
+    @property
+    def synced(self) -> bool:
+        """Both resources are listed and watched (or reconnecting for less than `stale_seconds`)."""
+        now = time.monotonic()
+        return self._stopped is None and self._nodes.current(now) and self._pods.current(now)
+
+    @property
+    def state(self) -> str:
+        """One line for /readyz and the logs."""
+        if self._stopped is not None:
+            return f"stopped: {self._stopped}; reading the cluster directly"
+        if self.synced:
+            return f"synced: {len(self._nodes.items):,} nodes, {len(self._pods.items):,} bound pods"
+        return f"syncing: {self._nodes.describe()}; {self._pods.describe()}"
+
+    def changed(self) -> None:
+        """Note a change of state and wake whoever waits for one."""
+        if self.synced and not self.has_synced:
+            self.has_synced = True
+            log.info("cache of %s %s", self.api.server, self.state)
+        self._progress.set()
+        self._progress = asyncio.Event()
+
+    # — reading (only while `synced`) —
+
+    def nodes(self) -> tuple[Object, ...]:
+        return tuple(self._nodes.items.values())
+
+    def node(self, node_name: str) -> Object | None:
+        return self._nodes.items.get(("", node_name))
+
+    def nodes_labelled(self, key: str, value: str) -> tuple[Object, ...]:
+        """The nodes with the label `key=value`."""
+        return tuple(self._nodes.indexed.get(f"{key}={value}", {}).values())
+
+    def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
+        """The non-terminal pods bound to these nodes, any namespace."""
+        on = self._pods.indexed
+        return tuple(pod for n in sorted(set(node_names)) for pod in on.get(n, {}).values())
+
+    # — by the reflectors —
+
+    def check_size(self) -> None:
+        """Raise _Overflow past `max_objects` (the reflectors call it as objects come)."""
+        held = sum(len(r.items) + r.listing for r in (self._nodes, self._pods))
+        if held > self.options.max_objects:
+            raise _Overflow(
+                f"the cluster has more nodes and bound pods than cache.max_objects"
+                f" ({held:,} > {self.options.max_objects:,})"
+            )

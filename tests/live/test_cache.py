@@ -1,0 +1,346 @@
+"""The cache of nodes and bound pods, kept by LIST and WATCH against the API simulator with the real
+`kubernetes` client: changes pushed by the watches change the verdict, a 410 Gone lists again, a cut
+watch resumes from where it was, the object cap and a refused watch stop it with a clear state, and
+while it cannot be trusted the reader reads the cluster directly."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from cluster.cache import BOUND_PODS, CacheOptions, compact_pod
+from cluster.live import LiveReader
+from cluster.snapshot import load_objects
+from cluster.transport import Retry
+from diagnosis.gpu import classify
+from diagnosis.model import PodVerdict
+from diagnosis.objects import kind, meta, name
+from diagnosis.relations import holds_node
+from diagnosis.resources import effective_requests
+from tests.apisim import Request, Simulator, serve
+from tests.corpus import cases
+from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
+
+PINNED = ("ml-train", "llama-ft-0-x7k2p")
+"""Asks 2 GPUs of the A100 pool, whose two nodes hold 2 and 1 of their 2: exhausted."""
+ANYWHERE = ("ml-train", "notebook-carol")
+"""Asks 1 GPU anywhere: the A100 node with one free GPU takes it (schedulable)."""
+FULL, HALF = "gke-ml-prod-a100-pool-3f9c2a1b-7xkq", "gke-ml-prod-a100-pool-3f9c2a1b-m2pd"
+HOLDER = "nightly-eval-29411520-5h8kq"
+"""The pod holding one of HALF's two GPUs."""
+
+QUICK = CacheOptions(backoff=Retry(attempts=3, base=0.05, cap=0.1))
+"""Reconnections within a tenth of a second, for tests."""
+
+
+def lab(kind: str, obj_name: str) -> dict[str, Any]:
+    items = json.loads(GPU_CLUSTER.read_text())["items"]
+    return copy.deepcopy(next(o for o in items if o["kind"] == kind and o["metadata"]["name"] == obj_name))
+
+
+async def verdict(reader: LiveReader, target: tuple[str, str]) -> PodVerdict:
+    return classify(await reader.triage_view(*target)).verdict
+
+
+async def settled(condition: Callable[[], bool]) -> None:
+    """Wait for the cache to apply what the API server sent, or the simulator to see a request:
+    watches are asynchronous, and the simulator runs in threads of its own (nothing to await)."""
+    async with asyncio.timeout(10):
+        while not condition():  # noqa: ASYNC110 (polls state kept by other threads)
+            await asyncio.sleep(0.01)
+
+
+async def watches_open(sim: Simulator) -> None:
+    """Wait until the cache's two watches are served (a synced cache may still be opening them)."""
+    await settled(lambda: sim.open_watches() == 2)
+
+
+def held_on(reader: LiveReader, node: str) -> set[str]:
+    assert reader.cache is not None
+    return {name(p) for p in reader.cache.bound_pods([node])}
+
+
+def reads_of_nodes_or_bound_pods(requests: list[Request]) -> list[str]:
+    """The reader's own reads that the cache stands for (the cache's LIST and WATCH set aside)."""
+    return [
+        r.path
+        for r in requests
+        if r.verb != "watch"
+        and (r.resource == "nodes" or "spec.nodeName=" in r.query.get("fieldSelector", ""))
+    ]
+
+
+# — watch events change the answer —
+
+
+@pytest.mark.parametrize("how", ["deleted", "succeeded"])
+async def test_the_pod_holding_the_last_gpu_leaving_makes_the_pending_pod_schedulable(how: str) -> None:
+    """Deleted, or finished: a pod that turns Succeeded leaves the watch's field selection and
+    arrives as DELETED."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
+            if how == "deleted":
+                sim.store.delete("Pod", "ml-train", HOLDER)
+            else:
+                sim.store.put(lab("Pod", HOLDER) | {"status": {"phase": "Succeeded"}})
+            await settled(lambda: HOLDER not in held_on(reader, HALF))
+            start = len(sim.requests)
+            assert await verdict(reader, PINNED) is PodVerdict.SCHEDULABLE
+    assert reads_of_nodes_or_bound_pods(sim.requests[start:]) == []
+
+
+async def test_a_tainted_pool_gives_taint() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            for node_name in (FULL, HALF):
+                node = lab("Node", node_name)
+                node["spec"]["taints"].append({"key": "maintenance", "value": "true", "effect": "NoSchedule"})
+                sim.store.put(node)
+            await settled(
+                lambda: all(len(n["spec"]["taints"]) == 2 for n in map(reader.cache.node, (FULL, HALF)))
+            )  # type: ignore[union-attr]
+            assert await verdict(reader, PINNED) is PodVerdict.TAINT
+
+
+async def test_a_pod_bound_to_the_free_gpu_gives_exhausted() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            assert await verdict(reader, ANYWHERE) is PodVerdict.SCHEDULABLE
+            taker = lab("Pod", HOLDER)
+            taker["metadata"] |= {
+                "name": "nightly-eval-29411580-x2v7c",
+                "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
+            }
+            sim.store.put(taker)
+            await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
+            assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
+
+
+def test_a_compact_pod_holds_what_the_pod_holds() -> None:
+    """Over every pod of the corpus: the same effective request, the same hold on its node, the same
+    identity and terminating state (all `diagnosis.resources.holders` reads)."""
+    snapshots = sorted({c.snapshot for k in ("triage", "jobset") for c in cases(k)} | {GPU_CLUSTER})
+    pods = [o for snapshot in snapshots for o in load_objects(snapshot) if kind(o) == "Pod"]
+    assert len(pods) > 100
+    for pod in pods:
+        compact = compact_pod(pod)
+        assert effective_requests(compact) == effective_requests(pod), name(pod)
+        assert holds_node(compact) == holds_node(pod), name(pod)
+        for field in ("name", "namespace", "uid", "deletionTimestamp"):
+            assert meta(compact).get(field) == meta(pod).get(field), (name(pod), field)
+
+
+async def test_compact_copies_keep_what_makes_an_init_container_a_sidecar() -> None:
+    """A sidecar init container's GPU is held beside the app's (2 in all); a plain init container's
+    is not (1): the cache keeps each init container's restartPolicy."""
+    holder = lab("Pod", HOLDER)
+    (app,) = holder["spec"]["containers"]
+    holder["spec"]["initContainers"] = [
+        {**copy.deepcopy(app), "name": "gpu-monitor", "restartPolicy": "Always"}
+    ]
+    objects = [o for o in json.loads(GPU_CLUSTER.read_text())["items"] if o["metadata"]["name"] != HOLDER]
+    with serve([*objects, holder]) as sim:
+        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+            expected = classify(await direct.triage_view(*ANYWHERE))
+            got = classify(await cached.triage_view(*ANYWHERE))
+    assert got == expected
+    assert got.verdict is PodVerdict.EXHAUSTED
+
+
+# — keeping up: resume, 410, reconnect —
+
+
+async def test_a_cut_watch_resumes_from_the_last_revision_without_listing_again() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, QUICK) as reader:
+            await watches_open(sim)
+            sweep = "sweep-lr-3e4-2-bk9vd"
+            revision = sim.store.delete("Pod", "ml-train", sweep)["metadata"]["resourceVersion"]
+            await settled(lambda: sweep not in held_on(reader, FULL))
+            start = len(sim.requests)
+            assert sim.drop_watches("pods") == 1
+            await settled(lambda: any(r.verb == "watch" for r in sim.requests[start:]))
+            sim.store.delete("Pod", "ml-train", HOLDER)
+            await settled(lambda: HOLDER not in held_on(reader, HALF))
+            assert reader.cache is not None
+            assert reader.cache.synced
+    pods = [(r.verb, r.query.get("resourceVersion")) for r in sim.requests[start:] if r.resource == "pods"]
+    assert pods[0] == ("watch", revision)
+    assert "list" not in {verb for verb, _ in pods}
+
+
+async def test_a_watch_too_old_to_resume_lists_again() -> None:
+    """The API server compacted its history while the watch was down: the resumed watch gets an
+    ERROR event with 410 Expired, and the cache lists the pods again."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, QUICK) as reader:
+            await watches_open(sim)
+            sim.faults.fail(503, times=None, resource="pods", verb="watch")
+            start = len(sim.requests)
+            sim.drop_watches("pods")
+            await settled(lambda: any(r.verb == "watch" for r in sim.requests[start:]))
+            sim.store.delete("Pod", "ml-train", HOLDER)
+            sim.store.compact()
+            sim.faults.clear()
+            await settled(lambda: HOLDER not in held_on(reader, HALF) and reader.cache.synced)  # type: ignore[union-attr]
+            assert await verdict(reader, PINNED) is PodVerdict.SCHEDULABLE
+    pods = [r.verb for r in sim.requests[start:] if r.resource == "pods" and r.verb in ("list", "watch")]
+    assert "list" in pods
+    assert pods.index("list") > pods.index("watch")
+
+
+async def test_an_http_410_on_reconnect_lists_again() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, QUICK) as reader:
+            await watches_open(sim)
+            sim.faults.fail(410, times=1, resource="pods", verb="watch")
+            start = len(sim.requests)
+            sim.drop_watches("pods")
+
+            def pods() -> list[str]:
+                return [r.verb for r in sim.requests[start:] if r.resource == "pods"]
+
+            await settled(lambda: len(pods()) == 3)
+            assert pods() == ["watch", "list", "watch"]
+            assert await reader.cache.wait_synced(10)  # type: ignore[union-attr]
+
+
+async def test_an_api_server_down_at_start_is_retried_until_it_answers() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        sim.faults.fail(503, times=None, resource="pods")
+        reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=QUICK)
+        assert reader.cache is not None
+        try:
+            reader.cache.start()
+            await settled(lambda: "pods retrying in" in reader.cache.state)  # type: ignore[union-attr]
+            assert not reader.cache.synced
+            assert "HTTP 503" in reader.cache.state
+            sim.faults.clear()
+            assert await reader.cache.wait_synced(10)
+            assert reader.cache.state == "synced: 5 nodes, 7 bound pods"
+        finally:
+            await reader.aclose()
+
+
+async def test_a_watch_lost_for_longer_than_stale_seconds_sends_the_reader_to_the_api() -> None:
+    options = CacheOptions(stale_seconds=0.2, backoff=Retry(attempts=3, base=0.05, cap=0.1))
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, options) as reader:
+            cache = reader.cache
+            assert cache is not None
+            await watches_open(sim)
+            sim.faults.fail(503, times=None, resource="nodes", verb="watch")
+            sim.drop_watches("nodes")
+            await settled(lambda: not cache.synced)
+            assert not cache.stopped
+            start = len(sim.requests)
+            assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
+            assert reads_of_nodes_or_bound_pods(sim.requests[start:])
+            sim.faults.clear()
+            assert await cache.wait_synced(10)
+
+
+# — stopping for good —
+
+
+async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_directly() -> None:
+    """The lab has 5 nodes and 7 bound pods."""
+    with serve(GPU_CLUSTER) as sim:
+        reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=CacheOptions(max_objects=6))
+        assert reader.cache is not None
+        try:
+            reader.cache.start()
+            assert not await reader.cache.wait_synced(10)
+            assert reader.cache.stopped
+            assert reader.cache.state.startswith(
+                "stopped: the cluster has more nodes and bound pods than cache.max_objects ("
+            )
+            assert reader.cache.state.endswith(" > 6); reading the cluster directly")
+            assert reader.cache.nodes() == ()
+            start = len(sim.requests)
+            assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
+            assert reads_of_nodes_or_bound_pods(sim.requests[start:])
+        finally:
+            await reader.aclose()
+    assert sim.open_watches() == 0
+
+
+async def test_a_pod_added_past_the_cap_stops_the_cache() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, CacheOptions(max_objects=12)) as reader:
+            cache = reader.cache
+            assert cache is not None
+            taker = lab("Pod", HOLDER)
+            taker["metadata"] |= {
+                "name": "nightly-eval-29411580-x2v7c",
+                "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
+            }
+            sim.store.put(taker)
+            await settled(lambda: cache.stopped)
+            assert "(13 > 12)" in cache.state
+            assert cache.bound_pods([HALF]) == ()
+            assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
+            await settled(lambda: sim.open_watches() == 0)
+
+
+async def test_a_refused_watch_stops_the_cache_with_the_rule_to_grant() -> None:
+    """The LISTs are allowed: the cache syncs, then stops when it may not watch."""
+    with serve(GPU_CLUSTER) as sim:
+        sim.faults.forbid("pods", verb="watch")
+        reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=QUICK)
+        assert reader.cache is not None
+        try:
+            reader.cache.start()
+            await settled(lambda: reader.cache.stopped)  # type: ignore[union-attr]
+            assert not reader.cache.synced
+            assert reader.cache.state == (
+                "stopped: forbidden: cannot watch pods at cluster scope — grant the rule"
+                ' {apiGroups: [""], resources: ["pods"], verbs: ["watch"]} to kubewhy\'s ServiceAccount'
+                " (deploy/base/rbac.yaml); reading the cluster directly"
+            )
+            assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
+        finally:
+            await reader.aclose()
+
+
+# — off the event loop —
+
+
+@pytest.mark.timeout(15)
+async def test_idle_watches_do_not_block_the_event_loop() -> None:
+    """The watches stay open with nothing to send (no change, no bookmark) for an hour. Were their
+    responses read on the event loop, it would hang in the first read until this test times out.
+    Read in the cache's threads, a triage and a change both get through, from the cache."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, CacheOptions(watch_seconds=3600)) as reader:
+            cache = reader.cache
+            assert cache is not None
+            await watches_open(sim)
+            start = len(sim.requests)
+            assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
+            sim.store.delete("Pod", "ml-train", HOLDER)
+            await settled(lambda: HOLDER not in held_on(reader, HALF))
+            assert await verdict(reader, PINNED) is PodVerdict.SCHEDULABLE
+            assert cache.synced
+            assert reads_of_nodes_or_bound_pods(sim.requests[start:]) == []
+
+
+async def test_the_cache_watches_what_it_listed() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim):
+            await watches_open(sim)
+    cache_reads = {(r.verb, r.path, r.query.get("fieldSelector", "")) for r in sim.requests}
+    assert cache_reads == {
+        ("list", "/api/v1/nodes", ""),
+        ("watch", "/api/v1/nodes", ""),
+        ("list", "/api/v1/pods", BOUND_PODS),
+        ("watch", "/api/v1/pods", BOUND_PODS),
+    }
+    watches = [r.query for r in sim.requests if r.verb == "watch"]
+    assert all(q["allowWatchBookmarks"] == "true" and q["timeoutSeconds"] == "300" for q in watches)
