@@ -1,0 +1,226 @@
+"""A burst of concurrent `/triage` slash commands through `kubewhy serve` in HTTP mode.
+
+The bot runs as a real subprocess; its Web API calls go to the local Slack (`bot.localslack`) and its
+cluster is an API simulator. All commands are signed as Slack signs them and sent at once, each in its
+own channel. Measured from outside the bot:
+
+- ack: the HTTP answer to each command (Slack wants it within 3 s);
+- answer: from sending the command to the verdict message arriving at the local Slack;
+- event loop: `/healthz` is probed every `PROBE_S` during the burst; the handler does no work, so a
+  slow answer means the bot's event loop was busy. The longest probe bounds the longest stall from
+  below to within one probe interval (a stall is seen only while a probe waits on it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+from bench.apiserver import ROOT, Key, Served
+from bench.timing import Row, Sample, fmt_s
+from bench.triage import CACHE_MAX_OBJECTS
+from bot.localslack import FORM, LocalSlack, Message, command_body, signed_headers
+
+KUBEWHY = ROOT / ".venv" / "bin" / "kubewhy"
+SECRET = "kubewhy-bench-signing-secret"
+ONCALL = "U0ONCALL"
+PROBE_S = 0.01
+LATE_GAP_S = 0.25
+BENCHMARK = "c. burst"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def running_bot(served: Served, slack: LocalSlack, cached: bool) -> Iterator[str]:
+    """`kubewhy serve` on a free port, reading `served` (through its watch-backed cache if `cached`)
+    and posting to `slack`; yields its base URL once /readyz says it is ready (the cache synced).
+    Stopped with SIGTERM (its own clean shutdown) when the block ends."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "KUBEWHY_", "KUBECONFIG"))}
+    env |= {
+        "SLACK_BOT_TOKEN": slack.bot_token,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "KUBEWHY_SLACK_API_URL": slack.api_url,
+        "KUBEWHY_PORT": str(port),
+        "KUBECONFIG": served.kubeconfig,
+    }
+    with tempfile.TemporaryDirectory(prefix="kubewhy-serve-") as folder:
+        if cached:
+            config = Path(folder) / "kubewhy.yaml"
+            cache = {"enabled": True, "max_objects": CACHE_MAX_OBJECTS}
+            config.write_text(
+                json.dumps({"clusters": {"bench": {"kubeconfig": served.kubeconfig, "cache": cache}}})
+            )
+            env["KUBEWHY_CONFIG"] = str(config)
+        log = Path(folder) / "serve.log"
+        with log.open("wb") as out:
+            bot = subprocess.Popen([str(KUBEWHY), "serve"], env=env, stdout=out, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_ready(url, bot, log)
+            yield url
+        finally:
+            bot.send_signal(signal.SIGTERM)
+            try:
+                bot.wait(30)
+            except subprocess.TimeoutExpired:
+                bot.kill()
+                bot.wait()
+
+
+def _wait_ready(url: str, bot: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/readyz", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        if bot.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"kubewhy serve did not get ready:\n{log.read_text()}")
+        time.sleep(0.1)
+
+
+@dataclass(frozen=True)
+class Burst:
+    acks: Sample
+    """The commands sent at once."""
+    late_acks: Sample
+    """Commands sent one by one while the bot works on the burst."""
+    statuses: Counter[int]
+    answers: Sample
+    """Seconds from sending each command to its verdict message; only the commands answered."""
+    verdicts: Counter[str]
+    probes: Sample
+    sent: int
+
+
+def _watch_answers(slack: LocalSlack, channels: list[str], arrived: dict[str, float], wait_s: float) -> None:
+    """In a thread: note when each channel's first bot message arrives (woken at every Slack call)."""
+    pending = set(channels)
+    deadline = time.monotonic() + wait_s
+
+    def newly() -> list[str] | None:
+        return [c for c in pending if any(m.bot_id for m in slack.channel_messages(c))] or None
+
+    while pending:
+        try:
+            found = slack.wait_for(newly, timeout=max(0.01, deadline - time.monotonic()))
+        except TimeoutError:
+            return
+        now = time.monotonic()
+        for channel in found:
+            arrived[channel] = now
+            pending.discard(channel)
+
+
+async def burst(url: str, slack: LocalSlack, targets: list[Key], late: list[Key], wait_s: float) -> Burst:
+    """Send `targets` at once, then `late` one every `LATE_GAP_S`, probing /healthz throughout, and
+    wait for every verdict message."""
+    channels = [f"C0BURST{i:04d}" for i in range(len(targets) + len(late))]
+    arrived: dict[str, float] = {}
+    watcher = threading.Thread(target=_watch_answers, args=(slack, channels, arrived, wait_s), daemon=True)
+    watcher.start()
+    probes: list[float] = []
+    stop = asyncio.Event()
+    async with aiohttp.ClientSession() as session:
+
+        async def probe() -> None:
+            while not stop.is_set():
+                started = time.monotonic()
+                async with session.get(f"{url}/healthz") as answer:
+                    await answer.read()
+                probes.append(time.monotonic() - started)
+                await asyncio.sleep(PROBE_S)
+
+        async def command(channel: str, target: Key) -> tuple[float, float, int]:
+            text = f"{target[0]} {target[1]}"
+            body = command_body(
+                "/triage", text, channel=channel, user=ONCALL, response_url=slack.response_url()
+            )
+            headers = signed_headers(SECRET, body, FORM)
+            started = time.monotonic()
+            async with session.post(f"{url}/slack/events", data=body, headers=headers) as answer:
+                await answer.read()
+                return started, time.monotonic() - started, answer.status
+
+        async def trickle() -> list[tuple[float, float, int]]:
+            done = []
+            for channel, target in zip(channels[len(targets) :], late, strict=True):
+                await asyncio.sleep(LATE_GAP_S)
+                done.append(await command(channel, target))
+            return done
+
+        prober = asyncio.create_task(probe())
+        await asyncio.sleep(0.2)  # a few probes of the idle bot first
+        at_once = await asyncio.gather(*(command(c, t) for c, t in zip(channels, targets, strict=False)))
+        one_by_one = await trickle()
+        await asyncio.to_thread(watcher.join, wait_s + 1)
+        stop.set()
+        await prober
+    sent = at_once + one_by_one
+    answers = [arrived[c] - s for c, (s, _, _) in zip(channels, sent, strict=True) if c in arrived]
+    verdicts = Counter(_verdict(m) for c in channels for m in slack.channel_messages(c)[:1] if m.bot_id)
+    return Burst(
+        acks=Sample(tuple(a for _, a, _ in at_once)),
+        late_acks=Sample(tuple(a for _, a, _ in one_by_one)),
+        statuses=Counter(status for _, _, status in sent),
+        answers=Sample(tuple(answers)),
+        verdicts=verdicts,
+        probes=Sample(tuple(probes)),
+        sent=len(sent),
+    )
+
+
+def _verdict(message: Message) -> str:
+    payload = (message.metadata or {}).get("event_payload") or {}
+    return str(payload.get("verdict", "?"))
+
+
+async def measure(served: Served, count: int, late: int, cached: bool, wait_s: float = 180.0) -> list[Row]:
+    """`count` commands at once and `late` more while the bot works, over `served.samples`."""
+    pods = [served.samples[i % len(served.samples)] for i in range(count + late)]
+    with LocalSlack() as slack, running_bot(served, slack, cached) as url:
+        found = await burst(url, slack, pods[:count], pods[count:], wait_s)
+    bot = "kubewhy serve + cache" if cached else "kubewhy serve"
+
+    def row(case: str, sample: Sample, result: str, target: str = "", met: bool | None = None) -> Row:
+        return Row.timed(BENCHMARK, served.label, f"{bot}, {case}", sample, result, target, met)
+
+    statuses = ", ".join(f"{n} × HTTP {s}" for s, n in sorted(found.statuses.items()))
+    verdicts = ", ".join(f"{n} {v}" for v, n in found.verdicts.most_common())
+    all_ok = set(found.statuses) == {200}
+    first, then = max(found.acks.seconds), max(found.late_acks.seconds)
+    longest = max(found.probes.seconds)
+    slowest_answer = max(found.answers.seconds, default=0)
+    return [
+        row(f"{count} × /triage at once: ack", found.acks, f"max {fmt_s(first)}; {statuses} (all)",
+            "every ack < 1 s", all_ok and first < 1),
+        row(f"{late} more, 1 per {fmt_s(LATE_GAP_S)}, during it: ack", found.late_acks, f"max {fmt_s(then)}",
+            "every ack < 1 s", then < 1),
+        row("every command: verdict posted", found.answers,
+            f"max {fmt_s(slowest_answer)}; {found.answers.runs}/{found.sent} answered; {verdicts}"),
+        row(f"/healthz probed every {fmt_s(PROBE_S)}", found.probes,
+            f"longest {fmt_s(longest)} (≈ longest event-loop stall)", "no stall > 100 ms", longest <= 0.1),
+    ]  # fmt: skip

@@ -1,0 +1,215 @@
+"""`/triage` end to end on one served cluster: kubewhy's live reader and handler, against the original
+triage tool's method — three `kubectl get … -o json` calls (the pod, all nodes, all pods in all
+namespaces) run by the real kubectl one after another, then the same classifier over their output.
+
+kubectl runs under a watchdog: on 500k pods it needs more memory than the machine has (it was killed
+by the kernel at 20 GB after 247 s on the 24 GiB benchmark machine), so a run that passes the time or
+memory cap is stopped and reported as a lower bound.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.apiserver import ROOT, Key, Served
+from bench.timing import Row, Sample, current_rss_mib, deep_size_mib, fmt_s, repeat, repeat_async
+from cluster.cache import CacheOptions
+from cluster.errors import ClusterError
+from cluster.live import LiveReader
+from cluster.transport import ReadStats
+from diagnosis.gpu import classify
+from diagnosis.model import Diagnosis
+from diagnosis.objects import name
+from diagnosis.views import TriageView
+from handlers.reply import Reply
+from handlers.triage import triage
+
+KUBECTL = ROOT / ".venv" / "bin" / "kubectl"
+TERMINAL = ("Succeeded", "Failed")
+BENCHMARK = "a. /triage"
+CACHE_MAX_OBJECTS = 2_000_000
+"""Above the largest cluster measured (the default, 300,000, would stop the cache on 500k pods)."""
+
+
+class Stopped(Exception):
+    """kubectl passed a cap of the watchdog and was stopped."""
+
+
+@dataclass(frozen=True)
+class Caps:
+    """The baseline's limits: seconds for one kubectl call, and its resident memory."""
+
+    seconds: float = 120.0
+    rss_gib: float = 8.0
+
+
+def _rss_gib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 0.0
+
+
+def kubectl_json(kubeconfig: str, cache: str, args: list[str], caps: Caps) -> Any:
+    """`kubectl ARGS -o json`, decoded; stopped (Stopped) past a cap."""
+    command = [str(KUBECTL), "--kubeconfig", kubeconfig, "--cache-dir", cache, *args, "-o", "json"]
+    started = time.monotonic()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    peak = 0.0
+    while True:
+        try:
+            out, err = child.communicate(timeout=0.25)
+            break
+        except subprocess.TimeoutExpired:
+            peak = max(peak, _rss_gib(child.pid))
+            elapsed = time.monotonic() - started
+            if elapsed > caps.seconds or peak > caps.rss_gib:
+                child.kill()
+                child.communicate()
+                raise Stopped(
+                    f"kubectl {' '.join(args)} stopped after {elapsed:.0f} s at {peak:.1f} GiB RSS"
+                ) from None
+    if child.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)} failed: {err.decode()[:300]}")
+    return json.loads(out)
+
+
+def baseline(served: Served, target: Key, cache: str, caps: Caps) -> Diagnosis:
+    """The original tool's method: the pod, every node, every pod, then the classifier."""
+    namespace, name = target
+    pod = kubectl_json(served.kubeconfig, cache, ["get", "pod", "-n", namespace, name], caps)
+    nodes = kubectl_json(served.kubeconfig, cache, ["get", "nodes"], caps)["items"]
+    pods = kubectl_json(served.kubeconfig, cache, ["get", "pods", "--all-namespaces"], caps)["items"]
+    bound = tuple(p for p in pods if p["spec"].get("nodeName") and p["status"].get("phase") not in TERMINAL)
+    return classify(TriageView(pod, tuple(nodes), bound, (), datetime.now(UTC)))
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One method on one pod: its times and verdict, or why it did not finish."""
+
+    sample: Sample | None
+    verdict: str
+    failure: str = ""
+    detail: str = ""
+    floor_s: float = 0.0
+    """For a run stopped by the watchdog: how long it had run (a lower bound of its time)."""
+
+
+async def measure_kubewhy(reader: LiveReader, target: Key, runs: int, budget_s: float) -> Measured:
+    """`/triage` through `reader`; the detail is what the last run cost the API server."""
+    last = ReadStats()
+
+    async def run() -> Reply:
+        calls, size = reader.stats.calls, reader.stats.bytes
+        reply = await triage(reader, *target)
+        last.calls, last.bytes = reader.stats.calls - calls, reader.stats.bytes - size
+        return reply
+
+    started = time.perf_counter()
+    try:
+        sample, reply = await repeat_async(run, runs, budget_s)
+    except ClusterError as error:
+        return Measured(None, "", f"failed after {fmt_s(time.perf_counter() - started)}: {error.message}")
+    return Measured(
+        sample, str(reply.diagnosis.verdict), detail=f"{last.calls} calls, {last.bytes / 1e6:.1f} MB"
+    )
+
+
+@asynccontextmanager
+async def cached_reader(served: Served, sync_timeout_s: float) -> AsyncIterator[tuple[LiveReader, Row]]:
+    """A live reader with its watch-backed cache, once synced (or `sync_timeout_s` has passed), and a
+    row for the sync: how long it took, what the cache holds, and how much this process grew."""
+    before = current_rss_mib()
+    options = CacheOptions(max_objects=CACHE_MAX_OBJECTS)
+    reader = LiveReader.from_kubeconfig(served.kubeconfig, None, cache=options)
+    assert reader.cache is not None
+    try:
+        started = time.perf_counter()
+        reader.cache.start()
+        synced = await reader.cache.wait_synced(sync_timeout_s)
+        took = time.perf_counter() - started
+        stats = reader.cache.stats
+        nodes = reader.cache.nodes()
+        held = deep_size_mib([nodes, reader.cache.bound_pods(name(n) for n in nodes)]) if synced else 0.0
+        result = (
+            f"{reader.cache.state}; {stats.calls} calls, {stats.bytes / 1e6:.0f} MB; "
+            f"holds {held:,.0f} MiB; RSS +{current_rss_mib() - before:,} MiB"
+        )
+        row = Row(
+            BENCHMARK,
+            served.label,
+            "kubewhy + cache: initial sync",
+            "1",
+            fmt_s(took),
+            fmt_s(took),
+            result,
+            "",
+            "" if synced else "NO",
+        )
+        yield reader, row
+    finally:
+        await reader.aclose()
+
+
+def measure_baseline(served: Served, target: Key, runs: int, budget_s: float, caps: Caps) -> Measured:
+    with tempfile.TemporaryDirectory(prefix="kubectl-cache-") as cache:
+        # Warm kubectl's discovery cache, as on a workstation that has used kubectl before.
+        kubectl_json(served.kubeconfig, cache, ["get", "pod", "-n", target[0], target[1]], caps)
+        started = [0.0]
+
+        def run() -> Diagnosis:
+            started[0] = time.perf_counter()
+            return baseline(served, target, cache, caps)
+
+        try:
+            sample, diagnosis = repeat(run, runs, budget_s, warmup=0)
+        except Stopped as stopped:
+            return Measured(None, "", str(stopped), floor_s=time.perf_counter() - started[0])
+    return Measured(sample, str(diagnosis.verdict))
+
+
+def kubewhy_row(served: Served, method: str, case: str, ours: Measured, theirs: Measured) -> Row:
+    """kubewhy's line, with its speed-up over the baseline on the same pod and the target check."""
+    target = "≥10× faster, p95 < 1 s" if served.nodes >= 5000 else ""
+    if ours.sample is None:
+        return Row(
+            BENCHMARK,
+            served.label,
+            f"{method}, {case}",
+            "0",
+            "—",
+            "—",
+            ours.failure,
+            target,
+            "NO" if target else "",
+        )
+    median = ours.sample.median
+    if theirs.sample is not None:
+        ratio, floor = f"{theirs.sample.median / median:.1f}× faster", theirs.sample.median
+    elif theirs.floor_s:
+        ratio, floor = f"≥ {theirs.floor_s / median:.1f}× faster (baseline stopped)", theirs.floor_s
+    else:
+        ratio, floor = "", 0.0
+    met = floor >= 10 * median and ours.sample.p95 < 1.0 if target else None
+    result = ", ".join(x for x in (ours.verdict, ratio, ours.detail) if x)
+    return Row.timed(BENCHMARK, served.label, f"{method}, {case}", ours.sample, result, target, met)
+
+
+def baseline_row(served: Served, case: str, theirs: Measured) -> Row:
+    name = f"kubectl ×3 + classify, {case}"
+    if theirs.sample is None:
+        return Row(BENCHMARK, served.label, name, "0", "—", "—", theirs.failure)
+    return Row.timed(BENCHMARK, served.label, name, theirs.sample, theirs.verdict)

@@ -1,0 +1,193 @@
+"""Every benchmark runs end to end on a tiny cluster, against the real parts (the API simulator in its
+own process, the live reader, real kubectl, `kubewhy serve` with the local Slack). Nothing here
+asserts a duration: these tests check that each benchmark measures what it claims to."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench import burst, classifier, jobset, triage
+from bench.__main__ import BEGIN, END, write_markdown
+from bench.apiserver import ROOT, Served, simulated
+from bench.cluster import NOW, generate
+from bench.timing import Row, Sample, repeat, table
+from bench.triage import Caps, Stopped, kubectl_json
+from cluster.live import LiveReader
+from diagnosis.objects import name
+from tests.apisim import serve
+
+TINY = {"nodes": 40, "pods_per_node": 10, "slices": 2, "hosts_per_slice": 4}
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    with simulated(**TINY) as cluster:
+        yield cluster
+
+
+async def test_kubewhy_with_and_without_cache_and_the_baseline_give_the_same_verdict(served: Served) -> None:
+    reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
+    async with triage.cached_reader(served, sync_timeout_s=30) as (cached, sync):
+        try:
+            for case, pod in (("pinned pod", served.pinned), ("unpinned pod", served.unpinned)):
+                direct = await triage.measure_kubewhy(reader, pod, runs=2, budget_s=10)
+                from_cache = await triage.measure_kubewhy(cached, pod, runs=2, budget_s=10)
+                theirs = triage.measure_baseline(served, pod, runs=1, budget_s=10, caps=Caps(30, 2))
+                assert direct.sample is not None
+                assert from_cache.sample is not None
+                assert theirs.sample is not None
+                assert (direct.sample.runs, from_cache.sample.runs, theirs.sample.runs) == (2, 2, 1)
+                assert direct.verdict == from_cache.verdict == theirs.verdict == "exhausted"
+                # From the cache, only the pod and its events are read from the API.
+                assert from_cache.detail.startswith("2 calls")
+                row = triage.kubewhy_row(served, "kubewhy", case, direct, theirs)
+                assert "× faster" in row.result
+        finally:
+            await reader.aclose()
+    assert sync.result.startswith(f"synced: {served.nodes} nodes")
+    assert triage.baseline_row(served, "pinned pod", theirs).case.startswith("kubectl ×3")
+
+
+def test_the_watchdog_stops_kubectl_past_its_time_cap() -> None:
+    cluster = generate(**TINY)
+    with serve(cluster.objects(), now=NOW) as sim, tempfile.TemporaryDirectory() as cache:
+        sim.faults.latency = 3.0
+        with pytest.raises(Stopped, match=r"kubectl get nodes stopped after \d+ s"):
+            kubectl_json(sim.kubeconfig, cache, ["get", "nodes"], Caps(seconds=0.5, rss_gib=8))
+
+
+async def test_a_cluster_error_is_reported_in_the_row_not_raised() -> None:
+    cluster = generate(**TINY)
+    with serve(cluster.objects(), now=NOW) as sim:
+        sim.faults.forbid("pods")
+        here = Served(
+            url=sim.url,
+            kubeconfig=sim.kubeconfig,
+            nodes=len(cluster.nodes),
+            pods=len(cluster.pods),
+            objects=0,
+            pinned=cluster.pinned,
+            unpinned=cluster.unpinned,
+            jobset=cluster.jobset,
+            samples=(),
+            startup_s=0,
+            rss_mib=0,
+        )
+        reader = LiveReader.from_kubeconfig(here.kubeconfig, None)
+        try:
+            refused = await triage.measure_kubewhy(reader, here.pinned, runs=3, budget_s=5)
+            row = await jobset.measure(reader, here, "kubewhy", runs=1, budget_s=5)
+        finally:
+            await reader.aclose()
+    assert refused.sample is None
+    assert refused.failure.startswith("failed after")
+    assert "forbidden" in refused.failure.lower()
+    assert (row.runs, row.met) == ("0", "NO")
+    assert "forbidden" in row.result.lower()
+    assert triage.kubewhy_row(here, "kubewhy", "pinned pod", refused, refused).median == "—"
+
+
+async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served: Served) -> None:
+    cluster = generate(**TINY)
+    reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
+    try:
+        for pod, prefiltered in ((cluster.unpinned, False), (cluster.pinned, True)):
+            ours = classifier.view_of(cluster, pod, prefiltered)
+            live = await reader.triage_view(*pod)
+            assert sorted(map(name, ours.nodes)) == sorted(map(name, live.nodes))
+            assert sorted(map(name, ours.bound_pods)) == sorted(map(name, live.bound_pods))
+            assert ours.prefiltered == live.prefiltered
+    finally:
+        await reader.aclose()
+    rows = classifier.measure(cluster, "tiny", runs=2, budget_s=5)
+    assert [r.result.split(";")[0] for r in rows] == ["exhausted", "exhausted"]
+    assert all("MiB" in r.result for r in rows)
+
+
+async def test_jobset_why_finds_the_pending_leader(served: Served) -> None:
+    reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
+    try:
+        row = await jobset.measure(reader, served, "kubewhy", runs=2, budget_s=10)
+    finally:
+        await reader.aclose()
+    assert row.runs == "2"
+    assert row.result.startswith("leader-pending (leader: exhausted)")
+
+
+@pytest.mark.parametrize("cached", [False, True])
+async def test_the_burst_goes_through_kubewhy_serve_and_every_command_is_answered(
+    served: Served, cached: bool
+) -> None:
+    acks, late, answers, probes = await burst.measure(served, count=3, late=1, cached=cached)
+    assert acks.runs == "3"
+    assert acks.result.endswith("; 4 × HTTP 200 (all)")
+    assert late.runs == "1"
+    assert answers.runs == "4"
+    assert "4/4 answered" in answers.result
+    assert int(probes.runs) > 0
+    assert acks.case.startswith("kubewhy serve + cache," if cached else "kubewhy serve,")
+
+
+def test_repeat_warms_up_then_stops_at_its_runs_or_its_budget() -> None:
+    calls: list[int] = []
+
+    def run() -> int:
+        calls.append(1)
+        return len(calls)
+
+    sample, last = repeat(run, runs=3, warmup=2)
+    assert (sample.runs, last) == (3, 5)
+    calls.clear()
+    sample, last = repeat(run, runs=100, budget_s=1e-9, warmup=1)
+    assert (sample.runs, last) == (1, 1)  # a warm-up as long as half the budget is the only run
+    calls.clear()
+    sample, last = repeat(run, runs=100, budget_s=1e-9, warmup=0)
+    assert (sample.runs, last) == (1, 1)
+
+
+def test_p95_is_the_nearest_rank() -> None:
+    assert Sample(tuple(float(i) for i in range(1, 21))).p95 == 19.0
+    assert Sample((3.0, 1.0, 2.0)).p95 == 3.0
+    assert Sample((3.0, 1.0, 2.0)).median == 2.0
+
+
+def test_markdown_results_replace_only_the_marked_section(tmp_path: Path) -> None:
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Results\n\nNotes above.\n")
+    write_markdown(results, "first table")
+    text = results.read_text()
+    assert text.startswith("# Results\n\nNotes above.\n")
+    assert f"{BEGIN}\nfirst table\n{END}" in text
+    results.write_text(text + "\nNotes below.\n")
+    write_markdown(results, "second table")
+    assert (
+        results.read_text() == f"# Results\n\nNotes above.\n\n{BEGIN}\nsecond table\n{END}\n\nNotes below.\n"
+    )
+    rows = [Row("a", "c", "case", "1", "1 ms", "1 ms", "ok")]
+    assert table(rows).splitlines()[0].startswith("| Benchmark")
+
+
+def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Path) -> None:
+    out = tmp_path / "RESULTS.md"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--markdown", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    assert lines[0].startswith("| Benchmark")
+    benchmarks = {line.split("|")[1].strip() for line in lines[1:]}
+    assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why"}
+    assert done.stdout.count("| Benchmark") == 1
+    assert "- CPUs (nproc):" in done.stdout
+    assert "python -m bench --quick" in out.read_text()
