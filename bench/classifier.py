@@ -8,6 +8,7 @@ from functools import partial
 
 from bench.cluster import NOW, Cluster, Obj
 from bench.timing import Row, repeat
+from cluster.cache import holds_devices
 from diagnosis.gpu import classify, usage_candidates
 from diagnosis.views import TriageView
 
@@ -15,17 +16,24 @@ BENCHMARK = "b. classifier"
 TERMINAL = ("Succeeded", "Failed")
 
 
-def view_of(cluster: Cluster, target: tuple[str, str], prefiltered: bool) -> TriageView:
+def view_of(
+    cluster: Cluster, target: tuple[str, str], prefiltered: bool, devices_only: bool = False
+) -> TriageView:
     """What `LiveReader.triage_view` reads for `target`: its candidate nodes (those matching its
     nodeSelector when `prefiltered`), the live pods bound to the nodes that reach the free-slot
-    check, and the events about it."""
+    check, and the events about it. `devices_only`: the bound pods as the watch-backed cache keeps
+    them, only those holding an extended resource."""
     (pod,) = [p for p in cluster.pods if (p["metadata"]["namespace"], p["metadata"]["name"]) == target]
     selector = pod["spec"].get("nodeSelector", {}) if prefiltered else {}
     nodes = tuple(
         n for n in cluster.nodes if all(n["metadata"]["labels"].get(k) == v for k, v in selector.items())
     )
     wanted = set(usage_candidates(pod, nodes))
-    bound = tuple(p for p in cluster.pods if p["spec"].get("nodeName") in wanted and _live(p))
+    bound = tuple(
+        p
+        for p in cluster.pods
+        if p["spec"].get("nodeName") in wanted and _live(p) and (not devices_only or holds_devices(p))
+    )
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
     return TriageView(pod, nodes, bound, events, NOW, prefiltered)
 
@@ -46,11 +54,13 @@ def peak_mib(view: TriageView) -> float:
 
 def measure(cluster: Cluster, label: str, runs: int, budget_s: float) -> list[Row]:
     found = []
-    for case, target, prefiltered in (
-        ("unpinned pod, all nodes", cluster.unpinned, False),
-        ("pinned pod, nodes prefiltered", cluster.pinned, True),
+    for case, target, prefiltered, devices_only in (
+        ("unpinned pod, all nodes", cluster.unpinned, False, False),
+        ("pinned pod, nodes prefiltered", cluster.pinned, True, False),
+        ("unpinned pod, as the cache serves it", cluster.unpinned, False, True),
+        ("pinned pod, as the cache serves it", cluster.pinned, True, True),
     ):
-        view = view_of(cluster, target, prefiltered)
+        view = view_of(cluster, target, prefiltered, devices_only)
         sample, diagnosis = repeat(partial(classify, view), runs, budget_s)
         size = f"{len(view.nodes):,} nodes, {len(view.bound_pods):,} bound pods"
         peak = peak_mib(view)

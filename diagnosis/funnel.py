@@ -106,8 +106,8 @@ def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
     the order the reader listed them in."""
     by_name: dict[str, Object] = {}
     for node in nodes:
-        if isinstance(node, Mapping) and name(node):
-            by_name.setdefault(name(node), node)
+        if isinstance(node, Mapping) and (node_name := name(node)):
+            by_name.setdefault(node_name, node)
     return tuple(by_name[n] for n in sorted(by_name))
 
 

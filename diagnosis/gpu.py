@@ -12,7 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from diagnosis import triage_commands as kubectl
-from diagnosis.funnel import SHOWN, Advice, Ask, Drop, Funnel, Step, and_, candidates, names, run, stage_line
+from diagnosis.funnel import (
+    SHOWN,
+    Advice,
+    Ask,
+    Drop,
+    Funnel,
+    Stage,
+    Step,
+    and_,
+    candidates,
+    names,
+    run,
+    stage_line,
+)
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.resources import effective_requests, holders, offer, reported_resources
@@ -73,13 +86,8 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     the funnel (no request, already bound, gated)."""
     if not reaches_funnel(pod):
         return ()
-    ask = Ask(pod, effective_requests(pod))
-    kept = candidates(nodes)
-    for step in FUNNEL:
-        if step.verdict is PodVerdict.EXHAUSTED:
-            break
-        kept = tuple(node for node in kept if step.check(ask, node) is None)
-    return tuple(name(node) for node in kept)
+    reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
+    return tuple(name(node) for node in reached)
 
 
 def reaches_funnel(pod: Object) -> bool:
@@ -90,9 +98,11 @@ def reaches_funnel(pod: Object) -> bool:
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     nodes = candidates(view.nodes)
+    filtered = _filtered(Ask(view.pod, requests), nodes)
+    reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, usage_candidates(view.pod, nodes)))
-    funnel = Funnel(view, ask, run(FUNNEL, ask, nodes))
+    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
+    funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -110,6 +120,12 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         *pending_notes(view.pod),
     )
     return _diagnosis(view, verdict, advice, evidence)
+
+
+def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
+    """The funnel up to the free-slot step, which alone needs the bound pods (of the nodes this
+    leaves): it runs once per classification, and its last stage keeps the usage candidates."""
+    return run(FUNNEL[:-1], ask, nodes)
 
 
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
@@ -223,10 +239,11 @@ def _reports_check(ask: Ask, node: Object) -> str | None:
 
 
 def _allocatable_check(ask: Ask, node: Object) -> str | None:
+    offers = {resource: offer(node, resource) for resource in ask.requests}
     zero = [
-        f"{resource} capacity {offer(node, resource).capacity}, allocatable 0"
-        for resource in ask.requests
-        if offer(node, resource).allocatable == 0
+        f"{resource} capacity {have.capacity}, allocatable 0"
+        for resource, have in offers.items()
+        if have.allocatable == 0
     ]
     return ", ".join(zero) or None
 
@@ -393,7 +410,8 @@ FUNNEL: tuple[Step, ...] = (
     Step(PodVerdict.EXHAUSTED, "has {asks} free", _free_check, _exhausted_advice),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
-nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer."""
+nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
+The free-slot step is last: it alone reads the pods bound to the nodes (`usage_candidates`)."""
 
 
 def _schedulable(funnel: Funnel) -> Advice:

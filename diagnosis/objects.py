@@ -25,13 +25,14 @@ class ObjectMeta(TypedDict, total=False):
 
 
 def mapping(value: object) -> Mapping[str, Any]:
-    """`value` if it is a mapping, else an empty one."""
-    return value if isinstance(value, Mapping) else {}
+    """`value` if it is a mapping, else an empty one. Decoded JSON is a plain dict: checked first, as
+    the ABC check costs ten times more and runs for every field of every object."""
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def sequence(value: object) -> Sequence[Any]:
     """`value` if it is a list or tuple, else an empty one."""
-    return value if isinstance(value, list | tuple) else ()
+    return value if type(value) is list or isinstance(value, list | tuple) else ()
 
 
 def text(value: object) -> str:

@@ -125,22 +125,38 @@ def holders(
     itself never counts; a pod listed twice counts once. Nodes not named are ignored, so the result
     does not depend on how many other pods the reader happened to fetch."""
     wanted = set(node_names)
-    me = (namespace(pod), name(pod))
+    me, my_uid = (namespace(pod), name(pod)), uid(pod)
     seen: set[tuple[str, str]] = set()
     found: dict[str, list[Holder]] = {}
     for other in bound_pods:
         node = text(spec(other).get("nodeName"))
         if node not in wanted:
             continue
-        key = (namespace(other), name(other))
-        if key == me or (uid(pod) and uid(other) == uid(pod)) or key in seen:
+        other_meta = meta(other)
+        key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
+        if key == me or (my_uid and text(other_meta.get("uid")) == my_uid) or key in seen:
             continue
         seen.add(key)
-        asks = effective_requests(other) if holds_node(other) else {}
+        # Most bound pods ask for no extended resource: a glance at their keys spares the arithmetic.
+        asks = effective_requests(other) if _names_extended(other) and holds_node(other) else {}
         if asks:
-            terminating = meta(other).get("deletionTimestamp") is not None
+            terminating = other_meta.get("deletionTimestamp") is not None
             found.setdefault(node, []).append(Holder(key[0], key[1], asks, terminating))
     return {node: tuple(sorted(pods, key=lambda h: (h.namespace, h.name))) for node, pods in found.items()}
+
+
+def _names_extended(pod: Object) -> bool:
+    """Whether some container of the pod names a resource with a `/` in its limits or requests: every
+    extended resource has one, and most pods name only cpu and memory."""
+    pod_spec = spec(pod)
+    for field in ("initContainers", "containers"):
+        for container in sequence(pod_spec.get(field)):
+            resources = mapping(mapping(container).get("resources"))
+            for asks in (resources.get("limits"), resources.get("requests")):
+                for resource in mapping(asks):
+                    if isinstance(resource, str) and "/" in resource:
+                        return True
+    return False
 
 
 def _extended(values: object) -> dict[str, int]:

@@ -106,12 +106,15 @@ def selector_keys(pod: Object) -> tuple[str, ...]:
 def selector_mismatch(pod: Object, node: Object) -> str | None:
     """Why the node fails `GetRequiredNodeAffinity(pod).Match(node)`: the nodeSelector (every key
     present with an equal value) and then the required affinity (terms ORed, requirements ANDed)."""
+    selector, terms = node_selector(pod), required_terms(pod)
+    # An unconstrained pod fits every node: no need to read the node's labels.
+    if not selector and terms is None:
+        return None
     node_labels = labels(node)
-    for key, wanted in sorted(node_selector(pod).items(), key=lambda kv: str(kv[0])):
+    for key, wanted in sorted(selector.items(), key=lambda kv: str(kv[0])):
         have = node_labels.get(key) if isinstance(key, str) else None
         if not isinstance(wanted, str) or have != wanted:
             return f"no label {key}" if have is None else f"has {key}={have}, not {_shown(wanted)}"
-    terms = required_terms(pod)
     if terms is None:
         return None
     failures = [_term_mismatch(term, node_labels, name(node)) for term in terms]

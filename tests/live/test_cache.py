@@ -122,6 +122,30 @@ async def test_a_pod_bound_to_the_free_gpu_gives_exhausted() -> None:
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
 
 
+async def test_only_bound_pods_holding_an_extended_resource_are_kept() -> None:
+    """A CPU-only pod counts for nothing against a node's GPUs: the cache drops it as it arrives,
+    listed or watched, and it does not count against `max_objects`; a GPU pod is kept."""
+    cpu_only = lab("Pod", "router-6b8f9c7d4d-2lmwz")
+    cpu_only["metadata"] |= {"name": "router-6b8f9c7d4d-9xq2w", "uid": "0c6f3d8e-5a1b-4e7c-8d2f-3b9a6e1c4f70"}
+    cpu_only["spec"]["nodeName"] = HALF
+    taker = lab("Pod", HOLDER)
+    taker["metadata"] |= {
+        "name": "nightly-eval-29411580-x2v7c",
+        "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
+    }
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, CacheOptions(max_objects=9)) as reader:
+            cache = reader.cache
+            assert cache is not None
+            assert held_on(reader, HALF) == {HOLDER}  # its device plugin pod is bound there too
+            sim.store.put(cpu_only)
+            sim.store.put(taker)  # the watch delivers events in order: the CPU pod came first
+            await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
+            assert held_on(reader, HALF) == {HOLDER, "nightly-eval-29411580-x2v7c"}
+            assert cache.state == "synced: 5 nodes, 4 bound pods holding extended resources"
+            assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
+
+
 def test_a_compact_pod_holds_what_the_pod_holds() -> None:
     """Over every pod of the corpus: the same effective request, the same hold on its node, the same
     identity and terminating state (all `diagnosis.resources.holders` reads)."""
@@ -223,7 +247,7 @@ async def test_an_api_server_down_at_start_is_retried_until_it_answers() -> None
             assert "HTTP 503" in reader.cache.state
             sim.faults.clear()
             assert await reader.cache.wait_synced(10)
-            assert reader.cache.state == "synced: 5 nodes, 7 bound pods"
+            assert reader.cache.state == "synced: 5 nodes, 3 bound pods holding extended resources"
         finally:
             await reader.aclose()
 
@@ -250,7 +274,7 @@ async def test_a_watch_lost_for_longer_than_stale_seconds_sends_the_reader_to_th
 
 
 async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_directly() -> None:
-    """The lab has 5 nodes and 7 bound pods."""
+    """The lab has 5 nodes and 7 bound pods, 3 of them holding a GPU."""
     with serve(GPU_CLUSTER) as sim:
         reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=CacheOptions(max_objects=6))
         assert reader.cache is not None
@@ -273,7 +297,7 @@ async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_dir
 
 async def test_a_pod_added_past_the_cap_stops_the_cache() -> None:
     with serve(GPU_CLUSTER) as sim:
-        async with cached_reader(sim, CacheOptions(max_objects=12)) as reader:
+        async with cached_reader(sim, CacheOptions(max_objects=8)) as reader:
             cache = reader.cache
             assert cache is not None
             taker = lab("Pod", HOLDER)
@@ -283,7 +307,7 @@ async def test_a_pod_added_past_the_cap_stops_the_cache() -> None:
             }
             sim.store.put(taker)
             await settled(lambda: cache.stopped)
-            assert "(13 > 12)" in cache.state
+            assert "(9 > 8)" in cache.state
             assert cache.bound_pods([HALF]) == ()
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
             await settled(lambda: sim.open_watches() == 0)
