@@ -9,12 +9,17 @@ own channel. Measured from outside the bot:
 - event loop: `/healthz` is probed every `PROBE_S` during the burst; the handler does no work, so a
   slow answer means the bot's event loop was busy. The longest probe bounds the longest stall from
   below to within one probe interval (a stall is seen only while a probe waits on it).
+
+And from inside: the bot's own event-loop lag histogram (`kubewhy_event_loop_lag_seconds`, sampled
+every `bot.looplag.INTERVAL_S`), scraped from /metrics before and after the burst: it sees every
+stall, probed or not, to within its buckets.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import signal
 import socket
@@ -30,10 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.apiserver import ROOT, Key, Served
 from bench.timing import Row, Sample, fmt_s
 from bench.triage import CACHE_MAX_OBJECTS
+from bot import looplag
 from bot.localslack import FORM, LocalSlack, Message, command_body, signed_headers
 
 KUBEWHY = ROOT / ".venv" / "bin" / "kubewhy"
@@ -42,6 +49,9 @@ ONCALL = "U0ONCALL"
 PROBE_S = 0.01
 LATE_GAP_S = 0.25
 BENCHMARK = "c. burst"
+LAG = "kubewhy_event_loop_lag_seconds"
+STALL_S = 0.1
+"""The target: no event-loop stall longer than this."""
 
 
 def _free_port() -> int:
@@ -103,6 +113,64 @@ def _wait_ready(url: str, bot: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @dataclass(frozen=True)
+class Lag:
+    """The bot's event-loop lag histogram: for each bucket's upper bound, ascending (+Inf last), the
+    samples at or below it."""
+
+    buckets: tuple[tuple[float, float], ...]
+
+    @classmethod
+    def scraped(cls, exposition: str) -> Lag:
+        """From the text of /metrics."""
+        return cls(
+            tuple(
+                (float(sample.labels["le"]), sample.value)
+                for family in text_string_to_metric_families(exposition)
+                if family.name == LAG
+                for sample in family.samples
+                if sample.name == f"{LAG}_bucket"
+            )
+        )
+
+    def since(self, before: Lag) -> Lag:
+        """The samples taken after `before` was scraped."""
+        return Lag(
+            tuple((le, n - then) for (le, n), (_, then) in zip(self.buckets, before.buckets, strict=True))
+        )
+
+    @property
+    def samples(self) -> int:
+        return int(self.buckets[-1][1]) if self.buckets else 0
+
+    def above(self, seconds: float) -> int:
+        """Samples later than `seconds` (a bucket bound)."""
+        return self.samples - int(next(n for le, n in self.buckets if le == seconds))
+
+    def bucket(self, rank: int) -> tuple[float, float]:
+        """The bounds (lower, upper] of the bucket holding the `rank`-th smallest sample (1-based)."""
+        lower = 0.0
+        for upper, n in self.buckets:
+            if n >= rank:
+                return lower, upper
+            lower = upper
+        raise ValueError(f"rank {rank} of {self.samples} samples")
+
+    def quantile(self, q: float) -> str:
+        """The nearest-rank quantile, as the bucket bound it is within ("≤ 5.0 ms", "> 5.00 s")."""
+        if not self.samples:
+            return "—"
+        lower, upper = self.bucket(max(1, math.ceil(q * self.samples)))
+        return f"> {fmt_s(lower)}" if math.isinf(upper) else f"≤ {fmt_s(upper)}"
+
+    @property
+    def worst(self) -> str:
+        if not self.samples:
+            return "—"
+        lower, upper = self.bucket(self.samples)
+        return f"> {fmt_s(lower)}" if math.isinf(upper) else f"({fmt_s(lower)}, {fmt_s(upper)}]"
+
+
+@dataclass(frozen=True)
 class Burst:
     acks: Sample
     """The commands sent at once."""
@@ -113,6 +181,8 @@ class Burst:
     """Seconds from sending each command to its verdict message; only the commands answered."""
     verdicts: Counter[str]
     probes: Sample
+    lag: Lag
+    """The bot's own lag samples from just before the commands until every answer arrived."""
     sent: int
 
 
@@ -172,11 +242,17 @@ async def burst(url: str, slack: LocalSlack, targets: list[Key], late: list[Key]
                 done.append(await command(channel, target))
             return done
 
+        async def lag() -> Lag:
+            async with session.get(f"{url}/metrics") as answer:
+                return Lag.scraped(await answer.text())
+
         prober = asyncio.create_task(probe())
         await asyncio.sleep(0.2)  # a few probes of the idle bot first
+        before = await lag()
         at_once = await asyncio.gather(*(command(c, t) for c, t in zip(channels, targets, strict=False)))
         one_by_one = await trickle()
         await asyncio.to_thread(watcher.join, wait_s + 1)
+        during = (await lag()).since(before)
         stop.set()
         await prober
     sent = at_once + one_by_one
@@ -189,6 +265,7 @@ async def burst(url: str, slack: LocalSlack, targets: list[Key], late: list[Key]
         answers=Sample(tuple(answers)),
         verdicts=verdicts,
         probes=Sample(tuple(probes)),
+        lag=during,
         sent=len(sent),
     )
 
@@ -214,6 +291,7 @@ async def measure(served: Served, count: int, late: int, cached: bool, wait_s: f
     first, then = max(found.acks.seconds), max(found.late_acks.seconds)
     longest = max(found.probes.seconds)
     slowest_answer = max(found.answers.seconds, default=0)
+    lag, stalls, no_stall = found.lag, found.lag.above(STALL_S), f"no stall > {fmt_s(STALL_S)}"
     return [
         row(f"{count} × /triage at once: ack", found.acks, f"max {fmt_s(first)}; {statuses} (all)",
             "every ack < 1 s", all_ok and first < 1),
@@ -222,5 +300,9 @@ async def measure(served: Served, count: int, late: int, cached: bool, wait_s: f
         row("every command: verdict posted", found.answers,
             f"max {fmt_s(slowest_answer)}; {found.answers.runs}/{found.sent} answered; {verdicts}"),
         row(f"/healthz probed every {fmt_s(PROBE_S)}", found.probes,
-            f"longest {fmt_s(longest)} (≈ longest event-loop stall)", "no stall > 100 ms", longest <= 0.1),
+            f"longest {fmt_s(longest)} (≈ longest event-loop stall)", no_stall, longest <= STALL_S),
+        Row(BENCHMARK, served.label, f"{bot}, event-loop lag inside, every {fmt_s(looplag.INTERVAL_S)}",
+            str(lag.samples), lag.quantile(0.5), lag.quantile(0.95),
+            f"{stalls} samples > {fmt_s(STALL_S)}; worst in {lag.worst}", no_stall,
+            "yes" if stalls == 0 else "NO"),
     ]  # fmt: skip

@@ -56,7 +56,7 @@ def assemble(config: Config, clusters: Clusters, client: AsyncWebClient) -> Deps
     """Everything the listeners need, built once, inside the event loop that serves."""
     metrics = Metrics()
     poster = Poster(client)
-    check = Checker(clusters, metrics)
+    check = Checker(clusters, metrics, config.max_concurrent_checks)
     return Deps(
         config=config,
         client=client,

@@ -7,6 +7,7 @@ outcomes rather than as exceptions.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -74,14 +75,21 @@ def explain(message: str) -> Check:
 
 
 class Checker:
-    """Checks a resolved target on its cluster, counting the cluster's errors by kind."""
+    """Checks a resolved target on its cluster, counting the cluster's errors by kind.
 
-    def __init__(self, clusters: Clusters, metrics: Metrics) -> None:
+    At most `limit` checks run at once; the others wait their turn. Callers acknowledge first, so a
+    burst of commands is acked at once and queues its reads and diagnoses, instead of starting them
+    all together: fifty classifications and their JSON decoding competing for one GIL would slow
+    every one of them, and the event loop with them."""
+
+    def __init__(self, clusters: Clusters, metrics: Metrics, limit: int) -> None:
         self._clusters = clusters
         self._metrics = metrics
+        self._slots = asyncio.Semaphore(limit)
 
     async def __call__(self, target: Target) -> Check:
-        check = await run(self._clusters.reader(target), target)
+        async with self._slots:
+            check = await run(self._clusters.reader(target), target)
         if isinstance(check.outcome, ClusterError):
             self._metrics.api_error(type(check.outcome).__name__)
         return check

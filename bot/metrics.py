@@ -1,9 +1,12 @@
 """Prometheus metrics of one bot, in its own registry (no process-global state): questions by command
-and verdict, how long answers take, and API errors by kind."""
+and verdict, how long answers take, API errors by kind, and how late the event loop runs."""
 
 from __future__ import annotations
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+LOOP_LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+"""Slack wants an ack within 3 s; a stall past 100 ms is already felt by every request in flight."""
 
 
 class Metrics:
@@ -30,6 +33,12 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+        self.loop_lag = Histogram(
+            "kubewhy_event_loop_lag_seconds",
+            "How late the event loop ran a timer (bot.looplag): every request waited as long.",
+            registry=self.registry,
+            buckets=LOOP_LAG_BUCKETS,
+        )
 
     def answered(self, command: str, verdict: str, seconds: float) -> None:
         self.commands.labels(command=command, verdict=verdict).inc()
@@ -37,6 +46,9 @@ class Metrics:
 
     def api_error(self, kind: str) -> None:
         self.api_errors.labels(kind=kind).inc()
+
+    def loop_lagged(self, seconds: float) -> None:
+        self.loop_lag.observe(seconds)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -1,5 +1,6 @@
 """`kubewhy serve`: the bot, over HTTP (`/slack/events`) or Socket Mode, with `/healthz`, `/readyz` and
-`/metrics` beside it.
+`/metrics` beside it. The event loop's lag is measured from inside while it serves (`bot.looplag`),
+into `kubewhy_event_loop_lag_seconds` on /metrics.
 
 Start fails fast with one clear line: a bad setting or config file (exit 2), a token Slack refuses
 (exit 2), Slack or a cluster's config unreadable (exit 3). SIGTERM/SIGINT stop it cleanly: no new
@@ -20,6 +21,7 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 
+from bot import looplag
 from bot.app import assemble, build_app, build_client
 from bot.clusters import Clusters
 from bot.listeners import Deps
@@ -70,8 +72,10 @@ async def _serve(settings: Settings, config: Config) -> int:
         except ClusterError as error:
             return _fail(str(error), EXIT_UNREACHABLE)
         clusters.start()
+        deps = assemble(config, clusters, client)
         try:
-            await _until_stopped(settings, assemble(config, clusters, client))
+            async with looplag.watching(deps.metrics.loop_lagged):
+                await _until_stopped(settings, deps)
         finally:
             await clusters.aclose()
     return EXIT_OK

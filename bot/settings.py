@@ -174,6 +174,8 @@ class Config(_Strict):
     allow: AllowConfig = AllowConfig()
     watch: WatchConfig = WatchConfig()
     usergroup_cache_seconds: float = Field(default=300.0, ge=0)
+    max_concurrent_checks: int = Field(default=4, ge=1, le=64)
+    """Checks (reads and diagnoses) run at once; more wait, already acknowledged (`bot.checks`)."""
 
     @model_validator(mode="after")
     def _clusters_known(self) -> Self:

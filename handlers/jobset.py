@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from cluster.reader import Reader
 from diagnosis import admission
 from diagnosis.jobset import explain
@@ -11,11 +13,15 @@ from handlers.reply import Reply
 
 async def why(reader: Reader, namespace: str, name: str) -> Reply:
     """Read the JobSet with its Jobs, pods, events and nodes, and explain it. Names are validated by
-    the caller; NotFound and ClusterError propagate for the caller to word."""
+    the caller; NotFound and ClusterError propagate for the caller to word.
+
+    `explain` runs in a worker thread, as `classify` does for /triage (it triages the blocking pod
+    over every candidate node), so a large JobSet never stalls the event loop."""
     view = await reader.jobset_view(namespace, name)
-    return Reply(Ref("jobset", namespace, name), explain(view))
+    return Reply(Ref("jobset", namespace, name), await asyncio.to_thread(explain, view))
 
 
 def explain_message(text: str) -> Reply:
-    """Explain a pasted admission error offline: no object is read, so the reply has no target."""
+    """Explain a pasted admission error offline: no object is read, so the reply has no target. Kept
+    on the caller's thread: it reads one message (Slack caps a command's text at a few kilobytes)."""
     return Reply(None, admission.explain_message(text))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from cluster.reader import Reader
 from diagnosis.gpu import classify
 from diagnosis.objects import Ref
@@ -10,6 +12,9 @@ from handlers.reply import Reply
 
 async def triage(reader: Reader, namespace: str, pod: str) -> Reply:
     """Read what the pod's verdict needs and classify it. Names are validated by the caller; NotFound
-    and ClusterError propagate for the caller to word."""
+    and ClusterError propagate for the caller to word.
+
+    `classify` runs in a worker thread: on thousands of nodes it takes from tens of milliseconds to
+    over a second, which on the event loop would hold up every other request (acks included)."""
     view = await reader.triage_view(namespace, pod)
-    return Reply(Ref("pod", namespace, pod), classify(view))
+    return Reply(Ref("pod", namespace, pod), await asyncio.to_thread(classify, view))

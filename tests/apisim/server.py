@@ -524,9 +524,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not readable:
             return False
         try:
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
         except OSError:
             return True
+        return peeked == b""
 
     def _cut(self) -> None:
         self.close_connection = True

@@ -1,6 +1,8 @@
 """The simulated cluster's objects, indexed so that selections answer quickly on 5,000 nodes and
-100,000 pods: by namespace, by name, by label pair, and by the field selectors callers lean on
-(`spec.nodeName` of pods, `involvedObject.name` of events).
+500,000 pods: by namespace, by name, by label pair, and by the field selectors callers lean on
+(`spec.nodeName` and `status.phase` of pods, `involvedObject.name` of events). As the API server's
+watch cache does, a selection is answered from the indexes — `=` as the index's set, `!=` as what
+the index excludes — and from a sorted order kept per resource, not by reading every object.
 
 Events are stored once, in the core `v1` form, and converted when served through `events.k8s.io/v1`,
 as the API server does: the two APIs are two views of the same objects.
@@ -14,10 +16,12 @@ from __future__ import annotations
 
 import json
 import threading
+from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 from tests.apisim.resources import NEW_EVENTS, RESOURCES, Resource, by_kind, storage_of
@@ -26,7 +30,10 @@ from tests.apisim.selectors import FieldRequirement, LabelRequirement
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for cluster-scoped objects."""
 
-_INDEXED_FIELDS = {"pods": ("spec.nodeName",), "events": ("involvedObject.name",)}
+_INDEXED_FIELDS = {"pods": ("spec.nodeName", "status.phase"), "events": ("involvedObject.name",)}
+
+_SORT_BELOW = 16
+"""A selection of fewer than 1/16 of the objects is sorted; a larger one is read in the kept order."""
 
 HISTORY = 10_000
 """Changes kept for watches to resume from; a watch from an older revision gets 410 Gone (the API
@@ -152,6 +159,8 @@ class Collection:
         self.by_field: dict[str, dict[str, set[Key]]] = {
             f: defaultdict(set) for f in _INDEXED_FIELDS.get(resource.plural, ())
         }
+        self._order: tuple[list[Key], list[Entry]] | None = None
+        """Every key and its entry, sorted; None after a write, until the next selection sorts again."""
 
     def key_of(self, obj: Mapping[str, Any]) -> Key:
         meta = obj.get("metadata") or {}
@@ -163,6 +172,7 @@ class Collection:
         if key in self.entries:
             self.remove(key)
         self.entries[key] = Entry(obj)
+        self._order = None
         self.by_namespace[key[0]].add(key)
         self.by_name[key[1]].add(key)
         for label, value in (meta.get("labels") or {}).items():
@@ -173,6 +183,7 @@ class Collection:
 
     def remove(self, key: Key) -> None:
         entry = self.entries.pop(key)
+        self._order = None
         meta = entry.obj.get("metadata") or {}
         self.by_namespace[key[0]].discard(key)
         self.by_name[key[1]].discard(key)
@@ -184,29 +195,80 @@ class Collection:
 
     def select(self, selection: Selection) -> list[Entry]:
         """The entries matching the selection, sorted as the API sorts (by namespace, then name).
-        Starts from the narrowest index a requirement allows."""
-        keys = self._narrowest(selection.namespace, selection.labels, selection.fields)
-        return [self.entries[key] for key in sorted(keys) if selection.matches(self.entries[key].obj)]
+        The indexes answer every requirement they can; only the others are matched object by object."""
+        within, excluded, rest = self._indexed(selection)
+        entries = self._in_order(within, excluded)
+        if not (rest.labels or rest.fields):
+            return entries
+        return [entry for entry in entries if rest.matches(entry.obj)]
 
-    def _narrowest(
-        self, namespace: str, labels: tuple[LabelRequirement, ...], fields: tuple[FieldRequirement, ...]
-    ) -> Iterable[Key]:
-        options: list[set[Key]] = [self.by_namespace.get(namespace, set())] if namespace else []
-        for f in fields:
-            if not f.equal:
-                continue
-            if f.field == "metadata.name":
-                options.append(self.by_name.get(f.value, set()))
-            elif f.field in self.by_field:
-                options.append(self.by_field[f.field].get(f.value, set()))
-        for r in labels:
+    def _indexed(self, selection: Selection) -> tuple[list[set[Key]], set[Key], Selection]:
+        """The key sets the selection must be within, the keys it excludes, and what no index answers
+        (to match on the objects). Each index holds exactly the objects with that value, so `=` is
+        its set and `!=` excludes it."""
+        within: list[set[Key]] = (
+            [self.by_namespace.get(selection.namespace, set())] if selection.namespace else []
+        )
+        excluded: set[Key] = set()
+        fields: list[FieldRequirement] = []
+        for f in selection.fields:
+            index = self._field_index(f.field)
+            if index is None:
+                fields.append(f)
+            elif f.equal:
+                within.append(index.get(f.value, set()))
+            else:
+                excluded |= index.get(f.value, set())
+        labels: list[LabelRequirement] = []
+        for r in selection.labels:
             if r.operator in ("=", "in"):
-                options.append(set().union(*(self.by_label.get((r.key, v), set()) for v in r.values)))
-            elif r.operator in ("exists", "gt", "lt"):
-                options.append(self.by_label_key.get(r.key, set()))
-        if not options:
-            return self.entries.keys()
-        return min(options, key=len)
+                within.append(set().union(*(self.by_label.get((r.key, v), set()) for v in r.values)))
+            elif r.operator == "exists":
+                within.append(self.by_label_key.get(r.key, set()))
+            else:
+                labels.append(r)
+        return within, excluded, Selection("", tuple(labels), tuple(fields))
+
+    def _field_index(self, path: str) -> Mapping[str, set[Key]] | None:
+        """The index of a field's values, if the field has one."""
+        if path == "metadata.name":
+            return self.by_name
+        if path == "metadata.namespace" and self.resource.namespaced:
+            return self.by_namespace
+        return self.by_field.get(path)
+
+    def _in_order(self, within: list[set[Key]], excluded: set[Key]) -> list[Entry]:
+        """The entries in every key set of `within` (all when it is empty) and not in `excluded`, in
+        order: a few are sorted, many are read in the kept order instead of sorted again."""
+        if not within:
+            return self._all_but(excluded)
+        smallest, *others = sorted(within, key=len)
+        keys = smallest.intersection(*others) - excluded
+        if len(keys) * _SORT_BELOW < len(self.entries):
+            return [self.entries[key] for key in sorted(keys)]
+        ordered_keys, ordered = self._sorted()
+        return [entry for key, entry in zip(ordered_keys, ordered, strict=True) if key in keys]
+
+    def _all_but(self, excluded: set[Key]) -> list[Entry]:
+        """Every entry in order but the excluded ones (keys of this collection, as every index holds):
+        the slices between them, found by bisection, so the cost is a copy of the kept order."""
+        ordered_keys, ordered = self._sorted()
+        kept: list[Entry] = []
+        start = 0
+        for at in sorted(bisect_left(ordered_keys, key) for key in excluded):
+            kept += ordered[start:at]
+            start = at + 1
+        kept += ordered[start:]
+        return kept
+
+    def _sorted(self) -> tuple[list[Key], list[Entry]]:
+        """Every key, and its entry at the same place, in order; sorted again only after a write.
+        The entries are kept beside the keys: looking 500,000 keys up in `entries` costs more than
+        the sort."""
+        if self._order is None:
+            pairs = sorted(self.entries.items(), key=itemgetter(0))
+            self._order = ([key for key, _ in pairs], [entry for _, entry in pairs])
+        return self._order
 
 
 class Store:

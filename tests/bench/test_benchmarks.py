@@ -4,6 +4,7 @@ asserts a duration: these tests check that each benchmark measures what it claim
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ from bench.apiserver import ROOT, Served, simulated
 from bench.cluster import NOW, generate
 from bench.timing import Row, Sample, repeat, table
 from bench.triage import Caps, Stopped, kubectl_json
+from bot.metrics import Metrics
 from cluster.live import LiveReader
 from diagnosis.objects import name
 from tests.apisim import serve
@@ -106,7 +108,8 @@ async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served:
     finally:
         await reader.aclose()
     rows = classifier.measure(cluster, "tiny", runs=2, budget_s=5)
-    assert [r.result.split(";")[0] for r in rows] == ["exhausted", "exhausted"]
+    assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4  # each pod on both views
+    assert sum(r.case.endswith("as the cache serves it") for r in rows) == 2
     assert all("MiB" in r.result for r in rows)
 
 
@@ -124,7 +127,7 @@ async def test_jobset_why_finds_the_pending_leader(served: Served) -> None:
 async def test_the_burst_goes_through_kubewhy_serve_and_every_command_is_answered(
     served: Served, cached: bool
 ) -> None:
-    acks, late, answers, probes = await burst.measure(served, count=3, late=1, cached=cached)
+    acks, late, answers, probes, lag = await burst.measure(served, count=3, late=1, cached=cached)
     assert acks.runs == "3"
     assert acks.result.endswith("; 4 × HTTP 200 (all)")
     assert late.runs == "1"
@@ -132,6 +135,26 @@ async def test_the_burst_goes_through_kubewhy_serve_and_every_command_is_answere
     assert "4/4 answered" in answers.result
     assert int(probes.runs) > 0
     assert acks.case.startswith("kubewhy serve + cache," if cached else "kubewhy serve,")
+    # The bot's own lag samples cover the burst (one every 25 ms while it answered), read from /metrics.
+    assert lag.case.endswith("event-loop lag inside, every 25 ms")
+    assert int(lag.runs) > 0
+    assert re.fullmatch(r"\d+ samples > 100 ms; worst in (\(.+, .+\]|> 5\.00 s)", lag.result)
+    assert (lag.met == "yes") == lag.result.startswith("0 samples")
+
+
+def test_the_lag_histogram_is_read_from_the_bots_metrics() -> None:
+    metrics = Metrics()
+    before = burst.Lag.scraped(metrics.exposition().decode())
+    for seconds in (0.001, 0.002, 0.003, 0.02, 0.3):
+        metrics.loop_lagged(seconds)
+    lag = burst.Lag.scraped(metrics.exposition().decode()).since(before)
+    assert lag.samples == 5
+    assert lag.above(burst.STALL_S) == 1
+    assert lag.worst == "(250 ms, 500 ms]"
+    assert (lag.quantile(0.5), lag.quantile(0.95)) == ("≤ 5.0 ms", "≤ 500 ms")
+    metrics.loop_lagged(9.0)
+    assert burst.Lag.scraped(metrics.exposition().decode()).since(before).worst == "> 5.00 s"
+    assert burst.Lag(()).quantile(0.5) == burst.Lag(()).worst == "—"
 
 
 def test_repeat_warms_up_then_stops_at_its_runs_or_its_budget() -> None:

@@ -13,6 +13,10 @@ from typing import Any
 import pytest
 
 from tests.apisim import TOKEN, USER, Simulator, serve
+from tests.apisim.resources import lookup
+from tests.apisim.selectors import parse_fields, parse_labels
+from tests.apisim.store import Collection, Key, Selection, Store
+from tests.live import generated
 from tests.live.support import GPU_CLUSTER
 
 A100 = "gke-ml-prod-a100-pool-3f9c2a1b-7xkq"
@@ -236,3 +240,72 @@ def test_without_a_group_its_paths_are_not_found() -> None:
         status, _, _ = _call(sim, "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml-train/workloads")
     assert "kueue.x-k8s.io" not in {g["name"] for g in groups["groups"]}
     assert status == 404
+
+
+def _store_and_selection(
+    group: str, plural: str, namespace: str, labels: str, fields: str
+) -> tuple[Collection, Selection]:
+    store = Store([*json.loads(GPU_CLUSTER.read_text())["items"], *generated.cluster(10, 10).objects])
+    resource = lookup(group, "v1", plural)
+    assert resource is not None
+    selection = Selection.of(
+        namespace,
+        parse_labels(labels),
+        parse_fields(fields, resource.selectable),
+        dict(resource.field_aliases),
+    )
+    return store.collection(resource), selection
+
+
+def _every_object_matched(collection: Collection, selection: Selection) -> list[Key]:
+    """What the selection selects, found the slow way: every object matched, then sorted."""
+    return sorted(key for key, entry in collection.entries.items() if selection.matches(entry.obj))
+
+
+def _selected(collection: Collection, selection: Selection) -> list[Key]:
+    return [collection.key_of(entry.obj) for entry in collection.select(selection)]
+
+
+SELECTIONS = [
+    ("", "pods", "", "", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"),
+    ("", "pods", "", "", "spec.nodeName=,status.phase==Pending"),
+    ("", "pods", "ml-train", "", "spec.nodeName!="),
+    ("", "pods", "", "", f"spec.nodeName={A100},status.phase!=Succeeded"),
+    ("", "pods", "", "app", "status.phase=Running"),
+    ("", "pods", "", "app!=vllm,!owner", "metadata.name!=notebook-bob"),
+    ("", "pods", "", "", "metadata.namespace!=kube-system,spec.restartPolicy=Never"),
+    ("", "pods", "", "", ""),
+    ("", "nodes", "", "cloud.google.com/gke-nodepool!=cpu-pool", "spec.unschedulable!=true"),
+    ("", "events", "ml-train", "", "type=Warning,involvedObject.name!=notebook-bob"),
+    ("events.k8s.io", "events", "", "", "regarding.kind=Pod,reportingController!=x"),
+]
+
+
+@pytest.mark.parametrize(("group", "plural", "namespace", "labels", "fields"), SELECTIONS)
+def test_indexes_select_what_matching_every_object_selects(
+    group: str, plural: str, namespace: str, labels: str, fields: str
+) -> None:
+    collection, selection = _store_and_selection(group, plural, namespace, labels, fields)
+    expected = _every_object_matched(collection, selection)
+    assert expected  # each selection selects something, so a wrong index shows
+    assert _selected(collection, selection) == expected
+
+
+def test_indexed_selections_follow_writes() -> None:
+    collection, selection = _store_and_selection(
+        "", "pods", "", "", "spec.nodeName!=,status.phase!=Succeeded"
+    )
+    before = _selected(collection, selection)
+    pending = next(e.obj for e in collection.entries.values() if not e.obj["spec"].get("nodeName"))
+    placed = {
+        **pending,
+        "spec": {**pending["spec"], "nodeName": A100},
+        "status": {**pending["status"], "phase": "Running"},
+    }
+    collection.add(placed)
+    gone = before[0]
+    collection.remove(gone)
+    after = _selected(collection, selection)
+    assert after == _every_object_matched(collection, selection)
+    assert collection.key_of(placed) in after
+    assert gone not in after

@@ -31,7 +31,6 @@ def channel() -> str:
     return new_channel()
 
 
-
 @pytest.fixture(scope="session")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     folder = tmp_path_factory.mktemp("world")
@@ -58,7 +57,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         }
         bot = stack.enter_context(running_bot(slack, folder, config))
         yield World(bot, slack, cluster_of, faulty, mutable)
-
 
 
 @pytest.fixture

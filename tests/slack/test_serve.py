@@ -278,6 +278,8 @@ def test_health_readiness_and_metrics(bot: Bot) -> None:
     assert 'kubewhy_commands_total{command="/triage",verdict="taint"}' in metrics
     assert "kubewhy_answer_seconds_bucket{" in metrics
     assert 'kubewhy_api_errors_total{kind="Unavailable"}' in metrics
+    assert 'kubewhy_event_loop_lag_seconds_bucket{le="0.1"}' in metrics
+    assert "kubewhy_event_loop_lag_seconds_count" in metrics
 
 
 def test_the_web_api_methods_called_are_the_declared_ones(bot: Bot) -> None:
@@ -331,7 +333,7 @@ def test_a_cached_cluster_is_ready_once_its_cache_has_synced_and_answers_from_it
             assert ready.json() == {
                 "slack": "ok",
                 "clusters": {"lab": "ok"},
-                "caches": {"lab": "synced: 3 nodes, 6 bound pods"},
+                "caches": {"lab": "synced: 3 nodes, 1 bound pods holding extended resources"},
             }
             start, channel = len(lab.requests), new_channel()
             bot.command("gpu-triage case-exhaust", channel)

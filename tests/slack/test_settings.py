@@ -92,6 +92,7 @@ def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
         ("clusters: {a: {snapshot: x.json, cache: {enabled: true}}}", "a snapshot cluster takes no cache"),
         ("clusters: {a: {cache: {max_objects: 0}}}", "clusters.a.cache.max_objects: Input should be greater"),
         ("clusters: {a: {cache: {enable: true}}}", "clusters.a.cache.enable: Extra inputs are not permitted"),
+        ("max_concurrent_checks: 0", "max_concurrent_checks: Input should be greater than or equal to 1"),
     ],
 )
 def test_a_bad_config_file_names_the_key_and_the_problem(tmp_path: Path, config: str, message: str) -> None:
