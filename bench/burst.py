@@ -20,9 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -42,9 +40,9 @@ from bench.timing import Row, Sample, fmt_s
 from bench.triage import CACHE_MAX_OBJECTS
 from bot import looplag
 from bot.localslack import FORM, LocalSlack, Message, command_body, signed_headers
+from tests.slack.support import SECRET, bot_env, free_port
 
 KUBEWHY = ROOT / ".venv" / "bin" / "kubewhy"
-SECRET = "kubewhy-bench-signing-secret"
 ONCALL = "U0ONCALL"
 PROBE_S = 0.01
 LATE_GAP_S = 0.25
@@ -54,34 +52,22 @@ STALL_S = 0.1
 """The target: no event-loop stall longer than this."""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 @contextmanager
 def running_bot(served: Served, slack: LocalSlack, cached: bool) -> Iterator[str]:
     """`kubewhy serve` on a free port, reading `served` (through its watch-backed cache if `cached`)
     and posting to `slack`; yields its base URL once /readyz says it is ready (the cache synced).
     Stopped with SIGTERM (its own clean shutdown) when the block ends."""
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "KUBEWHY_", "KUBECONFIG"))}
-    env |= {
-        "SLACK_BOT_TOKEN": slack.bot_token,
-        "SLACK_SIGNING_SECRET": SECRET,
-        "KUBEWHY_SLACK_API_URL": slack.api_url,
-        "KUBEWHY_PORT": str(port),
-        "KUBECONFIG": served.kubeconfig,
-    }
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="kubewhy-serve-") as folder:
+        config = None
         if cached:
             config = Path(folder) / "kubewhy.yaml"
             cache = {"enabled": True, "max_objects": CACHE_MAX_OBJECTS}
             config.write_text(
                 json.dumps({"clusters": {"bench": {"kubeconfig": served.kubeconfig, "cache": cache}}})
             )
-            env["KUBEWHY_CONFIG"] = str(config)
+        env = bot_env(slack, port, config, KUBECONFIG=served.kubeconfig)
         log = Path(folder) / "serve.log"
         with log.open("wb") as out:
             bot = subprocess.Popen([str(KUBEWHY), "serve"], env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -13,7 +13,7 @@ import json
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -108,13 +108,25 @@ class Measured:
     """For a run stopped by the watchdog: how long it had run (a lower bound of its time)."""
 
 
-async def measure_kubewhy(reader: LiveReader, target: Key, runs: int, budget_s: float) -> Measured:
-    """`/triage` through `reader`; the detail is what the last run cost the API server."""
+@dataclass(frozen=True)
+class Reads:
+    """Repeated runs of one question through a live reader."""
+
+    sample: Sample
+    reply: Reply
+    cost: str
+    """What the last run cost the API server: calls and bytes."""
+
+
+async def repeat_reads(
+    reader: LiveReader, ask: Callable[[], Awaitable[Reply]], runs: int, budget_s: float
+) -> Reads | str:
+    """`ask()` repeated (see `repeat_async`), or why it failed: the cluster error and when."""
     last = ReadStats()
 
     async def run() -> Reply:
         calls, size = reader.stats.calls, reader.stats.bytes
-        reply = await triage(reader, *target)
+        reply = await ask()
         last.calls, last.bytes = reader.stats.calls - calls, reader.stats.bytes - size
         return reply
 
@@ -122,10 +134,16 @@ async def measure_kubewhy(reader: LiveReader, target: Key, runs: int, budget_s: 
     try:
         sample, reply = await repeat_async(run, runs, budget_s)
     except ClusterError as error:
-        return Measured(None, "", f"failed after {fmt_s(time.perf_counter() - started)}: {error.message}")
-    return Measured(
-        sample, str(reply.diagnosis.verdict), detail=f"{last.calls} calls, {last.bytes / 1e6:.1f} MB"
-    )
+        return f"failed after {fmt_s(time.perf_counter() - started)}: {error.message}"
+    return Reads(sample, reply, f"{last.calls} calls, {last.bytes / 1e6:.1f} MB")
+
+
+async def measure_kubewhy(reader: LiveReader, target: Key, runs: int, budget_s: float) -> Measured:
+    """`/triage` through `reader`; the detail is what the last run cost the API server."""
+    done = await repeat_reads(reader, lambda: triage(reader, *target), runs, budget_s)
+    if isinstance(done, str):
+        return Measured(None, "", done)
+    return Measured(done.sample, str(done.reply.diagnosis.verdict), detail=done.cost)
 
 
 @asynccontextmanager
