@@ -38,7 +38,7 @@ from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, owned_by
-from diagnosis.scheduling import node_selector, selector_mismatch
+from diagnosis.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, TriageView
 
 PER_NODE_ALWAYS = 64
@@ -240,8 +240,8 @@ class LiveReader:
             )
         wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
         rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
-        by_selector = {"spec": {"nodeSelector": wanted}}
-        return [n for n in rarest if selector_mismatch(by_selector, n) is None]
+        placement = Placement.of({"spec": {"nodeSelector": wanted}})
+        return [n for n in rarest if placement.mismatch(n) is None]
 
     async def _all_nodes(self) -> Sequence[Object]:
         cache = self._cached()

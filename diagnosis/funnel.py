@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, name
 from diagnosis.resources import Holder
+from diagnosis.scheduling import Placement
 from diagnosis.views import TriageView
 
 SHOWN = 10
@@ -27,6 +29,11 @@ class Ask:
     """Extended resource → the pod's effective request."""
     holders: Mapping[str, tuple[Holder, ...]] = field(default_factory=dict)
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
+
+    @cached_property
+    def placement(self) -> Placement:
+        """What the pod asks of a node's labels and taints, read from the pod once for all nodes."""
+        return Placement.of(self.pod)
 
     def used(self, node: str, resource: str) -> int:
         return sum(h.requests.get(resource, 0) for h in self.holders.get(node, ()))

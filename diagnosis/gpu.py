@@ -36,8 +36,6 @@ from diagnosis.scheduling import (
     cordoned,
     node_selector,
     selector_keys,
-    selector_mismatch,
-    untolerated,
 )
 from diagnosis.triage_evidence import (
     CONDITION_TAINTS,
@@ -116,7 +114,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         _nodes_line(view, nodes),
         *(stage_line(i, stage, requests) for i, stage in enumerate(funnel.stages, 1)),
         *advice.evidence,
-        *scheduler_lines(view, requests),
+        *scheduler_lines(view, requests, nodes),
         *pending_notes(view.pod),
     )
     return _diagnosis(view, verdict, advice, evidence)
@@ -222,11 +220,11 @@ def _gate_meaning(gate: str) -> str:
 
 
 def _selector_check(ask: Ask, node: Object) -> str | None:
-    return selector_mismatch(ask.pod, node)
+    return ask.placement.mismatch(node)
 
 
 def _taint_check(ask: Ask, node: Object) -> str | None:
-    return ", ".join(taint_words(t) for t in untolerated(ask.pod, node)) or None
+    return ", ".join(taint_words(t) for t in ask.placement.untolerated(node)) or None
 
 
 def _reports_check(ask: Ask, node: Object) -> str | None:
@@ -281,7 +279,7 @@ def _label_advice(funnel: Funnel) -> Advice:
 
 
 def _taint_advice(funnel: Funnel) -> Advice:
-    found = {name(d.node): untolerated(funnel.view.pod, d.node) for d in funnel.last.dropped}
+    found = {name(d.node): funnel.ask.placement.untolerated(d.node) for d in funnel.last.dropped}
     first = next(iter(found))
     blocking, others = found[first], len(found) - 1
     what = "is cordoned" if blocking[0] == CORDON else f"has a taint the pod does not tolerate, {blocking[0]}"

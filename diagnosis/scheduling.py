@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from diagnosis.names import is_label_key, is_label_value
@@ -38,9 +39,13 @@ CORDON = Taint(UNSCHEDULABLE, "", "NoSchedule")
 def taints(node: Object) -> tuple[Taint, ...]:
     """The node's taints in `spec.taints` order."""
     return tuple(
-        Taint(text(t.get("key")), text(t.get("value")), text(t.get("effect")))
+        _taint(text(t.get("key")), text(t.get("value")), text(t.get("effect")))
         for t in map(mapping, sequence(spec(node).get("taints")))
     )
+
+
+_taint = lru_cache(maxsize=1024)(Taint)
+"""Shared `Taint`s: a cluster repeats the same few taints over thousands of nodes."""
 
 
 def cordoned(node: Object) -> bool:
@@ -61,19 +66,8 @@ def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
 
 
 def untolerated(pod: Object, node: Object) -> tuple[Taint, ...]:
-    """The node's taints that keep the pod off it: the cordon first (the scheduler checks it before
-    taints), then every `NoSchedule`/`NoExecute` taint no toleration of the pod tolerates. The
-    scheduler names only the first; all are listed so one fix covers them."""
-    tolerations = tuple(map(mapping, sequence(spec(pod).get("tolerations"))))
-
-    def blocks(taint: Taint) -> bool:
-        return not any(tolerates(t, taint) for t in tolerations)
-
-    found = [CORDON] if cordoned(node) and blocks(CORDON) else []
-    for taint in taints(node):
-        if taint.effect in BLOCKING_EFFECTS and taint not in found and blocks(taint):
-            found.append(taint)
-    return tuple(found)
+    """The node's taints that keep the pod off it (see `Placement.untolerated`)."""
+    return Placement.of(pod).untolerated(node)
 
 
 def node_selector(pod: Object) -> dict[str, object]:
@@ -104,61 +98,143 @@ def selector_keys(pod: Object) -> tuple[str, ...]:
 
 
 def selector_mismatch(pod: Object, node: Object) -> str | None:
-    """Why the node fails `GetRequiredNodeAffinity(pod).Match(node)`: the nodeSelector (every key
-    present with an equal value) and then the required affinity (terms ORed, requirements ANDed)."""
-    selector, terms = node_selector(pod), required_terms(pod)
-    # An unconstrained pod fits every node: no need to read the node's labels.
-    if not selector and terms is None:
-        return None
-    node_labels = labels(node)
-    for key, wanted in sorted(selector.items(), key=lambda kv: str(kv[0])):
-        have = node_labels.get(key) if isinstance(key, str) else None
-        if not isinstance(wanted, str) or have != wanted:
-            return f"no label {key}" if have is None else f"has {key}={have}, not {_shown(wanted)}"
-    if terms is None:
-        return None
-    failures = [_term_mismatch(term, node_labels, name(node)) for term in terms]
-    if any(failure is None for failure in failures):
-        return None
-    said = [f for f in failures if f]
-    if not said:
-        return "required affinity has no non-empty term: it matches no node"
-    if len(said) == 1:
-        return f"affinity {said[0]}"
-    return f"affinity: none of its {len(said)} terms matches ({'; '.join(said)})"
+    """Why the node fails the pod's nodeSelector and required affinity (see `Placement.mismatch`)."""
+    return Placement.of(pod).mismatch(node)
 
 
-def _term_mismatch(term: Mapping[str, Any], node_labels: Mapping[str, str], node_name: str) -> str | None:
-    """None when the term matches; "" for an empty term (skipped, it matches nothing); otherwise the
-    first requirement that fails. A requirement the API would not parse fails its whole term."""
-    expressions = tuple(map(mapping, sequence(term.get("matchExpressions"))))
-    fields = tuple(map(mapping, sequence(term.get("matchFields"))))
-    if not expressions and not fields:
-        return ""
-    for requirement in expressions:
-        failure = _label_requirement(requirement, node_labels)
-        if failure:
-            return failure
-    for requirement in fields:
-        failure = _field_requirement(requirement, node_name)
-        if failure:
-            return failure
-    return None
+@dataclass(frozen=True)
+class Placement:
+    """What a pod asks of a node's labels and taints, read from the pod once: a funnel checks every
+    node of the cluster against it, so each check is then a few lookups in the node."""
+
+    selector: tuple[tuple[object, object], ...]
+    """`spec.nodeSelector` as written, sorted by key (the first failing key is the one named)."""
+    terms: tuple[_Term, ...] | None
+    """The required affinity's terms, parsed; None when there is no required affinity."""
+    tolerations: tuple[Mapping[str, Any], ...]
+    _blocks: dict[Taint, bool] = field(default_factory=dict, compare=False, repr=False)
+    """Taint → whether no toleration tolerates it: a cluster repeats a few taints on many nodes."""
+
+    @classmethod
+    def of(cls, pod: Object) -> Placement:
+        terms = required_terms(pod)
+        return cls(
+            selector=tuple(sorted(node_selector(pod).items(), key=lambda kv: str(kv[0]))),
+            terms=None if terms is None else tuple(map(_Term.of, terms)),
+            tolerations=tuple(map(mapping, sequence(spec(pod).get("tolerations")))),
+        )
+
+    def blocks(self, taint: Taint) -> bool:
+        blocked = self._blocks.get(taint)
+        if blocked is None:
+            blocked = self._blocks[taint] = not any(tolerates(t, taint) for t in self.tolerations)
+        return blocked
+
+    def untolerated(self, node: Object) -> tuple[Taint, ...]:
+        """The node's taints that keep the pod off it: the cordon first (the scheduler checks it
+        before taints), then every `NoSchedule`/`NoExecute` taint no toleration of the pod tolerates.
+        The scheduler names only the first; all are listed so one fix covers them."""
+        found = [CORDON] if cordoned(node) and self.blocks(CORDON) else []
+        for taint in taints(node):
+            if taint.effect in BLOCKING_EFFECTS and taint not in found and self.blocks(taint):
+                found.append(taint)
+        return tuple(found)
+
+    def mismatch(self, node: Object) -> str | None:
+        """Why the node fails `GetRequiredNodeAffinity(pod).Match(node)`: the nodeSelector (every key
+        present with an equal value) and then the required affinity (terms ORed, requirements ANDed)."""
+        # An unconstrained pod fits every node: no need to read the node's labels.
+        if not self.selector and self.terms is None:
+            return None
+        node_labels = labels(node)
+        for key, wanted in self.selector:
+            have = node_labels.get(key) if isinstance(key, str) else None
+            if not isinstance(wanted, str) or have != wanted:
+                return f"no label {key}" if have is None else f"has {key}={have}, not {_shown(wanted)}"
+        if self.terms is None:
+            return None
+        failures = [term.mismatch(node_labels, node) for term in self.terms]
+        if any(failure is None for failure in failures):
+            return None
+        said = [f for f in failures if f]
+        if not said:
+            return "required affinity has no non-empty term: it matches no node"
+        if len(said) == 1:
+            return f"affinity {said[0]}"
+        return f"affinity: none of its {len(said)} terms matches ({'; '.join(said)})"
 
 
-def _label_requirement(requirement: Mapping[str, Any], node_labels: Mapping[str, str]) -> str | None:
-    """`labels.Requirement.Matches` for one node selector requirement, after the API's parsing
-    (`labels.NewRequirement`): a bad key, operator, value count or value makes it never match."""
-    key, operator, values = _parts(requirement)
-    shown = _requirement(key, operator, values)
-    if values is None or not _parses(key, operator, values):
-        return f"{shown} is not a valid requirement (it matches no node)"
-    have = node_labels.get(key)
-    if operator in ("Gt", "Lt") and have is not None and _int64(have) is None:
-        return f"{shown}: has {key}={have}, not an integer"
-    if _matches(operator, values, have):
+@dataclass(frozen=True)
+class _Requirement:
+    """One node selector requirement, parsed as the API parses it: `valid` False when it would not
+    parse (a bad key, operator, value count or value), and then it never matches."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...]
+    shown: str
+    valid: bool
+
+    @classmethod
+    def of_expression(cls, requirement: Mapping[str, Any]) -> _Requirement:
+        key, operator, values = _parts(requirement)
+        valid = values is not None and _parses(key, operator, values)
+        return cls(key, operator, values or (), _requirement(key, operator, values), valid)
+
+    @classmethod
+    def of_field(cls, requirement: Mapping[str, Any]) -> _Requirement:
+        """`matchFields`: only `metadata.name` exists on a node; only `In`/`NotIn` with one value parse."""
+        key, operator, values = _parts(requirement)
+        valid = values is not None and operator in ("In", "NotIn") and len(values) == 1
+        return cls(key, operator, values or (), "field " + _requirement(key, operator, values), valid)
+
+    def label_failure(self, node_labels: Mapping[str, str]) -> str | None:
+        """`labels.Requirement.Matches` for the node's labels: None when it matches."""
+        if not self.valid:
+            return f"{self.shown} is not a valid requirement (it matches no node)"
+        key, have = self.key, node_labels.get(self.key)
+        if self.operator in ("Gt", "Lt") and have is not None and _int64(have) is None:
+            return f"{self.shown}: has {key}={have}, not an integer"
+        if _matches(self.operator, self.values, have):
+            return None
+        return f"{self.shown}: no label {key}" if have is None else f"{self.shown}: has {key}={have}"
+
+    def field_failure(self, node_name: str) -> str | None:
+        if not self.valid:
+            return f"{self.shown} is not a valid requirement (it matches no node)"
+        have = node_name if self.key == "metadata.name" else ""
+        matched = (have == self.values[0]) == (self.operator == "In")
+        return None if matched else f"{self.shown}: node is {node_name}"
+
+
+@dataclass(frozen=True)
+class _Term:
+    """One `nodeSelectorTerm`: its requirements ANDed."""
+
+    expressions: tuple[_Requirement, ...]
+    fields: tuple[_Requirement, ...]
+
+    @classmethod
+    def of(cls, term: Mapping[str, Any]) -> _Term:
+        return cls(
+            tuple(_Requirement.of_expression(mapping(r)) for r in sequence(term.get("matchExpressions"))),
+            tuple(_Requirement.of_field(mapping(r)) for r in sequence(term.get("matchFields"))),
+        )
+
+    def mismatch(self, node_labels: Mapping[str, str], node: Object) -> str | None:
+        """None when the term matches; "" for an empty term (skipped, it matches nothing); otherwise
+        the first requirement that fails. A requirement the API would not parse fails its whole term."""
+        if not self.expressions and not self.fields:
+            return ""
+        for requirement in self.expressions:
+            failure = requirement.label_failure(node_labels)
+            if failure:
+                return failure
+        for requirement in self.fields:
+            failure = requirement.field_failure(name(node))
+            if failure:
+                return failure
         return None
-    return f"{shown}: no label {key}" if have is None else f"{shown}: has {key}={have}"
 
 
 def _matches(operator: str, values: Sequence[str], have: str | None) -> bool:
@@ -174,17 +250,6 @@ def _matches(operator: str, values: Sequence[str], have: str | None) -> bool:
     if number is None or bound is None:
         return False
     return number > bound if operator == "Gt" else number < bound
-
-
-def _field_requirement(requirement: Mapping[str, Any], node_name: str) -> str | None:
-    """`matchFields`: only `metadata.name` exists on a node; only `In`/`NotIn` with one value parse."""
-    key, operator, values = _parts(requirement)
-    shown = "field " + _requirement(key, operator, values)
-    if values is None or operator not in ("In", "NotIn") or len(values) != 1:
-        return f"{shown} is not a valid requirement (it matches no node)"
-    have = node_name if key == "metadata.name" else ""
-    matched = (have == values[0]) == (operator == "In")
-    return None if matched else f"{shown}: node is {node_name}"
 
 
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")

@@ -56,12 +56,15 @@ def request_line(pod: Object, requests: Mapping[str, int]) -> str:
     return f"the pod asks {asks}: {how} ({'; '.join(parts)})"
 
 
-def scheduler_lines(view: TriageView, requests: Mapping[str, int]) -> tuple[str, ...]:
-    """The scheduler's last word on the pod, quoted, with notes where it misleads."""
+def scheduler_lines(
+    view: TriageView, requests: Mapping[str, int], nodes: Sequence[Object] | None = None
+) -> tuple[str, ...]:
+    """The scheduler's last word on the pod, quoted, with notes where it misleads. `nodes`: the
+    view's `candidates`, when the caller has them already (a large cluster takes a while to list)."""
     said = last_said(view.pod, view.events, view.now)
     if said is None:
         return ("scheduler said: nothing yet (no PodScheduled=False condition, no FailedScheduling event)",)
-    seen = None if view.prefiltered else len(candidates(view.nodes))
+    seen = None if view.prefiltered else len(candidates(view.nodes) if nodes is None else nodes)
     return (quoted(said), *notes(said, requests, seen))
 
 
