@@ -6,14 +6,14 @@ from __future__ import annotations
 import tracemalloc
 from functools import partial
 
-from bench.cluster import NOW, Cluster, Obj
+from bench.cluster import NOW, Cluster
 from bench.timing import Row, repeat
 from cluster.cache import holds_devices
 from diagnosis.gpu import classify, usage_candidates
+from diagnosis.relations import holds_node, node_name
 from diagnosis.views import TriageView
 
 BENCHMARK = "b. classifier"
-TERMINAL = ("Succeeded", "Failed")
 
 
 def view_of(
@@ -32,14 +32,10 @@ def view_of(
     bound = tuple(
         p
         for p in cluster.pods
-        if p["spec"].get("nodeName") in wanted and _live(p) and (not devices_only or holds_devices(p))
+        if holds_node(p) and node_name(p) in wanted and (not devices_only or holds_devices(p))
     )
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
     return TriageView(pod, nodes, bound, events, NOW, prefiltered)
-
-
-def _live(pod: Obj) -> bool:
-    return pod["status"].get("phase") not in TERMINAL
 
 
 def peak_mib(view: TriageView) -> float:

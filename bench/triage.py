@@ -29,12 +29,12 @@ from cluster.transport import ReadStats
 from diagnosis.gpu import classify
 from diagnosis.model import Diagnosis
 from diagnosis.objects import name
+from diagnosis.relations import holds_node
 from diagnosis.views import TriageView
 from handlers.reply import Reply
 from handlers.triage import triage
 
 KUBECTL = ROOT / ".venv" / "bin" / "kubectl"
-TERMINAL = ("Succeeded", "Failed")
 BENCHMARK = "a. /triage"
 CACHE_MAX_OBJECTS = 2_000_000
 """Above the largest cluster measured (the default, 300,000, would stop the cache on 500k pods)."""
@@ -92,7 +92,7 @@ def baseline(served: Served, target: Key, cache: str, caps: Caps) -> Diagnosis:
     pod = kubectl_json(served.kubeconfig, cache, ["get", "pod", "-n", namespace, name], caps)
     nodes = kubectl_json(served.kubeconfig, cache, ["get", "nodes"], caps)["items"]
     pods = kubectl_json(served.kubeconfig, cache, ["get", "pods", "--all-namespaces"], caps)["items"]
-    bound = tuple(p for p in pods if p["spec"].get("nodeName") and p["status"].get("phase") not in TERMINAL)
+    bound = tuple(filter(holds_node, pods))
     return classify(TriageView(pod, tuple(nodes), bound, (), datetime.now(UTC)))
 
 

@@ -44,11 +44,12 @@ from kubernetes.watch.watch import iter_resp_lines
 from cluster.errors import ClusterError, Forbidden, Unavailable
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
+from diagnosis.relations import NOT_TERMINAL
 from diagnosis.resources import effective_requests, is_extended
 
 log = logging.getLogger(__name__)
 
-BOUND_PODS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+BOUND_PODS = f"spec.nodeName!=,{NOT_TERMINAL}"
 """The pods that count against a node's allocatable (`diagnosis.relations.holds_node`)."""
 
 Key = tuple[str, str]

@@ -37,7 +37,7 @@ from diagnosis.gpu import reaches_funnel, usage_candidates
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
-from diagnosis.relations import JOBSET_NAME_LABEL, owned_by
+from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
 from diagnosis.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, TriageView
 
@@ -53,8 +53,6 @@ of the cluster (on 5,000 nodes and 100,000 pods, ~300 MB and tens of seconds of 
 ~15 % of that for a 700-node pool). When the candidates are most of the nodes, or more than this
 many calls would be needed, the cluster-wide LIST, read in pages, is fewer calls for about the same
 bytes. Nodes asked for by name follow the same rule (GET each, or LIST all)."""
-
-_NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 T = TypeVar("T")
 
@@ -83,12 +81,8 @@ def _per_node(candidates: int, cluster_nodes: int | None) -> bool:
     return candidates <= PER_NODE_MAX and (cluster_nodes is None or 2 * candidates <= cluster_nodes)
 
 
-def _node_name(pod: Object) -> str:
-    return text(spec(pod).get("nodeName"))
-
-
 def _pending(pod: Object) -> bool:
-    return status(pod).get("phase") == "Pending" and not _node_name(pod)
+    return status(pod).get("phase") == "Pending" and not node_name(pod)
 
 
 class LiveReader:
@@ -185,7 +179,7 @@ class LiveReader:
         found, now = got.body, self._now(got)
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed pod's evidence still shows its node.
-            placed = await self._nodes_named([_node_name(found)])
+            placed = await self._nodes_named([node_name(found)])
             return TriageView(found, tuple(placed), (), _about(about, found), now)
         nodes, prefiltered = await self._candidate_nodes(found)
         bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
@@ -266,17 +260,17 @@ class LiveReader:
                     self._api.items(
                         target,
                         self._core.list_pod_for_all_namespaces,
-                        field_selector=f"spec.nodeName={node},{_NOT_TERMINAL}",
+                        field_selector=f"spec.nodeName={node},{NOT_TERMINAL}",
                     )
                     for node in wanted
                 )
             )
             return tuple(chain.from_iterable(per_node))
         every = await self._api.items(
-            target, self._core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName!=,{_NOT_TERMINAL}"
+            target, self._core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName!=,{NOT_TERMINAL}"
         )
         keep = set(wanted)
-        return tuple(p for p in every if _node_name(p) in keep)
+        return tuple(p for p in every if node_name(p) in keep)
 
     # — /jobset why —
 
@@ -356,7 +350,7 @@ class LiveReader:
         pending = list({_scheduling_key(p): p for p in pods if _pending(p) and reaches_funnel(p)}.values())
         candidates = await asyncio.gather(*(self._candidate_nodes(p) for p in pending))
         known = {name(n): n for nodes, _ in candidates for n in nodes}
-        placed = {_node_name(p) for p in pods if _node_name(p)} - known.keys()
+        placed = {node_name(p) for p in pods if node_name(p)} - known.keys()
         known.update((name(n), n) for n in await self._nodes_named(placed))
         usage = {
             n

@@ -28,6 +28,7 @@ from diagnosis.funnel import (
 )
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.relations import node_name
 from diagnosis.resources import effective_requests, holders, offer, reported_resources
 from diagnosis.scheduler_message import last_said
 from diagnosis.scheduling import (
@@ -69,7 +70,7 @@ def classify(view: TriageView) -> Diagnosis:
     if not requests:
         return _no_request(view)
     # A bound pod is past the scheduler; whatever holds it now is the kubelet's or the app's.
-    if _node_name(view.pod):
+    if node_name(view.pod):
         return _placed(view, requests)
     # The scheduler does not look at a gated pod at all until the gates' owners remove them.
     if _gates(view.pod):
@@ -91,7 +92,7 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
 def reaches_funnel(pod: Object) -> bool:
     """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet and
     is not gated (the first three rungs of `classify`)."""
-    return bool(effective_requests(pod)) and not _node_name(pod) and not _gates(pod)
+    return bool(effective_requests(pod)) and not node_name(pod) and not _gates(pod)
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
@@ -143,8 +144,8 @@ def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: 
 
 def _no_request(view: TriageView) -> Diagnosis:
     pod = view.pod
-    node_name = _node_name(pod)
-    where = f"; it is on {node_name} ({_phase(pod)})" if node_name else ""
+    host = node_name(pod)
+    where = f"; it is on {host} ({_phase(pod)})" if host else ""
     summary = (
         "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…): "
         f"it can start, but no accelerator is given to it{where}"
@@ -155,12 +156,12 @@ def _no_request(view: TriageView) -> Diagnosis:
         *visible_devices(pod),
     ]
     offered: tuple[str, ...] = ()
-    node = next((n for n in candidates(view.nodes) if name(n) == node_name), None) if node_name else None
+    node = next((n for n in candidates(view.nodes) if name(n) == host), None) if host else None
     if node is not None:
         offered = reported_resources(node)
         shown = ", ".join(f"{r} allocatable {offer(node, r).allocatable}" for r in offered)
-        evidence.append(f"{node_name} offers {shown or 'no extended resource'}")
-    if not node_name:
+        evidence.append(f"{host} offers {shown or 'no extended resource'}")
+    if not host:
         if _gates(pod):
             evidence.append(f"spec.schedulingGates: {', '.join(_gates(pod))} (not scheduled until removed)")
         evidence += [*scheduler_lines(view, {}), *pending_notes(pod)]
@@ -172,14 +173,14 @@ def _no_request(view: TriageView) -> Diagnosis:
 
 def _placed(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
-    node_name, phase = _node_name(pod), _phase(pod)
+    host, phase = node_name(pod), _phase(pod)
     problems = pod_problems(pod)
     outcome = problems[0] if problems else "the scheduler is done with it"
-    summary = f"The pod is placed on {node_name} and {phase}: {outcome}"
-    evidence = (request_line(pod, requests), f"spec.nodeName: {node_name}; phase: {phase}", *problems)
+    summary = f"The pod is placed on {host} and {phase}: {outcome}"
+    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *problems)
     commands = kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else ()
     if problems:
-        commands += kubectl.describe_node(node_name)
+        commands += kubectl.describe_node(host)
     return _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence)
 
 
@@ -289,21 +290,21 @@ def _taint_advice(funnel: Funnel) -> Advice:
         + (f"; {others} other node{'s refuse' if others > 1 else ' refuses'} it too" if others else "")
     )
     evidence = []
-    for node_name, taints in found.items():
+    for host, taints in found.items():
         conditions = ", ".join(str(t) for t in taints if t.key.startswith(CONDITION_TAINTS) and t != CORDON)
         if conditions:
             evidence.append(
-                f"{node_name} carries {conditions}: the node lifecycle controller sets these for a node "
+                f"{host} carries {conditions}: the node lifecycle controller sets these for a node "
                 "condition; fix the node, do not tolerate them"
             )
     commands: list[Command] = []
     for drop in _first_per_reason(funnel, 3):
-        node_name, taints = name(drop.node), found[name(drop.node)]
-        commands += kubectl.node_taints(node_name)
+        host, taints = name(drop.node), found[name(drop.node)]
+        commands += kubectl.node_taints(host)
         if cordoned(drop.node) or CORDON in taints:
-            commands += kubectl.uncordon(node_name)
+            commands += kubectl.uncordon(host)
         if any(t.key.startswith(CONDITION_TAINTS) and t != CORDON for t in taints):
-            commands += kubectl.describe_node(node_name)
+            commands += kubectl.describe_node(host)
     distinct = tuple(dict.fromkeys(t for taints in found.values() for t in taints))
     return Advice(summary, tuple(evidence), tuple(commands), tolerations(distinct))
 
@@ -487,10 +488,6 @@ def _tightest(ask: Ask, node: Object) -> tuple[str, int]:
     """The pod's resource that is shortest on this node: the one worth naming in a summary."""
     resource = min(ask.requests, key=lambda r: (_spare(ask, node, r), r))
     return resource, ask.requests[resource]
-
-
-def _node_name(pod: Object) -> str:
-    return text(spec(pod).get("nodeName"))
 
 
 def _phase(pod: Object) -> str:

@@ -23,7 +23,7 @@ from diagnosis.jobset_creation import (
     triage,
     webhook_unavailable,
 )
-from diagnosis.jobset_family import Family, integer, is_live, node_name, phase
+from diagnosis.jobset_family import Family, integer, is_live, phase
 from diagnosis.jobset_keys import QUEUE_NAME_LABEL
 from diagnosis.model import Command, Diagnosis, JobSetVerdict, RestartCause, Snippet
 from diagnosis.objects import (
@@ -41,7 +41,7 @@ from diagnosis.objects import (
     timestamp,
     utc,
 )
-from diagnosis.relations import owned_by
+from diagnosis.relations import node_name, owned_by
 from diagnosis.views import JobSetView
 
 __all__ = ["CHECKS", "explain"]

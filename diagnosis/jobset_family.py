@@ -67,10 +67,6 @@ def phase(pod: Object) -> str:
     return text(status(pod).get("phase")) or "Unknown"
 
 
-def node_name(pod: Object) -> str:
-    return text(spec(pod).get("nodeName"))
-
-
 @dataclass(frozen=True)
 class Child:
     """One child Job of the current attempt, its pods (any phase) and the events about it."""

@@ -12,6 +12,15 @@ JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 """Set by the JobSet controller on its child Jobs and their pods."""
 
 
+NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
+"""The field selector of pods that are not terminal (see `is_terminal`), for the API and for kubectl."""
+
+
+def node_name(pod: Object) -> str:
+    """The node the pod is bound to, or "" while it is not scheduled."""
+    return text(spec(pod).get("nodeName"))
+
+
 def is_terminal(pod: Object) -> bool:
     """Succeeded or Failed: the pod will not run again and holds no resources on its node."""
     return status(pod).get("phase") in ("Succeeded", "Failed")
@@ -20,7 +29,7 @@ def is_terminal(pod: Object) -> bool:
 def holds_node(pod: Object) -> bool:
     """The pod is bound to a node and counts against its allocatable, as the scheduler counts it:
     every phase but Succeeded/Failed, terminating pods included."""
-    return bool(text(spec(pod).get("nodeName"))) and not is_terminal(pod)
+    return bool(node_name(pod)) and not is_terminal(pod)
 
 
 def owned_by(obj: Object, owner: Object) -> bool:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from diagnosis import events
-from diagnosis.jobset_family import Family, completion_index, integer, is_live, node_name, stamp
+from diagnosis.jobset_family import Family, completion_index, integer, is_live, stamp
 from diagnosis.jobset_keys import JOB_INDEX_LABEL, REPLICATED_JOB_LABEL, RESTART_ATTEMPT_LABEL
 from diagnosis.model import RestartCause
 from diagnosis.objects import (
@@ -31,6 +31,7 @@ from diagnosis.objects import (
     text,
     timestamp,
 )
+from diagnosis.relations import node_name
 
 HOST_LABEL = "cloud.google.com/gce-topology-host"
 SPOT_LABELS = (

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 from diagnosis.model import Command
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
+from diagnosis.relations import NOT_TERMINAL
 from diagnosis.resources import is_extended
 
-_NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 """The scheduler's own pod filter (facts §3.2): the pods that hold a node's resources."""
 
 GPU_OPERATOR_PLUGIN = ("gpu-operator", "app=nvidia-device-plugin-daemonset")
@@ -231,7 +231,7 @@ def consumers(node: str, resources: Iterable[str]) -> tuple[Command, ...]:
         Command(
             _kubectl(
                 "get", "pods", "-A",
-                "--field-selector", f"spec.nodeName={node},{_NOT_TERMINAL}",
+                "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
                 "-o", "custom-columns=" + ",".join(columns),
             ),
             f"the pods that count against {node}'s allocatable (terminating ones too)",
