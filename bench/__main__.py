@@ -23,10 +23,10 @@ from pathlib import Path
 
 from bench import burst, classifier, jobset, triage
 from bench.apiserver import ROOT, Served, simulated
-from bench.cluster import generate
 from bench.timing import Row, table
 from bench.triage import KUBECTL, Caps, Measured
 from cluster.live import LiveReader
+from devtools.cluster import generate
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 

@@ -3,7 +3,7 @@
 A real API server does not share the client's interpreter; the simulator is a threaded Python server,
 so in-process it would compete with the code under measurement for the GIL. `simulated(...)` starts
 `python -m bench.apiserver` (which generates the cluster from the same seed and serves it with
-`tests.apisim.serve`), reads one JSON line describing it, and stops it when the block ends. The child
+`devtools.apisim.serve`), reads one JSON line describing it, and stops it when the block ends. The child
 also stops by itself when its stdin closes, so it never outlives the benchmark.
 """
 
@@ -56,7 +56,7 @@ class Served:
 def simulated(
     nodes: int, pods_per_node: int, *, slices: int = 4, hosts_per_slice: int = 64
 ) -> Iterator[Served]:
-    """Serve `bench.cluster.generate(nodes, pods_per_node, …)` from a child process."""
+    """Serve `devtools.cluster.generate(nodes, pods_per_node, …)` from a child process."""
     shape = ["--slices", str(slices), "--hosts-per-slice", str(hosts_per_slice)]
     command = [sys.executable, "-m", "bench.apiserver", str(nodes), str(pods_per_node), *shape]
     with subprocess.Popen(
@@ -114,9 +114,9 @@ def samples(pods: list[dict[str, Any]], count: int = 50) -> list[Key]:
 
 
 def main() -> None:
-    from bench.cluster import NOW, generate
     from bench.timing import peak_rss_mib
-    from tests.apisim import TOKEN, serve
+    from devtools.apisim import TOKEN, serve
+    from devtools.cluster import NOW, generate
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("nodes", type=int)

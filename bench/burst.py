@@ -35,14 +35,13 @@ from pathlib import Path
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.apiserver import ROOT, Key, Served
+from bench.apiserver import Key, Served
 from bench.timing import Row, Sample, fmt_s
 from bench.triage import CACHE_MAX_OBJECTS
 from bot import looplag
 from bot.localslack import FORM, LocalSlack, Message, command_body, signed_headers
-from tests.slack.support import SECRET, bot_env, free_port
+from devtools.botenv import KUBEWHY, SECRET, bot_env, free_port
 
-KUBEWHY = ROOT / ".venv" / "bin" / "kubewhy"
 ONCALL = "U0ONCALL"
 PROBE_S = 0.01
 LATE_GAP_S = 0.25

@@ -6,11 +6,11 @@ from __future__ import annotations
 import tracemalloc
 from functools import partial
 
-from bench.cluster import NOW, Cluster
 from bench.timing import Row, repeat
 from cluster.cache import holds_devices
-from diagnosis.gpu import classify, usage_candidates
+from devtools.cluster import NOW, Cluster
 from diagnosis.relations import holds_node, node_name
+from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.views import TriageView
 
 BENCHMARK = "b. classifier"

@@ -20,21 +20,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.apiserver import ROOT, Key, Served
+from bench.apiserver import Key, Served
 from bench.timing import Row, Sample, current_rss_mib, deep_size_mib, fmt_s, repeat, repeat_async
 from cluster.cache import CacheOptions
 from cluster.errors import ClusterError
 from cluster.live import LiveReader
 from cluster.transport import ReadStats
-from diagnosis.gpu import classify
+from devtools.botenv import KUBECTL
 from diagnosis.model import Diagnosis
 from diagnosis.objects import name
 from diagnosis.relations import holds_node
+from diagnosis.triage.classify import classify
 from diagnosis.views import TriageView
 from handlers.reply import Reply
 from handlers.triage import triage
 
-KUBECTL = ROOT / ".venv" / "bin" / "kubectl"
 BENCHMARK = "a. /triage"
 CACHE_MAX_OBJECTS = 2_000_000
 """Above the largest cluster measured (the default, 300,000, would stop the cache on 500k pods)."""

@@ -11,7 +11,7 @@ retried with backoff. Pods are those bound to a node and not terminal (`BOUND_PO
 finishes or is deleted leaves the watch's selection and arrives as DELETED.
 
 Only the bound pods that hold an extended resource are kept (`holds_devices`): the diagnosis counts
-nothing else against a node (`diagnosis.resources.holders`), and a pod's extended resources cannot
+nothing else against a node (`diagnosis.triage.resources.holders`), and a pod's extended resources cannot
 change after it is created. On 5,000 nodes and 470,000 bound pods that is a few thousand pods instead
 of every one. Of what is kept, only what the diagnosis reads is kept (`compact_node`, `compact_pod`),
 and at most `max_objects` objects: past that the cache stops, frees what it holds and says why in `state`; the
@@ -45,7 +45,7 @@ from cluster.errors import ClusterError, Forbidden, Unavailable
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
 from diagnosis.relations import NOT_TERMINAL
-from diagnosis.resources import effective_requests, is_extended
+from diagnosis.triage.resources import effective_requests, is_extended
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +80,8 @@ _NODE_FIELDS = {
     "spec": ("taints", "unschedulable"),
     "status": ("capacity", "allocatable", "conditions"),
 }
-"""What the diagnosis reads of a node: labels, taints and the cordon (`diagnosis.scheduling`),
-capacity and allocatable (`diagnosis.resources.offer`), conditions (`diagnosis.restarts`)."""
+"""What the diagnosis reads of a node: labels, taints and the cordon (`diagnosis.triage.scheduling`),
+capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp")
 
@@ -99,8 +99,8 @@ def compact_node(node: Object) -> dict[str, Any]:
 
 
 def compact_pod(pod: Object) -> dict[str, Any]:
-    """What `diagnosis.resources.holders` reads of a bound pod: who it is, where it is bound, its phase,
-    whether it is terminating, and the extended resources its containers ask for (init containers
+    """What `diagnosis.triage.resources.holders` reads of a bound pod: who it is, where it is bound, its
+    phase, whether it is terminating, and the extended resources its containers ask for (init containers
     with their restart policy, which makes a sidecar). A container that asks for no extended resource
     adds nothing to the pod's effective request and is left out: most pods keep no container."""
     kept_spec = _pick(spec(pod), ("nodeName",))
@@ -127,7 +127,7 @@ def _everything(_: Object) -> bool:
 
 
 def _asks(container: Object) -> dict[str, Any]:
-    """A container's extended-resource requests and limits (as `diagnosis.resources.containers` reads
+    """A container's extended-resource requests and limits (as `diagnosis.triage.resources.containers` reads
     them), with its name and restart policy; empty when it asks for none."""
     resources = mapping(container.get("resources"))
     asks = {
@@ -497,7 +497,7 @@ class ClusterCache:
 
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """The non-terminal pods bound to these nodes that hold an extended resource, any namespace
-        (the only ones `diagnosis.resources.holders` counts)."""
+        (the only ones `diagnosis.triage.resources.holders` counts)."""
         on = self._pods.indexed
         return tuple(pod for n in sorted(set(node_names)) for pod in on.get(n, {}).values())
 

@@ -33,12 +33,12 @@ from cluster.cache import CacheOptions, ClusterCache
 from cluster.errors import ClusterError, Missing, NotFound
 from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
-from diagnosis.gpu import reaches_funnel, usage_candidates
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
-from diagnosis.scheduling import Placement, node_selector
+from diagnosis.triage.classify import reaches_funnel, usage_candidates
+from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, TriageView
 
 PER_NODE_ALWAYS = 64

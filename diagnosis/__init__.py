@@ -1,1 +1,31 @@
-"""The pure core: objects in, verdicts out. No I/O, no clock, no Slack, no kubernetes client."""
+"""The pure core: objects in, verdicts out. No I/O, no clock, no Slack, no kubernetes client.
+
+Two questions, two subpackages, one shared core:
+
+- `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder and then the
+  node funnel (`triage.classify.FUNNEL`); `triage.funnel` runs the steps, `triage.scheduling` and
+  `triage.resources` hold the scheduler's rules, `triage.evidence` and `triage.commands` write the answer.
+- `diagnosis.jobset` answers `/jobset why NS NAME`: `jobset.explain.explain` reads `jobset.explain.CHECKS`
+  top to bottom. It may use `diagnosis.triage` (the leader's triage); triage never imports jobset.
+- The core (this package's modules): `objects` (field access on API objects), `quantity`, `names`,
+  `relations`, `events`, `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`.
+
+Where each verdict is decided (a function named after it):
+
+| `/triage` verdict | function |
+| --- | --- |
+| no-request | `triage.classify.no_request` |
+| ok | `triage.classify.ok` |
+| gated | `triage.classify.gated` |
+| label-mismatch | `triage.classify.label_mismatch` (funnel step) |
+| taint | `triage.classify.taint` (funnel step) |
+| no-gpu-node | `triage.classify.no_gpu_node` (funnel step) |
+| allocatable-zero | `triage.classify.allocatable_zero` (funnel step) |
+| exhausted | `triage.classify.exhausted` (funnel step) |
+| schedulable | `triage.classify.schedulable` |
+
+| `/jobset why` verdict | function |
+| --- | --- |
+| completed, failed, suspended, restarting, pods-pending, starting, running | `jobset.explain.<verdict>` |
+| webhook-unavailable, leader-duplicate, topology-label-missing, leader-pending, create-rejected | `jobset.creation.<verdict>` |
+"""

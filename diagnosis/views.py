@@ -22,7 +22,7 @@ class TriageView:
     bound_pods: tuple[Object, ...]
     """Pods bound to candidate nodes (`spec.nodeName` set), in any namespace, whose phase is not
     Succeeded/Failed. They may be limited to the nodes that reach the free-slot check (see
-    `diagnosis.gpu.usage_candidates`); other pods may be present and must be ignored safely."""
+    `diagnosis.triage.classify.usage_candidates`); other pods may be present and must be ignored safely."""
     events: tuple[Object, ...]
     """Events whose involvedObject (v1) or regarding (events.k8s.io/v1) is the pod."""
     now: datetime

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from cluster.reader import Reader
-from diagnosis import admission
-from diagnosis.jobset import explain
+from diagnosis.jobset import admission
+from diagnosis.jobset.explain import explain
 from diagnosis.objects import Ref
 from handlers.reply import Reply
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from cluster.reader import Reader
-from diagnosis.gpu import classify
 from diagnosis.objects import Ref
+from diagnosis.triage.classify import classify
 from handlers.reply import Reply
 
 

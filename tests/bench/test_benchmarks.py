@@ -16,13 +16,13 @@ import pytest
 from bench import burst, classifier, jobset, triage
 from bench.__main__ import BEGIN, END, write_markdown
 from bench.apiserver import ROOT, Served, simulated
-from bench.cluster import NOW, generate
 from bench.timing import Row, Sample, repeat, table
 from bench.triage import Caps, Stopped, kubectl_json
 from bot.metrics import Metrics
 from cluster.live import LiveReader
+from devtools.apisim import serve
+from devtools.cluster import NOW, generate
 from diagnosis.objects import name
-from tests.apisim import serve
 
 TINY = {"nodes": 40, "pods_per_node": 10, "slices": 2, "hosts_per_slice": 4}
 

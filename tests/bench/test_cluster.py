@@ -10,7 +10,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from bench.cluster import MAX_PODS, NOW, TOPOLOGY_KEY, Cluster, _allocatable, generate
+from devtools.cluster import MAX_PODS, NOW, TOPOLOGY_KEY, Cluster, _allocatable, generate
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 Obj = dict[str, Any]

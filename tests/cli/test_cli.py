@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.apisim import serve
+from devtools.apisim import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBEWHY = Path(sys.executable).with_name("kubewhy")

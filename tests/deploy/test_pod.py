@@ -14,7 +14,7 @@ import yaml
 
 from bot.app import COMMANDS
 from bot.localslack import FORM, LocalSlack, command_body
-from tests.apisim import serve
+from devtools.apisim import serve
 from tests.corpus import ROOT
 from tests.deploy import dockerfile
 from tests.deploy.rendered import OVERLAYS, container, pod_env, render, the

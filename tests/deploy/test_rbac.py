@@ -24,7 +24,7 @@ import pytest
 from cluster.cache import CacheOptions
 from cluster.errors import NotFound
 from cluster.live import LiveReader
-from tests.apisim import Request, serve
+from devtools.apisim import Request, serve
 from tests.corpus import Case, cases
 from tests.deploy.rendered import OVERLAYS, Object, render, the
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.apisim import Simulator, serve
+from devtools.apisim import Simulator, serve
 from tests.live.support import GPU_CLUSTER
 
 pytestmark = pytest.mark.kubectl

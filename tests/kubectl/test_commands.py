@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from diagnosis import jobset
-from diagnosis.gpu import classify
+from devtools.apisim import Simulator, serve
+from diagnosis.jobset.explain import explain
 from diagnosis.model import Command, Diagnosis
-from tests.apisim import Simulator, serve
+from diagnosis.triage.classify import classify
 from tests.corpus import Case, cases
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
 
@@ -65,7 +65,7 @@ def _answer(sim: Simulator, case: Case) -> Diagnosis:
         async with live_reader(sim) as reader:
             if case.kind == "triage":
                 return classify(await reader.triage_view(case.namespace, case.name))
-            return jobset.explain(await reader.jobset_view(case.namespace, case.name))
+            return explain(await reader.jobset_view(case.namespace, case.name))
 
     return asyncio.run(read())
 

@@ -2,7 +2,7 @@
 
     python -m tests.live.measure [NODES] [PODS_PER_NODE]
 
-Serves `bench.cluster.generate(NODES, PODS_PER_NODE)` from its own process (`bench.apiserver`) and
+Serves `devtools.cluster.generate(NODES, PODS_PER_NODE)` from its own process (`bench.apiserver`) and
 triages its pending pod pinned to a node pool, and its pending pod that may go to any GPU node. Not a
 test: it prints numbers for the report.
 """
@@ -15,7 +15,7 @@ import time
 
 from bench.apiserver import simulated
 from cluster.live import LiveReader
-from diagnosis.gpu import classify
+from diagnosis.triage.classify import classify
 
 
 async def _triage(kubeconfig: str, namespace: str, pod: str) -> str:

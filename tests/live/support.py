@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cluster.cache import CacheOptions
 from cluster.live import LiveReader
-from tests.apisim import Simulator
+from devtools.apisim import Simulator
 from tests.corpus import Case
 
 GPU_CLUSTER = Path(__file__).with_name("data") / "gpu-cluster.json"

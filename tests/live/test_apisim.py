@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.apisim import TOKEN, USER, Simulator, serve
-from tests.apisim.resources import lookup
-from tests.apisim.selectors import parse_fields, parse_labels
-from tests.apisim.store import Collection, Key, Selection, Store
+from devtools.apisim import TOKEN, USER, Simulator, serve
+from devtools.apisim.resources import lookup
+from devtools.apisim.selectors import parse_fields, parse_labels
+from devtools.apisim.store import Collection, Key, Selection, Store
 from tests.live import generated
 from tests.live.support import GPU_CLUSTER
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.apisim import TOKEN, Simulator, serve
+from devtools.apisim import TOKEN, Simulator, serve
 from tests.live.support import GPU_CLUSTER
 
 A100 = "gke-ml-prod-a100-pool-3f9c2a1b-7xkq"

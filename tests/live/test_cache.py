@@ -17,12 +17,12 @@ from cluster.cache import BOUND_PODS, CacheOptions, compact_pod
 from cluster.live import LiveReader
 from cluster.snapshot import load_objects
 from cluster.transport import Retry
-from diagnosis.gpu import classify
+from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
 from diagnosis.objects import kind, meta, name
 from diagnosis.relations import holds_node
-from diagnosis.resources import effective_requests
-from tests.apisim import Request, Simulator, serve
+from diagnosis.triage.classify import classify
+from diagnosis.triage.resources import effective_requests
 from tests.corpus import cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
 
@@ -148,7 +148,7 @@ async def test_only_bound_pods_holding_an_extended_resource_are_kept() -> None:
 
 def test_a_compact_pod_holds_what_the_pod_holds() -> None:
     """Over every pod of the corpus: the same effective request, the same hold on its node, the same
-    identity and terminating state (all `diagnosis.resources.holders` reads)."""
+    identity and terminating state (all `diagnosis.triage.resources.holders` reads)."""
     snapshots = sorted({c.snapshot for k in ("triage", "jobset") for c in cases(k)} | {GPU_CLUSTER})
     pods = [o for snapshot in snapshots for o in load_objects(snapshot) if kind(o) == "Pod"]
     assert len(pods) > 100

@@ -8,9 +8,9 @@ import pytest
 from cluster.live import PER_NODE_ALWAYS
 from cluster.snapshot import SnapshotReader
 from cluster.transport import PAGE_SIZE
-from diagnosis.gpu import classify
+from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
-from tests.apisim import Request, Simulator, serve
+from diagnosis.triage.classify import classify
 from tests.live.generated import NAMESPACE, PINNED, UNPINNED, Generated, cluster
 from tests.live.support import GPU_CLUSTER, live_reader
 

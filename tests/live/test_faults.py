@@ -14,7 +14,7 @@ import yaml
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.live import LiveReader
 from cluster.transport import Retry
-from tests.apisim import Faults, serve
+from devtools.apisim import Faults, serve
 from tests.live.support import GPU_CLUSTER, live_reader
 
 KUBEWHY = Path(sys.executable).with_name("kubewhy")

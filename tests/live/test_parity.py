@@ -5,16 +5,15 @@ gets the same diagnosis as without it, and reads no node and no bound pod from t
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from cluster.snapshot import SnapshotReader
+from devtools.apisim import Request, serve
 from diagnosis import events
-from diagnosis.gpu import classify
+from diagnosis.jobset.explain import explain
 from diagnosis.objects import Object, name, namespace, spec, uid
+from diagnosis.triage.classify import classify
 from diagnosis.views import JobSetView, TriageView
-from tests.apisim import Request, serve
 from tests.corpus import Case, cases
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, cached_reader, live_reader
 
@@ -72,12 +71,11 @@ def _pod_triage(view: JobSetView, pod: Object) -> str:
 
 @pytest.mark.parametrize("case", JOBSET, ids=lambda c: c.id)
 async def test_jobset_verdict_is_the_snapshots(case: Case) -> None:
-    jobset = _explainer()
     snapshot = SnapshotReader.from_path(case.snapshot)
-    expected = jobset.explain(await snapshot.jobset_view(case.namespace, case.name))
+    expected = explain(await snapshot.jobset_view(case.namespace, case.name))
     with serve(case.snapshot, now=snapshot.now) as sim:
         async with live_reader(sim) as reader:
-            got = jobset.explain(await reader.jobset_view(case.namespace, case.name))
+            got = explain(await reader.jobset_view(case.namespace, case.name))
 
     assert (got.verdict, got.cause, got.pod_verdict) == (
         expected.verdict,
@@ -108,21 +106,14 @@ async def test_triage_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
 
 @pytest.mark.parametrize("case", JOBSET, ids=lambda c: c.id)
 async def test_jobset_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
-    jobset = _explainer()
     with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
         async with live_reader(sim) as direct, cached_reader(sim) as cached:
-            expected = jobset.explain(await direct.jobset_view(case.namespace, case.name))
+            expected = explain(await direct.jobset_view(case.namespace, case.name))
             start = len(sim.requests)
-            got = jobset.explain(await cached.jobset_view(case.namespace, case.name))
+            got = explain(await cached.jobset_view(case.namespace, case.name))
             asked = sim.requests[start:]
 
     assert got == expected
     assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
     assert [r.path for r in asked if _cacheable(r)] == []
 
-
-def _explainer():  # type: ignore[no-untyped-def]
-    try:
-        return importlib.import_module("diagnosis.jobset")
-    except ModuleNotFoundError:
-        pytest.skip("diagnosis/jobset.py (the JobSet helper's explainer) does not exist yet")

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from bot.localslack import LocalSlack
+from devtools.apisim import serve
 from tests import corpus
-from tests.apisim import serve
 from tests.slack.support import (
     GPU_LAB,
     TOKEN,

@@ -2,7 +2,7 @@
 simulators, and signed requests to it.
 
 The bot runs as a real subprocess in HTTP mode on a free port; its Web API calls go to `LocalSlack`
-(bot/localslack.py) and its clusters are API simulators (tests/apisim) serving corpus snapshots. Tests
+(bot/localslack.py) and its clusters are API simulators (devtools/apisim) serving corpus snapshots. Tests
 send what Slack sends (signed slash commands, events, interactions) over HTTP and read what the bot
 posted from the local Slack. Every test uses its own channel, so one bot serves a whole module.
 """
@@ -10,9 +10,7 @@ posted from the local Slack. Every test uses its own channel, so one bot serves 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -39,11 +37,10 @@ from bot.localslack import (
     mention_event,
     signed_headers,
 )
-from tests.apisim import Simulator
+from devtools.apisim import Simulator
+from devtools.botenv import KUBEWHY, SECRET, bot_env, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-KUBEWHY = ROOT / ".venv" / "bin" / "kubewhy"
-SECRET = "kubewhy-test-signing-secret"
 TOKEN = "xoxb-kubewhy-test"
 ONCALL = "U0ONCALL"
 T = TypeVar("T")
@@ -51,12 +48,6 @@ T = TypeVar("T")
 
 def new_channel() -> str:
     return "C" + uuid.uuid4().hex[:10].upper()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -171,20 +162,6 @@ def _at_least(items: Callable[[], list[T]], count: int) -> Callable[[], list[T] 
         return found if len(found) >= count else None
 
     return enough
-
-
-def bot_env(slack: LocalSlack, port: int, config: Path | None, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "KUBEWHY_", "KUBECONFIG"))}
-    env |= {
-        "SLACK_BOT_TOKEN": slack.bot_token,
-        "SLACK_SIGNING_SECRET": SECRET,
-        "KUBEWHY_SLACK_API_URL": slack.api_url,
-        "KUBEWHY_PORT": str(port),
-        "KUBECONFIG": "/nonexistent/kubeconfig",  # a test never reads the developer's cluster
-    }
-    if config is not None:
-        env["KUBEWHY_CONFIG"] = str(config)
-    return env | extra
 
 
 @contextmanager

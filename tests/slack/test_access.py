@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.localslack import LocalSlack, Message, block_action
-from tests.apisim import serve
+from devtools.apisim import serve
 from tests.slack.support import GPU_LAB, TOKEN, Bot, buttons, running_bot, shown, verdict_payload
 
 ALICE = "U0ALICE"  # allowed by name

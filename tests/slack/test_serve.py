@@ -14,8 +14,8 @@ import pytest
 
 from bot.app import WEB_API_METHODS
 from bot.localslack import FORM, JSON, LocalSlack, block_action, command_body, mention_event
+from devtools.apisim import serve
 from tests import corpus
-from tests.apisim import serve
 from tests.slack.support import (
     GPU_LAB,
     ONCALL,

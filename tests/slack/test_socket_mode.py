@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bot.app import SOCKET_MODE_METHODS, WEB_API_METHODS
 from bot.localslack import LocalSlack, command_payload, event_body, mention_event
-from tests.apisim import serve
+from devtools.apisim import serve
 from tests.slack.support import GPU_LAB, ONCALL, TOKEN, new_channel, running_bot, shown, verdict_payload
 
 APP_TOKEN = "xapp-1-kubewhy-test"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.localslack import LocalSlack, Message, block_action, message_shortcut
-from tests.apisim import serve
+from devtools.apisim import serve
 from tests.slack.support import (
     GPU_LAB,
     ONCALL,

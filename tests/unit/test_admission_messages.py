@@ -9,10 +9,10 @@ import shlex
 
 import pytest
 
-from diagnosis import admission
-from diagnosis.admission import explain_message
-from diagnosis.jobset import explain
-from diagnosis.jobset_family import Family, Refusal
+from diagnosis.jobset import admission
+from diagnosis.jobset.admission import explain_message
+from diagnosis.jobset.explain import explain
+from diagnosis.jobset.family import Family, Refusal
 from diagnosis.model import JobSetVerdict
 from tests.corpus import Case
 from tests.unit.test_jobset_corpus import CASES, _items, view_of

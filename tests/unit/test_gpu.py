@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from diagnosis.funnel import Drop, Stage, stage_line
-from diagnosis.gpu import FUNNEL, classify, usage_candidates
 from diagnosis.model import PodVerdict
+from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
+from diagnosis.triage.funnel import Drop, Stage, stage_line
 from diagnosis.views import TriageView
 from tests.corpus import ROOT
 from tests.unit.test_gpu_corpus import NOW, find_pod, items, view_of

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from diagnosis import triage_commands as kubectl
-from diagnosis.gpu import classify
+from devtools.apisim import serve
+from devtools.botenv import KUBECTL
 from diagnosis.model import Command
-from tests.apisim import serve
-from tests.corpus import ROOT, Case
+from diagnosis.triage import commands as kubectl
+from diagnosis.triage.classify import classify
+from tests.corpus import Case
 from tests.unit.test_gpu_corpus import CASES, items, view_of
-
-KUBECTL = Path(ROOT / ".venv/bin/kubectl")
 
 READ_VERBS = {"get", "describe", "logs"}
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from diagnosis.gpu import classify, usage_candidates
 from diagnosis.model import Diagnosis, PodVerdict
+from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.views import TriageView
 from tests.corpus import ROOT, Case, cases
 

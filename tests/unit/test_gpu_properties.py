@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnosis.gpu import classify, usage_candidates
 from diagnosis.model import Diagnosis, PodVerdict
+from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.views import TriageView
 from tests.unit.hostile import SETTINGS, tear
 from tests.unit.test_gpu_corpus import CASES, NOW, view_of

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from diagnosis.gpu import effective_requests
 from diagnosis.quantity import count
-from diagnosis.resources import Offer, holders, is_extended, offer
+from diagnosis.triage.classify import effective_requests
+from diagnosis.triage.resources import Offer, holders, is_extended, offer
 from tests.corpus import ROOT
 
 LAB = json.loads((ROOT / "examples/gpu-lab.json").read_text())["items"]

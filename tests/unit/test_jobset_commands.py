@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from diagnosis import jobset_commands as kubectl
+from diagnosis.jobset import commands as kubectl
 
 
 def test_values_are_quoted_once_and_read_back_whole() -> None:

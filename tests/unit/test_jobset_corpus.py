@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from diagnosis import events
-from diagnosis.jobset import explain
+from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, kind, labels, name, namespace
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by

@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnosis.admission import explain_message
-from diagnosis.jobset import explain
+from diagnosis.jobset.admission import explain_message
+from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis, JobSetVerdict
 from diagnosis.views import JobSetView
 from tests.unit.hostile import SETTINGS, tear

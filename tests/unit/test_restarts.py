@@ -9,9 +9,8 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from diagnosis import gke, restarts
-from diagnosis.jobset import explain
-from diagnosis.jobset_family import Family
+from diagnosis.jobset.explain import explain, gke, restarts
+from diagnosis.jobset.family import Family
 from diagnosis.model import JobSetVerdict, RestartCause
 from diagnosis.objects import Object, kind, name
 from tests.unit.test_jobset_corpus import CASES, view_of

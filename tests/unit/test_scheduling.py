@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from diagnosis.scheduling import (
+from diagnosis.triage.scheduling import (
     CORDON,
     Taint,
     constrained,

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from diagnosis import admission, events
-from diagnosis.jobset_keys import (
+from diagnosis import events
+from diagnosis.jobset import admission
+from diagnosis.jobset.keys import (
     COMPLETION_INDEX_KEY,
     EXCLUSIVE_TOPOLOGY_KEY,
     JOB_INDEX_LABEL,

@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from diagnosis import events
-from diagnosis.jobset_family import Family, completion_index, integer, is_live, stamp
-from diagnosis.jobset_keys import JOB_INDEX_LABEL, REPLICATED_JOB_LABEL, RESTART_ATTEMPT_LABEL
+from diagnosis.jobset.family import Family, completion_index, integer, is_live, stamp
+from diagnosis.jobset.keys import JOB_INDEX_LABEL, REPLICATED_JOB_LABEL, RESTART_ATTEMPT_LABEL
 from diagnosis.model import RestartCause
 from diagnosis.objects import (
     Object,

@@ -15,7 +15,7 @@ namespace, name)` and open watches see it; `sim.store.compact()` makes older rev
 `sim.drop_watches()` cuts the open ones; `sim.open_watches()` counts them.
 """
 
-from tests.apisim.faults import Faults
-from tests.apisim.server import TOKEN, USER, Request, Simulator, serve
+from devtools.apisim.faults import Faults
+from devtools.apisim.server import TOKEN, USER, Request, Simulator, serve
 
 __all__ = ["TOKEN", "USER", "Faults", "Request", "Simulator", "serve"]

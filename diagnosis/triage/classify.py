@@ -11,34 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from diagnosis import triage_commands as kubectl
-from diagnosis.funnel import (
-    SHOWN,
-    Advice,
-    Ask,
-    Drop,
-    Funnel,
-    Stage,
-    Step,
-    and_,
-    candidates,
-    names,
-    run,
-    stage_line,
-)
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
-from diagnosis.resources import effective_requests, holders, offer, reported_resources
-from diagnosis.scheduler_message import last_said
-from diagnosis.scheduling import (
-    CORDON,
-    constrained,
-    cordoned,
-    node_selector,
-    selector_keys,
-)
-from diagnosis.triage_evidence import (
+from diagnosis.triage import commands as kubectl
+from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     hardware_labels,
     holders_text,
@@ -52,6 +29,29 @@ from diagnosis.triage_evidence import (
     tolerations,
     visible_devices,
     zero_asks,
+)
+from diagnosis.triage.funnel import (
+    SHOWN,
+    Advice,
+    Ask,
+    Drop,
+    Funnel,
+    Stage,
+    Step,
+    and_,
+    candidates,
+    names,
+    run,
+    stage_line,
+)
+from diagnosis.triage.resources import effective_requests, holders, offer, reported_resources
+from diagnosis.triage.scheduler_message import last_said
+from diagnosis.triage.scheduling import (
+    CORDON,
+    constrained,
+    cordoned,
+    node_selector,
+    selector_keys,
 )
 from diagnosis.views import TriageView
 
@@ -68,13 +68,13 @@ def classify(view: TriageView) -> Diagnosis:
     requests = effective_requests(view.pod)
     # A pod that asks for no device starts without one: nothing below could explain a missing GPU.
     if not requests:
-        return _no_request(view)
+        return no_request(view)
     # A bound pod is past the scheduler; whatever holds it now is the kubelet's or the app's.
     if node_name(view.pod):
-        return _placed(view, requests)
+        return ok(view, requests)
     # The scheduler does not look at a gated pod at all until the gates' owners remove them.
     if _gates(view.pod):
-        return _gated(view, requests)
+        return gated(view, requests)
     # Only now do nodes matter: the funnel says which step leaves none.
     return _funneled(view, requests)
 
@@ -107,7 +107,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
         advice = _no_nodes(funnel, verdict)
     elif funnel.last.kept:
-        verdict, advice = PodVerdict.SCHEDULABLE, _schedulable(funnel)
+        verdict, advice = PodVerdict.SCHEDULABLE, schedulable(funnel)
     else:
         verdict, advice = funnel.last.step.verdict, funnel.last.step.advise(funnel)
     evidence = (
@@ -142,7 +142,7 @@ def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: 
 # --- no-request, ok, gated ----------------------------------------------------------------------
 
 
-def _no_request(view: TriageView) -> Diagnosis:
+def no_request(view: TriageView) -> Diagnosis:
     pod = view.pod
     host = node_name(pod)
     where = f"; it is on {host} ({_phase(pod)})" if host else ""
@@ -171,7 +171,7 @@ def _no_request(view: TriageView) -> Diagnosis:
     return _diagnosis(view, PodVerdict.NO_REQUEST, advice, evidence)
 
 
-def _placed(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
     host, phase = node_name(pod), _phase(pod)
     problems = pod_problems(pod)
@@ -184,7 +184,7 @@ def _placed(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     return _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence)
 
 
-def _gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
     gates = _gates(pod)
     summary = (
@@ -220,15 +220,15 @@ def _gate_meaning(gate: str) -> str:
 # --- the funnel's steps: a check per node, and what to say when a step leaves none ---------------
 
 
-def _selector_check(ask: Ask, node: Object) -> str | None:
+def label_mismatch(ask: Ask, node: Object) -> str | None:
     return ask.placement.mismatch(node)
 
 
-def _taint_check(ask: Ask, node: Object) -> str | None:
+def taint(ask: Ask, node: Object) -> str | None:
     return ", ".join(taint_words(t) for t in ask.placement.untolerated(node)) or None
 
 
-def _reports_check(ask: Ask, node: Object) -> str | None:
+def no_gpu_node(ask: Ask, node: Object) -> str | None:
     missing = []
     for resource in ask.requests:
         have = offer(node, resource)
@@ -237,7 +237,7 @@ def _reports_check(ask: Ask, node: Object) -> str | None:
     return ", ".join(missing) or None
 
 
-def _allocatable_check(ask: Ask, node: Object) -> str | None:
+def allocatable_zero(ask: Ask, node: Object) -> str | None:
     offers = {resource: offer(node, resource) for resource in ask.requests}
     zero = [
         f"{resource} capacity {have.capacity}, allocatable 0"
@@ -247,7 +247,7 @@ def _allocatable_check(ask: Ask, node: Object) -> str | None:
     return ", ".join(zero) or None
 
 
-def _free_check(ask: Ask, node: Object) -> str | None:
+def exhausted(ask: Ask, node: Object) -> str | None:
     short = []
     for resource, wanted in ask.requests.items():
         allocatable, used = offer(node, resource).allocatable, ask.used(name(node), resource)
@@ -401,19 +401,19 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
 
 FUNNEL: tuple[Step, ...] = (
     Step(PodVerdict.LABEL_MISMATCH, "matches the nodeSelector and required node affinity",
-         _selector_check, _label_advice),
-    Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", _taint_check, _taint_advice),
-    Step(PodVerdict.NO_GPU_NODE, "reports {resources}", _reports_check, _no_gpu_advice),
-    Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", _allocatable_check,
+         label_mismatch, _label_advice),
+    Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", taint, _taint_advice),
+    Step(PodVerdict.NO_GPU_NODE, "reports {resources}", no_gpu_node, _no_gpu_advice),
+    Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
          _allocatable_advice),
-    Step(PodVerdict.EXHAUSTED, "has {asks} free", _free_check, _exhausted_advice),
+    Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
 The free-slot step is last: it alone reads the pods bound to the nodes (`usage_candidates`)."""
 
 
-def _schedulable(funnel: Funnel) -> Advice:
+def schedulable(funnel: Funnel) -> Advice:
     ask, kept = funnel.ask, funnel.last.kept
     best = _by_headroom(ask, kept)[0]
     resource, _ = _tightest(ask, best)

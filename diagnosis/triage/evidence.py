@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from diagnosis.funnel import candidates, names
 from diagnosis.model import Snippet
 from diagnosis.names import is_label_key, is_label_value
 from diagnosis.objects import Object, labels, mapping, meta, name, sequence, spec, status, text
 from diagnosis.quantity import count
-from diagnosis.resources import Holder, containers, is_extended
-from diagnosis.scheduler_message import last_said, notes, quoted
-from diagnosis.scheduling import CORDON, Taint
+from diagnosis.triage.funnel import candidates, names
+from diagnosis.triage.resources import Holder, containers, is_extended
+from diagnosis.triage.scheduler_message import last_said, notes, quoted
+from diagnosis.triage.scheduling import CORDON, Taint
 from diagnosis.views import TriageView
 
 CONDITION_TAINTS = "node.kubernetes.io/"

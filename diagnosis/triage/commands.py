@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from diagnosis.model import Command
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
 from diagnosis.relations import NOT_TERMINAL
-from diagnosis.resources import is_extended
+from diagnosis.triage.resources import is_extended
 
 """The scheduler's own pod filter (facts §3.2): the pods that hold a node's resources."""
 

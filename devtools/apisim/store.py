@@ -24,8 +24,8 @@ from functools import partial
 from operator import itemgetter
 from typing import Any
 
-from tests.apisim.resources import NEW_EVENTS, RESOURCES, Resource, by_kind, storage_of
-from tests.apisim.selectors import FieldRequirement, LabelRequirement
+from devtools.apisim.resources import NEW_EVENTS, RESOURCES, Resource, by_kind, storage_of
+from devtools.apisim.selectors import FieldRequirement, LabelRequirement
 
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for cluster-scoped objects."""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from tests.apisim.resources import Resource
+from devtools.apisim.resources import Resource
 
 Obj = Mapping[str, Any]
 Column = tuple[str, str, int, Callable[[Obj, datetime], Any]]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tests.apisim.server import Request
+    from devtools.apisim.server import Request
 
 DROP = 0
 """The status of a fault that closes the connection without an answer."""

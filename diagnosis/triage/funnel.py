@@ -1,7 +1,7 @@
 """The funnel over a pod's candidate nodes: ordered steps, each keeping the nodes that pass it.
 
-The steps themselves (and which verdict each one stands for) are `diagnosis.gpu.FUNNEL`; this module
-only runs them and writes down what each one did, so the evidence can show it.
+The steps themselves (and which verdict each one stands for) are `diagnosis.triage.classify.FUNNEL`;
+this module only runs them and writes down what each one did, so the evidence can show it.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from functools import cached_property
 
 from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, name
-from diagnosis.resources import Holder
-from diagnosis.scheduling import Placement
+from diagnosis.triage.resources import Holder
+from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 
 SHOWN = 10

@@ -28,13 +28,13 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from cluster.snapshot import SnapshotReader
-from tests.apisim import resources
-from tests.apisim.faults import DROP, Fault, Faults
-from tests.apisim.resources import Resource, status_object
-from tests.apisim.selectors import SelectorError, parse_fields, parse_labels
-from tests.apisim.store import Entry, Selection, Store
-from tests.apisim.tables import table
-from tests.apisim.watch import DEFAULT_SECONDS, Watch
+from devtools.apisim import resources
+from devtools.apisim.faults import DROP, Fault, Faults
+from devtools.apisim.resources import Resource, status_object
+from devtools.apisim.selectors import SelectorError, parse_fields, parse_labels
+from devtools.apisim.store import Entry, Selection, Store
+from devtools.apisim.tables import table
+from devtools.apisim.watch import DEFAULT_SECONDS, Watch
 
 USER = "system:serviceaccount:kubewhy:kubewhy"
 """Who the simulator believes is calling (it appears in Forbidden messages, as on a real cluster)."""

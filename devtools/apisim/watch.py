@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.apisim.resources import Resource, status_object, storage_of
-from tests.apisim.store import Change, Entry, Selection, Store
+from devtools.apisim.resources import Resource, status_object, storage_of
+from devtools.apisim.store import Change, Entry, Selection, Store
 
 DEFAULT_SECONDS = 1800.0
 """A watch's length when the client sets no `timeoutSeconds` (the API server's --min-request-timeout)."""

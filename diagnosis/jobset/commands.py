@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 
-from diagnosis.jobset_keys import COMPLETION_INDEX_KEY, JOB_INDEX_LABEL, REPLICATED_JOB_LABEL
+from diagnosis.jobset.keys import COMPLETION_INDEX_KEY, JOB_INDEX_LABEL, REPLICATED_JOB_LABEL
 from diagnosis.model import Command
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.relations import JOBSET_NAME_LABEL

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from diagnosis import gke, restarts
-from diagnosis import jobset_commands as kubectl
-from diagnosis.jobset_creation import (
+from diagnosis.jobset import commands as kubectl
+from diagnosis.jobset import gke, restarts
+from diagnosis.jobset.creation import (
     basics,
     create_rejected,
     leader_duplicate,
@@ -23,8 +23,8 @@ from diagnosis.jobset_creation import (
     triage,
     webhook_unavailable,
 )
-from diagnosis.jobset_family import Family, integer, is_live, phase
-from diagnosis.jobset_keys import QUEUE_NAME_LABEL
+from diagnosis.jobset.family import Family, integer, is_live, phase
+from diagnosis.jobset.keys import QUEUE_NAME_LABEL
 from diagnosis.model import Command, Diagnosis, JobSetVerdict, RestartCause, Snippet
 from diagnosis.objects import (
     Object,

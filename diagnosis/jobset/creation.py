@@ -12,16 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from diagnosis import admission, gpu
-from diagnosis import jobset_commands as kubectl
-from diagnosis.admission import POD_WEBHOOK_ORDER, WEBHOOK_CALL_ORDER
-from diagnosis.jobset_family import Child, Family, Refusal, completion_index, is_live, phase
-from diagnosis.jobset_keys import EXCLUSIVE_TOPOLOGY_KEY
+from diagnosis.jobset import admission
+from diagnosis.jobset import commands as kubectl
+from diagnosis.jobset.admission import POD_WEBHOOK_ORDER, WEBHOOK_CALL_ORDER
+from diagnosis.jobset.family import Child, Family, Refusal, completion_index, is_live, phase
+from diagnosis.jobset.keys import EXCLUSIVE_TOPOLOGY_KEY
+from diagnosis.jobset.restarts import disruption, exits
 from diagnosis.model import Command, Diagnosis, JobSetVerdict, PodVerdict
 from diagnosis.objects import Object, labels, meta, name, status, text
 from diagnosis.relations import node_name
-from diagnosis.restarts import disruption, exits
-from diagnosis.scheduler_message import last_said, quoted
+from diagnosis.triage import classify as gpu
+from diagnosis.triage.scheduler_message import last_said, quoted
 from diagnosis.views import TriageView
 
 FIRST_LINK = {

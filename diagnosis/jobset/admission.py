@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from diagnosis import jobset_commands as kubectl
+from diagnosis.jobset import commands as kubectl
 from diagnosis.model import Command, Diagnosis, JobSetVerdict
 
 MUTATING_POD_WEBHOOK = (

@@ -1,0 +1,47 @@
+"""What runs the bot or its tools in a test or a benchmark: the installed commands, a free port, and the
+environment of a `kubewhy serve` that talks to a local Slack and never to the developer's cluster."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+from bot.localslack import LocalSlack
+
+SECRET = "kubewhy-test-signing-secret"
+
+
+def tool(name: str) -> Path:
+    """An installed command: the one beside this interpreter (the project's virtualenv), else on PATH."""
+    beside = Path(sys.executable).with_name(name)
+    found = beside if beside.exists() else shutil.which(name)
+    if found is None:
+        raise FileNotFoundError(f"{name} is not installed beside {sys.executable} nor on PATH")
+    return Path(found)
+
+
+KUBEWHY = tool("kubewhy")
+KUBECTL = tool("kubectl")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def bot_env(slack: LocalSlack, port: int, config: Path | None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "KUBEWHY_", "KUBECONFIG"))}
+    env |= {
+        "SLACK_BOT_TOKEN": slack.bot_token,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "KUBEWHY_SLACK_API_URL": slack.api_url,
+        "KUBEWHY_PORT": str(port),
+        "KUBECONFIG": "/nonexistent/kubeconfig",  # a test never reads the developer's cluster
+    }
+    if config is not None:
+        env["KUBEWHY_CONFIG"] = str(config)
+    return env | extra

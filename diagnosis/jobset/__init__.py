@@ -1,0 +1,1 @@
+"""The `/jobset why` question: why is this JobSet stuck or restarting?"""

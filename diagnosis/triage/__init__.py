@@ -1,0 +1,1 @@
+"""The `/triage` question: why is this accelerator pod not running?"""
