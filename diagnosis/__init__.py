@@ -28,4 +28,4 @@ Where each verdict is decided (a function named after it):
 | --- | --- |
 | completed, failed, suspended, restarting, pods-pending, starting, running | `jobset.explain.<verdict>` |
 | webhook-unavailable, leader-duplicate, topology-label-missing, leader-pending, create-rejected | `jobset.creation.<verdict>` |
-"""
+"""  # noqa: E501 (a table row)
