@@ -10,12 +10,12 @@ a bookmark); a 410 Gone means changes were missed, so the resource is listed aga
 retried with backoff. Pods are those bound to a node and not terminal (`BOUND_PODS`): a pod that
 finishes or is deleted leaves the watch's selection and arrives as DELETED.
 
-Only the bound pods that hold an extended resource are kept (`holds_devices`): the diagnosis counts
-nothing else against a node (`diagnosis.triage.resources.holders`), and a pod's extended resources cannot
-change after it is created. On 5,000 nodes and 470,000 bound pods that is a few thousand pods instead
-of every one. Of what is kept, only what the diagnosis reads is kept (`compact_node`, `compact_pod`),
-and at most `max_objects` objects: past that the cache stops, frees what it holds and says why in `state`; the
-reader then reads the cluster directly, as without a cache.
+Every bound pod is kept, in a compact form (`compact_pod`): the diagnosis counts each against its node
+(devices, cpu, memory, the pod count, host ports: `diagnosis.triage.resources.counted`), and reads
+only a pod's identity, owner, node, priority, phase, terminating state and requests, which pods of one
+template share (`compact_node` keeps what it reads of a node). At most `max_objects` objects are
+kept: past that the cache stops, frees what it holds and says why in `state`; the reader then reads
+the cluster directly, as without a cache.
 
 Threads: LIST pages are read by the transport's worker threads. A watch's response is read line by
 line in the cache's own threads (one per watch; the official client's `Watch` would turn every event
@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import urllib3
@@ -43,9 +44,23 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from cluster.errors import ClusterError, Forbidden, Unavailable
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
-from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
+from diagnosis.objects import (
+    Object,
+    condition,
+    labels,
+    mapping,
+    meta,
+    name,
+    namespace,
+    sequence,
+    spec,
+    status,
+    text,
+)
 from diagnosis.relations import NOT_TERMINAL
-from diagnosis.triage.resources import effective_requests, is_extended
+from diagnosis.triage.fit import CPU, pod_requests
+from diagnosis.triage.ports import HostPort, host_ports
+from diagnosis.triage.resources import effective_requests
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +76,7 @@ class CacheOptions:
     """How much a cache may hold and how it keeps up."""
 
     max_objects: int = 300_000
-    """Nodes plus the bound pods kept (those holding an extended resource). Past it the cache stops
+    """Nodes plus the bound pods kept. Past it the cache stops
     and the reader reads directly."""
     watch_seconds: int = 300
     """How long each watch request lasts before it is resumed (the API server ends it then)."""
@@ -85,7 +100,7 @@ capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diag
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp")
 
-_SHARED = frozenset({"namespace", "nodeName", "phase"})
+_SHARED = frozenset({"namespace", "nodeName", "phase", "type", "status", "reason"})
 """Fields whose values repeat across objects: a hundred thousand pods share a few namespaces and
 phases, and a few thousand node names."""
 
@@ -99,49 +114,54 @@ def compact_node(node: Object) -> dict[str, Any]:
 
 
 def compact_pod(pod: Object) -> dict[str, Any]:
-    """What `diagnosis.triage.resources.holders` reads of a bound pod: who it is, where it is bound, its
-    phase, whether it is terminating, and the extended resources its containers ask for (init containers
-    with their restart policy, which makes a sidecar). A container that asks for no extended resource
-    adds nothing to the pod's effective request and is left out: most pods keep no container."""
-    kept_spec = _pick(spec(pod), ("nodeName",))
-    for part in ("initContainers", "containers"):
-        asking = [kept for c in sequence(spec(pod).get(part)) if (kept := _asks(mapping(c)))]
-        if asking:
-            kept_spec[part] = asking
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": _pick(meta(pod), _POD_META),
-        "spec": kept_spec,
-        "status": _pick(status(pod), ("phase",)),
-    }
+    """What the diagnosis reads of a bound pod, in the shape of a pod: who it is and who made it, where
+    it is bound, its priority, its phase, whether it is terminating (and why: `DisruptionTarget`), and
+    its containers folded into one that asks the pod's requests (`fit.pod_requests`, and the
+    extended resources as `resources.effective_requests` reads them) and holds its host ports. Pods
+    asking the same share that one container: a cluster runs a few hundred templates."""
+    pod_meta, pod_spec = meta(pod), spec(pod)
+    kept_meta = _pick(pod_meta, _POD_META)
+    refs = map(mapping, sequence(pod_meta.get("ownerReferences")))
+    owner = next((r for r in refs if r.get("controller") is True), None)
+    if owner is not None:
+        kept_meta["ownerReferences"] = [_owner(text(owner.get("kind")), text(owner.get("name")))]
+    kept_spec = _pick(pod_spec, ("nodeName", "priority"))
+    kept_spec["containers"] = _folded(
+        tuple(pod_requests(pod).items()), tuple(effective_requests(pod).items()), host_ports(pod)
+    )
+    kept_status = _pick(status(pod), ("phase",))
+    disruption = condition(pod, "DisruptionTarget")
+    if disruption is not None:
+        kept_status["conditions"] = [_pick(disruption, ("type", "status", "reason"))]
+    return {"metadata": kept_meta, "spec": kept_spec, "status": kept_status}
 
 
-def holds_devices(pod: Object) -> bool:
-    """Whether the (compacted) pod holds an extended resource: the only bound pods the cache keeps."""
-    return bool(effective_requests(pod))
+@lru_cache(maxsize=4096)
+def _folded(
+    requests: tuple[tuple[str, int], ...],
+    extended: tuple[tuple[str, int], ...],
+    ports: tuple[HostPort, ...],
+) -> list[dict[str, Any]]:
+    """The one container of a compact pod (shared, never changed: the diagnosis only reads it). cpu
+    is written in millicores; extended resources go in the limits too, which `effective_requests`
+    reads first."""
+    asks = {r: f"{v}m" if r == CPU else v for r, v in requests}
+    container: dict[str, Any] = {"name": "", "resources": {"requests": asks, "limits": dict(extended)}}
+    if ports:
+        container["ports"] = [
+            {"hostPort": p.number, "containerPort": p.number, "protocol": p.protocol, "hostIP": p.ip}
+            for p in ports
+        ]
+    return [container]
+
+
+@lru_cache(maxsize=4096)
+def _owner(kind_: str, owner_name: str) -> dict[str, Any]:
+    return {"kind": kind_, "name": owner_name, "controller": True}
 
 
 def _everything(_: Object) -> bool:
     return True
-
-
-def _asks(container: Object) -> dict[str, Any]:
-    """A container's extended-resource requests and limits (as `diagnosis.triage.resources.containers` reads
-    them), with its name and restart policy; empty when it asks for none."""
-    resources = mapping(container.get("resources"))
-    asks = {
-        kind: extended
-        for kind in ("requests", "limits")
-        if (extended := {k: v for k, v in mapping(resources.get(kind)).items() if _extended(k)})
-    }
-    if not asks:
-        return {}
-    return _pick(container, ("name", "restartPolicy")) | {"resources": asks}
-
-
-def _extended(resource: object) -> bool:
-    return isinstance(resource, str) and is_extended(resource)
 
 
 def _pick(source: Object, fields: Iterable[str]) -> dict[str, Any]:
@@ -381,7 +401,7 @@ class ClusterCache:
             self, _Resource("nodes", core.list_node, None, compact_node, _everything, _labels_of)
         )
         pods = _Resource(
-            "pods", core.list_pod_for_all_namespaces, BOUND_PODS, compact_pod, holds_devices, _node_of
+            "pods", core.list_pod_for_all_namespaces, BOUND_PODS, compact_pod, _everything, _node_of
         )
         self._pods = _Reflector(self, pods)
         self._tasks: list[asyncio.Task[None]] = []
@@ -471,7 +491,7 @@ class ClusterCache:
         if self.synced:
             return (
                 f"synced: {len(self._nodes.items):,} nodes, "
-                f"{len(self._pods.items):,} bound pods holding extended resources"
+                f"{len(self._pods.items):,} bound pods"
             )
         return f"syncing: {self._nodes.describe()}; {self._pods.describe()}"
 
@@ -496,7 +516,7 @@ class ClusterCache:
         return tuple(self._nodes.indexed.get(f"{key}={value}", {}).values())
 
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
-        """The non-terminal pods bound to these nodes that hold an extended resource, any namespace
+        """The non-terminal pods bound to these nodes, compacted, any namespace
         (the only ones `diagnosis.triage.resources.holders` counts)."""
         on = self._pods.indexed
         return tuple(pod for n in sorted(set(node_names)) for pod in on.get(n, {}).values())

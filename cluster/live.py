@@ -37,7 +37,9 @@ from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
-from diagnosis.triage.classify import reaches_funnel, usage_candidates
+from diagnosis.triage.classify import gate_names, reaches_funnel, usage_candidates
+from diagnosis.triage.kueue import ADMISSION_GATE
+from diagnosis.triage.resources import nominated_node
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, TriageView
 
@@ -178,12 +180,44 @@ class LiveReader:
         got, about = await asyncio.gather(self._pod(namespace, pod), self._pod_events(namespace, pod))
         found, now = got.body, self._now(got)
         if not reaches_funnel(found):
-            # Decided from the pod alone; a placed pod's evidence still shows its node.
-            placed = await self._nodes_named([node_name(found)])
-            return TriageView(found, tuple(placed), (), _about(about, found), now)
-        nodes, prefiltered = await self._candidate_nodes(found)
+            # Decided from the pod alone; a placed (or nominated) pod's evidence still shows its node,
+            # a preempting pod's the victims there, a Kueue-gated pod's its Workload.
+            placed, bound, (workloads, unread) = await asyncio.gather(
+                self._nodes_named([node_name(found) or nominated_node(found)]),
+                self._bound_pods(usage_candidates(found, ()), None),
+                self._kueue_workloads(found),
+            )
+            return TriageView(
+                found, tuple(placed), bound, _about(about, found), now, workloads=workloads, unread=unread
+            )
+        (nodes, prefiltered), nominated = await asyncio.gather(
+            self._candidate_nodes(found), self._nominated_pods()
+        )
         bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered)
+        return TriageView(
+            found, tuple(nodes), bound, _about(about, found), now, prefiltered, nominated_pods=nominated
+        )
+
+    async def _nominated_pods(self) -> tuple[Object, ...]:
+        """The pods the scheduler nominated a node for and has not bound yet, any namespace: those of
+        the pod's priority or more count against their node. Few at any time; one LIST."""
+        return tuple(
+            await self._api.items(
+                Target("list", "pods"),
+                self._core.list_pod_for_all_namespaces,
+                field_selector=f"spec.nodeName=,status.nominatedNodeName!=,{NOT_TERMINAL}",
+            )
+        )
+
+    async def _kueue_workloads(self, pod: Object) -> tuple[tuple[Object, ...], tuple[str, ...]]:
+        """For a pod gated by Kueue's admission: the Workloads of its namespace (Kueue's says why it is
+        not admitted). Optional: a read that fails is a line of evidence, not a failed answer."""
+        if node_name(pod) or ADMISSION_GATE not in gate_names(pod):
+            return (), ()
+        try:
+            return tuple(await self._workloads(namespace(pod))), ()
+        except ClusterError as err:
+            return (), (f"Kueue Workloads of {namespace(pod)} could not be read: {err.message}",)
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
@@ -311,7 +345,7 @@ class LiveReader:
             )
             raise await self._missing("jobset", namespace, name, names, _unwrap(in_namespace)) from got
         jobset, found_pods = _unwrap(got).body, _unwrap(pods)
-        nodes, bound = await self._nodes_for(found_pods)
+        nodes, bound, nominated = await self._nodes_for(found_pods)
         return JobSetView(
             jobset=jobset,
             jobs=tuple(_unwrap(jobs)),
@@ -321,6 +355,7 @@ class LiveReader:
             bound_pods=bound,
             workloads=tuple(w for w in _unwrap(workloads) if owned_by(w, jobset)),
             now=self._now(_unwrap(got)),
+            nominated_pods=nominated,
         )
 
     async def _namespace_events(self, namespace: str) -> list[dict[str, Any]]:
@@ -344,11 +379,17 @@ class LiveReader:
         except NotFound:
             return []
 
-    async def _nodes_for(self, pods: Sequence[Object]) -> tuple[tuple[Object, ...], tuple[Object, ...]]:
+    async def _nodes_for(
+        self, pods: Sequence[Object]
+    ) -> tuple[tuple[Object, ...], tuple[Object, ...], tuple[Object, ...]]:
         """The nodes the JobSet's pods are bound to, plus the candidate nodes of its pending pods,
-        and the bound pods that triaging those pending pods needs (as `triage_view` reads them)."""
+        and the bound and nominated pods that triaging those pending pods needs (as `triage_view`
+        reads them)."""
         pending = list({_scheduling_key(p): p for p in pods if _pending(p) and reaches_funnel(p)}.values())
-        candidates = await asyncio.gather(*(self._candidate_nodes(p) for p in pending))
+        candidates, nominated = await asyncio.gather(
+            asyncio.gather(*(self._candidate_nodes(p) for p in pending)),
+            self._nominated_pods() if pending else asyncio.sleep(0, ()),
+        )
         known = {name(n): n for nodes, _ in candidates for n in nodes}
         placed = {node_name(p) for p in pods if node_name(p)} - known.keys()
         known.update((name(n), n) for n in await self._nodes_named(placed))
@@ -359,7 +400,7 @@ class LiveReader:
         }
         everywhere = [len(nodes) for nodes, prefiltered in candidates if not prefiltered]
         bound = await self._bound_pods(usage, max(everywhere, default=None))
-        return tuple(known[n] for n in sorted(known)), bound
+        return tuple(known[n] for n in sorted(known)), bound, nominated
 
     async def _nodes_named(self, names: Iterable[str]) -> list[Object]:
         """Nodes by name (empty names ignored); a node that is gone is simply absent (see

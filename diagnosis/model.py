@@ -16,11 +16,14 @@ class PodVerdict(StrEnum):
     NO_REQUEST = "no-request"
     OK = "ok"
     GATED = "gated"
+    PREEMPTING = "preempting"
     LABEL_MISMATCH = "label-mismatch"
     TAINT = "taint"
     NO_GPU_NODE = "no-gpu-node"
     ALLOCATABLE_ZERO = "allocatable-zero"
     EXHAUSTED = "exhausted"
+    NODE_RESOURCES = "node-resources"
+    HOST_PORT = "host-port"
     SCHEDULABLE = "schedulable"
 
 

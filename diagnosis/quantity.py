@@ -55,8 +55,20 @@ def count(value: object) -> int | None:
     return _parse(value) if isinstance(value, str) else None
 
 
+def milli(value: object) -> int | None:
+    """The quantity in thousandths, rounded up like `Quantity.MilliValue()` (cpu is counted in
+    millicores); None when it is not a quantity."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return min(value * 1000, _MAX) if value >= 0 else None
+    if isinstance(value, float):
+        value = repr(value) if value >= 0 else ""
+    return _parse(value, 1000) if isinstance(value, str) else None
+
+
 @lru_cache(maxsize=4096)
-def _parse(value: str) -> int | None:
+def _parse(value: str, scale: int = 1) -> int | None:
     """Cached: a cluster repeats the same few quantities (`"1"`, `"8"`) across thousands of pods."""
     match = _QUANTITY.fullmatch(value)
     if match is None:
@@ -64,6 +76,7 @@ def _parse(value: str) -> int | None:
     amount = _amount(match["number"], match["exponent"], match["suffix"])
     if amount is None:
         return None
+    amount *= scale
     if amount > _MAX:
         return _MAX
     return int(amount.to_integral_value(rounding=ROUND_CEILING))

@@ -29,6 +29,13 @@ class TriageView:
     prefiltered: bool = False
     """True when the API server already kept only the nodes matching the pod's nodeSelector
     (a label selector): `nodes` then holds only those, and the funnel says so."""
+    nominated_pods: tuple[Object, ...] = ()
+    """Unbound pods with `status.nominatedNodeName`, any namespace: those of the pod's priority or
+    more count against their node (`diagnosis.triage.resources.counted`). Others may be present."""
+    workloads: tuple[Object, ...] = ()
+    """Kueue Workloads of the pod's namespace (read for a pod gated by Kueue); others are ignored."""
+    unread: tuple[str, ...] = ()
+    """Optional reads that failed, each a line saying what and why (the answer is given without them)."""
 
 
 @dataclass(frozen=True)
@@ -50,3 +57,5 @@ class JobSetView:
     workloads: tuple[Object, ...]
     """Kueue Workloads (`kueue.x-k8s.io`) owned by the JobSet."""
     now: datetime
+    nominated_pods: tuple[Object, ...] = ()
+    """As TriageView.nominated_pods."""

@@ -44,7 +44,17 @@ from diagnosis.triage.funnel import (
     run,
     stage_line,
 )
-from diagnosis.triage.resources import effective_requests, holders, offer, reported_resources
+from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission
+from diagnosis.triage.node_fit import host_port, host_port_advice, node_resources, node_resources_advice
+from diagnosis.triage.preemption import preempting as waiting_for_victims
+from diagnosis.triage.resources import (
+    counted,
+    device_holders,
+    effective_requests,
+    nominated_node,
+    offer,
+    reported_resources,
+)
 from diagnosis.triage.scheduler_message import last_said
 from diagnosis.triage.scheduling import (
     CORDON,
@@ -55,9 +65,8 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "reaches_funnel", "usage_candidates"]
+__all__ = ["FUNNEL", "classify", "effective_requests", "gate_names", "reaches_funnel", "usage_candidates"]
 
-_KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 # --- the ladder ---------------------------------------------------------------------------------
@@ -73,35 +82,44 @@ def classify(view: TriageView) -> Diagnosis:
     if node_name(view.pod):
         return ok(view, requests)
     # The scheduler does not look at a gated pod at all until the gates' owners remove them.
-    if _gates(view.pod):
+    if gate_names(view.pod):
         return gated(view, requests)
+    # The scheduler already chose a node and evicts pods there: the wait is for them, not for a fit.
+    if nominated_node(view.pod):
+        return preempting(view, requests)
     # Only now do nodes matter: the funnel says which step leaves none.
     return _funneled(view, requests)
 
 
 def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
-    bound pods `classify` reads (it ignores pods bound elsewhere). Empty when the pod will not reach
-    the funnel (no request, already bound, gated)."""
+    bound pods `classify` reads (it ignores pods bound elsewhere); for a pod waiting for the victims of
+    its preemption, its nominated node. Empty when the pod does not need them (no request, already
+    bound, gated)."""
     if not reaches_funnel(pod):
-        return ()
+        # A pod waiting for victims: its nominated node's pods are the evidence.
+        nominated = nominated_node(pod) if effective_requests(pod) and not gate_names(pod) else ""
+        return (nominated,) if nominated else ()
     reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
 
 
 def reaches_funnel(pod: Object) -> bool:
-    """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet and
-    is not gated (the first three rungs of `classify`)."""
-    return bool(effective_requests(pod)) and not node_name(pod) and not _gates(pod)
+    """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet, is
+    not gated and has no nominated node (the rungs of `classify` before the funnel)."""
+    placed = node_name(pod) or nominated_node(pod)
+    return bool(effective_requests(pod)) and not placed and not gate_names(pod)
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     nodes = candidates(view.nodes)
     filtered = _filtered(Ask(view.pod, requests), nodes)
     reached = filtered[-1].kept
-    # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
-    funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
+    # Only the pods counted on the nodes that reach the free-slot step matter (all a reader must fetch).
+    on_nodes = counted(view.pod, view.bound_pods, map(name, reached), view.nominated_pods)
+    ask = Ask(view.pod, requests, device_holders(on_nodes), on_nodes)
+    rest = FUNNEL[_FREE_SLOTS:]
+    funnel = Funnel(view, ask, (filtered + run(rest, ask, reached)) if reached else filtered)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -122,9 +140,9 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
-    """The funnel up to the free-slot step, which alone needs the bound pods (of the nodes this
-    leaves): it runs once per classification, and its last stage keeps the usage candidates."""
-    return run(FUNNEL[:-1], ask, nodes)
+    """The funnel up to the free-slot step, from which on the steps need the pods counted on the nodes
+    this leaves: it runs once per classification, and its last stage keeps the usage candidates."""
+    return run(FUNNEL[:_FREE_SLOTS], ask, nodes)
 
 
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
@@ -162,8 +180,8 @@ def no_request(view: TriageView) -> Diagnosis:
         shown = ", ".join(f"{r} allocatable {offer(node, r).allocatable}" for r in offered)
         evidence.append(f"{host} offers {shown or 'no extended resource'}")
     if not host:
-        if _gates(pod):
-            evidence.append(f"spec.schedulingGates: {', '.join(_gates(pod))} (not scheduled until removed)")
+        if gates := gate_names(pod):
+            evidence.append(f"spec.schedulingGates: {', '.join(gates)} (not scheduled until removed)")
         evidence += [*scheduler_lines(view, {}), *pending_notes(pod)]
     wanted = (*offered, *_likely_resources(pod, view.nodes), "nvidia.com/gpu")[0]
     commands = kubectl.pod_resources(namespace(pod), name(pod))
@@ -186,7 +204,7 @@ def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 
 def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
-    gates = _gates(pod)
+    gates = gate_names(pod)
     summary = (
         f"The pod is held by scheduling gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}: "
         f"{_gate_meaning(gates[0])}"
@@ -198,17 +216,32 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         *scheduler_lines(view, requests),
     ]
     ns, pod_name = namespace(pod), name(pod)
-    queue = labels(pod).get(_KUEUE_QUEUE_LABEL, "")
+    queue = labels(pod).get(QUEUE_LABEL, "")
     if queue:
-        evidence.append(f"Kueue queue: {queue} (label {_KUEUE_QUEUE_LABEL})")
+        evidence.append(f"Kueue queue: {queue} (label {QUEUE_LABEL})")
     commands = kubectl.pod_gates(ns, pod_name)
-    if queue or any("kueue" in g.lower() for g in gates):
+    if ADMISSION_GATE in gates:
+        said, asked = admission(pod, view.workloads, view.unread)
+        evidence += said
+        commands += tuple(asked)
+    elif queue or any("kueue" in g.lower() for g in gates):
         commands += kubectl.kueue_workloads(ns)
     return _diagnosis(view, PodVerdict.GATED, Advice(summary, commands=commands), evidence)
 
 
+def preempting(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+    advice = waiting_for_victims(view.pod, candidates(view.nodes), view.bound_pods, view.now)
+    evidence = (
+        request_line(view.pod, requests),
+        *advice.evidence,
+        *scheduler_lines(view, requests),
+        *pending_notes(view.pod),
+    )
+    return _diagnosis(view, PodVerdict.PREEMPTING, advice, evidence)
+
+
 def _gate_meaning(gate: str) -> str:
-    if gate == "kueue.x-k8s.io/admission":
+    if gate == ADMISSION_GATE:
         return "Kueue has not admitted the pod's workload yet (quota in its ClusterQueue, or queue order)"
     if gate == "kueue.x-k8s.io/topology":
         return "Kueue admitted the workload and has not yet assigned this pod its topology domain"
@@ -407,10 +440,16 @@ FUNNEL: tuple[Step, ...] = (
     Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
          _allocatable_advice),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
+    Step(PodVerdict.NODE_RESOURCES, "has room for the pod's other requests and one more pod",
+         node_resources, node_resources_advice),
+    Step(PodVerdict.HOST_PORT, "has the pod's host ports free", host_port, host_port_advice),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
-The free-slot step is last: it alone reads the pods bound to the nodes (`usage_candidates`)."""
+The devices come before the other resources: they are what the pod is about. From the free-slot
+step on, the steps read the pods counted on the nodes (`usage_candidates`)."""
+
+_FREE_SLOTS = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdict.EXHAUSTED)
 
 
 def schedulable(funnel: Funnel) -> Advice:
@@ -426,9 +465,8 @@ def schedulable(funnel: Funnel) -> Advice:
     )
     evidence = (
         f"nodes that pass every check: {names(kept)}",
-        "not checked by kubewhy: cpu, memory, pods per node, host ports, volumes, pod (anti-)affinity, "
-        "topology spread, DRA claims, and pods of higher priority nominated to these nodes; the scheduler's "
-        "message names whichever of these holds the pod",
+        "not checked by kubewhy: volumes, pod (anti-)affinity, topology spread and DRA claims; the "
+        "scheduler's message names whichever of these holds the pod",
     )
     return Advice(summary, evidence, kubectl.describe_node(name(best)))
 
@@ -505,7 +543,7 @@ def _has_run(pod: Object) -> bool:
     return False
 
 
-def _gates(pod: Object) -> tuple[str, ...]:
+def gate_names(pod: Object) -> tuple[str, ...]:
     gates = sequence(spec(pod).get("schedulingGates"))
     return tuple(text(mapping(g).get("name")) or "(unnamed)" for g in gates)
 

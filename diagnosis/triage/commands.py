@@ -252,3 +252,90 @@ def device_plugin_logs(resources: Iterable[str]) -> tuple[Command, ...]:
             "the GPU Operator's default namespace: change -n if it is installed elsewhere",
         ),
     )
+
+
+_WHO = ("NAMESPACE:.metadata.namespace", "NAME:.metadata.name")
+
+
+def _on_node(node: str, columns: list[str], purpose: str) -> tuple[Command, ...]:
+    """The pods counted on a node (the scheduler's own filter, terminating ones included), in columns."""
+    if not is_dns1123_subdomain(node):
+        return ()
+    return (
+        Command(
+            _kubectl(
+                "get", "pods", "-A",
+                "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
+                "-o", "custom-columns=" + ",".join([*_WHO, *columns]),
+            ),
+            purpose,
+        ),
+    )
+
+
+def pod_requests_on_node(node: str) -> tuple[Command, ...]:
+    """What each pod on the node requests of cpu, memory and ephemeral storage."""
+    return _on_node(
+        node,
+        [
+            "CPU:.spec.containers[*].resources.requests.cpu",
+            "MEMORY:.spec.containers[*].resources.requests.memory",
+            "EPHEMERAL:.spec.containers[*].resources.requests.ephemeral-storage",
+            "INIT_CPU:.spec.initContainers[*].resources.requests.cpu",
+            "INIT_MEMORY:.spec.initContainers[*].resources.requests.memory",
+        ],
+        f"what each pod counted on {node} requests (the node's allocatable is in describe node)",
+    )
+
+
+def host_ports_on_node(node: str) -> tuple[Command, ...]:
+    """The host ports each pod on the node holds."""
+    return _on_node(
+        node,
+        [
+            "HOSTNETWORK:.spec.hostNetwork",
+            "HOSTPORTS:.spec.containers[*].ports[*].hostPort",
+            "PROTOCOLS:.spec.containers[*].ports[*].protocol",
+            "HOSTIPS:.spec.containers[*].ports[*].hostIP",
+        ],
+        f"the host ports the pods on {node} hold (hostNetwork pods hold their container ports)",
+    )
+
+
+def victims_on_node(node: str) -> tuple[Command, ...]:
+    """Each pod's priority and whether it is being deleted."""
+    return _on_node(
+        node,
+        [
+            "PRIORITY:.spec.priority",
+            "DELETING_SINCE:.metadata.deletionTimestamp",
+            "GRACE:.metadata.deletionGracePeriodSeconds",
+        ],
+        f"the pods on {node}, their priority and which are still terminating (the preemption's victims)",
+    )
+
+
+def preempted_events() -> tuple[Command, ...]:
+    """The scheduler's Preempted events (recorded on each victim)."""
+    return (
+        Command(
+            _kubectl("get", "events", "-A", "--field-selector", "reason=Preempted"),
+            "the pods the scheduler preempted, and for whom (Preempted by pod <uid> on node <node>)",
+        ),
+    )
+
+
+def kueue_workload(namespace: str, workload: str) -> tuple[Command, ...]:
+    """A Workload's conditions, one a line."""
+    if not (is_dns1123_label(namespace) and is_dns1123_subdomain(workload)):
+        return ()
+    template = '{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\\n"}{end}'
+    return (
+        Command(
+            _kubectl(
+                "get", "workloads.kueue.x-k8s.io", workload, "-n", namespace, "-o", f"jsonpath={template}"
+            ),
+            "the Workload's admission conditions: why Kueue has not admitted it",
+        ),
+    )
+

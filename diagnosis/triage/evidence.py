@@ -161,6 +161,7 @@ def holders_text(held: Sequence[Holder], resource: str) -> str:
     """`ns/a ×1, ns/b ×2 (terminating)`: the pods holding the resource on one node."""
     return names(
         f"{h.namespace}/{h.name} ×{h.requests[resource]}{' (terminating)' if h.terminating else ''}"
+        + (" (nominated here, not bound yet)" if h.nominated else "")
         for h in held
         if h.requests.get(resource)
     )

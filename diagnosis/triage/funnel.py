@@ -12,6 +12,8 @@ from functools import cached_property
 
 from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, name
+from diagnosis.triage.fit import Usage, pod_requests, usage
+from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import Holder
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
@@ -29,14 +31,34 @@ class Ask:
     """Extended resource → the pod's effective request."""
     holders: Mapping[str, tuple[Holder, ...]] = field(default_factory=dict)
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
+    pods: Mapping[str, tuple[Object, ...]] = field(default_factory=dict)
+    """Node name → every pod counted there (`resources.counted`), for the steps after the free slots."""
+    _usage: dict[str, Usage] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def placement(self) -> Placement:
         """What the pod asks of a node's labels and taints, read from the pod once for all nodes."""
         return Placement.of(self.pod)
 
+    @cached_property
+    def fit(self) -> Mapping[str, int]:
+        """The pod's request of every resource NodeResourcesFit compares (`fit.pod_requests`)."""
+        return pod_requests(self.pod)
+
+    @cached_property
+    def ports(self) -> tuple[HostPort, ...]:
+        """The host ports the pod asks for (`ports.host_ports`)."""
+        return host_ports(self.pod)
+
     def used(self, node: str, resource: str) -> int:
         return sum(h.requests.get(resource, 0) for h in self.holders.get(node, ()))
+
+    def usage(self, node: str) -> Usage:
+        """What the pods counted on the node request together, worked out once per node."""
+        found = self._usage.get(node)
+        if found is None:
+            found = self._usage[node] = usage(self.pods.get(node, ()))
+        return found
 
 
 @dataclass(frozen=True)

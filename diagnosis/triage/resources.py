@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
 from diagnosis.quantity import count
-from diagnosis.relations import holds_node
+from diagnosis.relations import is_terminal
 
 
 @lru_cache(maxsize=1024)
@@ -64,17 +65,28 @@ def effective_requests(pod: Object) -> dict[str, int]:
     plain init container plus the sidecars started before it (init containers run one at a time).
     Extended resources are never pod-level and never part of the RuntimeClass overhead.
     """
+    inits = ((c.requests, c.sidecar) for c in containers(pod, "initContainers"))
+    peak = combined(inits, (c.requests for c in containers(pod, "containers")))
+    return {k: peak[k] for k in sorted(peak) if peak[k] > 0}
+
+
+def combined(
+    init_containers: Iterable[tuple[Mapping[str, int], bool]], app_containers: Iterable[Mapping[str, int]]
+) -> dict[str, int]:
+    """`resource.PodRequests` over containers' requests: per resource, the larger of the app
+    containers plus the sidecars (init containers marked True, which keep running) and each plain
+    init container plus the sidecars started before it (init containers run one at a time)."""
     running: dict[str, int] = {}
     peak: dict[str, int] = {}
-    for container in containers(pod, "initContainers"):
-        if container.sidecar:
-            _add(running, container.requests)
+    for asks, sidecar in init_containers:
+        if sidecar:
+            add_to(running, asks)
         else:
-            _raise_to(peak, _plus(running, container.requests))
-    for container in containers(pod, "containers"):
-        _add(running, container.requests)
+            _raise_to(peak, _plus(running, asks))
+    for asks in app_containers:
+        add_to(running, asks)
     _raise_to(peak, running)
-    return {k: peak[k] for k in sorted(peak) if peak[k] > 0}
+    return peak
 
 
 @dataclass(frozen=True)
@@ -115,34 +127,84 @@ class Holder:
     name: str
     requests: Mapping[str, int]
     terminating: bool
+    nominated: bool = False
+    """Not bound yet: the scheduler nominated the node for it, and it has the pod's priority or more."""
 
 
-def holders(
-    pod: Object, bound_pods: Iterable[Object], node_names: Iterable[str]
-) -> dict[str, tuple[Holder, ...]]:
-    """Node name → the pods that count against it: bound there, not Succeeded/Failed (terminating pods
-    still count until the object is gone), any namespace, holding some extended resource. The pod
-    itself never counts; a pod listed twice counts once. Nodes not named are ignored, so the result
-    does not depend on how many other pods the reader happened to fetch."""
+def priority(pod: Object) -> int:
+    """`spec.priority` as the scheduler reads it (`PodPriority`): admission sets it from the
+    PriorityClass; a pod without one has priority 0."""
+    value = spec(pod).get("priority")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def nominated_node(pod: Object) -> str:
+    """The node the scheduler nominated for an unbound pod after preempting pods there, or ""."""
+    return "" if spec(pod).get("nodeName") else text(status(pod).get("nominatedNodeName"))
+
+
+def counted(
+    pod: Object,
+    bound_pods: Iterable[Object],
+    node_names: Iterable[str],
+    nominated_pods: Iterable[Object] = (),
+) -> dict[str, tuple[Object, ...]]:
+    """Node name → the other pods that count against it, as the scheduler counts them: bound there and
+    not Succeeded/Failed (terminating pods still count until the object is gone), any namespace, and
+    the unbound pods nominated there whose priority is at least the pod's (`addGENominatedPods`). The
+    pod itself never counts; a pod listed twice counts once. Nodes not named are ignored, so the
+    result does not depend on how many other pods the reader happened to fetch."""
     wanted = set(node_names)
-    me, my_uid = (namespace(pod), name(pod)), uid(pod)
+    me, my_uid, mine = (namespace(pod), name(pod)), uid(pod), priority(pod)
     seen: set[tuple[str, str]] = set()
-    found: dict[str, list[Holder]] = {}
-    for other in bound_pods:
-        node = text(spec(other).get("nodeName"))
-        if node not in wanted:
+    found: dict[str, list[Object]] = {}
+    nominees = (p for p in nominated_pods if nominated_node(p) and priority(p) >= mine)
+    for other, node in chain(
+        ((p, text(spec(p).get("nodeName"))) for p in bound_pods), ((p, nominated_node(p)) for p in nominees)
+    ):
+        if node not in wanted or is_terminal(other):
             continue
         other_meta = meta(other)
         key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
         if key == me or (my_uid and text(other_meta.get("uid")) == my_uid) or key in seen:
             continue
         seen.add(key)
-        # Most bound pods ask for no extended resource: a glance at their keys spares the arithmetic.
-        asks = effective_requests(other) if _names_extended(other) and holds_node(other) else {}
-        if asks:
-            terminating = other_meta.get("deletionTimestamp") is not None
-            found.setdefault(node, []).append(Holder(key[0], key[1], asks, terminating))
-    return {node: tuple(sorted(pods, key=lambda h: (h.namespace, h.name))) for node, pods in found.items()}
+        found.setdefault(node, []).append(other)
+    return {node: tuple(pods) for node, pods in found.items()}
+
+
+def holders(
+    pod: Object,
+    bound_pods: Iterable[Object],
+    node_names: Iterable[str],
+    nominated_pods: Iterable[Object] = (),
+) -> dict[str, tuple[Holder, ...]]:
+    """Node name → the pods counted there (`counted`) that hold some extended resource."""
+    return device_holders(counted(pod, bound_pods, node_names, nominated_pods))
+
+
+def device_holders(on_nodes: Mapping[str, Iterable[Object]]) -> dict[str, tuple[Holder, ...]]:
+    """Node name → those of its pods that hold some extended resource, by namespace and name."""
+    found: dict[str, tuple[Holder, ...]] = {}
+    for node, pods in on_nodes.items():
+        held = []
+        for other in pods:
+            # Most pods ask for no extended resource: a glance at their keys spares the arithmetic.
+            asks = effective_requests(other) if _names_extended(other) else {}
+            if asks:
+                other_meta = meta(other)
+                held.append(
+                    Holder(
+                        text(other_meta.get("namespace")),
+                        text(other_meta.get("name")),
+                        asks,
+                        other_meta.get("deletionTimestamp") is not None,
+                        not spec(other).get("nodeName"),
+                    )
+                )
+        if held:
+            found[node] = tuple(sorted(held, key=lambda h: (h.namespace, h.name)))
+    return found
 
 
 def _names_extended(pod: Object) -> bool:
@@ -163,14 +225,14 @@ def _extended(values: object) -> dict[str, int]:
     return {k: count(v) or 0 for k, v in mapping(values).items() if isinstance(k, str) and is_extended(k)}
 
 
-def _add(total: dict[str, int], more: Mapping[str, int]) -> None:
+def add_to(total: dict[str, int], more: Mapping[str, int]) -> None:
     for resource, amount in more.items():
         total[resource] = total.get(resource, 0) + amount
 
 
 def _plus(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, int]:
     total = dict(left)
-    _add(total, right)
+    add_to(total, right)
     return total
 
 

@@ -22,7 +22,9 @@ from diagnosis.model import PodVerdict
 from diagnosis.objects import kind, meta, name
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
-from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.fit import owner, pod_requests
+from diagnosis.triage.ports import host_ports
+from diagnosis.triage.resources import effective_requests, priority
 from tests.corpus import cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
 
@@ -66,13 +68,18 @@ def held_on(reader: LiveReader, node: str) -> set[str]:
 
 
 def reads_of_nodes_or_bound_pods(requests: list[Request]) -> list[str]:
-    """The reader's own reads that the cache stands for (the cache's LIST and WATCH set aside)."""
+    """The reader's own reads that the cache stands for (the cache's LIST and WATCH set aside; the
+    unbound pods nominated to a node are always read live)."""
     return [
         r.path
         for r in requests
         if r.verb != "watch"
-        and (r.resource == "nodes" or "spec.nodeName=" in r.query.get("fieldSelector", ""))
+        and (r.resource == "nodes" or _by_node(r.query.get("fieldSelector", "")))
     ]
+
+
+def _by_node(selector: str) -> bool:
+    return "spec.nodeName=" in selector and "nominatedNodeName" not in selector
 
 
 # — watch events change the answer —
@@ -122,9 +129,9 @@ async def test_a_pod_bound_to_the_free_gpu_gives_exhausted() -> None:
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
 
 
-async def test_only_bound_pods_holding_an_extended_resource_are_kept() -> None:
-    """A CPU-only pod counts for nothing against a node's GPUs: the cache drops it as it arrives,
-    listed or watched, and it does not count against `max_objects`; a GPU pod is kept."""
+async def test_every_bound_pod_is_kept_and_counts_against_its_node() -> None:
+    """A CPU-only pod holds cpu, memory and a pod slot on its node: the cache keeps it as it arrives,
+    listed or watched, as it keeps a GPU pod, and both count against `max_objects`."""
     cpu_only = lab("Pod", "router-6b8f9c7d4d-2lmwz")
     cpu_only["metadata"] |= {"name": "router-6b8f9c7d4d-9xq2w", "uid": "0c6f3d8e-5a1b-4e7c-8d2f-3b9a6e1c4f70"}
     cpu_only["spec"]["nodeName"] = HALF
@@ -134,27 +141,33 @@ async def test_only_bound_pods_holding_an_extended_resource_are_kept() -> None:
         "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
     }
     with serve(GPU_CLUSTER) as sim:
-        async with cached_reader(sim, CacheOptions(max_objects=9)) as reader:
+        async with cached_reader(sim, CacheOptions(max_objects=14)) as reader:
             cache = reader.cache
             assert cache is not None
-            assert held_on(reader, HALF) == {HOLDER}  # its device plugin pod is bound there too
+            plugin = "nvidia-gpu-device-plugin-small-cos-2x49s"
+            assert held_on(reader, HALF) == {HOLDER, plugin}
             sim.store.put(cpu_only)
             sim.store.put(taker)  # the watch delivers events in order: the CPU pod came first
             await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
-            assert held_on(reader, HALF) == {HOLDER, "nightly-eval-29411580-x2v7c"}
-            assert cache.state == "synced: 5 nodes, 4 bound pods holding extended resources"
+            added = {"router-6b8f9c7d4d-9xq2w", "nightly-eval-29411580-x2v7c"}
+            assert held_on(reader, HALF) == {HOLDER, plugin, *added}
+            assert cache.state == "synced: 5 nodes, 9 bound pods"
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
 
 
 def test_a_compact_pod_holds_what_the_pod_holds() -> None:
-    """Over every pod of the corpus: the same effective request, the same hold on its node, the same
-    identity and terminating state (all `diagnosis.triage.resources.holders` reads)."""
+    """Over every pod of the corpus: the same device request, the same requests of every other
+    resource, the same host ports, owner and priority, the same hold on its node, the same identity
+    and terminating state (all the diagnosis reads of a bound pod)."""
     snapshots = sorted({c.snapshot for k in ("triage", "jobset") for c in cases(k)} | {GPU_CLUSTER})
     pods = [o for snapshot in snapshots for o in load_objects(snapshot) if kind(o) == "Pod"]
     assert len(pods) > 100
     for pod in pods:
         compact = compact_pod(pod)
         assert effective_requests(compact) == effective_requests(pod), name(pod)
+        assert pod_requests(compact) == pod_requests(pod), name(pod)
+        assert host_ports(compact) == host_ports(pod), name(pod)
+        assert (owner(compact), priority(compact)) == (owner(pod), priority(pod)), name(pod)
         assert holds_node(compact) == holds_node(pod), name(pod)
         for field in ("name", "namespace", "uid", "deletionTimestamp"):
             assert meta(compact).get(field) == meta(pod).get(field), (name(pod), field)
@@ -247,7 +260,7 @@ async def test_an_api_server_down_at_start_is_retried_until_it_answers() -> None
             assert "HTTP 503" in reader.cache.state
             sim.faults.clear()
             assert await reader.cache.wait_synced(10)
-            assert reader.cache.state == "synced: 5 nodes, 3 bound pods holding extended resources"
+            assert reader.cache.state == "synced: 5 nodes, 7 bound pods"
         finally:
             await reader.aclose()
 
@@ -297,7 +310,7 @@ async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_dir
 
 async def test_a_pod_added_past_the_cap_stops_the_cache() -> None:
     with serve(GPU_CLUSTER) as sim:
-        async with cached_reader(sim, CacheOptions(max_objects=8)) as reader:
+        async with cached_reader(sim, CacheOptions(max_objects=12)) as reader:
             cache = reader.cache
             assert cache is not None
             taker = lab("Pod", HOLDER)
@@ -307,7 +320,7 @@ async def test_a_pod_added_past_the_cap_stops_the_cache() -> None:
             }
             sim.store.put(taker)
             await settled(lambda: cache.stopped)
-            assert "(9 > 8)" in cache.state
+            assert "(13 > 12)" in cache.state
             assert cache.bound_pods([HALF]) == ()
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
             await settled(lambda: sim.open_watches() == 0)

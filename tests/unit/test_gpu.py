@@ -45,6 +45,8 @@ def test_funnel_is_one_ordered_tuple_of_the_contract_steps() -> None:
         PodVerdict.NO_GPU_NODE,
         PodVerdict.ALLOCATABLE_ZERO,
         PodVerdict.EXHAUSTED,
+        PodVerdict.NODE_RESOURCES,
+        PodVerdict.HOST_PORT,
     ]
 
 
@@ -219,7 +221,7 @@ def test_schedulable_says_what_is_not_checked() -> None:
         "(lab-node-0 has 1 nvidia.com/gpu free); "
         "the scheduler has not reported on it yet"
     )
-    assert any(e.startswith("not checked by kubewhy: cpu, memory") for e in found.evidence)
+    assert any(e.startswith("not checked by kubewhy: volumes") for e in found.evidence)
     assert (
         "scheduler said: nothing yet (no PodScheduled=False condition, no FailedScheduling event)"
         in found.evidence

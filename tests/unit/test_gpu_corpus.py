@@ -69,6 +69,14 @@ def view_of(
         bound_pods=bound,
         events=tuple(o for o in objects if o["kind"] == "Event" and _about(o, pod)),
         now=NOW,
+        nominated_pods=tuple(
+            o
+            for o in objects
+            if o["kind"] == "Pod" and not o["spec"].get("nodeName") and o["status"].get("nominatedNodeName")
+        ),
+        workloads=tuple(
+            o for o in objects if o["kind"] == "Workload" and o["metadata"]["namespace"] == namespace
+        ),
     )
 
 

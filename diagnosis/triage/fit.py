@@ -1,0 +1,171 @@
+"""Every resource but the devices: kube-scheduler's NodeResourcesFit for cpu, memory,
+ephemeral-storage, hugepages-*, `*kubernetes.io/*` names, `attachable-volumes-*` and the pod count
+(`noderesources/fit.go` `fitsRequest`; facts §2 in ARCHITECTURE.md's sources).
+
+A pod's request is `resource.PodRequests` (`component-helpers/resource/helpers.go`): per resource, the
+larger of the app containers plus the sidecars (restartable init containers) and each plain init
+container plus the sidecars started before it; pod-level `spec.resources.requests` replace that for
+cpu, memory and hugepages-*; then `spec.overhead` is added. The non-zero defaults of scoring (100m,
+200Mi) do not apply to Filter. A node offers `status.allocatable` (the whole capacity when the object
+has no allocatable, as the API server defaults it) less what the pods counted there request; the
+device resources the pod asks for are the earlier steps' (`diagnosis.triage.resources`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from diagnosis.objects import Object, mapping, sequence, spec, status, text
+from diagnosis.quantity import count, milli
+from diagnosis.triage.resources import add_to, combined, is_extended
+
+CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
+
+_POD_LEVEL = (CPU, MEMORY)
+"""Pod-level requests replace the containers' for these and `hugepages-*` (`IsSupportedPodLevelResource`)."""
+
+
+def is_scalar(resource: str) -> bool:
+    """`IsScalarResourceName`: extended, hugepages, prefixed native (`*kubernetes.io/*`) and
+    `attachable-volumes-*` names are checked like devices; other names are not tracked at all."""
+    return (
+        is_extended(resource)
+        or resource.startswith(("hugepages-", "attachable-volumes-"))
+        or "kubernetes.io/" in resource
+    )
+
+
+def is_fitted(resource: str) -> bool:
+    """The scheduler compares this resource of a pod with the node's free amount."""
+    return resource in (CPU, MEMORY, EPHEMERAL) or is_scalar(resource)
+
+
+def amount(resource: str, value: object) -> int:
+    """The quantity as the scheduler counts it: cpu in millicores, everything else `Value()`."""
+    return (milli(value) if resource == CPU else count(value)) or 0
+
+
+def _asks(values: object) -> dict[str, int]:
+    return {k: amount(k, v) for k, v in mapping(values).items() if isinstance(k, str) and is_fitted(k)}
+
+
+def _container(item: object) -> dict[str, int]:
+    """One container's requests; a resource with a limit and no request gets the limit (API defaulting)."""
+    resources = mapping(mapping(item).get("resources"))
+    return {**_asks(resources.get("limits")), **_asks(resources.get("requests"))}
+
+
+def pod_requests(pod: Object) -> dict[str, int]:
+    """Resource → the pod's request as NodeResourcesFit counts it, 0s omitted, keys sorted."""
+    pod_spec = spec(pod)
+    inits = (
+        (_container(item), mapping(item).get("restartPolicy") == "Always")
+        for item in sequence(pod_spec.get("initContainers"))
+    )
+    peak = combined(inits, map(_container, sequence(pod_spec.get("containers"))))
+    pod_level = _asks(mapping(mapping(pod_spec.get("resources")).get("requests")))
+    for resource, value in pod_level.items():
+        if resource in _POD_LEVEL or resource.startswith("hugepages-"):
+            peak[resource] = value
+    add_to(peak, _asks(pod_spec.get("overhead")))
+    return {k: peak[k] for k in sorted(peak) if peak[k] > 0}
+
+
+def allocatable(node: Object, resource: str) -> int:
+    """What the node offers of `resource`: allocatable, or capacity when the node has no allocatable."""
+    node_status = status(node)
+    offered = node_status.get("allocatable")
+    if offered is None:
+        offered = node_status.get("capacity")
+    return amount(resource, mapping(offered).get(resource))
+
+
+@dataclass(frozen=True)
+class Shortage:
+    """One resource that does not fit on a node."""
+
+    resource: str
+    allocatable: int
+    used: int
+    asked: int
+
+    @property
+    def message(self) -> str:
+        """The scheduler's own reason for it."""
+        return "Too many pods" if self.resource == PODS else f"Insufficient {self.resource}"
+
+    @property
+    def never(self) -> bool:
+        """The pod asks more than the node has at all: no eviction makes room (Unresolvable, 1.34+)."""
+        return self.asked > self.allocatable
+
+    def __str__(self) -> str:
+        shown = (show(self.resource, v) for v in (self.allocatable, self.used, self.asked))
+        allocatable, used, asked = shown
+        return f"{self.resource} allocatable {allocatable}, used {used}, asked {asked}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the pods counted on one node request together, and how many they are."""
+
+    requested: Mapping[str, int]
+    pods: int
+
+
+def usage(pods: Iterable[Object]) -> Usage:
+    total: dict[str, int] = {}
+    number = 0
+    for pod in pods:
+        number += 1
+        add_to(total, pod_requests(pod))
+    return Usage(total, number)
+
+
+def shortages(asked: Mapping[str, int], node: Object, used: Usage, devices: Iterable[str]) -> list[Shortage]:
+    """The resources of `asked` that do not fit on the node, in the scheduler's order (pods, cpu,
+    memory, ephemeral-storage, then the scalar resources), leaving out the `devices` the earlier
+    steps judge."""
+    found = []
+    pods_allowed = allocatable(node, PODS)
+    if used.pods + 1 > pods_allowed:
+        found.append(Shortage(PODS, pods_allowed, used.pods, 1))
+    judged = set(devices)
+    for resource in sorted(asked, key=lambda r: (_ORDER.get(r, len(_ORDER)), r)):
+        wanted = asked[resource]
+        if resource in judged or wanted <= 0:
+            continue
+        have, held = allocatable(node, resource), used.requested.get(resource, 0)
+        if wanted > have - held:
+            found.append(Shortage(resource, have, held, wanted))
+    return found
+
+
+_ORDER = {CPU: 0, MEMORY: 1, EPHEMERAL: 2}
+
+
+def show(resource: str, value: int) -> str:
+    """A request as a person reads it: cpu in cores (`95.5`), bytes in binary units (`1.5Gi`)."""
+    if resource == CPU:
+        return f"{value / 1000:g}"
+    if resource in (MEMORY, EPHEMERAL) or resource.startswith("hugepages-"):
+        return _bytes(value)
+    return str(value)
+
+
+def _bytes(value: int) -> str:
+    for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if value >= size:
+            scaled = value / size
+            return f"{scaled:.4g}{suffix}" if value % size else f"{value // size}{suffix}"
+    return str(value)
+
+
+def owner(pod: Object) -> str:
+    """`Kind/name` of the pod's controller (or first owner), or "" for a bare pod."""
+    refs = [mapping(r) for r in sequence(mapping(pod.get("metadata")).get("ownerReferences"))]
+    chosen = next((r for r in refs if r.get("controller") is True), refs[0] if refs else None)
+    if chosen is None:
+        return ""
+    return f"{text(chosen.get('kind'))}/{text(chosen.get('name'))}"

@@ -1,0 +1,91 @@
+"""`preempting`: the scheduler chose a node for the pod by preempting lower-priority pods there, and
+waits for them to terminate (`defaultpreemption/default_preemption.go`; `status.nominatedNodeName`).
+
+The victims are the pods bound to the nominated node, of lower priority than the pod, that are being
+deleted: the scheduler deleted them (with condition `DisruptionTarget`, reason `PreemptionByScheduler`)
+and keeps the pod waiting while one is still terminating (`preemption: not eligible due to a
+terminating pod on the nominated node.`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from diagnosis.objects import Object, condition, meta, name, namespace, timestamp
+from diagnosis.relations import is_terminal, node_name
+from diagnosis.triage import commands as kubectl
+from diagnosis.triage.fit import owner
+from diagnosis.triage.funnel import SHOWN, Advice
+from diagnosis.triage.resources import nominated_node, priority
+from diagnosis.triage.scheduler_message import age
+
+
+@dataclass(frozen=True)
+class Victim:
+    pod: Object
+    since: datetime | None
+    by_scheduler: bool
+    """Condition DisruptionTarget=True, reason PreemptionByScheduler: the scheduler evicted it."""
+
+
+def victims(pod: Object, bound_pods: Iterable[Object]) -> list[Victim]:
+    """The pods still terminating on the pod's nominated node whose priority is lower than its own."""
+    node, mine = nominated_node(pod), priority(pod)
+    found = []
+    for other in bound_pods:
+        deleting = meta(other).get("deletionTimestamp")
+        if node_name(other) != node or deleting is None or is_terminal(other) or priority(other) >= mine:
+            continue
+        target = condition(other, "DisruptionTarget") or {}
+        by_scheduler = target.get("status") == "True" and target.get("reason") == "PreemptionByScheduler"
+        found.append(Victim(other, timestamp(deleting), by_scheduler))
+    return sorted(found, key=lambda v: (namespace(v.pod), name(v.pod)))
+
+
+def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object], now: datetime) -> Advice:
+    node, mine = nominated_node(pod), priority(pod)
+    waiting = victims(pod, bound_pods)
+    known = any(name(n) == node for n in nodes)
+    if waiting:
+        first = min((v.since for v in waiting if v.since), default=None)
+        since = f", the first deleted {age(now, first)} ago" if first else ""
+        summary = (
+            f"The scheduler preempted pods on {node} for this pod (priority {mine}) and waits for "
+            f"{len(waiting)} of them to terminate{since}"
+        )
+    elif known:
+        summary = (
+            f"The scheduler nominated {node} for this pod (priority {mine}); no lower-priority pod is still "
+            "terminating there: it binds the pod at its next attempt, unless the node filled up again"
+        )
+    else:
+        summary = (
+            f"The scheduler nominated {node} for this pod (priority {mine}), but that node is gone: the "
+            "scheduler looks for another at its next attempt"
+        )
+    evidence = [f"status.nominatedNodeName: {node} (the pod is not bound yet)"]
+    for victim in waiting[:SHOWN]:
+        made_by = owner(victim.pod)
+        when = f" since {meta(victim.pod).get('deletionTimestamp')}" if victim.since else ""
+        ago = f" ({age(now, victim.since)} ago)" if victim.since else ""
+        how = ", evicted by the scheduler (DisruptionTarget PreemptionByScheduler)" * victim.by_scheduler
+        evidence.append(
+            f"victim {namespace(victim.pod)}/{name(victim.pod)}"
+            + (f" ({made_by})" if made_by else "")
+            + f", priority {priority(victim.pod)}, terminating{when}{ago}{how}"
+        )
+    if len(waiting) > SHOWN:
+        evidence.append(f"and {len(waiting) - SHOWN} more victims terminating on {node}")
+    if waiting:
+        evidence.append(
+            "a victim that takes long to go is in its termination grace period or held by a finalizer; "
+            "the pod is bound once they are all gone"
+        )
+    evidence.append(
+        "from Kubernetes 1.35 the scheduler also sets nominatedNodeName while it binds a pod whose volumes "
+        "or claims are being prepared: with no victim terminating, that is the wait"
+    )
+    commands = (*kubectl.victims_on_node(node), *kubectl.preempted_events())
+    return Advice(summary, tuple(evidence), commands)
