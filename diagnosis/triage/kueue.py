@@ -39,13 +39,13 @@ def workload_of(pod: Object, workloads: Iterable[Object]) -> Object | None:
 
 def admission(
     pod: Object, workloads: Iterable[Object], unread: Iterable[str]
-) -> tuple[list[str], list[Command]]:
+) -> tuple[list[str], tuple[Command | None, ...]]:
     """Evidence lines and commands on why Kueue has not admitted the pod's workload."""
     ns = namespace(pod)
     queue = labels(pod).get(QUEUE_LABEL, "")
     found = workload_of(pod, workloads)
     evidence = [*unread]
-    commands = [*kubectl.kueue_workloads(ns)]
+    commands: tuple[Command | None, ...] = (kubectl.kueue_workloads(ns),)
     if found is None:
         if not any(unread):
             evidence.append(
@@ -61,7 +61,7 @@ def admission(
     cluster_queue = text(mapping(status(found).get("admission")).get("clusterQueue"))
     if cluster_queue:
         evidence.append(f"ClusterQueue {cluster_queue}: {_flavors(status(found).get('admission'))}")
-    commands = [*kubectl.kueue_workload(ns, workload), *commands]
+    commands = (kubectl.kueue_workload(ns, workload), *commands)
     return evidence, commands
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from diagnosis.commands import collect, describe
 from diagnosis.model import Command
 from diagnosis.objects import Object, name, namespace
 from diagnosis.triage import commands as kubectl
@@ -87,10 +88,10 @@ def node_resources_advice(funnel: Funnel) -> Advice:
             evidence.append(
                 f"{node}: {resource} requested by " + ", ".join(shown) + (f" and {more} more" if more else "")
             )
-    commands: list[Command] = []
+    commands: list[Command | None] = []
     for node in ranked[:2]:
-        commands += (*kubectl.describe_node(node), *kubectl.pod_requests_on_node(node))
-    return Advice(summary, tuple(evidence), tuple(commands))
+        commands += (kubectl.node_details(node), kubectl.pod_requests_on_node(node))
+    return Advice(summary, tuple(evidence), collect(*commands))
 
 
 def _taken(ask: Ask, node: Object) -> list[Taken]:
@@ -128,11 +129,8 @@ def host_port_advice(funnel: Funnel) -> Advice:
             "the holders are DaemonSet pods: one runs on every node, so no node will free the port; "
             "pick another hostPort (or drop it and use a Service)"
         )
-    commands: list[Command] = []
-    for node in list(found)[:2]:
-        commands += kubectl.host_ports_on_node(node)
-    for pod in dict.fromkeys(f"{namespace(p)}/{name(p)}" for p in holders[:2]):
-        ns, _, pod_name = pod.partition("/")
-        commands += kubectl.describe_pod(ns, pod_name)
-    return Advice(summary, tuple(evidence), tuple(commands))
+    commands = [kubectl.host_ports_on_node(node) for node in list(found)[:2]]
+    purpose = "the pod holding the port: its owner and ports"
+    commands += [describe("pod", namespace(p), name(p), purpose) for p in holders[:2]]
+    return Advice(summary, tuple(evidence), collect(*commands))
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from diagnosis.commands import collect
 from diagnosis.objects import Object, condition, meta, name, namespace, timestamp
 from diagnosis.relations import is_terminal, node_name
 from diagnosis.triage import commands as kubectl
@@ -87,5 +88,5 @@ def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object
         "from Kubernetes 1.35 the scheduler also sets nominatedNodeName while it binds a pod whose volumes "
         "or claims are being prepared: with no victim terminating, that is the wait"
     )
-    commands = (*kubectl.victims_on_node(node), *kubectl.preempted_events())
+    commands = collect(kubectl.victims_on_node(node), kubectl.preempted_events())
     return Advice(summary, tuple(evidence), commands)
