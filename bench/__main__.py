@@ -17,7 +17,7 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -87,6 +87,21 @@ QUICK = Plan(
     budget_s=10,
     caps=Caps(seconds=30, rss_gib=2),
 )
+
+
+PARTS = ("classifier", "triage", "burst")
+
+
+def _chosen(plan: Plan, sizes: list[str] | None) -> Plan:
+    """The plan with only the cluster sizes asked for (`NODESxPODS`), when some are."""
+    if not sizes:
+        return plan
+    wanted = {tuple(int(n) for n in s.lower().split("x")) for s in sizes}
+    return replace(
+        plan,
+        sizes=tuple(s for s in plan.sizes if (s.nodes, s.pods_per_node) in wanted),
+        classifier=tuple(c for c in plan.classifier if c in wanted),
+    )
 
 
 def run_classifier(plan: Plan) -> list[Row]:
@@ -187,27 +202,44 @@ async def main(argv: list[str]) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="a small smoke run (about a minute)")
     parser.add_argument("--markdown", type=Path, help="also write the results into this Markdown file")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=PARTS,
+        help="run only this part (repeatable): the classifier, /triage and /jobset why, the burst",
+    )
+    parser.add_argument(
+        "--size",
+        action="append",
+        metavar="NODESxPODS",
+        help="only the clusters of this size (repeatable), e.g. 5000x10",
+    )
     args = parser.parse_args(argv)
-    plan = QUICK if args.quick else FULL
+    plan = _chosen(QUICK if args.quick else FULL, args.size)
+    parts = set(args.only or PARTS)
     started, t0 = datetime.now(UTC), time.monotonic()
     load = [f"{os.getloadavg()[0]:.1f}"]
 
     def progress(what: str) -> None:
         print(f"[{time.monotonic() - t0:6.0f} s] {what}", file=sys.stderr, flush=True)
 
-    progress("classifier")
-    rows = run_classifier(plan)
-    for size in plan.sizes:
+    rows = []
+    if "classifier" in parts:
+        progress("classifier")
+        rows += run_classifier(plan)
+    for size in plan.sizes if "triage" in parts else ():
         progress(f"/triage and /jobset why on {size.nodes} nodes × {size.pods_per_node} pods")
         with simulated(
             size.nodes, size.pods_per_node, slices=size.slices, hosts_per_slice=size.hosts_per_slice
         ) as s:
             rows += await run_size(size, plan, s)
-    progress("burst through kubewhy serve")
-    b = plan.burst
-    with simulated(b.nodes, b.pods_per_node, slices=b.slices, hosts_per_slice=b.hosts_per_slice) as served:
-        for cached in (False, True):
-            rows += await burst.measure(served, plan.burst_commands, plan.burst_late, cached)
+    if "burst" in parts:
+        progress("burst through kubewhy serve")
+        b = plan.burst
+        shape = {"slices": b.slices, "hosts_per_slice": b.hosts_per_slice}
+        with simulated(b.nodes, b.pods_per_node, **shape) as served:
+            for cached in (False, True):
+                rows += await burst.measure(served, plan.burst_commands, plan.burst_late, cached)
     rows.sort(key=lambda r: r.benchmark)
     load.append(f"{os.getloadavg()[0]:.1f}")
     command = " ".join(shlex.quote(a) for a in ["python", "-m", "bench", *argv])

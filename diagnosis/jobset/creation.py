@@ -33,6 +33,9 @@ FIRST_LINK = {
     PodVerdict.NO_GPU_NODE: "no node offers the requested device",
     PodVerdict.ALLOCATABLE_ZERO: "the nodes' devices are unhealthy (allocatable 0)",
     PodVerdict.GATED: "scheduling gates hold the leader",
+    PodVerdict.PREEMPTING: "the scheduler preempted pods for the leader and waits for them to terminate",
+    PodVerdict.NODE_RESOURCES: "every node with free devices lacks the cpu, memory or pod slot it asks",
+    PodVerdict.HOST_PORT: "every node with free devices already has a host port the leader asks taken",
     PodVerdict.SCHEDULABLE: "nothing in the objects blocks the leader (the scheduler may not have retried)",
 }
 """The first link of the leader-pending chain, from the leader's triage."""

@@ -53,16 +53,35 @@ def cordoned(node: Object) -> bool:
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
-    """`Toleration.ToleratesTaint`: an empty effect matches every effect, an empty key every key;
-    `Exists` matches any value, `Equal` (also when the operator is empty) only the same value; any
-    other operator never matches (`Lt`/`Gt` of 1.35 are off by default)."""
+    """`Toleration.ToleratesTaint` (`k8s.io/api` core/v1 `toleration.go`, 1.35): an empty effect
+    matches every effect, an empty key every key; `Exists` matches any value, `Equal` (also when the
+    operator is empty) only the same value; `Lt`/`Gt` match when the taint's value is an integer less
+    / greater than the toleration's (both in canonical decimal form, `compareNumericValues`); any
+    other operator never matches. The API server accepts `Lt`/`Gt` only where their feature gate
+    (`TaintTolerationComparisonOperators`) is on, and the scheduler compares them there."""
     effect, key = text(toleration.get("effect")), text(toleration.get("key"))
     if (effect and effect != taint.effect) or (key and key != taint.key):
         return False
     operator = text(toleration.get("operator"))
     if operator in ("", "Equal"):
         return text(toleration.get("value")) == taint.value
+    if operator in ("Lt", "Gt"):
+        bound, have = _decimal(text(toleration.get("value"))), _decimal(taint.value)
+        if bound is None or have is None:
+            return False
+        return have < bound if operator == "Lt" else have > bound
     return operator == "Exists"
+
+
+_DECIMAL = re.compile(r"0|-?[1-9][0-9]*")
+
+
+def _decimal(value: str) -> int | None:
+    """`content.IsDecimalInteger` then `strconv.ParseInt(value, 10, 64)`: `0`, or an optional minus
+    and digits without a leading zero (no `+`, no `-0`, no spaces), within int64."""
+    if not _DECIMAL.fullmatch(value):
+        return None
+    return _int64(value)
 
 
 def untolerated(pod: Object, node: Object) -> tuple[Taint, ...]:
