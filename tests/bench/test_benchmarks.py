@@ -46,8 +46,9 @@ async def test_kubewhy_with_and_without_cache_and_the_baseline_give_the_same_ver
                 assert theirs.sample is not None
                 assert (direct.sample.runs, from_cache.sample.runs, theirs.sample.runs) == (2, 2, 1)
                 assert direct.verdict == from_cache.verdict == theirs.verdict == "exhausted"
-                # From the cache, only the pod and its events are read from the API.
-                assert from_cache.detail.startswith("2 calls")
+                # From the cache, only the pod, its events and the pods nominated to a node (never
+                # bound, so not in the cache) are read from the API.
+                assert from_cache.detail.startswith("3 calls")
                 row = triage.kubewhy_row(served, "kubewhy", case, direct, theirs)
                 assert "× faster" in row.result
         finally:

@@ -15,6 +15,8 @@ from tests.live.generated import NAMESPACE, PINNED, UNPINNED, Generated, cluster
 from tests.live.support import GPU_CLUSTER, live_reader
 
 NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
+NOMINATED = f"spec.nodeName=,status.nominatedNodeName!=,{NOT_TERMINAL}"
+"""The unbound pods nominated to a node: those of the pod's priority or more count there."""
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def _since(sim: Simulator, start: int) -> list[Request]:
     return sim.requests[start:]
 
 
-async def test_a_pod_pinned_to_a_node_costs_four_calls(sim: Simulator, generated: Generated) -> None:
+async def test_a_pod_pinned_to_a_node_costs_five_calls(sim: Simulator, generated: Generated) -> None:
     start = len(sim.requests)
     async with live_reader(sim) as reader:
         view = await reader.triage_view(NAMESPACE, PINNED)
@@ -54,9 +56,10 @@ async def test_a_pod_pinned_to_a_node_costs_four_calls(sim: Simulator, generated
             ),
             ("list", "/api/v1/nodes", ("labelSelector", f"kubernetes.io/hostname={node}"), page),
             ("list", "/api/v1/pods", ("fieldSelector", f"spec.nodeName={node},{NOT_TERMINAL}"), page),
+            ("list", "/api/v1/pods", ("fieldSelector", NOMINATED), page),
         ]
     )
-    assert calls == 4
+    assert calls == 5
     assert view.prefiltered
     assert classify(view).verdict is PodVerdict.EXHAUSTED
 
@@ -95,7 +98,7 @@ async def test_a_pod_with_few_candidates_lists_pods_node_by_node(generated: Gene
         async with live_reader(pool) as reader:
             view = await reader.triage_view(NAMESPACE, PINNED)
     assert sorted(_lists_of_pods(pool.requests)) == sorted(
-        f"spec.nodeName={n},{NOT_TERMINAL}" for n in wanted
+        [NOMINATED, *(f"spec.nodeName={n},{NOT_TERMINAL}" for n in wanted)]
     )
     assert classify(view).verdict is PodVerdict.EXHAUSTED
 
@@ -109,7 +112,7 @@ async def test_a_pod_that_fits_a_pool_reads_that_pools_pods_node_by_node(
     async with live_reader(sim) as reader:
         view = await reader.triage_view(NAMESPACE, UNPINNED)
     assert sorted(_lists_of_pods(_since(sim, start))) == sorted(
-        f"spec.nodeName={n},{NOT_TERMINAL}" for n in generated.gpu_nodes
+        [NOMINATED, *(f"spec.nodeName={n},{NOT_TERMINAL}" for n in generated.gpu_nodes)]
     )
     assert len(view.bound_pods) == 8 * len(generated.gpu_nodes)
     assert classify(view).verdict is PodVerdict.EXHAUSTED
@@ -122,7 +125,7 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
         async with live_reader(crowded) as reader:
             view = await reader.triage_view(NAMESPACE, UNPINNED)
     pages = -(-200 * 8 // PAGE_SIZE)
-    assert _lists_of_pods(crowded.requests) == [f"spec.nodeName!=,{NOT_TERMINAL}"] * pages
+    assert _lists_of_pods(crowded.requests) == [NOMINATED] + [f"spec.nodeName!=,{NOT_TERMINAL}"] * pages
     assert len(view.bound_pods) == 8 * len(most.gpu_nodes)
     assert (
         classify(view).verdict
@@ -136,13 +139,14 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
     [
         ("vllm-llama3-8b-7d9f8b6c5-k2xjp", ["pods/get", "events/list", "nodes/get"]),
         ("router-6b8f9c7d4d-2lmwz", ["pods/get", "events/list", "nodes/get"]),
-        ("batch-infer-0-4tq8m", ["pods/get", "events/list"]),
+        ("batch-infer-0-4tq8m", ["pods/get", "events/list", "workloads/list"]),
     ],
     ids=["placed", "no-request", "gated"],
 )
 async def test_a_pod_decided_by_itself_reads_no_node_list_and_no_pods(name: str, reads: list[str]) -> None:
     """Placed, asking nothing, gated: the verdict needs the pod (and the node it is on, for the
-    evidence), never the candidates or their pods."""
+    evidence; for a pod gated by Kueue, its namespace's Workloads), never the candidates or their
+    pods."""
     namespace = "ml-serve" if name.startswith(("vllm", "router")) else "ml-train"
     with serve(GPU_CLUSTER) as small:
         async with live_reader(small) as reader:
