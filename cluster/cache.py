@@ -124,40 +124,57 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     refs = map(mapping, sequence(pod_meta.get("ownerReferences")))
     owner = next((r for r in refs if r.get("controller") is True), None)
     if owner is not None:
-        kept_meta["ownerReferences"] = [_owner(text(owner.get("kind")), text(owner.get("name")))]
-    kept_spec = _pick(pod_spec, ("nodeName", "priority"))
-    kept_spec["containers"] = _folded(
-        tuple(pod_requests(pod).items()), tuple(effective_requests(pod).items()), host_ports(pod)
+        kept_meta["ownerReferences"] = _owner(text(owner.get("kind")), text(owner.get("name")))
+    priority = pod_spec.get("priority")
+    shape = _Shape(
+        text(pod_spec.get("nodeName")),
+        priority if isinstance(priority, int) else None,
+        tuple(pod_requests(pod).items()),
+        tuple(effective_requests(pod).items()),
+        host_ports(pod),
     )
+    kept: dict[str, Any] = {"metadata": kept_meta, "spec": _spec(shape)}
     kept_status = _pick(status(pod), ("phase",))
     disruption = condition(pod, "DisruptionTarget")
     if disruption is not None:
         kept_status["conditions"] = [_pick(disruption, ("type", "status", "reason"))]
-    return {"metadata": kept_meta, "spec": kept_spec, "status": kept_status}
+    if kept_status.get("phase") != "Running" or disruption is not None:
+        kept["status"] = kept_status  # a missing phase reads as not terminal, as every kept pod is
+    return kept
 
 
-@lru_cache(maxsize=4096)
-def _folded(
-    requests: tuple[tuple[str, int], ...],
-    extended: tuple[tuple[str, int], ...],
-    ports: tuple[HostPort, ...],
-) -> list[dict[str, Any]]:
-    """The one container of a compact pod (shared, never changed: the diagnosis only reads it). cpu
-    is written in millicores; extended resources go in the limits too, which `effective_requests`
-    reads first."""
-    asks = {r: f"{v}m" if r == CPU else v for r, v in requests}
-    container: dict[str, Any] = {"name": "", "resources": {"requests": asks, "limits": dict(extended)}}
-    if ports:
+@dataclass(frozen=True)
+class _Shape:
+    """All of a compact pod's spec: pods of one template on one node share it."""
+
+    node: str
+    priority: int | None
+    requests: tuple[tuple[str, int], ...]
+    extended: tuple[tuple[str, int], ...]
+    ports: tuple[HostPort, ...]
+
+
+@lru_cache(maxsize=65536)
+def _spec(shape: _Shape) -> dict[str, Any]:
+    """A compact pod's spec (shared, never changed: the diagnosis only reads it): its node, priority
+    and one container that asks the pod's requests and holds its host ports. cpu is written in
+    millicores; extended resources go in the limits too, which `effective_requests` reads first."""
+    asks = {r: f"{v}m" if r == CPU else v for r, v in shape.requests}
+    container: dict[str, Any] = {"name": "", "resources": {"requests": asks, "limits": dict(shape.extended)}}
+    if shape.ports:
         container["ports"] = [
             {"hostPort": p.number, "containerPort": p.number, "protocol": p.protocol, "hostIP": p.ip}
-            for p in ports
+            for p in shape.ports
         ]
-    return [container]
+    kept: dict[str, Any] = {"nodeName": _shared(shape.node), "containers": [container]}
+    if shape.priority is not None:
+        kept["priority"] = shape.priority
+    return kept
 
 
 @lru_cache(maxsize=4096)
-def _owner(kind_: str, owner_name: str) -> dict[str, Any]:
-    return {"kind": kind_, "name": owner_name, "controller": True}
+def _owner(kind_: str, owner_name: str) -> list[dict[str, Any]]:
+    return [{"kind": kind_, "name": owner_name, "controller": True}]
 
 
 def _everything(_: Object) -> bool:
