@@ -77,12 +77,6 @@ def pending_notes(pod: Object) -> tuple[str, ...]:
             f"the pod names schedulerName {scheduler}: kubewhy applies the default scheduler's rules, "
             f"and {scheduler} may add its own (queues, gangs, quotas)"
         )
-    nominated = text(status(pod).get("nominatedNodeName"))
-    if nominated:
-        found.append(
-            f"the scheduler nominated {nominated} for the pod after preempting pods there: "
-            "it waits for them to terminate"
-        )
     if meta(pod).get("deletionTimestamp") is not None:
         found.append("the pod is being deleted (metadata.deletionTimestamp is set)")
     return tuple(found)

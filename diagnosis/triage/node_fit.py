@@ -102,8 +102,15 @@ def host_port(ask: Ask, node: Object) -> str | None:
     found = _taken(ask, node)
     if not found:
         return None
-    held = ", ".join(dict.fromkeys(f"{t.wanted} held by {_pod(t.holder)}" for t in found))
-    return f"{held} ({PORT_MESSAGE})"
+    return f"{_held(found)}: {PORT_MESSAGE}"
+
+
+def _held(found: list[Taken]) -> str:
+    """`TCP/8000, TCP/8001 held by ns/pod (ReplicaSet/x)`: the ports each holder takes."""
+    by_holder: dict[str, list[str]] = {}
+    for t in found:
+        by_holder.setdefault(_pod(t.holder), []).append(str(t.held))
+    return "; ".join(f"{', '.join(dict.fromkeys(ports))} held by {who}" for who, ports in by_holder.items())
 
 
 def host_port_advice(funnel: Funnel) -> Advice:
@@ -119,10 +126,7 @@ def host_port_advice(funnel: Funnel) -> Advice:
         + f" (e.g. by {_pod(holder)} on {first})"
     )
     evidence = [f"the pod asks host ports {', '.join(map(str, ask.ports))}"]
-    for node, taken_here in list(found.items())[:SHOWN]:
-        evidence.append(
-            f"{node}: " + "; ".join(dict.fromkeys(f"{t.held} held by {_pod(t.holder)}" for t in taken_here))
-        )
+    evidence += [f"{node}: {_held(taken_here)}" for node, taken_here in list(found.items())[:SHOWN]]
     holders = [t.holder for taken_here in found.values() for t in taken_here]
     if holders and all(owner(p).startswith("DaemonSet/") for p in holders):
         evidence.append(

@@ -239,8 +239,10 @@ def test_pending_notes() -> None:
     pod["status"]["nominatedNodeName"] = "lab-node-0"
     pod["metadata"]["deletionTimestamp"] = "2026-11-29T08:59:00Z"
     found = classify(lab_view("case-exhaust", pod=pod))
+    assert found.verdict is PodVerdict.PREEMPTING
+    assert found.summary.startswith("The scheduler nominated lab-node-0 for this pod (priority 0)")
     assert any(e.startswith("the pod names schedulerName volcano") for e in found.evidence)
-    assert any(e.startswith("the scheduler nominated lab-node-0") for e in found.evidence)
+    assert "status.nominatedNodeName: lab-node-0 (the pod is not bound yet)" in found.evidence
     assert "the pod is being deleted (metadata.deletionTimestamp is set)" in found.evidence
 
 
