@@ -15,7 +15,12 @@ from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.live import LiveReader
 from cluster.transport import Retry
 from devtools.apisim import Faults, serve
+from diagnosis.model import PodVerdict
+from diagnosis.triage.classify import classify
+from tests.corpus import CORPUS
 from tests.live.support import GPU_CLUSTER, live_reader
+
+KUEUE_GATED = CORPUS / "triage" / "kueue-gated.json"
 
 KUBEWHY = Path(sys.executable).with_name("kubewhy")
 PENDING = ("ml-train", "llama-ft-0-x7k2p")
@@ -295,3 +300,17 @@ def _kubeconfig(
     path = folder / "kubeconfig"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+async def test_a_refused_read_of_kueue_workloads_is_a_line_of_evidence() -> None:
+    """The Workload says why Kueue holds a gated pod, but the verdict does not need it: a refused
+    read still gives `gated`, with a line saying what could not be read."""
+    with serve(KUEUE_GATED) as sim:
+        sim.faults.forbid("workloads", verb="list")
+        async with live_reader(sim) as reader:
+            found = classify(await reader.triage_view("team-a", "llm-sft-0-c7bjc"))
+    assert found.verdict is PodVerdict.GATED
+    unread = [e for e in found.evidence if e.startswith("Kueue Workloads of team-a could not be read: ")]
+    assert len(unread) == 1
+    assert "workloads" in unread[0]
+    assert not any(e.startswith("QuotaReserved") for e in found.evidence)

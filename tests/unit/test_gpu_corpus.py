@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -281,3 +282,74 @@ def test_kubelet_rejection_is_ok_with_the_reason() -> None:
         "The pod is placed on ip-10-0-12-5.us-west-2.compute.internal and Failed: UnexpectedAdmissionError: "
     )
     assert not any(c.text.startswith("kubectl logs") for c in found.next_commands)  # no container ever ran
+
+
+def test_node_resources_gives_the_numbers_and_the_schedulers_reason() -> None:
+    """The issue's pod: 1 GPU and 500 CPU, on nodes with free GPUs and 96 CPU."""
+    found = diagnose("tests/corpus/triage/dgx-crowded.json", "ml", "eval-cpu-heavy-7xk2p")
+    assert found.summary == (
+        "The pod asks 500 cpu but no node left has more than 96 allocatable: "
+        "it cannot fit even on an empty node"
+    )
+    text = joined(found)
+    assert "dgx-h100-01 (cpu allocatable 96, used 1, asked 500: Insufficient cpu)" in text
+    assert "dgx-h100-03 (pods allocatable 8, used 8, asked 1: Too many pods; cpu allocatable 96" in text
+    # dgx-h100-04's free GPUs go to the higher-priority pod nominated there
+    assert "dropped dgx-h100-04 (nvidia.com/gpu allocatable 8, used 8, free 0 < 1 asked)" in text
+
+
+def test_node_resources_counts_the_runtime_class_overhead() -> None:
+    found = diagnose("tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
+    assert "cpu 8.25, memory 256.2Gi, nvidia.com/gpu 1" in joined(found)
+    assert found.summary.startswith("None of the 3 nodes left has 256.2Gi memory free for the pod")
+
+
+def test_a_nominated_pod_of_higher_priority_holds_the_free_devices() -> None:
+    found = diagnose("tests/corpus/triage/dgx-crowded.json", "ml", "finetune-small-q8v2n")
+    assert found.verdict == PodVerdict.EXHAUSTED
+    assert (
+        "dgx-h100-04: nvidia.com/gpu held by ml/batch-infer-nightly-5kq8d ×4 (terminating), "
+        "ml/rlhf-reward-model-0-zb7kp ×4 (nominated here, not bound yet)"
+    ) in found.evidence
+
+
+def test_a_nominated_pod_of_lower_priority_does_not_count() -> None:
+    view = view_of(ROOT / "tests/corpus/triage/dgx-crowded.json", "ml", "finetune-small-q8v2n")
+    nominee = next(p for p in view.nominated_pods if p["metadata"]["name"] == "rlhf-reward-model-0-zb7kp")
+    lower = {**nominee, "spec": {**nominee["spec"], "priority": -1}}
+    others = tuple(p for p in view.nominated_pods if p is not nominee)
+    assert classify(replace(view, nominated_pods=(*others, lower))).verdict == PodVerdict.SCHEDULABLE
+
+
+def test_preempting_names_the_victims_and_since_when() -> None:
+    found = diagnose("tests/corpus/triage/gke-a100-preemption.json", "research", "pretrain-70b-0-0-lk2vd")
+    assert found.summary == (
+        "The scheduler preempted pods on gke-research-a100-pool-9e41b2d0-4hzm for this pod "
+        "(priority 1000000) and waits for 2 of them to terminate, the first deleted 4m ago"
+    )
+    assert (
+        "victim research/sweep-lr-1e-4-d2x8w (Job/sweep-lr-1e-4), priority 1000, terminating since "
+        "2026-11-29T08:55:05Z (4m ago), evicted by the scheduler (DisruptionTarget PreemptionByScheduler)"
+    ) in found.evidence
+    gone = diagnose("tests/corpus/triage/gke-a100-preemption.json", "research", "canary-infer-b8t5n")
+    assert "but that node is gone" in gone.summary
+
+
+def test_host_port_names_the_port_and_its_holder() -> None:
+    found = diagnose("tests/corpus/triage/gke-l4-hostports.json", "inference", "dcgm-profiling-debug-k2c9d")
+    assert found.summary.startswith("Host port TCP/9400 that the pod asks is already taken on every one")
+    assert (
+        "gke-inference-l4-pool-3c9a1e07-b5vn: TCP/9400 held by monitoring/dcgm-exporter-b5vn "
+        "(DaemonSet/dcgm-exporter)"
+    ) in found.evidence
+    ports = "tests/corpus/triage/gke-l4-hostports.json"
+    host_network = diagnose(ports, "inference", "ddp-train-resnet-0-hx4lm")
+    assert "the pod asks host ports TCP/29500" in host_network.evidence
+
+
+def test_a_kueue_gated_pod_quotes_its_workload() -> None:
+    found = diagnose("tests/corpus/triage/kueue-gated.json", "team-a", "llm-sft-0-c7bjc")
+    assert (
+        'QuotaReserved=False Pending: "couldn\'t assign flavors to pod set main: insufficient unused quota '
+        'for nvidia.com/gpu in flavor h100, 8 more needed"'
+    ) in found.evidence
