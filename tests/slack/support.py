@@ -260,8 +260,9 @@ def texts_of(node: object) -> list[str]:
 
 
 def assert_within_slack_limits(message: Message | SlackMessage) -> None:
-    """What Slack accepts (facts/slack.md), checked with slack_sdk's models and with Slack's numbers
-    rather than the bot's own constants."""
+    """What Slack accepts (Block Kit reference: 50 blocks, section text 3000, header 150, button value
+    2000; about 13k characters in all, slackapi/bolt-js#2509), checked with slack_sdk's models and with
+    Slack's numbers rather than the bot's own constants."""
     assert 1 <= len(message.blocks) <= 50
     assert sum(len(t) for t in texts_of(list(message.blocks))) <= 13_000
     for raw in message.blocks:

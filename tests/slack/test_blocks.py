@@ -1,8 +1,8 @@
 """Block Kit rendering (bot/blocks.py), a pure unit: Slack's limits hold for any answer, and text from
 people or clusters cannot mention, link or break the markup.
 
-Limits are checked against slack_sdk's own models and against the numbers in Slack's docs (facts/slack.md),
-not against the module's constants.
+Limits are checked against slack_sdk's own models and against the numbers in Slack's Block Kit
+reference (and slackapi/bolt-js#2509 for the total), not against the module's constants.
 """
 
 from __future__ import annotations
