@@ -19,8 +19,8 @@ has the same tables:
 | --- | --- |
 | no-request | `triage.classify.no_request` |
 | ok | `triage.classify.ok` |
-| gated | `triage.classify.gated` (a Kueue gate: `triage.kueue.admission`) |
-| preempting | `triage.classify.preempting` (`triage.preemption.preempting`) |
+| gated | `triage.classify.gated` |
+| preempting | `triage.classify.preempting` |
 | label-mismatch | `triage.classify.label_mismatch` (funnel step) |
 | taint | `triage.classify.taint` (funnel step) |
 | no-gpu-node | `triage.classify.no_gpu_node` (funnel step) |
