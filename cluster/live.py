@@ -35,10 +35,10 @@ from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Trans
 from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
-from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
 from diagnosis.triage.classify import gate_names, reaches_funnel, usage_candidates
-from diagnosis.triage.kueue import ADMISSION_GATE
+from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL
 from diagnosis.triage.resources import nominated_node
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, TriageView
@@ -60,6 +60,7 @@ T = TypeVar("T")
 
 _JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 _WORKLOAD = ("kueue.x-k8s.io", "v1beta1", "workloads")
+_LOCAL_QUEUE = ("kueue.x-k8s.io", "v1beta1", "localqueues")
 
 
 def _label_selector(selector: Mapping[str, object]) -> str | None:
@@ -182,13 +183,20 @@ class LiveReader:
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed (or nominated) pod's evidence still shows its node,
             # a preempting pod's the victims there, a Kueue-gated pod's its Workload.
-            placed, bound, (workloads, unread) = await asyncio.gather(
+            placed, bound, (workloads, queues, unread) = await asyncio.gather(
                 self._nodes_named([node_name(found) or nominated_node(found)]),
                 self._bound_pods(usage_candidates(found, ()), None),
-                self._kueue_workloads(found),
+                self._kueue(found),
             )
             return TriageView(
-                found, tuple(placed), bound, _about(about, found), now, workloads=workloads, unread=unread
+                found,
+                tuple(placed),
+                bound,
+                _about(about, found),
+                now,
+                workloads=workloads,
+                queues=queues,
+                unread=unread,
             )
         (nodes, prefiltered), nominated = await asyncio.gather(
             self._candidate_nodes(found), self._nominated_pods()
@@ -209,15 +217,35 @@ class LiveReader:
             )
         )
 
-    async def _kueue_workloads(self, pod: Object) -> tuple[tuple[Object, ...], tuple[str, ...]]:
+    async def _kueue(self, pod: Object) -> tuple[tuple[Object, ...], tuple[Object, ...], tuple[str, ...]]:
         """For a pod gated by Kueue's admission: the Workloads of its namespace (Kueue's says why it is
-        not admitted). Optional: a read that fails is a line of evidence, not a failed answer."""
+        not admitted) and the LocalQueue its label names (which says the ClusterQueue). Optional: a
+        read that fails is a line of evidence, not a failed answer."""
         if node_name(pod) or ADMISSION_GATE not in gate_names(pod):
-            return (), ()
+            return (), (), ()
+        ns, queue = namespace(pod), labels(pod).get(QUEUE_LABEL, "")
+        (workloads, unread_workloads), (queues, unread_queue) = await asyncio.gather(
+            _optional(self._workloads(ns), f"Kueue Workloads of {ns}"),
+            _optional(self._local_queue(ns, queue), f"Kueue LocalQueue {queue} of {ns}"),
+        )
+        return workloads, queues, (*unread_workloads, *unread_queue)
+
+    async def _local_queue(self, namespace: str, queue: str) -> list[dict[str, Any]]:
+        """The LocalQueue by name; none when it (or Kueue) is not there, or the name is not one."""
+        if not is_dns1123_subdomain(queue):
+            return []
         try:
-            return tuple(await self._workloads(namespace(pod))), ()
-        except ClusterError as err:
-            return (), (f"Kueue Workloads of {namespace(pod)} could not be read: {err.message}",)
+            got = await self._api.get(
+                Target("get", "localqueues", namespace, _LOCAL_QUEUE[0], queue, "localqueue"),
+                self._custom.get_namespaced_custom_object,
+                *_LOCAL_QUEUE[:2],
+                namespace,
+                _LOCAL_QUEUE[2],
+                queue,
+            )
+        except NotFound:
+            return []
+        return [got.body]
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
@@ -497,6 +525,16 @@ def _scheduling_key(pod: Object) -> str:
     ]
     placement = [pod_spec.get(k) for k in ("nodeSelector", "affinity", "tolerations", "schedulingGates")]
     return json.dumps([placement, asks], sort_keys=True, default=str)
+
+
+async def _optional(
+    read: Awaitable[Sequence[Object]], what: str
+) -> tuple[tuple[Object, ...], tuple[str, ...]]:
+    """The objects of a read the answer can do without, or none and a line saying why they are missing."""
+    try:
+        return tuple(await read), ()
+    except ClusterError as err:
+        return (), (f"{what} could not be read: {err.message}",)
 
 
 def _unwrap(result: T | BaseException) -> T:

@@ -40,6 +40,7 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "ResourceQuota": frozenset({""}),
     "RuntimeClass": frozenset({"node.k8s.io"}),
     "Workload": frozenset({"kueue.x-k8s.io"}),
+    "LocalQueue": frozenset({"kueue.x-k8s.io"}),
 }
 """The kinds kubewhy reads, with the API groups that serve them; other objects are ignored."""
 
@@ -214,6 +215,7 @@ class SnapshotReader:
         self._events_about = _group(by_kind["Event"], _regarding_key)
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
+        self._queues_in = _group(by_kind["LocalQueue"], namespace)
         self.now = now or _reading_time(o for group in by_kind.values() for o in group)
         """The time of the reading (deterministic: a snapshot answers the same way every time)."""
 
@@ -233,6 +235,7 @@ class SnapshotReader:
             now=self.now,
             nominated_pods=self._nominated_pods,
             workloads=self._workloads_in.get(namespace, ()),
+            queues=self._queues_in.get(namespace, ()),
         )
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:

@@ -34,6 +34,8 @@ class TriageView:
     more count against their node (`diagnosis.triage.resources.counted`). Others may be present."""
     workloads: tuple[Object, ...] = ()
     """Kueue Workloads of the pod's namespace (read for a pod gated by Kueue); others are ignored."""
+    queues: tuple[Object, ...] = ()
+    """Kueue LocalQueues: the one the pod's queue label names says which ClusterQueue admits it."""
     unread: tuple[str, ...] = ()
     """Optional reads that failed, each a line saying what and why (the answer is given without them)."""
 

@@ -45,7 +45,7 @@ from diagnosis.triage.funnel import (
     run,
     stage_line,
 )
-from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission
+from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_admitted
 from diagnosis.triage.node_fit import host_port, host_port_advice, node_resources, node_resources_advice
 from diagnosis.triage.preemption import preempting as waiting_for_victims
 from diagnosis.triage.resources import (
@@ -210,9 +210,10 @@ def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
     gates = gate_names(pod)
+    kueue_says = not_admitted(pod, view.workloads) if ADMISSION_GATE in gates else ""
     summary = (
         f"The pod is held by scheduling gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}: "
-        f"{_gate_meaning(gates[0])}"
+        + (f"Kueue has not admitted its workload: {kueue_says}" if kueue_says else _gate_meaning(gates[0]))
     )
     evidence = [
         request_line(pod, requests),
@@ -226,7 +227,7 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         evidence.append(f"Kueue queue: {queue} (label {QUEUE_LABEL})")
     kueue: tuple[Command | None, ...] = ()
     if ADMISSION_GATE in gates:
-        said, kueue = admission(pod, view.workloads, view.unread)
+        said, kueue = admission(pod, view.workloads, view.queues, view.unread)
         evidence += said
     elif queue or any("kueue" in g.lower() for g in gates):
         kueue = (kubectl.kueue_workloads(ns),)

@@ -257,3 +257,13 @@ def kueue_workload(namespace: str, workload: str) -> Command | None:
         "the Workload's admission conditions: why Kueue has not admitted it",
         "get", "workloads.kueue.x-k8s.io", workload, "-n", namespace, "-o", f"jsonpath={template}",
     )
+
+
+def kueue_cluster_queue(queue: str) -> Command | None:
+    """A ClusterQueue's quota per flavor and what is used of it."""
+    if not is_dns1123_subdomain(queue):
+        return None
+    return kubectl(
+        f"ClusterQueue {queue}: nominal quota per flavor and resource, and what admitted workloads use",
+        "get", "clusterqueues.kueue.x-k8s.io", queue, "-o", "yaml",
+    )

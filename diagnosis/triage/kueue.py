@@ -37,8 +37,25 @@ def workload_of(pod: Object, workloads: Iterable[Object]) -> Object | None:
     return next((w for w in workloads if namespace(w) == namespace(pod) and owned_by(w, pod)), None)
 
 
+def cluster_queue(pod: Object, queue: str, queues: Iterable[Object]) -> str:
+    """The ClusterQueue of the LocalQueue `queue` in the pod's namespace (`spec.clusterQueue`), or ""."""
+    local = next((q for q in queues if namespace(q) == namespace(pod) and name(q) == queue), None)
+    return text(spec(local).get("clusterQueue")) if local is not None else ""
+
+
+def not_admitted(pod: Object, workloads: Iterable[Object]) -> str:
+    """Kueue's own words on why the pod's Workload is not admitted (its QuotaReserved or Admitted
+    condition's message, when it is not True), or ""."""
+    found = workload_of(pod, workloads)
+    for type_ in ("QuotaReserved", "Admitted"):
+        said = condition(found, type_) if found is not None else None
+        if said is not None and said.get("status") != "True" and text(said.get("message")):
+            return text(said.get("message"))
+    return ""
+
+
 def admission(
-    pod: Object, workloads: Iterable[Object], unread: Iterable[str]
+    pod: Object, workloads: Iterable[Object], queues: Iterable[Object], unread: Iterable[str]
 ) -> tuple[list[str], tuple[Command | None, ...]]:
     """Evidence lines and commands on why Kueue has not admitted the pod's workload."""
     ns = namespace(pod)
@@ -58,10 +75,16 @@ def admission(
     evidence.append(f"Kueue Workload {workload}" + (f" in LocalQueue {queued}" if queued else ""))
     for type_ in ("QuotaReserved", "Admitted"):
         evidence.append(_condition_line(type_, condition(found, type_)))
-    cluster_queue = text(mapping(status(found).get("admission")).get("clusterQueue"))
-    if cluster_queue:
-        evidence.append(f"ClusterQueue {cluster_queue}: {_flavors(status(found).get('admission'))}")
-    commands = (kubectl.kueue_workload(ns, workload), *commands)
+    admitted = mapping(status(found).get("admission"))
+    in_queue = text(admitted.get("clusterQueue"))
+    if in_queue:
+        evidence.append(f"ClusterQueue {in_queue}: {_flavors(admitted)}")
+    elif queued and (in_queue := cluster_queue(pod, queued, queues)):
+        evidence.append(
+            f"ClusterQueue {in_queue} (LocalQueue {queued}'s spec.clusterQueue): its quota per flavor "
+            "is what the message above measures against"
+        )
+    commands = (kubectl.kueue_workload(ns, workload), kubectl.kueue_cluster_queue(in_queue), *commands)
     return evidence, commands
 
 
