@@ -419,9 +419,11 @@ class LiveReader:
             self._nominated_pods() if pending else asyncio.sleep(0, ()),
         )
         known = {name(n): n for nodes, _ in candidates for n in nodes}
-        placed = {node_name(p) for p in pods if node_name(p)} - known.keys()
+        # A pod waiting for its preemption's victims: its nominated node and the pods there.
+        waiting = {n for p in pods if _pending(p) for n in usage_candidates(p, ()) if n}
+        placed = ({node_name(p) for p in pods if node_name(p)} | waiting) - known.keys()
         known.update((name(n), n) for n in await self._nodes_named(placed))
-        usage = {
+        usage = waiting | {
             n
             for pod, (nodes, _) in zip(pending, candidates, strict=True)
             for n in usage_candidates(pod, nodes)
