@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from diagnosis.objects import Object, mapping, sequence, spec, status, text
 from diagnosis.quantity import count, milli
@@ -36,6 +37,7 @@ def is_scalar(resource: str) -> bool:
     )
 
 
+@lru_cache(maxsize=1024)
 def is_fitted(resource: str) -> bool:
     """The scheduler compares this resource of a pod with the node's free amount."""
     return resource in (CPU, MEMORY, EPHEMERAL) or is_scalar(resource)
@@ -59,6 +61,11 @@ def _container(item: object) -> dict[str, int]:
 def pod_requests(pod: Object) -> dict[str, int]:
     """Resource → the pod's request as NodeResourcesFit counts it, 0s omitted, keys sorted."""
     pod_spec = spec(pod)
+    containers = sequence(pod_spec.get("containers"))
+    if len(containers) == 1 and not any(pod_spec.get(k) for k in ("initContainers", "overhead", "resources")):
+        # Most pods: one container and nothing else to add, so its requests are the pod's.
+        asks = _container(containers[0])
+        return {k: asks[k] for k in sorted(asks) if asks[k] > 0}
     inits = (
         (_container(item), mapping(item).get("restartPolicy") == "Always")
         for item in sequence(pod_spec.get("initContainers"))
@@ -114,12 +121,19 @@ class Usage:
     pods: int
 
 
-def usage(pods: Iterable[Object]) -> Usage:
+def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = None) -> Usage:
+    """What `pods` request together. `seen`: the requests already worked out, by the identity of a
+    pod's spec (the cache's compact pods of one template on one node share theirs)."""
+    memo: dict[int, Mapping[str, int]] = {} if seen is None else seen
     total: dict[str, int] = {}
     number = 0
     for pod in pods:
         number += 1
-        add_to(total, pod_requests(pod))
+        pod_spec = spec(pod)
+        asks = memo.get(id(pod_spec))
+        if asks is None:
+            asks = memo[id(pod_spec)] = pod_requests(pod)
+        add_to(total, asks)
     return Usage(total, number)
 
 

@@ -34,6 +34,8 @@ class Ask:
     pods: Mapping[str, tuple[Object, ...]] = field(default_factory=dict)
     """Node name → every pod counted there (`resources.counted`), for the steps after the free slots."""
     _usage: dict[str, Usage] = field(default_factory=dict, compare=False, repr=False)
+    _requests: dict[int, Mapping[str, int]] = field(default_factory=dict, compare=False, repr=False)
+    """Pod requests by the identity of the pod's spec, while the view (which holds the pods) lives."""
 
     @cached_property
     def placement(self) -> Placement:
@@ -57,7 +59,7 @@ class Ask:
         """What the pods counted on the node request together, worked out once per node."""
         found = self._usage.get(node)
         if found is None:
-            found = self._usage[node] = usage(self.pods.get(node, ()))
+            found = self._usage[node] = usage(self.pods.get(node, ()), self._requests)
         return found
 
 
