@@ -69,7 +69,6 @@ from diagnosis.views import TriageView
 __all__ = ["FUNNEL", "classify", "effective_requests", "gate_names", "reaches_funnel", "usage_candidates"]
 
 
-
 # --- the ladder ---------------------------------------------------------------------------------
 
 
