@@ -19,11 +19,11 @@ import pytest
 
 from diagnosis import events
 from diagnosis.jobset.explain import explain
-from diagnosis.model import Diagnosis
+from diagnosis.model import Diagnosis, JobSetVerdict, PodVerdict
 from diagnosis.objects import Object, kind, labels, name, namespace
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
 from diagnosis.views import JobSetView
-from tests.corpus import Case, cases
+from tests.corpus import ROOT, Case, cases
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 """When the corpus snapshots were taken (tests/corpus/jobset/make_corpus.py)."""
@@ -249,3 +249,19 @@ def test_restart_loops_on_gke_carry_the_workflow_queries() -> None:
 def test_restart_loops_off_gke_have_no_gke_queries() -> None:
     (case,) = [c for c in CASES if c.snapshot.stem == "restarting-pod-preemption"]
     assert answer(case).snippets == ()
+
+
+def test_pod_verdict_speaks_the_new_funnel_words() -> None:
+    """The same JobSet on nodes with GPUs to spare but no pod slot left (each already runs as many pods
+    as its kubelet allows): its pending pods' triage, and so `pod_verdict`, is `node-resources`."""
+    items = _items(ROOT / "tests/corpus/jobset/pods-pending-exhausted.json")
+    roomy = []
+    for obj in items:
+        if kind(obj) == "Node":
+            node_status = {**obj["status"]}
+            for part in ("capacity", "allocatable"):
+                node_status[part] = {**node_status[part], "nvidia.com/gpu": "64", "pods": "1"}
+            obj = {**obj, "status": node_status}
+        roomy.append(obj)
+    found = explain(view_of(tuple(roomy), "ml-train", "sdxl-finetune"))
+    assert (found.verdict, found.pod_verdict) == (JobSetVerdict.PODS_PENDING, PodVerdict.NODE_RESOURCES)
