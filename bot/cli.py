@@ -24,9 +24,7 @@ from typing import Any, TextIO
 from bot import render
 from cluster.errors import ClusterError, NotFound
 from cluster.reader import Reader
-from cluster.snapshot import SnapshotReader
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
-from handlers import jobset, triage
 from handlers.reply import Reply
 
 EXIT_OK = 0
@@ -139,11 +137,16 @@ def _check(args: argparse.Namespace) -> None:
 
 
 async def _triage(reader: Reader, args: argparse.Namespace) -> Reply:
-    return await triage.triage(reader, args.namespace, args.name)
+    # Each command imports only its own handler: a process start is part of every answer.
+    from handlers.triage import triage
+
+    return await triage(reader, args.namespace, args.name)
 
 
 async def _why(reader: Reader, args: argparse.Namespace) -> Reply:
-    return await jobset.why(reader, args.namespace, args.name)
+    from handlers.jobset import why
+
+    return await why(reader, args.namespace, args.name)
 
 
 def _answer(args: argparse.Namespace) -> int:
@@ -162,10 +165,14 @@ def _answer(args: argparse.Namespace) -> int:
 def _reply(args: argparse.Namespace) -> Reply:
     question: Question = args.question
     if args.message is not None:
-        return jobset.explain_message(args.message)
+        from handlers.jobset import explain_message
+
+        return explain_message(args.message)
     if args.snapshot is not None:
         # Loaded before the event loop starts, so that Ctrl-C stops a long load at once (asyncio
         # only cancels at the next await).
+        from cluster.snapshot import SnapshotReader
+
         reader = SnapshotReader.from_path(args.snapshot)
         return asyncio.run(question(reader, args))
     return asyncio.run(_ask_live(question, args))

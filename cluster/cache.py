@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import urllib3
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client.api_client import ApiClient
 from kubernetes.watch.watch import iter_resp_lines
 
 from cluster.errors import ClusterError, Forbidden, Unavailable
@@ -176,7 +176,6 @@ class _Overflow(Exception):
 @dataclass(frozen=True)
 class _Resource:
     plural: str
-    list_call: Callable[..., Any]
     field_selector: str | None
     compact: Callable[[Object], dict[str, Any]]
     keep: Callable[[Object], bool]
@@ -237,9 +236,7 @@ class _Reflector:
         found: dict[Key, dict[str, Any]] = {}
         revision = ""
         async for page in self.cache.api.pages(
-            Target("list", self.resource.plural),
-            self.resource.list_call,
-            field_selector=self.resource.field_selector,
+            Target("list", self.resource.plural), fieldSelector=self.resource.field_selector
         ):
             revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
             for item in page_items(page):
@@ -261,12 +258,11 @@ class _Reflector:
         options = self.cache.options
         self.response = await self.cache.api.stream(
             Target("watch", self.resource.plural),
-            self.resource.list_call,
             read_timeout=options.watch_seconds + self.cache.api.timeout,
-            field_selector=self.resource.field_selector,
-            resource_version=self.revision,
-            allow_watch_bookmarks=True,
-            timeout_seconds=options.watch_seconds,
+            fieldSelector=self.resource.field_selector,
+            resourceVersion=self.revision,
+            allowWatchBookmarks=True,
+            timeoutSeconds=options.watch_seconds,
         )
         self.phase, self.lost_at = "watching", None
         self.cache.changed()
@@ -376,13 +372,8 @@ class ClusterCache:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
         self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kubewhy-watch")
-        core = CoreV1Api(api_client)
-        self._nodes = _Reflector(
-            self, _Resource("nodes", core.list_node, None, compact_node, _everything, _labels_of)
-        )
-        pods = _Resource(
-            "pods", core.list_pod_for_all_namespaces, BOUND_PODS, compact_pod, holds_devices, _node_of
-        )
+        self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
+        pods = _Resource("pods", BOUND_PODS, compact_pod, holds_devices, _node_of)
         self._pods = _Reflector(self, pods)
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None

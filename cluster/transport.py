@@ -1,9 +1,16 @@
 """How kubewhy calls the API server: off the event loop, with a timeout, bounded retries, raw JSON,
 typed errors, and a count of what it cost.
 
-The official client is blocking (urllib3), so every call runs in this transport's own small thread
-pool. Responses are read as raw JSON (`_preload_content=False`): the generated models cost seconds
-of CPU on large lists (kubernetes-client/python#1921, #2284). Lists are read in pages of
+The official client's `ApiClient` sends every call: its configuration (kubeconfig, exec plugins and
+token refresh, in-cluster, TLS) and its authentication, through `param_serialize` and `call_api`,
+as its generated API classes do. Those classes are never imported: `kubernetes.client.api` and the
+models it pulls in take most of a second to import (half a CLI run), and each generated method
+validates its arguments with pydantic before it sends anything. A `Target` names the resource as
+RBAC does, and its URL path follows the API's own layout (`/api/v1/…`, `/apis/GROUP/VERSION/…`).
+
+The client is blocking (urllib3), so every call runs in this transport's own small thread pool.
+Responses are read as raw JSON bytes and decoded in that worker thread: the generated models cost
+seconds of CPU on large lists (kubernetes-client/python#1921, #2284). Lists are read in pages of
 `PAGE_SIZE`, so no single answer has to carry a whole large cluster within one timeout. A watch is
 opened here too (`stream`), and read by its caller.
 """
@@ -20,9 +27,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import urllib3
-from kubernetes.client import ApiClient
+from kubernetes.client.api_client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
@@ -45,6 +53,7 @@ _BODY_LIMIT = 300
 """Characters of a response body that may reach a message or a log: enough for the API's Status
 message, not enough to carry a whole object into Slack."""
 
+_JSON = "application/json"
 _PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 T = TypeVar("T")
@@ -60,9 +69,14 @@ def truncate(value: str, limit: int = _BODY_LIMIT) -> str:
     return flat if len(flat) <= limit else f"{flat[: limit - 1]}…"
 
 
+Query = str | int | bool | None
+"""A query parameter's value, as the API names the parameter (`fieldSelector`, `limit`); None: left out."""
+
+
 @dataclass(frozen=True)
 class Target:
-    """What a call reads, as RBAC names it: errors say exactly what was refused or missing."""
+    """What a call reads, as RBAC names it: errors say exactly what was refused or missing. A
+    `resource` beginning with `/` is a non-resource URL (`/version`)."""
 
     verb: str
     resource: str
@@ -71,6 +85,17 @@ class Target:
     name: str = ""
     kind: str = ""
     """The noun of a NotFound (`pod`, `jobset`); defaults to the resource."""
+    version: str = "v1"
+
+    @property
+    def path(self) -> str:
+        """The URL path: the collection for `list` and `watch`, the object when `name` is given."""
+        if self.resource.startswith("/"):
+            return self.resource
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        scope = f"/namespaces/{quote(self.namespace, safe='')}" if self.namespace else ""
+        one = f"/{quote(self.name, safe='')}" if self.name else ""
+        return f"{root}{scope}/{self.resource}{one}"
 
 
 @dataclass
@@ -123,46 +148,35 @@ class Transport:
         self.server = str(api_client.configuration.host)
         self._executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="kubewhy-api")
 
-    async def get(self, target: Target, call: Callable[..., Any], *args: Any, **params: Any) -> Response:
+    async def get(self, target: Target, **query: Query) -> Response:
         """GET one object (or /version). A 404 raises NotFound for `target`."""
-        return await self._request(target, call, args, params)
+        return await self._request(target, query)
 
-    async def items(
-        self, target: Target, call: Callable[..., Any], *args: Any, **params: Any
-    ) -> list[dict[str, Any]]:
+    async def items(self, target: Target, **query: Query) -> list[dict[str, Any]]:
         """Every item of a LIST, page after page, each with its apiVersion and kind (typed lists
         leave them out of their items; readers and the diagnosis expect them, as kubectl prints)."""
-        return [item async for page in self.pages(target, call, *args, **params) for item in page_items(page)]
+        return [item async for page in self.pages(target, **query) for item in page_items(page)]
 
-    async def pages(
-        self, target: Target, call: Callable[..., Any], *args: Any, **params: Any
-    ) -> AsyncIterator[dict[str, Any]]:
+    async def pages(self, target: Target, **query: Query) -> AsyncIterator[dict[str, Any]]:
         """The pages of a LIST, each as the API server sent it (its `metadata.resourceVersion` is the
         revision the whole list was read at)."""
-        token: str | None = None
-        while True:
-            page = (
-                await self._request(target, call, args, {**params, "limit": PAGE_SIZE, "_continue": token})
-            ).body
+        async for page in self._pages(target, query, _JSON):
             yield page
-            token = text(mapping(page.get("metadata")).get("continue")) or None
-            if token is None:
-                return
 
-    async def names(self, target: Target, call: Callable[..., Any], *args: Any) -> list[str]:
+    async def names(self, target: Target, **query: Query) -> list[str]:
         """The names of the objects a LIST would return, read as metadata only (a fraction of the bytes)."""
-        partial = await self.items(target, call, *args, _headers={"Accept": _PARTIAL_LIST})
-        return [text(mapping(item.get("metadata")).get("name")) for item in partial]
+        return [
+            text(mapping(item.get("metadata")).get("name"))
+            async for page in self._pages(target, query, _PARTIAL_LIST)
+            for item in page_items(page)
+        ]
 
-    async def stream(
-        self, target: Target, call: Callable[..., Any], *args: Any, read_timeout: float, **params: Any
-    ) -> urllib3.BaseHTTPResponse:
-        """Open a WATCH (`call` with watch=True and `params`) and return its unread response, for the
-        caller to read line by line in a thread of its own. `read_timeout` bounds each wait for a
-        line, so it must exceed the watch's `timeout_seconds`."""
-        options = {"_preload_content": False, "_request_timeout": (self.timeout, read_timeout)}
+    async def stream(self, target: Target, read_timeout: float, **query: Query) -> urllib3.BaseHTTPResponse:
+        """Open a WATCH of `target` with `query` and return its unread response, for the caller to
+        read line by line in a thread of its own. `read_timeout` bounds each wait for a line, so it
+        must exceed the watch's `timeoutSeconds`."""
         response: urllib3.BaseHTTPResponse = await self._retried(
-            target, lambda: call(*args, watch=True, **options, **params)
+            target, lambda: self._open(target, {**query, "watch": True}, _JSON, (self.timeout, read_timeout))
         )
         return response
 
@@ -170,13 +184,24 @@ class Transport:
         self._executor.shutdown(wait=False, cancel_futures=True)
         await asyncio.get_running_loop().run_in_executor(None, self.api_client.close)
 
-    async def _request(
-        self, target: Target, call: Callable[..., Any], args: tuple[Any, ...], params: Mapping[str, Any]
-    ) -> Response:
+    async def _pages(
+        self, target: Target, query: Mapping[str, Query], accept: str
+    ) -> AsyncIterator[dict[str, Any]]:
+        token: str | None = None
+        while True:
+            asked = {**query, "limit": PAGE_SIZE, "continue": token}
+            page = (await self._request(target, asked, accept)).body
+            yield page
+            token = text(mapping(page.get("metadata")).get("continue")) or None
+            if token is None:
+                return
+
+    async def _request(self, target: Target, query: Mapping[str, Query], accept: str = _JSON) -> Response:
         def fetch() -> tuple[int, dict[str, Any], Any]:
-            # Decoded in the worker thread too: a page of 500 pods is ~15 ms of JSON parsing.
-            data, headers = self._send(call, args, params)
-            return len(data), _decode(data, self.server), headers
+            # Read and decoded in the worker thread: a page of 500 pods is ~15 ms of JSON parsing.
+            response = self._open(target, query, accept, self.timeout)
+            data = response.data
+            return len(data), _decode(data, self.server), response.headers
 
         size, body, headers = await self._retried(target, fetch)
         self.stats.bytes += size
@@ -208,13 +233,29 @@ class Transport:
             log.info("retrying %s %s in %.2f s (try %d failed)", target.verb, target.resource, wait, attempt)
             await asyncio.sleep(wait)
 
-    def _send(
-        self, call: Callable[..., Any], args: tuple[Any, ...], params: Mapping[str, Any]
-    ) -> tuple[bytes, Any]:
-        """In a worker thread: the call and the reading of its body, both under the timeout."""
-        arguments = {k: v for k, v in params.items() if v is not None}
-        response = call(*args, _preload_content=False, _request_timeout=self.timeout, **arguments)
-        return response.data, response.headers
+    def _open(
+        self,
+        target: Target,
+        query: Mapping[str, Query],
+        accept: str,
+        timeout: float | tuple[float, float],
+    ) -> urllib3.BaseHTTPResponse:
+        """In a worker thread: send a GET as the generated API methods do (the ApiClient's headers,
+        its BearerToken authentication, refreshed by an exec plugin when due) and return the response
+        unread; an answer that is not 2xx raises the client's ApiException, its body read."""
+        method, url, headers, body, form = self.api_client.param_serialize(
+            "GET",
+            target.path,
+            query_params=[(k, v) for k, v in query.items() if v is not None],
+            header_params={"Accept": accept},
+            auth_settings=["BearerToken"],
+        )
+        answer = self.api_client.call_api(method, url, headers, body, form, _request_timeout=timeout)
+        if not 200 <= answer.status <= 299:
+            answer.read()  # type: ignore[no-untyped-call]
+            raise ApiException.from_response(http_resp=answer, body=None, data=None)
+        response: urllib3.BaseHTTPResponse = answer.response
+        return response
 
     def _error(self, target: Target, err: ApiException, attempts: int) -> ClusterError | NotFound:
         status = err.status or 0
@@ -255,9 +296,16 @@ class Transport:
 
 
 def page_items(page: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The items of a LIST page, each with its apiVersion and kind."""
-    implied = {"apiVersion": page.get("apiVersion"), "kind": text(page.get("kind")).removesuffix("List")}
-    return [{**implied, **item} for item in map(mapping, sequence(page.get("items")))]
+    """The items of a LIST page, each given its apiVersion and kind (in place: a page is decoded
+    afresh for its reader, and copying every item would cost more than the decoding)."""
+    version, kind = page.get("apiVersion"), text(page.get("kind")).removesuffix("List")
+    found = []
+    for item in sequence(page.get("items")):
+        if isinstance(item, dict):
+            item.setdefault("apiVersion", version)
+            item.setdefault("kind", kind)
+            found.append(item)
+    return found
 
 
 def _truncated(err: ApiException) -> ApiException:
