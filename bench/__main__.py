@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import platform
 import shlex
@@ -25,6 +26,7 @@ from bench import burst, classifier, jobset, triage
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row, table
 from bench.triage import KUBECTL, Caps, Measured
+from bot.cli import GC_THRESHOLDS
 from cluster.live import LiveReader
 from devtools.cluster import generate
 
@@ -188,6 +190,7 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="a small smoke run (about a minute)")
     parser.add_argument("--markdown", type=Path, help="also write the results into this Markdown file")
     args = parser.parse_args(argv)
+    gc.set_threshold(*GC_THRESHOLDS)  # as every kubewhy process runs (bot.cli.main)
     plan = QUICK if args.quick else FULL
     started, t0 = datetime.now(UTC), time.monotonic()
     load = [f"{os.getloadavg()[0]:.1f}"]

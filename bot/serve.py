@@ -10,7 +10,6 @@ requests, answers in flight finished, every watch ended with a line in its threa
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 import signal
@@ -38,13 +37,6 @@ DRAIN_SECONDS = 20.0
 """How long a shutdown waits for answers in flight and watches' last lines (Kubernetes gives 30 s)."""
 
 
-GC_THRESHOLDS = (50_000, 50, 50)
-"""The cyclic collector's thresholds while serving. Every read decodes JSON into many small dicts
-and lists, nearly all freed by reference counting; with Python's default (700, 10, 10) the collector
-still runs its generations over the whole heap every few thousand allocations, while the event loop
-waits for it. In a burst of 50 `/triage` commands on a 500-node cluster (`make bench`, c) that made
-stalls of 100–250 ms; with these thresholds, none over 100 ms."""
-
 
 def run() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -53,7 +45,6 @@ def run() -> int:
         config = load_config(settings.kubewhy_config)
     except SettingsError as error:
         return _fail(str(error), EXIT_CONFIG)
-    gc.set_threshold(*GC_THRESHOLDS)
     return asyncio.run(_serve(settings, config))
 
 

@@ -246,13 +246,8 @@ class LiveReader:
         if not wanted:
             return ()
         if _per_node(len(wanted), cluster_nodes):
-            per_node = await asyncio.gather(
-                *(
-                    self._api.items(target, fieldSelector=f"spec.nodeName={node},{NOT_TERMINAL}")
-                    for node in wanted
-                )
-            )
-            return tuple(chain.from_iterable(per_node))
+            queries = [{"fieldSelector": f"spec.nodeName={node},{NOT_TERMINAL}"} for node in wanted]
+            return tuple(chain.from_iterable(await self._api.lists(target, queries)))
         every = await self._api.items(target, fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}")
         keep = set(wanted)
         return tuple(p for p in every if node_name(p) in keep)
