@@ -141,15 +141,18 @@ def _readyz(
     slack_ready: Callable[[], Awaitable[bool]], deps: Deps
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def readyz(request: web.Request) -> web.Response:
-        """Ready when Slack is connected, every cluster answers and every cache has synced once."""
+        """200 when Slack is connected, every cluster answers and no cache is on its first sync;
+        else 503. The body names each cluster's state and each cache's (`ready`, `syncing`,
+        `resyncing`, `stopped` or `off`): a cache that is not `ready` leaves its cluster read
+        directly, and only a first sync holds readiness back (a rollout keeps the old replica, whose
+        cache is warm, serving meanwhile)."""
         slack = await slack_ready()
         not_ready = await deps.clusters.not_ready()
         body: dict[str, object] = {
             "slack": "ok" if slack else "not connected",
             "clusters": {name: not_ready.get(name, "ok") for name in deps.clusters.names},
+            "caches": deps.clusters.cache_states(),
         }
-        if deps.clusters.caches:
-            body["caches"] = {name: cache.state for name, cache in deps.clusters.caches.items()}
         status = 200 if slack and not not_ready else 503
         return web.Response(status=status, text=json.dumps(body), content_type="application/json")
 

@@ -10,8 +10,9 @@ pods needs.
 Events are read from the core API only: `events.k8s.io/v1` serves the same objects (one storage, two
 views), so reading both would only double the bytes.
 
-With a `ClusterCache` (opt-in, for large clusters) that is synced, nodes and bound pods come from the
-cache instead, chosen by the same rules; the pod, the JobSet and their events are still read live.
+With a `ClusterCache` (on by default in `kubewhy serve`) that is synced, nodes and bound pods come from
+the cache instead, chosen by the same rules; the pod, the JobSet and their events are still read live.
+While the cache syncs, falls behind or has stopped, they are read directly, and the view's notes say so.
 """
 
 from __future__ import annotations
@@ -177,15 +178,16 @@ class LiveReader:
     # — /triage —
 
     async def triage_view(self, namespace: str, pod: str) -> TriageView:
+        notes = self._notes()
         got, about = await asyncio.gather(self._pod(namespace, pod), self._pod_events(namespace, pod))
         found, now = got.body, self._now(got)
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed pod's evidence still shows its node.
             placed = await self._nodes_named([node_name(found)])
-            return TriageView(found, tuple(placed), (), _about(about, found), now)
+            return TriageView(found, tuple(placed), (), _about(about, found), now, notes=notes)
         nodes, prefiltered = await self._candidate_nodes(found)
         bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered)
+        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered, notes)
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
@@ -198,6 +200,16 @@ class LiveReader:
         return await self._api.items(
             Target("list", "events", namespace),
             fieldSelector=f"involvedObject.namespace={namespace},involvedObject.name={pod}",
+        )
+
+    def _notes(self) -> tuple[str, ...]:
+        """Said with the answer when this reader has a cache that cannot answer now, so that nodes
+        and bound pods are read from the API server (slower on a large cluster, but current)."""
+        if self.cache is None or self.cache.synced:
+            return ()
+        return (
+            f"Nodes and bound pods read directly from the API server: kubewhy's cache of this cluster"
+            f" is {self.cache.condition} ({self.cache.state}).",
         )
 
     def _cached(self) -> ClusterCache | None:
@@ -255,6 +267,7 @@ class LiveReader:
     # — /jobset why —
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
+        notes = self._notes()
         by_label = f"{JOBSET_NAME_LABEL}={name}"
         got, in_namespace, jobs, pods, workloads = await asyncio.gather(
             self._api.get(Target("get", "jobsets", namespace, _JOBSET[0], name, "jobset", _JOBSET[1])),
@@ -278,6 +291,7 @@ class LiveReader:
             bound_pods=bound,
             workloads=tuple(w for w in _unwrap(workloads) if owned_by(w, jobset)),
             now=self._now(_unwrap(got)),
+            notes=notes,
         )
 
     async def _namespace_events(self, namespace: str) -> list[dict[str, Any]]:

@@ -317,27 +317,68 @@ def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
     return result
 
 
-def test_a_cached_cluster_is_ready_once_its_cache_has_synced_and_answers_from_it(tmp_path: Path) -> None:
+def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_meanwhile(
+    tmp_path: Path,
+) -> None:
     with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as lab:
         lab.faults.fail(503, times=None, resource="pods", verb="list")
-        config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig, "cache": {"enabled": True}}}}
+        config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig}}}
         with running_bot(slack, tmp_path, config) as bot:
             syncing = until(lambda: ready if "retrying" in (ready := bot.get("/readyz")).body else None)
             assert syncing.status == 503
             said = syncing.json()
             assert said["clusters"]["lab"].startswith("cache not synced yet (syncing: nodes ")
-            assert "pods retrying in " in said["caches"]["lab"]
-            assert "HTTP 503" in said["caches"]["lab"]
+            assert said["caches"]["lab"]["state"] == "syncing"
+            assert "pods retrying in " in said["caches"]["lab"]["detail"]
+            assert "HTTP 503" in said["caches"]["lab"]["detail"]
+            # Meanwhile a question is answered from direct reads (a placed pod lists no pods), and says so.
+            channel = new_channel()
+            bot.command("gpu-triage case-ok", channel)
+            verdict = bot.verdict(channel)
+            assert verdict_payload(verdict)["verdict"] == "ok"
+            thread = " ".join(shown(m) for m in bot.thread(channel, verdict.ts))
+            assert "read directly from the API server: kubewhy's cache of this cluster is syncing" in thread
 
             lab.faults.clear()
             ready = until(lambda: ready if (ready := bot.get("/readyz")).status == 200 else None)
             assert ready.json() == {
                 "slack": "ok",
                 "clusters": {"lab": "ok"},
-                "caches": {"lab": "synced: 3 nodes, 1 bound pods holding extended resources"},
+                "caches": {
+                    "lab": {
+                        "state": "ready",
+                        "detail": "synced: 3 nodes, 1 bound pods holding extended resources",
+                    }
+                },
             }
+            metrics = bot.get("/metrics").body
+            assert 'kubewhy_cache_ready{cluster="lab"} 1.0' in metrics
+            assert 'kubewhy_cache_objects{cluster="lab",resource="nodes"} 3.0' in metrics
+            assert 'kubewhy_cache_objects{cluster="lab",resource="pods"} 1.0' in metrics
+            assert 'kubewhy_cache_bytes{cluster="lab"} ' in metrics
+            assert 'kubewhy_cache_sync_age_seconds{cluster="lab"} ' in metrics
             start, channel = len(lab.requests), new_channel()
             bot.command("gpu-triage case-exhaust", channel)
-            assert verdict_payload(bot.verdict(channel))["verdict"] == "exhausted"
+            verdict = bot.verdict(channel)
+            assert verdict_payload(verdict)["verdict"] == "exhausted"
+            thread = " ".join(shown(m) for m in bot.thread(channel, verdict.ts))
+            assert "read directly" not in thread
     read = {(r.verb, r.resource) for r in lab.requests[start:]}
     assert read == {("get", "pods"), ("list", "events")}
+
+
+def test_a_cluster_that_opts_out_of_the_cache_is_read_directly(tmp_path: Path) -> None:
+    with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as lab:
+        config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig, "cache": {"enabled": False}}}}
+        with running_bot(slack, tmp_path, config) as bot:
+            ready = until(lambda: ready if (ready := bot.get("/readyz")).status == 200 else None)
+            assert ready.json()["caches"] == {
+                "lab": {"state": "off", "detail": "cache.enabled is false: read directly"}
+            }
+            channel = new_channel()
+            bot.command("gpu-triage case-exhaust", channel)
+            verdict = bot.verdict(channel)
+            assert verdict_payload(verdict)["verdict"] == "exhausted"
+            assert "read directly" not in " ".join(shown(m) for m in bot.thread(channel, verdict.ts))
+            assert "kubewhy_cache_ready{" not in bot.get("/metrics").body
+    assert not [r for r in lab.requests if r.verb == "watch"]
