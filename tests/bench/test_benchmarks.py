@@ -134,7 +134,9 @@ async def test_the_burst_goes_through_kubewhy_serve_and_every_command_is_answere
     assert answers.runs == "4"
     assert "4/4 answered" in answers.result
     assert int(probes.runs) > 0
-    assert acks.case.startswith("kubewhy serve + cache," if cached else "kubewhy serve,")
+    assert acks.case.startswith(
+        "kubewhy serve (cache on: the default)," if cached else "kubewhy serve, cache off,"
+    )
     # The bot's own lag samples cover the burst (one every 25 ms while it answered), read from /metrics.
     assert lag.case.endswith("event-loop lag inside, every 25 ms")
     assert int(lag.runs) > 0

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -26,12 +24,12 @@ from tests.slack.support import (
     assert_within_slack_limits,
     buttons,
     new_channel,
+    ready,
     running_bot,
     shown,
+    until,
     verdict_payload,
 )
-
-T = TypeVar("T")
 
 CASES = corpus.cases("triage") + corpus.cases("jobset")
 
@@ -265,11 +263,12 @@ def test_an_unexpected_error_gets_a_polite_reply_with_a_request_id(bot: Bot, cha
 
 def test_health_readiness_and_metrics(bot: Bot) -> None:
     assert bot.get("/healthz").status == 200
-    ready = bot.get("/readyz")
-    assert ready.status == 503  # the `down` cluster cannot be read
-    body = ready.json()
+    said = until(lambda: said if (said := bot.get("/readyz")).json()["clusters"]["lab"] == "ok" else None)
+    assert said.status == 503  # the `down` cluster cannot be read
+    body = said.json()
     assert body["slack"] == "ok"
-    assert body["clusters"]["lab"] == "ok"
+    assert body["caches"]["lab"]["state"] == "ready"  # the default: a cache, synced
+    assert body["caches"]["down"] == {"state": "off", "detail": "cache.enabled is false: read directly"}
     assert "cannot reach the Kubernetes API" in body["clusters"]["down"]
     bot.command("gpu-triage case-taint", new_channel())
     bot.command("gpu-triage case-taint --cluster down", new_channel())
@@ -308,15 +307,6 @@ def test_a_long_pasted_error_is_answered_within_slacks_limits(bot: Bot, channel:
     assert any("…" in shown(m) for m in thread)  # the echoed paste is clipped, with a mark
 
 
-def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
-    """Poll until `found()` gives something (the bot's state changes without calling Slack)."""
-    deadline = time.monotonic() + seconds
-    while (result := found()) is None:
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
-    return result
-
-
 def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_meanwhile(
     tmp_path: Path,
 ) -> None:
@@ -324,7 +314,7 @@ def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_m
         lab.faults.fail(503, times=None, resource="pods", verb="list")
         config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig}}}
         with running_bot(slack, tmp_path, config) as bot:
-            syncing = until(lambda: ready if "retrying" in (ready := bot.get("/readyz")).body else None)
+            syncing = until(lambda: said if "retrying" in (said := bot.get("/readyz")).body else None)
             assert syncing.status == 503
             said = syncing.json()
             assert said["clusters"]["lab"].startswith("cache not synced yet (syncing: nodes ")
@@ -340,8 +330,7 @@ def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_m
             assert "read directly from the API server: kubewhy's cache of this cluster is syncing" in thread
 
             lab.faults.clear()
-            ready = until(lambda: ready if (ready := bot.get("/readyz")).status == 200 else None)
-            assert ready.json() == {
+            assert ready(bot).json() == {
                 "slack": "ok",
                 "clusters": {"lab": "ok"},
                 "caches": {
@@ -371,8 +360,7 @@ def test_a_cluster_that_opts_out_of_the_cache_is_read_directly(tmp_path: Path) -
     with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as lab:
         config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig, "cache": {"enabled": False}}}}
         with running_bot(slack, tmp_path, config) as bot:
-            ready = until(lambda: ready if (ready := bot.get("/readyz")).status == 200 else None)
-            assert ready.json()["caches"] == {
+            assert ready(bot).json()["caches"] == {
                 "lab": {"state": "off", "detail": "cache.enabled is false: read directly"}
             }
             channel = new_channel()
