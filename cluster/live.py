@@ -45,8 +45,8 @@ if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), n
     from cluster.cache import CacheOptions, ClusterCache
 
 PER_NODE_ALWAYS = 64
-"""Up to this many candidate nodes, their bound pods are read with one LIST per node: 8 at a time,
-at most 8 rounds of small answers, whatever the cluster's size."""
+"""Up to this many candidate nodes, their bound pods are read with one LIST per node (`WORKERS` at
+a time: a few rounds of small answers), whatever the cluster's size."""
 
 PER_NODE_MAX = 2000
 """Beyond PER_NODE_ALWAYS, per-node LISTs still win while the candidates are a minority of the

@@ -44,9 +44,12 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 500
 """Items per LIST page: kubectl's default `--chunk-size`."""
 
-WORKERS = 8
+WORKERS = 16
 """Calls in flight at once, per reader. Also the size of urllib3's connection pool, so that every
-worker keeps its connection alive between calls."""
+worker keeps its connection alive between calls. The per-node LISTs of a pod's pool are hundreds of
+small answers, each waiting mostly for the network: at a 10 ms round trip, 700 of them take 0.9 s
+8 at a time, 0.45 s 16 at a time. The API server's priority and fairness (APF) bounds what it
+serves of them at once, and answers a 429 beyond it, which is retried."""
 
 _RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
 """Throttling (API Priority and Fairness) and transient server errors. Other errors will not mend in
