@@ -38,6 +38,9 @@ class TriageView:
     """Kueue LocalQueues: the one the pod's queue label names says which ClusterQueue admits it."""
     unread: tuple[str, ...] = ()
     """Optional reads that failed, each a line saying what and why (the answer is given without them)."""
+    notes: tuple[str, ...] = ()
+    """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
+    of it syncs): shown after the evidence; the diagnosis never reads it."""
 
 
 @dataclass(frozen=True)
@@ -61,3 +64,5 @@ class JobSetView:
     now: datetime
     nominated_pods: tuple[Object, ...] = ()
     """As TriageView.nominated_pods."""
+    notes: tuple[str, ...] = ()
+    """As TriageView.notes."""
