@@ -141,14 +141,14 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
     [
         ("vllm-llama3-8b-7d9f8b6c5-k2xjp", ["pods/get", "events/list", "nodes/get"]),
         ("router-6b8f9c7d4d-2lmwz", ["pods/get", "events/list", "nodes/get"]),
-        ("batch-infer-0-4tq8m", ["pods/get", "events/list", "workloads/list"]),
+        ("batch-infer-0-4tq8m", ["pods/get", "events/list", "workloads/list", "localqueues/get"]),
     ],
     ids=["placed", "no-request", "gated"],
 )
 async def test_a_pod_decided_by_itself_reads_no_node_list_and_no_pods(name: str, reads: list[str]) -> None:
     """Placed, asking nothing, gated: the verdict needs the pod (and the node it is on, for the
-    evidence; for a pod gated by Kueue, its namespace's Workloads), never the candidates or their
-    pods."""
+    evidence; for a pod gated by Kueue, its namespace's Workloads and its LocalQueue), never the
+    candidates or their pods."""
     namespace = "ml-serve" if name.startswith(("vllm", "router")) else "ml-train"
     with serve(GPU_CLUSTER) as small:
         async with live_reader(small) as reader:
