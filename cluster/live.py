@@ -31,6 +31,7 @@ from kubernetes.config import ConfigException, load_incluster_config, new_client
 
 from cluster.cache import CacheOptions, ClusterCache
 from cluster.errors import ClusterError, Missing, NotFound
+from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
@@ -169,6 +170,12 @@ class LiveReader:
             await self.cache.aclose()
         await self._api.close()
 
+    def elector(self, options: LeaseOptions, identity: str, observer: Observer | None = None) -> Elector:
+        """A leader elector on a Lease in this cluster (`cluster.lease`), over a connection of its own:
+        a renewal must not wait behind a burst of reads."""
+        api = Transport(ApiClient(self._api.api_client.configuration), min(self._api.timeout, options.retry))
+        return Elector(api, options, identity, observer)
+
     async def ping(self) -> None:
         await self._api.get(Target("get", "version"), self._version.get_code)
 
@@ -271,6 +278,36 @@ class LiveReader:
         )
         keep = set(wanted)
         return tuple(p for p in every if node_name(p) in keep)
+
+    # — the sentinel —
+
+    async def jobset_restarts(self, namespaces: Sequence[str] | None) -> dict[tuple[str, str], int]:
+        """`status.restarts` of every JobSet in these namespaces (None: all), by (namespace, name);
+        empty where JobSet is not installed."""
+        try:
+            if namespaces is None:
+                found = await self._api.items(
+                    Target("list", "jobsets", None, _JOBSET[0]),
+                    self._custom.list_cluster_custom_object,
+                    *_JOBSET,
+                )
+            else:
+                per_namespace = await asyncio.gather(
+                    *(
+                        self._api.items(
+                            Target("list", "jobsets", ns, _JOBSET[0]),
+                            self._custom.list_namespaced_custom_object,
+                            *_JOBSET[:2],
+                            ns,
+                            _JOBSET[2],
+                        )
+                        for ns in namespaces
+                    )
+                )
+                found = list(chain.from_iterable(per_namespace))
+        except NotFound:
+            return {}
+        return {(namespace(j), name(j)): int(status(j).get("restarts") or 0) for j in found}
 
     # — /jobset why —
 

@@ -25,7 +25,7 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
+from cluster.errors import ClusterError, Conflict, Forbidden, NotFound, Unavailable
 from diagnosis.objects import mapping, sequence, text
 
 log = logging.getLogger(__name__)
@@ -166,6 +166,32 @@ class Transport:
         )
         return response
 
+    async def send(
+        self, target: Target, method: str, path: str, body: Mapping[str, Any] | None = None
+    ) -> Response:
+        """`method` on the URL `path` with a JSON `body`, as the generated API methods send it (the
+        ApiClient's headers and BearerToken authentication): for the few objects kubewhy writes in its
+        own namespace (its Lease). A 404 raises NotFound, a 409 Conflict."""
+
+        def fetch() -> tuple[int, dict[str, Any], Any]:
+            serialized = self.api_client.param_serialize(
+                method,
+                path,
+                header_params={"Accept": "application/json", "Content-Type": "application/json"},
+                body=None if body is None else dict(body),
+                auth_settings=["BearerToken"],
+            )
+            answer = self.api_client.call_api(*serialized[:4], _request_timeout=self.timeout)
+            data: bytes = answer.read()  # type: ignore[no-untyped-call]  # untyped in the client
+            if not 200 <= answer.status <= 299:
+                said = data.decode("utf-8", "replace")
+                raise ApiException.from_response(http_resp=answer, body=said, data=None)
+            return len(data), _decode(data, self.server), answer.headers
+
+        size, decoded, headers = await self._retried(target, fetch)
+        self.stats.bytes += size
+        return Response(decoded, _date(headers))
+
     async def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
         await asyncio.get_running_loop().run_in_executor(None, self.api_client.close)
@@ -223,6 +249,8 @@ class Transport:
             return NotFound(target.kind or target.resource, target.namespace or "", target.name)
         if status == 403:
             return Forbidden(target.verb, target.resource, target.namespace, target.group)
+        if status == 409:
+            return Conflict(f"cannot {target.verb} {target.resource} {target.name}: {said}", "read it again")
         if status == 410:
             return Expired(
                 f"the Kubernetes API at {self.server} no longer serves {target.resource} from that point"
