@@ -79,6 +79,7 @@ async def test_one_replica_leads_and_a_released_lease_passes_to_the_other(
         assert not other.leading.is_set()
         assert other.holder == first.identity
 
+        await _stop(tasks[electors.index(first)])  # as at shutdown: stop trying, then release
         await first.release()
         assert not first.is_leader
         async with asyncio.timeout(10):
