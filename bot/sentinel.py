@@ -82,6 +82,8 @@ LOOKBACK_SECONDS = 24 * 3600
 HISTORY_LIMIT = 200
 """Messages read back per channel and sweep (Slack's recommended page size)."""
 HOUR = 3600.0
+SUMMARY_CHARS = 1000
+"""Of the diagnosis's summary kept in an incident's metadata (and shown as its first fix)."""
 
 Cause = Literal["pending", "restarts"]
 Key = tuple[str, str, str, str, str]
@@ -100,7 +102,7 @@ class IncidentMeta(BaseModel):
     name: ObjectName
     cause: Cause
     verdict: str = Field(min_length=1, max_length=40)
-    summary: str = Field(default="", max_length=3000)
+    summary: str = Field(default="", max_length=SUMMARY_CHARS)
     detail: str = Field(default="", max_length=200)
     """The restart cause or the blocking pod's verdict, as a line of facts."""
     pods: int = Field(default=0, ge=0)
@@ -320,6 +322,11 @@ def incident_message(incident: IncidentMeta, now: float, window_minutes: float =
     return SlackMessage(f"{incident.verdict}: {kind} {what}", tuple(b.to_dict() for b in blocks))
 
 
+def _summary(check: Check) -> str:
+    summary = check.summary
+    return summary if len(summary) <= SUMMARY_CHARS else summary[: SUMMARY_CHARS - 1] + "…"
+
+
 def _detail(check: Check) -> str:
     if not isinstance(check.outcome, Reply):
         return ""
@@ -498,7 +505,7 @@ class Sentinel:
             name=candidate.name,
             cause=candidate.cause,
             verdict=check.verdict,
-            summary=check.summary,
+            summary=_summary(check),
             detail=_detail(check),
             pods=candidate.pods,
             restarts=candidate.restarts,
@@ -530,7 +537,7 @@ class Sentinel:
         after = before.model_copy(
             update={
                 "verdict": check.verdict,
-                "summary": check.summary,
+                "summary": _summary(check),
                 "detail": _detail(check),
                 "pods": candidate.pods,
                 "restarts": candidate.restarts,

@@ -245,6 +245,14 @@ class Config(_Strict):
         for where, cluster in named.items():
             if cluster is not None and cluster not in self.clusters:
                 raise ValueError(f"{where}: no cluster named '{cluster}' in clusters")
+        if self.sentinel_channels:
+            watched = {c for channel in self.sentinel_channels for c in self.watched_clusters(channel)}
+            for cluster in sorted(watched | {self.lease.cluster or self.fallback_cluster}):
+                if self.clusters[cluster].snapshot is not None:
+                    raise ValueError(
+                        f"clusters.{cluster}: the sentinel watches it or holds its Lease there, so it must be"
+                        " a live cluster, not a snapshot"
+                    )
         return self
 
     @property
