@@ -13,7 +13,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -28,10 +27,9 @@ from bot.localslack import LocalSlack, Message, block_action
 from devtools.apisim import Simulator, serve
 from devtools.apisim.resources import Resource, lookup
 from devtools.botenv import KUBEWHY, bot_env, free_port
+from devtools.workloads import NODE, gpu_node, gpu_pod, placed
 from tests.slack.support import ONCALL, ROOT, TOKEN, Bot, shown
 
-POOL = "kubewhy.test/pool"
-NODE = "gpu-a100-0"
 NAMESPACE = "kubewhy"
 RESTARTS = ROOT / "examples" / "jobset-preemption-restarts.json"
 
@@ -46,93 +44,6 @@ def _resource(group: str, version: str, plural: str) -> Resource:
 JOBSETS = _resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
 FAST = {"enabled": True, "pending_minutes": 0.01}
 """Reported after 0.6 s of waiting."""
-
-
-def _now() -> str:
-    return f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}"
-
-
-def gpu_node(name: str, gpus: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "uid": f"uid-{name}",
-            "labels": {"kubernetes.io/hostname": name, POOL: "sentinel", "nvidia.com/gpu.product": "A100"},
-            "creationTimestamp": "2026-11-01T00:00:00Z",
-        },
-        "spec": {},
-        "status": {
-            "capacity": {"cpu": "96", "memory": "1000Gi", "pods": "110", "nvidia.com/gpu": str(gpus)},
-            "allocatable": {"cpu": "94", "memory": "980Gi", "pods": "110", "nvidia.com/gpu": str(gpus)},
-            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-01T00:00:00Z"}],
-        },
-    }
-
-
-def gpu_pod(namespace: str, deployment: str, index: int, gpus: int = 1, node: str = "") -> dict[str, Any]:
-    """A pod of a Deployment's ReplicaSet asking for GPUs on the test pool, as the API serves it."""
-    created = _now()
-    template_hash = "7d9f8c6b5"
-    replica_set = f"{deployment}-{template_hash}"
-    pod: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{replica_set}-{index:05d}",
-            "namespace": namespace,
-            "uid": str(uuid.uuid4()),
-            "labels": {"app": deployment, "pod-template-hash": template_hash},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": replica_set,
-                    "uid": f"uid-{replica_set}",
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-            "creationTimestamp": created,
-        },
-        "spec": {
-            "nodeSelector": {POOL: "sentinel"},
-            "schedulerName": "default-scheduler",
-            "containers": [
-                {
-                    "name": "main",
-                    "image": "nvcr.io/nvidia/pytorch:24.05-py3",
-                    "resources": {
-                        "limits": {"nvidia.com/gpu": str(gpus)},
-                        "requests": {"nvidia.com/gpu": str(gpus)},
-                    },
-                }
-            ],
-        },
-        "status": {"phase": "Pending", "qosClass": "BestEffort"},
-    }
-    if node:
-        pod["spec"]["nodeName"] = node
-        pod["status"] = {"phase": "Running", "qosClass": "BestEffort", "startTime": created}
-    else:
-        pod["status"]["conditions"] = [
-            {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": "Unschedulable",
-                "message": "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.",
-                "lastTransitionTime": created,
-            }
-        ]
-    return pod
-
-
-def placed(pod: dict[str, Any], node: str = NODE) -> dict[str, Any]:
-    return pod | {
-        "spec": pod["spec"] | {"nodeName": node},
-        "status": {"phase": "Running", "qosClass": "BestEffort", "startTime": _now()},
-    }
 
 
 def payload(message: Message) -> dict[str, Any]:
