@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.localslack import LocalSlack, Message, block_action
+from bot.localslack import Message
 from devtools.apisim import Simulator, serve
 from devtools.apisim.resources import Resource, lookup
 from devtools.botenv import KUBEWHY, bot_env, free_port
+from devtools.slack import DevSlack, block_action
 from devtools.workloads import NODE, gpu_node, gpu_pod, placed
 from tests.slack.support import ONCALL, ROOT, TOKEN, Bot, shown
 
@@ -55,7 +56,7 @@ def payload(message: Message) -> dict[str, Any]:
 
 @dataclass
 class Replicas:
-    slack: LocalSlack
+    slack: DevSlack
     sim: Simulator
     bots: list[Bot]
 
@@ -95,7 +96,7 @@ class Replicas:
         return self.slack.wait_for(lambda: next(iter(leading()), None))
 
 
-def _start(slack: LocalSlack, folder: Path, config_file: Path) -> Bot:
+def _start(slack: DevSlack, folder: Path, config_file: Path) -> Bot:
     port = free_port()
     log = folder / f"serve-{port}.log"
     with log.open("wb") as out:
@@ -134,7 +135,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
         gpu_pod("ml-busy", "holder", 0, node=NODE),  # holds the node's one GPU
     ]
     with ExitStack() as stack:
-        slack = stack.enter_context(LocalSlack(bot_token=TOKEN))
+        slack = stack.enter_context(DevSlack(bot_token=TOKEN))
         sim = stack.enter_context(serve(objects, now=datetime.now(UTC)))
         never = {"enabled": True, "pending_minutes": 10**6}  # the example's old pending pods stay quiet
         config = {
