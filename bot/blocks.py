@@ -272,8 +272,7 @@ def plain_text(blocks: Iterable[dict[str, Any]]) -> str:
         elif kind == "context":
             lines.append(" · ".join(e.get("text", "") for e in block.get("elements", [])))
         elif kind == "actions":
-            buttons = (
-                (e.get("text") or e.get("placeholder") or {}).get("text", "") for e in block.get("elements", [])
-            )
+            labels = (e.get("text") or e.get("placeholder") or {} for e in block.get("elements", []))
+            buttons = (label.get("text", "") for label in labels)
             lines.append(" ".join(f"[{b}]" for b in buttons))
     return _unmarked("\n".join(lines))
