@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from bot.localslack import Message
+from bot.sentinel import HELD
 from devtools.apisim import Simulator, serve
 from devtools.apisim.resources import Resource, lookup
 from devtools.botenv import KUBEWHY, bot_env, free_port
@@ -34,8 +35,10 @@ from tests.slack.support import ONCALL, ROOT, TOKEN, Bot, shown
 NAMESPACE = "kubewhy"
 RESTARTS = ROOT / "examples" / "jobset-preemption-restarts.json"
 
-CHANNELS = LIFECYCLE, EARLY, BURST, LOOP, QUIET, FAILOVER = tuple(f"C0SENT{i}" for i in range(6))
+CHANNELS = LIFECYCLE, EARLY, BURST, LOOP, QUIET, LIMITED, FAILOVER = tuple(f"C0SENT{i}" for i in range(7))
 KEY_FIELDS = ("cluster", "namespace", "kind", "name", "cause")
+
+
 def _resource(group: str, version: str, plural: str) -> Resource:
     found = lookup(group, version, plural)
     assert found is not None
@@ -149,6 +152,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
                     "sentinel": never | {"restarts": 3, "restarts_window_minutes": 10},
                 },
                 QUIET: {"namespaces": ["ml-quiet", "ml-loud"], "sentinel": FAST},
+                LIMITED: {"namespaces": ["ml-limited"], "sentinel": FAST | {"max_posts_per_hour": 2}},
                 FAILOVER: {"namespaces": ["ml-failover"], "sentinel": FAST},
             },
             "sentinel": {"interval_seconds": 0.2},
@@ -283,6 +287,30 @@ def test_a_silence_chosen_on_either_replica_is_honoured_by_the_leader(replicas: 
         "third",
     ]
     assert "silenced by <@U0ONCALL>" in str(replicas.slack.find(QUIET, incident.ts).blocks)  # type: ignore[union-attr]
+
+
+def test_past_the_hourly_limit_one_summary_line_counts_the_workloads_not_posted(replicas: Replicas) -> None:
+    for name in ("a", "b", "c", "d"):
+        replicas.sim.store.put(gpu_pod("ml-limited", name, 0))
+
+    def summary() -> list[Message] | None:
+        found = [
+            m
+            for m in replicas.slack.channel_messages(LIMITED)
+            if (m.metadata or {}).get("event_type") == HELD
+        ]
+        return found if found and "2 more stuck workloads not posted" in shown(found[0]) else None
+
+    (line,) = replicas.slack.wait_for(summary)
+    assert "at most 2 per hour" in shown(line)
+    assert len(replicas.incidents(LIMITED)) == 2
+    replicas.sim.store.put(gpu_pod("ml-limited", "e", 0))
+    replicas.slack.wait_for(
+        lambda: "3 more stuck workloads" in shown(replicas.slack.channel_messages(LIMITED)[-1])
+    )
+    assert (
+        len(replicas.slack.channel_messages(LIMITED)) == 3
+    )  # two incidents and the one line, updated in place
 
 
 def test_killing_the_lease_holder_mid_incident_lets_the_other_resume_and_resolve_it(
