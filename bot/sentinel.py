@@ -78,9 +78,13 @@ SILENCE = "kubewhy_silence"
 """The action id of the Silence menu."""
 
 LOOKBACK_SECONDS = 24 * 3600
-"""How far back a channel is read: the longest silence."""
+"""How far back a channel is read: the longest silence. An incident still open after that is posted
+anew, as a reminder."""
 HISTORY_LIMIT = 200
-"""Messages read back per channel and sweep (Slack's recommended page size)."""
+"""Messages per page of conversations.history (Slack recommends no more than 200)."""
+HISTORY_PAGES = 5
+"""Pages read back per channel and sweep at most: a busy channel's day, within Tier 3's 50 calls a
+minute at the default interval."""
 HOUR = 3600.0
 SUMMARY_CHARS = 1000
 """Of the diagnosis's summary kept in an incident's metadata (and shown as its first fix)."""
@@ -465,15 +469,24 @@ class Sentinel:
         return now - candidate.since >= sentinel.pending_minutes * 60
 
     async def _read_back(self, channel: str, now: float) -> ChannelState:
-        """The channel's incidents, silences and summary line, from its recent messages (newest first)."""
-        answer = await self._client.conversations_history(
-            channel=channel,
-            oldest=f"{now - LOOKBACK_SECONDS:.6f}",
-            limit=HISTORY_LIMIT,
-            include_all_metadata=True,
-        )
+        """The channel's incidents, silences and summary line, from its messages of the last
+        LOOKBACK_SECONDS (newest first, at most HISTORY_PAGES pages)."""
+        messages: list[Mapping[str, Any]] = []
+        cursor = None
+        for _ in range(HISTORY_PAGES):
+            answer = await self._client.conversations_history(
+                channel=channel,
+                oldest=f"{now - LOOKBACK_SECONDS:.6f}",
+                limit=HISTORY_LIMIT,
+                cursor=cursor,
+                include_all_metadata=True,
+            )
+            messages += answer.get("messages") or []
+            cursor = (answer.get("response_metadata") or {}).get("next_cursor")
+            if not (answer.get("has_more") and cursor):
+                break
         state = ChannelState()
-        for message in answer.get("messages") or []:
+        for message in messages:
             ts = str(message.get("ts", "0"))
             recent = now - float(ts) <= HOUR
             incident = IncidentMeta.from_message(message, self.bot_id)
@@ -555,10 +568,10 @@ class Sentinel:
     async def _resolve(self, channel: str, incident: Incident, now: float, sentinel: SentinelConfig) -> None:
         resolved = incident.meta.model_copy(update={"resolved": now})
         await self._update(channel, incident.ts, resolved, now, sentinel)
+        self._metrics.incident("resolved")
         await self._poster.say(
             channel, incident.ts, note(messages.resolved_line(messages.minutes(now - resolved.since)))
         )
-        self._metrics.incident("resolved")
         log.info("sentinel: resolved %s %s in %s", resolved.kind, resolved.what, channel)
 
     async def _update(

@@ -173,7 +173,8 @@ class LiveReader:
     def elector(self, options: LeaseOptions, identity: str, observer: Observer | None = None) -> Elector:
         """A leader elector on a Lease in this cluster (`cluster.lease`), over a connection of its own:
         a renewal must not wait behind a burst of reads."""
-        api = Transport(ApiClient(self._api.api_client.configuration), min(self._api.timeout, options.retry))
+        timeout = min(self._api.timeout, options.renew_deadline)  # a renewal is late past the deadline
+        api = Transport(ApiClient(self._api.api_client.configuration), timeout)
         return Elector(api, options, identity, observer)
 
     async def ping(self) -> None:

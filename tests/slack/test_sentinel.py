@@ -318,6 +318,8 @@ def test_killing_the_lease_holder_mid_incident_lets_the_other_resume_and_resolve
 ) -> None:
     pod = replicas.sim.store.put(gpu_pod("ml-failover", "trainer", 0))
     incident = replicas.incident(FAILOVER, lambda p: True)
+    for i in range(250):  # people talk meanwhile: the incident is read back from the second page
+        replicas.slack.post_as_user(FAILOVER, ONCALL, f"looking into it ({i})")
     leader = replicas.leader()
     leader.process.kill()  # no release: the other replica waits for the Lease to expire
     leader.process.wait()
@@ -329,5 +331,12 @@ def test_killing_the_lease_holder_mid_incident_lets_the_other_resume_and_resolve
     assert resolved.ts == incident.ts
     assert replicas.duplicates() == 0
     metrics = survivor.get("/metrics").body
-    assert 'kubewhy_sentinel_incidents_total{event="resolved"}' in metrics
-    assert "kubewhy_lease_transitions" in metrics
+    assert metric(metrics, 'kubewhy_sentinel_incidents_total{event="resolved"}') >= 1
+    assert metric(metrics, "kubewhy_lease_transitions") >= 1  # it took the Lease over
+    assert metric(metrics, "kubewhy_lease_leading") == 1
+
+
+def metric(exposition: str, sample: str) -> float:
+    """The value of one sample in a Prometheus text exposition."""
+    (value,) = (line.rsplit(" ", 1)[1] for line in exposition.splitlines() if line.startswith(sample + " "))
+    return float(value)
