@@ -76,7 +76,6 @@ class Elector:
         self._seen_at = 0.0
         """When (time.monotonic) the record last changed, as this replica saw it."""
         self._renewed_at = -math.inf
-        self._collection = f"/apis/{GROUP}/v1/namespaces/{options.namespace}/leases"
 
     @property
     def is_leader(self) -> bool:
@@ -106,7 +105,7 @@ class Elector:
             return
         self._lead(False)
         try:
-            lease = (await self._api.send(self._target("get"), "GET", self._path)).body
+            lease = (await self._api.send(self._target("get"), "GET")).body
             if text(spec(lease).get("holderIdentity")) != self.identity:
                 return
             now = _micro_time(datetime.now(UTC))
@@ -117,23 +116,22 @@ class Elector:
                 "renewTime": now,
                 "leaseTransitions": spec(lease).get("leaseTransitions") or 0,
             }
-            await self._api.send(self._target("update"), "PUT", self._path, {**lease, "spec": released})
+            await self._api.send(self._target("update"), "PUT", {**lease, "spec": released})
         except (ClusterError, NotFound) as error:
             log.warning(
                 "lease %s/%s: could not release it: %s", self.options.namespace, self.options.name, error
             )
 
-    @property
-    def _path(self) -> str:
-        return f"{self._collection}/{self.options.name}"
-
-    def _target(self, verb: str) -> Target:
-        return Target(verb, "leases", self.options.namespace, GROUP, self.options.name, "lease")
+    def _target(self, verb: str, named: bool = True) -> Target:
+        """The Lease (`named`), or the collection it is created in."""
+        return Target(
+            verb, "leases", self.options.namespace, GROUP, self.options.name if named else "", "lease"
+        )
 
     async def _acquire_or_renew(self) -> bool:
         now = datetime.now(UTC)
         try:
-            lease = (await self._api.send(self._target("get"), "GET", self._path)).body
+            lease = (await self._api.send(self._target("get"), "GET")).body
         except NotFound:
             return await self._create(now)
         held = spec(lease)
@@ -150,7 +148,7 @@ class Elector:
         if holder != self.identity:
             renewed |= {"acquireTime": _micro_time(now), "leaseTransitions": transitions + 1}
         try:
-            await self._api.send(self._target("update"), "PUT", self._path, {**lease, "spec": renewed})
+            await self._api.send(self._target("update"), "PUT", {**lease, "spec": renewed})
         except Conflict:
             return False  # another replica wrote it first
         if holder != self.identity:
@@ -166,7 +164,7 @@ class Elector:
             "spec": self._spec(now, {}) | {"acquireTime": _micro_time(now), "leaseTransitions": 0},
         }
         try:
-            await self._api.send(self._target("create"), "POST", self._collection, lease)
+            await self._api.send(self._target("create", named=False), "POST", lease)
         except Conflict:
             return False  # created by another replica meanwhile
         log.info("lease %s/%s created by %s", self.options.namespace, self.options.name, self.identity)

@@ -113,19 +113,19 @@ async def test_an_abandoned_lease_is_taken_once_it_expires(sim: Simulator, elect
 
 async def test_a_write_from_a_stale_read_is_refused_with_409(sim: Simulator) -> None:
     api = Transport(new_client_from_config(config_file=sim.kubeconfig))  # type: ignore[no-untyped-call]
-    path = f"/apis/{GROUP}/v1/namespaces/{NAMESPACE}/leases"
+    collection = Target("create", "leases", NAMESPACE, GROUP)
     target = Target("update", "leases", NAMESPACE, GROUP, "race")
     try:
         lease = {"apiVersion": f"{GROUP}/v1", "kind": "Lease", "metadata": {"name": "race"}, "spec": {}}
-        created = (await api.send(target, "POST", path, lease)).body
+        created = (await api.send(collection, "POST", lease)).body
         with pytest.raises(Conflict, match="already exists"):
-            await api.send(target, "POST", path, lease)
+            await api.send(collection, "POST", lease)
         mine = created | {"spec": {"holderIdentity": "a"}}
-        updated = (await api.send(target, "PUT", f"{path}/race", mine)).body
+        updated = (await api.send(target, "PUT", mine)).body
         assert int(updated["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
         with pytest.raises(Conflict, match="the object has been modified"):
-            await api.send(target, "PUT", f"{path}/race", created | {"spec": {"holderIdentity": "b"}})
-        read = (await api.send(target, "GET", f"{path}/race")).body
+            await api.send(target, "PUT", created | {"spec": {"holderIdentity": "b"}})
+        read = (await api.send(target, "GET")).body
         assert read["spec"] == {"holderIdentity": "a"}
     finally:
         await api.close()
