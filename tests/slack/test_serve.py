@@ -336,14 +336,14 @@ def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_m
                 "caches": {
                     "lab": {
                         "state": "ready",
-                        "detail": "synced: 3 nodes, 1 bound pods holding extended resources",
+                        "detail": "synced: 3 nodes, 6 bound pods",
                     }
                 },
             }
             metrics = bot.get("/metrics").body
             assert 'kubewhy_cache_ready{cluster="lab"} 1.0' in metrics
             assert 'kubewhy_cache_objects{cluster="lab",resource="nodes"} 3.0' in metrics
-            assert 'kubewhy_cache_objects{cluster="lab",resource="pods"} 1.0' in metrics
+            assert 'kubewhy_cache_objects{cluster="lab",resource="pods"} 6.0' in metrics
             assert 'kubewhy_cache_bytes{cluster="lab"} ' in metrics
             assert 'kubewhy_cache_sync_age_seconds{cluster="lab"} ' in metrics
             start, channel = len(lab.requests), new_channel()
@@ -352,8 +352,15 @@ def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_m
             assert verdict_payload(verdict)["verdict"] == "exhausted"
             thread = " ".join(shown(m) for m in bot.thread(channel, verdict.ts))
             assert "read directly" not in thread
-    read = {(r.verb, r.resource) for r in lab.requests[start:]}
-    assert read == {("get", "pods"), ("list", "events")}
+    read = {(r.verb, r.resource, r.query.get("fieldSelector", "")) for r in lab.requests[start:]}
+    # The pod, its events, and the pods nominated to a node (unbound, so never in the cache).
+    nominated = "spec.nodeName=,status.nominatedNodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+    assert {(verb, resource) for verb, resource, _ in read} == {
+        ("get", "pods"),
+        ("list", "events"),
+        ("list", "pods"),
+    }
+    assert {s for verb, resource, s in read if (verb, resource) == ("list", "pods")} == {nominated}
 
 
 def test_a_cluster_that_opts_out_of_the_cache_is_read_directly(tmp_path: Path) -> None:
