@@ -22,10 +22,14 @@ Where each verdict is decided (a function named after it):
 | no-gpu-node | `triage.classify.no_gpu_node` (funnel step) |
 | allocatable-zero | `triage.classify.allocatable_zero` (funnel step) |
 | exhausted | `triage.classify.exhausted` (funnel step) |
+| volume | `triage.volumes.volume` (funnel step) |
+| topology-spread | `triage.spread.topology_spread` (funnel step) |
+| pod-affinity | `triage.affinity.pod_affinity` (funnel step) |
 | schedulable | `triage.classify.schedulable` |
 
 | `/jobset why` verdict | function |
 | --- | --- |
 | completed, failed, suspended, restarting, pods-pending, starting, running | `jobset.explain.<verdict>` |
-| webhook-unavailable, leader-duplicate, topology-label-missing, leader-pending, create-rejected | `jobset.creation.<verdict>` |
+| webhook-unavailable, leader-duplicate, topology-label-missing, leader-pending, create-rejected | \
+`jobset.creation.<verdict>` |
 """

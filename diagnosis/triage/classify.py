@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
+from diagnosis.triage import affinity, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
@@ -100,8 +101,11 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     filtered = _filtered(Ask(view.pod, requests), nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
-    funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
+    reached_names = frozenset(map(name, reached))
+    ask = Ask(
+        view.pod, requests, holders(view.pod, view.bound_pods, reached_names), view, reached_names
+    )
+    funnel = Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -124,7 +128,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, which alone needs the bound pods (of the nodes this
     leaves): it runs once per classification, and its last stage keeps the usage candidates."""
-    return run(FUNNEL[:-1], ask, nodes)
+    return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
@@ -407,10 +411,18 @@ FUNNEL: tuple[Step, ...] = (
     Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
          _allocatable_advice),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
+    Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
+    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
+    Step(PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", affinity.pod_affinity,
+         affinity.advise),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
-The free-slot step is last: it alone reads the pods bound to the nodes (`usage_candidates`)."""
+From the free-slot step on, the steps read the pods bound to the nodes (`usage_candidates`), and the
+view's peers and storage."""
+
+_FREE_SLOT = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdict.EXHAUSTED)
+"""The steps before it decide which nodes' bound pods a reader fetches."""
 
 
 def schedulable(funnel: Funnel) -> Advice:
@@ -426,9 +438,8 @@ def schedulable(funnel: Funnel) -> Advice:
     )
     evidence = (
         f"nodes that pass every check: {names(kept)}",
-        "not checked by kubewhy: cpu, memory, pods per node, host ports, volumes, pod (anti-)affinity, "
-        "topology spread, DRA claims, and pods of higher priority nominated to these nodes; the scheduler's "
-        "message names whichever of these holds the pod",
+        "not checked by kubewhy: cpu, memory, pods per node, host ports, DRA claims, and pods of higher "
+        "priority nominated to these nodes; the scheduler's message names whichever of these holds the pod",
     )
     return Advice(summary, evidence, kubectl.describe_node(name(best)))
 

@@ -252,3 +252,84 @@ def device_plugin_logs(resources: Iterable[str]) -> tuple[Command, ...]:
             "the GPU Operator's default namespace: change -n if it is installed elsewhere",
         ),
     )
+
+
+def pod_spread(namespace: str, pod: str) -> tuple[Command, ...]:
+    if not _pod_ok(namespace, pod):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "pod", pod, "-n", namespace, "-o", "jsonpath={.spec.topologySpreadConstraints}"),
+            "the pod's topology spread constraints, as stored (matchLabelKeys already merged)",
+        ),
+    )
+
+
+def pod_affinity(namespace: str, pod: str) -> tuple[Command, ...]:
+    if not _pod_ok(namespace, pod):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "pod", pod, "-n", namespace, "-o", "jsonpath={.spec.affinity}"),
+            f"the pod affinity and anti-affinity of {namespace}/{pod}, as stored",
+        ),
+    )
+
+
+def pods_matching(namespace: str | None, selector: str) -> tuple[Command, ...]:
+    """The bound pods a label selector picks (in one namespace, or all when None), with their nodes."""
+    if not selector or (namespace is not None and not is_dns1123_label(namespace)):
+        return ()
+    scope = ("-n", namespace) if namespace is not None else ("-A",)
+    return (
+        Command(
+            _kubectl("get", "pods", *scope, "-l", selector, "--field-selector", NOT_TERMINAL, "-o", "wide"),
+            "the pods the selector matches, and the nodes they are on",
+        ),
+    )
+
+
+def claims(namespace: str, names: Iterable[str]) -> tuple[Command, ...]:
+    valid = [n for n in dict.fromkeys(names) if is_dns1123_subdomain(n)]
+    if not (valid and is_dns1123_label(namespace)):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "pvc", *valid, "-n", namespace, "-o", "wide"),
+            "the pod's PersistentVolumeClaims: status, volume, StorageClass",
+        ),
+    )
+
+
+def persistent_volume(volume: str) -> tuple[Command, ...]:
+    if not is_dns1123_subdomain(volume):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "pv", volume, "-o", 'jsonpath={.metadata.labels}{"\\n"}{.spec.nodeAffinity}'),
+            f"where PV {volume} may be used: its zone labels and node affinity",
+        ),
+    )
+
+
+def storage_classes(names: Iterable[str]) -> tuple[Command, ...]:
+    valid = [n for n in dict.fromkeys(names) if is_dns1123_subdomain(n)]
+    if not valid:
+        return ()
+    return (
+        Command(
+            _kubectl("get", "storageclass", *valid, "-o", "yaml"),
+            "the StorageClasses: provisioner, volumeBindingMode, allowedTopologies",
+        ),
+    )
+
+
+def csinode(node: str) -> tuple[Command, ...]:
+    if not is_dns1123_subdomain(node):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "csinode", node, "-o", "jsonpath={.spec.drivers}"),
+            f"the CSI drivers on {node} and how many volumes each may attach",
+        ),
+    )
