@@ -114,7 +114,10 @@ class Affinity:
         view: TriageView = ask.view
         nodes = universe(view)
         ns_labels = namespace_labels(view)
-        pods = existing(view, queries(pod), ask.reached)
+        # Without terms of its own, only existing pods' anti-affinity can refuse the pod: the pods
+        # that have some are the only ones to look at (few, in most clusters).
+        keep = None if wanted or unwanted else _has_anti_affinity
+        pods = existing(view, queries(pod), ask.reached, keep)
         affinity_pods: dict[tuple[str, str], list[Object]] = {}
         anti_pods: list[dict[str, list[Object]]] = [{} for _ in unwanted]
         repelling: dict[tuple[str, str], list[Object]] = {}
@@ -170,6 +173,10 @@ class Affinity:
             if there:
                 return f"{key}={value} holds {pods_text(there)}, whose anti-affinity repels the pod"
         return None
+
+
+def _has_anti_affinity(pod: Object) -> bool:
+    return bool(spec_terms(pod, ANTI_AFFINITY))
 
 
 def _pair(term: Term, node_labels: Mapping[str, str]) -> tuple[str, str]:

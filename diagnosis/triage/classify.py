@@ -56,7 +56,7 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "reaches_funnel", "usage_candidates"]
+__all__ = ["FUNNEL", "classify", "effective_requests", "funnel_of", "reaches_funnel", "usage_candidates"]
 
 _KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -96,8 +96,12 @@ def reaches_funnel(pod: Object) -> bool:
     return bool(effective_requests(pod)) and not node_name(pod) and not _gates(pod)
 
 
-def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    nodes = candidates(view.nodes)
+def funnel_of(view: TriageView) -> Funnel:
+    """The funnel run over the view's candidate nodes: what each step kept and dropped."""
+    return _funnel(view, effective_requests(view.pod), candidates(view.nodes))
+
+
+def _funnel(view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...]) -> Funnel:
     filtered = _filtered(Ask(view.pod, requests), nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
@@ -105,7 +109,12 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     ask = Ask(
         view.pod, requests, holders(view.pod, view.bound_pods, reached_names), view, reached_names
     )
-    funnel = Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
+    return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
+
+
+def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+    nodes = candidates(view.nodes)
+    funnel = _funnel(view, requests, nodes)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE

@@ -333,7 +333,7 @@ def test_a_cached_cluster_is_ready_once_its_cache_has_synced_and_answers_from_it
             assert ready.json() == {
                 "slack": "ok",
                 "clusters": {"lab": "ok"},
-                "caches": {"lab": "synced: 3 nodes, 1 bound pods holding extended resources"},
+                "caches": {"lab": "synced: 3 nodes, 1 bound pods the diagnosis reads"},
             }
             start, channel = len(lab.requests), new_channel()
             bot.command("gpu-triage case-exhaust", channel)
