@@ -7,7 +7,7 @@ import tracemalloc
 from functools import partial
 
 from bench.timing import Row, repeat
-from cluster.cache import holds_devices
+from cluster.cache import compact_pod, kept
 from devtools.cluster import NOW, Cluster
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
@@ -22,7 +22,7 @@ def view_of(
     """What `LiveReader.triage_view` reads for `target`: its candidate nodes (those matching its
     nodeSelector when `prefiltered`), the live pods bound to the nodes that reach the free-slot
     check, and the events about it. `devices_only`: the bound pods as the watch-backed cache keeps
-    them, only those holding an extended resource."""
+    them, only those holding an extended resource, repelling with anti-affinity or using a PVC."""
     (pod,) = [p for p in cluster.pods if (p["metadata"]["namespace"], p["metadata"]["name"]) == target]
     selector = pod["spec"].get("nodeSelector", {}) if prefiltered else {}
     nodes = tuple(
@@ -32,7 +32,7 @@ def view_of(
     bound = tuple(
         p
         for p in cluster.pods
-        if holds_node(p) and node_name(p) in wanted and (not devices_only or holds_devices(p))
+        if holds_node(p) and node_name(p) in wanted and (not devices_only or kept(compact_pod(p)))
     )
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
     return TriageView(pod, nodes, bound, events, NOW, prefiltered)

@@ -183,6 +183,8 @@ class Volumes:
     """Why every node fails (a missing PVC, an unbound Immediate one…), or ""."""
     bound: tuple[tuple[Object, Object], ...] = ()
     """(claim, its PV) of the fully bound claims."""
+    zoned: tuple[tuple[Object, Object], ...] = ()
+    """The same without the claims of generic ephemeral volumes, which VolumeZone does not read."""
     delayed: tuple[Object, ...] = ()
     """Unbound WaitForFirstConsumer claims."""
     new_csi: Mapping[str, str] = field(default_factory=dict)
@@ -247,14 +249,18 @@ class Volumes:
                 + ")"
             )
         pairs: list[tuple[Object, Object]] = []
-        for _, claim in resolved:
+        zoned: list[tuple[Object, Object]] = []
+        for ref, claim in resolved:
             if not bound(claim):
                 continue
             volume = index.volume_of(claim)
-            # VolumeZone's PreFilter reads the PV of every bound claim (not of ephemeral ones).
+            # A bound claim's PV is missing: VolumeZone's PreFilter refuses the pod (VolumeBinding's
+            # Filter then refuses every node too, for an ephemeral volume's claim).
             if volume is None:
                 return cls(everywhere=f'persistentvolume "{text(spec(claim).get("volumeName"))}" not found')
             pairs.append((claim, volume))
+            if not ref.ephemeral:
+                zoned.append((claim, volume))
         new_csi = {}
         for _, claim in resolved:
             driver, handle = index.driver(claim)
@@ -266,6 +272,7 @@ class Volumes:
                 pods_by_node.setdefault(node_name(other), []).append(other)
         return cls(
             bound=tuple(pairs),
+            zoned=tuple(zoned),
             delayed=tuple(c for _, c in resolved if not bound(c)),
             new_csi=new_csi,
             index=index,
@@ -380,7 +387,7 @@ class Volumes:
         node_labels = labels(node)
         if not any(k in node_labels for k in TOPOLOGY_LABELS):
             return None
-        for claim, volume in self.bound:
+        for claim, volume in self.zoned:
             volume_labels = labels(volume)
             for key in TOPOLOGY_LABELS:
                 if key not in volume_labels:
