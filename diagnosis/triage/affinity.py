@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from diagnosis.commands import collect
 from diagnosis.model import Command
 from diagnosis.objects import Object, labels, name, namespace, sequence, text
 from diagnosis.relations import node_name
@@ -246,11 +247,12 @@ def advise(funnel: Funnel) -> Advice:
     if deciding:
         evidence.append(f"pods that keep it out: {pods_text(deciding, 10)}")
     keys = sorted({t.topology_key for t in (*affinity.affinity, *affinity.anti_affinity)})
-    commands: list[Command] = [*kubectl.pod_affinity(namespace(pod), name(pod))]
-    commands += kubectl.nodes_with_labels(keys or [k for k, _ in affinity.repelling])
+    commands: list[Command | None] = [
+        kubectl.pod_affinity(namespace(pod), name(pod)),
+        kubectl.nodes_with_labels(keys or [k for k, _ in affinity.repelling]),
+    ]
     for t in (*affinity.affinity, *affinity.anti_affinity)[:2]:
         scope = None if t.query.everywhere or len(t.query.namespaces) != 1 else next(iter(t.query.namespaces))
-        commands += kubectl.pods_matching(scope, t.query.selector.query())
-    for other in deciding[:2]:
-        commands += kubectl.pod_affinity(namespace(other), name(other))
-    return Advice(summary, tuple(evidence), tuple(commands))
+        commands.append(kubectl.pods_matching(scope, t.query.selector.query()))
+    commands += (kubectl.pod_affinity(namespace(other), name(other)) for other in deciding[:2])
+    return Advice(summary, tuple(evidence), collect(*commands))

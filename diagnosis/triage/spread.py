@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from diagnosis.model import Command
+from diagnosis.commands import collect
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.selectors import Requirement, Selector, SelectorError, parse
 from diagnosis.triage import commands as kubectl
@@ -224,8 +224,9 @@ def advise(funnel: Funnel) -> Advice:
             if pods:
                 listed = names(f"{namespace(p)}/{name(p)}" for p in pods)
                 evidence.append(f"{spread.constraints[index].key}={domain} counts {listed}")
-    commands: list[Command] = [*kubectl.pod_spread(namespace(pod), name(pod))]
-    commands += kubectl.nodes_with_labels(c.key for c in spread.constraints)
-    for c in spread.constraints[:2]:
-        commands += kubectl.pods_matching(namespace(pod), c.selector.query())
-    return Advice(summary, tuple(evidence), tuple(commands))
+    commands = collect(
+        kubectl.pod_spread(namespace(pod), name(pod)),
+        kubectl.nodes_with_labels(c.key for c in spread.constraints),
+        *(kubectl.pods_matching(namespace(pod), c.selector.query()) for c in spread.constraints[:2]),
+    )
+    return Advice(summary, tuple(evidence), commands)

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from diagnosis import objects
-from diagnosis.model import Command
+from diagnosis.commands import collect
 from diagnosis.objects import (
     Object,
     labels,
@@ -502,14 +502,13 @@ def advise(funnel: Funnel) -> Advice:
             f"volume {ref.volume}: PVC {ref.claim}, StorageClass {class_of(claim) or '(none)'}, "
             + (f"bound to PV {volume_name}" + (f" ({zone})" if zone else "") if bound(claim) else "not bound")
         )
-    commands: list[Command] = []
-    names_ = [name(c) for c in claims] or list(claim_names(pod))
-    commands += kubectl.claims(ns, names_)
-    for _, found in state.bound[:2]:
-        commands += kubectl.persistent_volume(name(found))
     classes = sorted({class_of(c) for c in claims if class_of(c)})
-    commands += kubectl.storage_classes(classes)
-    commands += kubectl.nodes_with_labels((_ZONE, _REGION))
-    if "CSINode" in first.why:
-        commands += kubectl.csinode(name(first.node))
-    return Advice(summary, tuple(evidence), tuple(commands))
+    commands = collect(
+        # A claim that does not exist cannot be read: then the namespace's claims are listed.
+        kubectl.claims(ns, [] if len(claims) < len(claim_refs(pod)) else [name(c) for c in claims]),
+        *(kubectl.persistent_volume(name(found)) for _, found in state.bound[:2]),
+        kubectl.storage_classes(classes),
+        kubectl.nodes_with_labels((_ZONE, _REGION)),
+        kubectl.csinode(name(first.node)) if "CSINode" in first.why else None,
+    )
+    return Advice(summary, tuple(evidence), commands)
