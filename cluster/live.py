@@ -192,7 +192,9 @@ class LiveReader:
             self._storage(found, usage),
         )
         peers = await self._own_namespace(found, peers, bound)
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered, peers, storage)
+        return TriageView(
+            found, tuple(nodes), bound, _about(about, found), now, prefiltered, peers=peers, storage=storage
+        )
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
@@ -396,7 +398,8 @@ class LiveReader:
             ),
         )
         storage = Storage(tuple(claims), tuple(pvs), tuple(classes))
-        if volumes.needs_every_volume(pod, storage):
+        every_volume = volumes.needs_every_volume(pod, storage)
+        if every_volume:
             storage = replace(storage, volumes=tuple(await self._every_volume()))
         drivers = volumes.csi_drivers(pod, storage)
         if not drivers:
@@ -412,14 +415,15 @@ class LiveReader:
         storage = replace(storage, csinodes=tuple(csinodes))
         if not volumes.limited(drivers, csinodes):
             return storage
-        every_claim, every_volume = await asyncio.gather(
+        all_claims, all_volumes = await asyncio.gather(
             self._api.items(
                 Target("list", "persistentvolumeclaims"),
                 self._core.list_persistent_volume_claim_for_all_namespaces,
             ),
-            self._every_volume(),
+            # Every PV was read above when an unbound claim may bind to one: not again.
+            asyncio.sleep(0, list(storage.volumes)) if every_volume else self._every_volume(),
         )
-        return replace(storage, claims=tuple(every_claim), volumes=tuple(every_volume))
+        return replace(storage, claims=tuple(all_claims), volumes=tuple(all_volumes))
 
     async def _every_volume(self) -> list[dict[str, Any]]:
         return await self._api.items(Target("list", "persistentvolumes"), self._core.list_persistent_volume)

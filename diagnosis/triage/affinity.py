@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from diagnosis import objects
 from diagnosis.commands import collect
 from diagnosis.model import Command
 from diagnosis.objects import Object, labels, name, namespace, sequence, text
@@ -26,11 +27,22 @@ from diagnosis.relations import node_name
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.funnel import Advice, Ask, Funnel
-from diagnosis.triage.peers import Query, existing, namespace_labels, pods_text, spec_terms, universe
+from diagnosis.triage.peers import (
+    Query,
+    existing,
+    namespace_labels,
+    owners_text,
+    pods_text,
+    spec_terms,
+    universe,
+)
 from diagnosis.views import TriageView
 
 AFFINITY = "podAffinity"
 ANTI_AFFINITY = "podAntiAffinity"
+EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+"""JobSet's exclusive placement: its pod webhook gives the leader the pod affinity and anti-affinity
+that keep each child Job alone in its domain of this label (JobSet `pkg/webhooks/pod_webhook.go`)."""
 
 
 @dataclass(frozen=True)
@@ -147,33 +159,59 @@ class Affinity:
         )
 
     def failure(self, node: Object) -> str | None:
+        found = self.blocking(node)
+        return None if found is None else found.why
+
+    def blocking(self, node: Object) -> Block | None:
+        """Why the node is refused, by the first of the three checks that fails (the scheduler stops
+        there), with the domain and the pods that decide; None when it passes."""
         if self.error:
-            return self.error
+            return Block(ERROR, "", (), self.error)
         node_labels = labels(node)
         # 1. The pod's own required affinity (UU: preemption cannot help).
         if self.affinity:
             missing = [t.topology_key for t in self.affinity if t.topology_key not in node_labels]
             if missing:
-                return f"no label {missing[0]} (the topologyKey of the pod's required pod affinity)"
+                why = f"no label {missing[0]} (the topologyKey of the pod's required pod affinity)"
+                return Block(AFFINITY, f"no {missing[0]}", (), why)
             empty = [t for t in self.affinity if not self.affinity_pods.get(_pair(t, node_labels))]
             if empty and not (not self.affinity_pods and self.self_match):
-                t = empty[0]
-                return (
-                    f"no pod matching the pod's required affinity ({t.query.selector}) in "
-                    f"{t.topology_key}={node_labels[t.topology_key]}"
-                )
+                domain = f"{empty[0].topology_key}={node_labels[empty[0].topology_key]}"
+                why = f"no pod matching the pod's required affinity ({empty[0].query.selector}) in {domain}"
+                return Block(AFFINITY, domain, (), why)
         # 2. The pod's own required anti-affinity.
         for index, t in enumerate(self.anti_affinity):
             value = node_labels.get(t.topology_key)
             there = self.anti_pods[index].get(value, ()) if value is not None else ()
             if there:
-                return f"{t.topology_key}={value} holds {pods_text(there)}, matching the pod's anti-affinity"
+                domain = f"{t.topology_key}={value}"
+                why = f"{domain} holds {pods_text(there)}, matching the pod's anti-affinity"
+                return Block(ANTI_AFFINITY, domain, there, why)
         # 3. Existing pods' required anti-affinity, over every label of the node.
         for key, value in sorted(node_labels.items()):
             there = self.repelling.get((key, value), ())
             if there:
-                return f"{key}={value} holds {pods_text(there)}, whose anti-affinity repels the pod"
+                domain = f"{key}={value}"
+                return Block(
+                    EXISTING,
+                    domain,
+                    there,
+                    f"{domain} holds {pods_text(there)}, whose anti-affinity repels the pod",
+                )
         return None
+
+
+@dataclass(frozen=True)
+class Block:
+    """Why one node is refused: which check, the domain, the pods that decide, in words."""
+
+    check: str
+    domain: str
+    pods: tuple[Object, ...]
+    why: str
+
+
+ERROR, EXISTING = "error", "existing"
 
 
 def _has_anti_affinity(pod: Object) -> bool:
@@ -210,6 +248,34 @@ def pod_affinity(ask: Ask, node: Object) -> str | None:
     return Affinity.of(ask).failure(node)
 
 
+def _summary(pod: Object, affinity: Affinity, blocks: list[Block]) -> str:
+    """One line: which check refuses the nodes, the domains, and the workloads that hold them."""
+    first = blocks[0]
+    if first.check == ERROR:
+        return f"The scheduler cannot read the pod's pod affinity: {first.why}"
+    same = [b for b in blocks if b.check == first.check]
+    domains = list(dict.fromkeys(b.domain for b in same))
+    shown = ", ".join(domains[:5]) + (f" and {len(domains) - 5} more" if len(domains) > 5 else "")
+    if first.check == AFFINITY and not first.pods and first.why.startswith("no label"):
+        return f"No node left satisfies the pod's required pod affinity: they have {first.why}"
+    if first.check == AFFINITY:
+        where = ", ".join(f"{k}={v}" for k, v in sorted(affinity.affinity_pods))
+        found = f"; matching pods are in {where}" if where else "; no pod matches it anywhere"
+        verb = "has" if len(domains) == 1 else "have"
+        head = "No node left satisfies the pod's required pod affinity"
+        return f"{head}: {shown} {verb} no matching pod{found}"
+    holders = owners_text(p for b in same for p in b.pods)
+    whose = (
+        "the pod's own anti-affinity" if first.check == ANTI_AFFINITY else "the anti-affinity of pods there"
+    )
+    verb = "is" if len(domains) == 1 else "are"
+    summary = f"Every node left is refused by {whose}: {shown} {verb} held by {holders}"
+    key = objects.annotations(pod).get(EXCLUSIVE_TOPOLOGY)
+    if key:
+        summary += f" (JobSet exclusive placement: one child Job per {key} domain, per priority)"
+    return summary
+
+
 def deciding_pods(affinity: Affinity) -> Iterable[Object]:
     """The pods whose presence decides the step: those the anti-affinity terms meet, and the
     existing pods that repel the pod."""
@@ -224,11 +290,9 @@ def deciding_pods(affinity: Affinity) -> Iterable[Object]:
 
 def advise(funnel: Funnel) -> Advice:
     affinity = Affinity.of(funnel.ask)
-    pod, first = funnel.view.pod, funnel.last.dropped[0]
-    if affinity.error:
-        summary = f"The scheduler cannot read the pod's pod affinity: {affinity.error}"
-    else:
-        summary = f"Every node left is refused by pod (anti-)affinity: e.g. {name(first.node)}: {first.why}"
+    pod = funnel.view.pod
+    blocks = [b for d in funnel.last.dropped if (b := affinity.blocking(d.node)) is not None]
+    summary = _summary(pod, affinity, blocks)
     evidence = [f"required pod affinity: {t}" for t in affinity.affinity]
     evidence += [f"required pod anti-affinity: {t}" for t in affinity.anti_affinity]
     if affinity.affinity and not affinity.affinity_pods:

@@ -3,10 +3,12 @@ give the scheduler's answer for every node.
 
 Sources (kubernetes/kubernetes, `pkg/scheduler/framework/plugins/`):
 - `volumezone/volume_zone_test.go`: TestSingleZone (all 14 rows), TestMultiZone (all 5),
-  TestWithBinding (the rows below);
-- `volumebinding/volume_binding_test.go`: TestVolumeBinding's filter statuses (the rows below);
-- `podtopologyspread/filtering_test.go`: TestSingleConstraint (the first 16 rows);
-- `interpodaffinity/filtering_test.go`: TestRequiredAffinitySingleNode (the first 13 rows).
+  TestWithBinding (all 5), and the
+  listers' PVC_4 (bound to a PV that does not exist), which no upstream row uses;
+- `volumebinding/volume_binding_test.go`: TestVolumeBinding's first 13 rows (their filter statuses);
+- `podtopologyspread/filtering_test.go`: TestSingleConstraint (its first 15 rows), and the point of
+  TestPreFilterState's "soft spreadConstraints should be bypassed" as a Filter row;
+- `interpodaffinity/filtering_test.go`: TestRequiredAffinitySingleNode (its first 14 rows).
 
 How a row is adapted: every node offers 8 `nvidia.com/gpu` and the pod asks 1 (existing pods ask
 none), so the device steps pass every node and the row's plugin decides; the answer is, per node,
@@ -19,9 +21,6 @@ reads `volumeName` only, and in the whole scheduler a claim without the annotati
 Left out, and why:
 - rows that check the plugins' internal state (PreFilter state, critical paths, scores, events,
   queueing hints): a verdict has no counterpart for them;
-- TestWithBinding's `VolumeBindingMode not set` row with an Immediate class: the whole scheduler's
-  VolumeBinding PreFilter refuses the pod first with an error, not a filter status (kubewhy still
-  answers `volume`, as the tests below show for the missing-class row);
 - TestVolumeBinding's rows on storage capacity (CSIStorageCapacity) and its scoring rows' scores
   (their filter statuses are ported);
 - InterPodAffinity rows on PreFilter errors of existing pods' unparsable selectors and on the
@@ -281,12 +280,13 @@ WITH_BINDING = Storage(
     ),
     volumes=(volume("Vol_1", labels={BETA_ZONE: "us-west1-a"}),),
     classes=(
-        storage_class("Class_Immediate", "Immediate"),
+        storage_class("Class_Immediate", None),
         storage_class("Class_Wait", "WaitForFirstConsumer"),
     ),
 )
-"""`Class_Immediate` has no binding mode in the upstream table (a PreFilter error there); here it
-says Immediate, the mode the API server defaults it to."""
+"""`Class_Immediate` sets no binding mode, as in the upstream table: VolumeZone refuses the pod
+("VolumeBindingMode not set"); in the whole scheduler VolumeBinding's PreFilter stops it first with
+the same words, as an error."""
 
 
 def zone_row(
@@ -790,7 +790,7 @@ TOPOLOGY_SPREAD = [
         {"node-a": OK, "node-b": OK, "node-c": OK},
     ),
     spread_row(
-        "soft constraints never filter (ScheduleAnyway)",
+        "soft spreadConstraints should be bypassed (TestPreFilterState)",
         {"foo": ""},
         [spread(1, "node", FOO, when="ScheduleAnyway")],
         four_nodes(),
