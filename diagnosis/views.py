@@ -64,6 +64,9 @@ class TriageView:
     (a label selector): `nodes` then holds only those, and the funnel says so."""
     peers: Peers = Peers()
     storage: Storage = Storage()
+    notes: tuple[str, ...] = ()
+    """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
+    of it syncs): shown after the evidence; the diagnosis never reads it."""
 
 
 @dataclass(frozen=True)
@@ -89,3 +92,5 @@ class JobSetView:
     """As TriageView.peers, for the pending pods."""
     storage: Storage = Storage()
     """As TriageView.storage, for the pending pods."""
+    notes: tuple[str, ...] = ()
+    """As TriageView.notes."""
