@@ -214,7 +214,8 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     benchmarks = {line.split("|")[1].strip() for line in lines[1:]}
     assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI"}
     cases = {line.split("|")[3].strip(): line for line in lines[1:]}
-    assert "exhausted; 4 calls a run" in cases["kubewhy triage through a kubeconfig, process start to exit"]
+    live = cases["kubewhy triage through a kubeconfig, process start to exit"]
+    assert "exhausted; 4 calls a run; CPU time " in live
     bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
     assert "requests" in bare
     assert "kubewhy's whole /triage takes" in bare
