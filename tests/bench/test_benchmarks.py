@@ -107,6 +107,12 @@ async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served:
             assert ours.prefiltered == live.prefiltered
     finally:
         await reader.aclose()
+    async with triage.cached_reader(served, 30) as (cached, _):
+        for pod, prefiltered in ((cluster.unpinned, False), (cluster.pinned, True)):
+            ours = classifier.view_of(cluster, pod, prefiltered, devices_only=True)
+            served_view = await cached.triage_view(*pod)
+            assert sorted(ours.nodes, key=name) == sorted(served_view.nodes, key=name)
+            assert sorted(ours.bound_pods, key=name) == sorted(served_view.bound_pods, key=name)
     rows = classifier.measure(cluster, "tiny", runs=2, budget_s=5)
     assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4  # each pod on both views
     assert sum(r.case.endswith("as the cache serves it") for r in rows) == 2
