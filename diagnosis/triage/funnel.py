@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, name
@@ -52,8 +53,9 @@ class Ask:
         return sum(h.requests.get(resource, 0) for h in self.holders.get(node, ()))
 
 
-@dataclass(frozen=True)
-class Drop:
+class Drop(NamedTuple):
+    """A node a step dropped, and why (a tuple: a step may drop thousands)."""
+
     node: Object
     why: str
 
