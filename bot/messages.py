@@ -207,6 +207,11 @@ def unknown_cluster(cluster: str, known: Iterable[str]) -> str:
     return f"There is no cluster named `{cluster}`. Known clusters: {names}."
 
 
+def cluster_not_allowed(cluster: str, allowed: Iterable[str]) -> str:
+    names = ", ".join(f"`{c}`" for c in allowed)
+    return f"This channel may not ask cluster `{cluster}`. It may ask: {names}."
+
+
 def unexpected(request_id: str) -> str:
     return (
         f":warning: Sorry, something went wrong on kubewhy's side (request `{request_id}`)."
