@@ -162,6 +162,10 @@ def watch_shutdown(target: str) -> str:
     )
 
 
+def watch_stopping() -> str:
+    return "Stopping the watch at its next re-check…"
+
+
 def no_watch() -> str:
     return "Nothing is being watched in this thread."
 
