@@ -10,6 +10,7 @@ the others. The scheduler's own message is quoted beside it, never used to decid
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, PodVerdict
@@ -98,10 +99,11 @@ def reaches_funnel(pod: Object) -> bool:
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     nodes = candidates(view.nodes)
-    filtered = _filtered(Ask(view.pod, requests), nodes)
+    first = Ask(view.pod, requests)
+    filtered = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
+    ask = replace(first, holders=holders(view.pod, view.bound_pods, map(name, reached)))
     funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
@@ -237,14 +239,14 @@ def taint(ask: Ask, node: Object) -> str | None:
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
     missing = []
     for resource in ask.requests:
-        have = offer(node, resource)
+        have = ask.offer(node, resource)
         if not have.reported:
             missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
     return ", ".join(missing) or None
 
 
 def allocatable_zero(ask: Ask, node: Object) -> str | None:
-    offers = {resource: offer(node, resource) for resource in ask.requests}
+    offers = {resource: ask.offer(node, resource) for resource in ask.requests}
     zero = [
         f"{resource} capacity {have.capacity}, allocatable 0"
         for resource, have in offers.items()
@@ -256,7 +258,7 @@ def allocatable_zero(ask: Ask, node: Object) -> str | None:
 def exhausted(ask: Ask, node: Object) -> str | None:
     short = []
     for resource, wanted in ask.requests.items():
-        allocatable, used = offer(node, resource).allocatable, ask.used(name(node), resource)
+        allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
         if allocatable - used < wanted:
             short.append(
                 f"{resource} allocatable {allocatable}, used {used}, "
@@ -368,8 +370,8 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
     ranked = _by_headroom(ask, nodes)
     best = ranked[0]
     resource, wanted = _tightest(ask, best)
-    largest = max(offer(n, resource).allocatable for n in nodes)
-    free = max(offer(best, resource).allocatable - ask.used(name(best), resource), 0)
+    largest = max(ask.offer(n, resource).allocatable for n in nodes)
+    free = max(ask.offer(best, resource).allocatable - ask.used(name(best), resource), 0)
     if largest < wanted:
         summary = (
             f"The pod asks {wanted} {resource} but no node left has more than {largest} allocatable: "
@@ -425,7 +427,7 @@ def schedulable(funnel: Funnel) -> Advice:
     ask, kept = funnel.ask, funnel.last.kept
     best = _by_headroom(ask, kept)[0]
     resource, _ = _tightest(ask, best)
-    free = offer(best, resource).allocatable - ask.used(name(best), resource)
+    free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
     said = last_said(funnel.view.pod, funnel.view.events, funnel.view.now)
     summary = (
         f"Nothing in the objects blocks the pod: {len(kept)} node{'s pass' if len(kept) > 1 else ' passes'} "
@@ -479,7 +481,7 @@ def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:
 
 def _spare(ask: Ask, node: Object, resource: str) -> int:
     """Free minus asked: negative when the resource is short on the node."""
-    return offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
+    return ask.offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
 
 
 def _headroom(ask: Ask, node: Object) -> int:
