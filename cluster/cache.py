@@ -13,9 +13,12 @@ finishes or is deleted leaves the watch's selection and arrives as DELETED.
 Every bound pod is kept, in a compact form (`compact_pod`): the diagnosis counts each against its node
 (devices, cpu, memory, the pod count, host ports: `diagnosis.triage.resources.counted`), and reads
 only a pod's identity, owner, node, priority, phase, terminating state and requests, which pods of one
-template share (`compact_node` keeps what it reads of a node). At most `max_objects` objects are
-kept: past that the cache stops, frees what it holds and says why in `state`; the reader then reads
-the cluster directly, as without a cache.
+template share, plus its required pod anti-affinity (which may repel the pod asked about) and the
+PVCs of its volumes (which count against a CSI attach limit). The pods that a pod's affinity or
+spread constraints select by label are not taken from the cache: the live reader asks the API server
+for them with the label selector. `compact_node` keeps what the diagnosis reads of a node. At most
+`max_objects` objects are kept: past that the cache stops, frees what it holds and says why in
+`state`; the reader then reads the cluster directly, as without a cache.
 
 Threads: LIST pages are read by the transport's worker threads. A watch's response is read line by
 line in the cache's own threads (one per watch; the official client's `Watch` would turn every event
@@ -60,6 +63,7 @@ from diagnosis.objects import (
 )
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.fit import CPU, pod_requests
+from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import effective_requests
 
@@ -108,6 +112,9 @@ capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diag
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp")
 
+ANTI_AFFINITY = "podAntiAffinity"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
 _SHARED = frozenset({"namespace", "nodeName", "phase", "type", "status", "reason"})
 """Fields whose values repeat across objects: a hundred thousand pods share a few namespaces and
 phases, and a few thousand node names."""
@@ -125,8 +132,10 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     """What the diagnosis reads of a bound pod, in the shape of a pod: who it is and who made it, where
     it is bound, its priority, its phase, whether it is terminating (and why: `DisruptionTarget`), and
     its containers folded into one that asks the pod's requests (`fit.pod_requests`, and the
-    extended resources as `resources.effective_requests` reads them) and holds its host ports. Pods
-    asking the same share that one container: a cluster runs a few hundred templates."""
+    extended resources as `resources.effective_requests` reads them) and holds its host ports (pods
+    asking the same share that one container: a cluster runs a few hundred templates); its required
+    pod anti-affinity (`diagnosis.triage.affinity`) and the PVCs of its volumes
+    (`diagnosis.triage.volumes`)."""
     pod_meta, pod_spec = meta(pod), spec(pod)
     kept_meta = _pick(pod_meta, _POD_META)
     refs = map(mapping, sequence(pod_meta.get("ownerReferences")))
@@ -141,7 +150,21 @@ def compact_pod(pod: Object) -> dict[str, Any]:
         tuple(effective_requests(pod).items()),
         host_ports(pod),
     )
-    kept: dict[str, Any] = {"metadata": kept_meta, "spec": _spec(shape)}
+    kept_spec = _spec(shape)
+    # The few pods with a required anti-affinity or PVCs get a spec of their own beside the shared one.
+    repels = spec_terms(pod, ANTI_AFFINITY)
+    claims = [
+        _pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
+        for v in sequence(pod_spec.get("volumes"))
+        if "persistentVolumeClaim" in mapping(v) or "ephemeral" in mapping(v)
+    ]
+    if repels or claims:
+        kept_spec = dict(kept_spec)
+        if repels:
+            kept_spec["affinity"] = {ANTI_AFFINITY: {_REQUIRED: list(repels)}}
+        if claims:
+            kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
+    kept: dict[str, Any] = {"metadata": kept_meta, "spec": kept_spec}
     kept_status = _pick(status(pod), ("phase",))
     disruption = condition(pod, "DisruptionTarget")
     if disruption is not None:

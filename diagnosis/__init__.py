@@ -28,6 +28,9 @@ has the same tables:
 | exhausted | `triage.classify.exhausted` (funnel step) |
 | node-resources | `triage.node_fit.node_resources` (funnel step) |
 | host-port | `triage.node_fit.host_port` (funnel step) |
+| volume | `triage.volumes.volume` (funnel step) |
+| topology-spread | `triage.spread.topology_spread` (funnel step) |
+| pod-affinity | `triage.affinity.pod_affinity` (funnel step) |
 | schedulable | `triage.classify.schedulable` |
 
 | `/jobset why` verdict | function |

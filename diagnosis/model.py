@@ -24,6 +24,9 @@ class PodVerdict(StrEnum):
     EXHAUSTED = "exhausted"
     NODE_RESOURCES = "node-resources"
     HOST_PORT = "host-port"
+    VOLUME = "volume"
+    TOPOLOGY_SPREAD = "topology-spread"
+    POD_AFFINITY = "pod-affinity"
     SCHEDULABLE = "schedulable"
 
 

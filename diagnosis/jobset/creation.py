@@ -52,7 +52,13 @@ def triage(family: Family, pod: Object) -> Diagnosis:
     view = family.view
     return gpu.classify(
         TriageView(
-            pod, view.nodes, view.bound_pods, family.events_about(pod), view.now,
+            pod,
+            view.nodes,
+            view.bound_pods,
+            family.events_about(pod),
+            view.now,
+            peers=view.peers,
+            storage=view.storage,
             nominated_pods=view.nominated_pods,
         )
     )

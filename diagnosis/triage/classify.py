@@ -10,11 +10,13 @@ the others. The scheduler's own message is quoted beside it, never used to decid
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
+from diagnosis.triage import affinity, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
@@ -66,7 +68,10 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "gate_names", "reaches_funnel", "usage_candidates"]
+__all__ = [
+    "FUNNEL", "classify", "effective_requests", "funnel_of", "gate_names", "reaches_funnel",
+    "usage_candidates",
+]
 
 
 # --- the ladder ---------------------------------------------------------------------------------
@@ -111,15 +116,25 @@ def reaches_funnel(pod: Object) -> bool:
     return bool(effective_requests(pod)) and not placed and not gate_names(pod)
 
 
-def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    nodes = candidates(view.nodes)
-    filtered = _filtered(Ask(view.pod, requests), nodes)
+def funnel_of(view: TriageView) -> Funnel:
+    """The funnel run over the view's candidate nodes: what each step kept and dropped."""
+    return _funnel(view, effective_requests(view.pod), candidates(view.nodes))
+
+
+def _funnel(view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...]) -> Funnel:
+    first = Ask(view.pod, requests)
+    filtered = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods counted on the nodes that reach the free-slot step matter (all a reader must fetch).
-    on_nodes = counted(view.pod, view.bound_pods, map(name, reached), view.nominated_pods)
-    ask = Ask(view.pod, requests, device_holders(on_nodes), on_nodes)
-    rest = FUNNEL[_FREE_SLOTS:]
-    funnel = Funnel(view, ask, (filtered + run(rest, ask, reached)) if reached else filtered)
+    reached_names = frozenset(map(name, reached))
+    on_nodes = counted(view.pod, view.bound_pods, reached_names, view.nominated_pods)
+    ask = replace(first, holders=device_holders(on_nodes), pods=on_nodes, view=view, reached=reached_names)
+    return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
+
+
+def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+    nodes = candidates(view.nodes)
+    funnel = _funnel(view, requests, nodes)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -142,7 +157,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, from which on the steps need the pods counted on the nodes
     this leaves: it runs once per classification, and its last stage keeps the usage candidates."""
-    return run(FUNNEL[:_FREE_SLOTS], ask, nodes)
+    return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
@@ -269,14 +284,14 @@ def taint(ask: Ask, node: Object) -> str | None:
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
     missing = []
     for resource in ask.requests:
-        have = offer(node, resource)
+        have = ask.offer(node, resource)
         if not have.reported:
             missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
     return ", ".join(missing) or None
 
 
 def allocatable_zero(ask: Ask, node: Object) -> str | None:
-    offers = {resource: offer(node, resource) for resource in ask.requests}
+    offers = {resource: ask.offer(node, resource) for resource in ask.requests}
     zero = [
         f"{resource} capacity {have.capacity}, allocatable 0"
         for resource, have in offers.items()
@@ -288,7 +303,7 @@ def allocatable_zero(ask: Ask, node: Object) -> str | None:
 def exhausted(ask: Ask, node: Object) -> str | None:
     short = []
     for resource, wanted in ask.requests.items():
-        allocatable, used = offer(node, resource).allocatable, ask.used(name(node), resource)
+        allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
         if allocatable - used < wanted:
             short.append(
                 f"{resource} allocatable {allocatable}, used {used}, "
@@ -400,8 +415,8 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
     ranked = _by_headroom(ask, nodes)
     best = ranked[0]
     resource, wanted = _tightest(ask, best)
-    largest = max(offer(n, resource).allocatable for n in nodes)
-    free = max(offer(best, resource).allocatable - ask.used(name(best), resource), 0)
+    largest = max(ask.offer(n, resource).allocatable for n in nodes)
+    free = max(ask.offer(best, resource).allocatable - ask.used(name(best), resource), 0)
     if largest < wanted:
         summary = (
             f"The pod asks {wanted} {resource} but no node left has more than {largest} allocatable: "
@@ -450,20 +465,26 @@ FUNNEL: tuple[Step, ...] = (
     Step(PodVerdict.NODE_RESOURCES, "has room for the pod's other requests and one more pod",
          node_resources, node_resources_advice),
     Step(PodVerdict.HOST_PORT, "has the pod's host ports free", host_port, host_port_advice),
+    Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
+    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
+    Step(PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", affinity.pod_affinity,
+         affinity.advise),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
 The devices come before the other resources: they are what the pod is about. From the free-slot
-step on, the steps read the pods counted on the nodes (`usage_candidates`)."""
+step on, the steps read the pods counted on the nodes (`usage_candidates`), and the view's peers and
+storage."""
 
-_FREE_SLOTS = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdict.EXHAUSTED)
+_FREE_SLOT = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdict.EXHAUSTED)
+"""The steps before it decide which nodes' bound pods a reader fetches."""
 
 
 def schedulable(funnel: Funnel) -> Advice:
     ask, kept = funnel.ask, funnel.last.kept
     best = _by_headroom(ask, kept)[0]
     resource, _ = _tightest(ask, best)
-    free = offer(best, resource).allocatable - ask.used(name(best), resource)
+    free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
     said = last_said(funnel.view.pod, funnel.view.events, funnel.view.now)
     summary = (
         f"Nothing in the objects blocks the pod: {len(kept)} node{'s pass' if len(kept) > 1 else ' passes'} "
@@ -472,8 +493,7 @@ def schedulable(funnel: Funnel) -> Advice:
     )
     evidence = (
         f"nodes that pass every check: {names(kept)}",
-        "not checked by kubewhy: volumes, pod (anti-)affinity, topology spread and DRA claims; the "
-        "scheduler's message names whichever of these holds the pod",
+        "not checked by kubewhy: DRA claims; the scheduler's message names it if it holds the pod",
     )
     return Advice(summary, evidence, collect(kubectl.node_details(name(best))))
 
@@ -516,7 +536,7 @@ def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:
 
 def _spare(ask: Ask, node: Object, resource: str) -> int:
     """Free minus asked: negative when the resource is short on the node."""
-    return offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
+    return ask.offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
 
 
 def _headroom(ask: Ask, node: Object) -> int:

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, name
 from diagnosis.triage.fit import Usage, pod_requests, usage
 from diagnosis.triage.ports import HostPort, host_ports
-from diagnosis.triage.resources import Holder
+from diagnosis.triage.resources import Holder, Offer, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 
@@ -36,6 +37,16 @@ class Ask:
     _usage: dict[str, Usage] = field(default_factory=dict, compare=False, repr=False)
     _requests: dict[int, Mapping[str, int]] = field(default_factory=dict, compare=False, repr=False)
     """Pod requests by the identity of the pod's spec, while the view (which holds the pods) lives."""
+    view: TriageView | None = None
+    """The whole view, for the steps that look beyond the node: volumes, spread, pod affinity."""
+    reached: frozenset[str] = frozenset()
+    """The nodes that reached the free-slot step: those whose bound pods the view holds."""
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    """What a step works out once for all nodes (its counts per domain, the pod's claims)."""
+    offers: dict[tuple[int, str], Offer] = field(default_factory=dict, compare=False, repr=False)
+    """Each node's offer of each resource asked, by (id(node), resource): read once per node for the
+    whole classification, not again at every step and in the advice (the funnel's nodes live as long
+    as the view, so their ids stay theirs). Shared by an Ask `replace`d with its holders."""
 
     @cached_property
     def placement(self) -> Placement:
@@ -52,7 +63,16 @@ class Ask:
         """The host ports the pod asks for (`ports.host_ports`)."""
         return host_ports(self.pod)
 
+    def offer(self, node: Object, resource: str) -> Offer:
+        """`resources.offer(node, resource)`, read once per node."""
+        key = (id(node), resource)
+        found = self.offers.get(key)
+        if found is None:
+            found = self.offers[key] = offer(node, resource)
+        return found
+
     def used(self, node: str, resource: str) -> int:
+        """What the pods holding `resource` on the node (by name) hold of it together."""
         return sum(h.requests.get(resource, 0) for h in self.holders.get(node, ()))
 
     def usage(self, node: str) -> Usage:
@@ -63,8 +83,9 @@ class Ask:
         return found
 
 
-@dataclass(frozen=True)
-class Drop:
+class Drop(NamedTuple):
+    """A node a step dropped, and why (a tuple: a step may drop thousands)."""
+
     node: Object
     why: str
 

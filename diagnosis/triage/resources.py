@@ -192,7 +192,7 @@ def device_holders(on_nodes: Mapping[str, Iterable[Object]]) -> dict[str, tuple[
         held = []
         for other in pods:
             # Most pods ask for no extended resource: a glance at their keys spares the arithmetic.
-            asks = effective_requests(other) if _names_extended(other) else {}
+            asks = effective_requests(other) if _names_extended(spec(other)) else {}
             if asks:
                 other_meta = meta(other)
                 held.append(
@@ -209,10 +209,9 @@ def device_holders(on_nodes: Mapping[str, Iterable[Object]]) -> dict[str, tuple[
     return found
 
 
-def _names_extended(pod: Object) -> bool:
-    """Whether some container of the pod names a resource with a `/` in its limits or requests: every
-    extended resource has one, and most pods name only cpu and memory."""
-    pod_spec = spec(pod)
+def _names_extended(pod_spec: Object) -> bool:
+    """Whether some container of the pod (its spec) names a resource with a `/` in its limits or
+    requests: every extended resource has one, and most pods name only cpu and memory."""
     for field in ("initContainers", "containers"):
         for container in sequence(pod_spec.get(field)):
             resources = mapping(mapping(container).get("resources"))

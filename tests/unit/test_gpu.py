@@ -48,6 +48,9 @@ def test_funnel_is_one_ordered_tuple_of_the_contract_steps() -> None:
         PodVerdict.EXHAUSTED,
         PodVerdict.NODE_RESOURCES,
         PodVerdict.HOST_PORT,
+        PodVerdict.VOLUME,
+        PodVerdict.TOPOLOGY_SPREAD,
+        PodVerdict.POD_AFFINITY,
     ]
 
 
