@@ -27,7 +27,7 @@ from cluster.reader import Reader
 from cluster.snapshot import SnapshotReader
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
 from handlers import jobset, triage
-from handlers.reply import Reply
+from handlers.reply import Reply, Scope
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1
@@ -35,7 +35,7 @@ EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 EXIT_INTERRUPTED = 130
 
-Question = Callable[[Reader, argparse.Namespace], Coroutine[Any, Any, Reply]]
+Question = Callable[[Reader, argparse.Namespace, Scope], Coroutine[Any, Any, Reply]]
 
 _FORMATS: dict[str, Callable[[Reply], str]] = {
     "text": render.as_text,
@@ -138,12 +138,12 @@ def _check(args: argparse.Namespace) -> None:
         parser.error(f"invalid {args.kind} name {args.name!r}: {_NAME_RULE.format(args.kind)}")
 
 
-async def _triage(reader: Reader, args: argparse.Namespace) -> Reply:
-    return await triage.triage(reader, args.namespace, args.name)
+async def _triage(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+    return await triage.triage(reader, args.namespace, args.name, scope)
 
 
-async def _why(reader: Reader, args: argparse.Namespace) -> Reply:
-    return await jobset.why(reader, args.namespace, args.name)
+async def _why(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+    return await jobset.why(reader, args.namespace, args.name, scope)
 
 
 def _answer(args: argparse.Namespace) -> int:
@@ -167,7 +167,7 @@ def _reply(args: argparse.Namespace) -> Reply:
         # Loaded before the event loop starts, so that Ctrl-C stops a long load at once (asyncio
         # only cancels at the next await).
         reader = SnapshotReader.from_path(args.snapshot)
-        return asyncio.run(question(reader, args))
+        return asyncio.run(question(reader, args, Scope(args.snapshot)))
     return asyncio.run(_ask_live(question, args))
 
 
@@ -176,8 +176,10 @@ async def _ask_live(question: Question, args: argparse.Namespace) -> Reply:
     from cluster.live import LiveReader
 
     reader = LiveReader.from_kubeconfig(args.kubeconfig, args.context)
+    # Named on the command line: the commands name them too. Else kubectl's defaults are the reader's.
+    scope = Scope(reader.context or "in-cluster", args.context, args.kubeconfig)
     try:
-        return await question(reader, args)
+        return await question(reader, args, scope)
     finally:
         await reader.aclose()
 

@@ -27,7 +27,12 @@ from typing import Any, TypeVar
 
 from kubernetes.client import ApiClient, Configuration, CoreV1Api, CustomObjectsApi, VersionApi
 from kubernetes.client.api import BatchV1Api
-from kubernetes.config import ConfigException, load_incluster_config, new_client_from_config
+from kubernetes.config import (
+    ConfigException,
+    list_kube_config_contexts,
+    load_incluster_config,
+    new_client_from_config,
+)
 
 from cluster.cache import CacheOptions, ClusterCache
 from cluster.errors import ClusterError, Missing, NotFound
@@ -81,6 +86,15 @@ def _per_node(candidates: int, cluster_nodes: int | None) -> bool:
     return candidates <= PER_NODE_MAX and (cluster_nodes is None or 2 * candidates <= cluster_nodes)
 
 
+def _current_context(config_file: str) -> str:
+    """The kubeconfig's current context, as kubectl picks it (files merged as KUBECONFIG lists them)."""
+    try:
+        _, active = list_kube_config_contexts(config_file)  # type: ignore[no-untyped-call]
+    except (ConfigException, OSError, ValueError, TypeError):
+        return ""
+    return text(mapping(active).get("name"))
+
+
 def _pending(pod: Object) -> bool:
     return status(pod).get("phase") == "Pending" and not node_name(pod)
 
@@ -103,6 +117,8 @@ class LiveReader:
         self._custom = CustomObjectsApi(api_client)
         self._version = VersionApi(api_client)
         self.cache = cache
+        self.context = ""
+        """The kubeconfig context read (the one named, else the current one); "" in a cluster."""
 
     @classmethod
     def from_kubeconfig(
@@ -138,7 +154,9 @@ class LiveReader:
                 f"{f' (context {context})' if context else ''}: {' '.join(str(err).split())[:300]}",
                 "check the file and the context (kubectl config get-contexts lists them)",
             ) from err
-        return cls._connected(api_client, timeout, cache)
+        reader = cls._connected(api_client, timeout, cache)
+        reader.context = context or _current_context(config_file)
+        return reader
 
     @classmethod
     def in_cluster(cls, timeout: float = 5.0, cache: CacheOptions | None = None) -> LiveReader:
@@ -182,8 +200,10 @@ class LiveReader:
             placed = await self._nodes_named([node_name(found)])
             return TriageView(found, tuple(placed), (), _about(about, found), now)
         nodes, prefiltered = await self._candidate_nodes(found)
-        bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered)
+        usage = usage_candidates(found, nodes)
+        bound = await self._bound_pods(usage, None if prefiltered else len(nodes))
+        events = _about(about, found)
+        return TriageView(found, tuple(nodes), bound, events, now, prefiltered, frozenset(usage))
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:

@@ -27,5 +27,6 @@ Where each verdict is decided (a function named after it):
 | `/jobset why` verdict | function |
 | --- | --- |
 | completed, failed, suspended, restarting, pods-pending, starting, running | `jobset.explain.<verdict>` |
-| webhook-unavailable, leader-duplicate, topology-label-missing, leader-pending, create-rejected | `jobset.creation.<verdict>` |
+| webhook-unavailable, leader-duplicate, topology-label-missing | `jobset.creation.<verdict>` |
+| leader-pending, create-rejected | `jobset.creation.<verdict>` |
 """

@@ -10,26 +10,32 @@ the others. The scheduler's own message is quoted beside it, never used to decid
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
-from diagnosis.model import Command, Diagnosis, PodVerdict
+from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage import remedies
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
+    container_states,
     hardware_labels,
     holders_text,
     label_inventory,
     pending_notes,
     pod_problems,
+    pod_state,
     request_line,
     request_snippet,
     scheduler_lines,
     taint_words,
     tolerations,
     visible_devices,
+    waiting_since,
     zero_asks,
 )
+from diagnosis.triage.fixes import CHECKED, Change, changed, pool_of
 from diagnosis.triage.funnel import (
     SHOWN,
     Advice,
@@ -55,7 +61,15 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "reaches_funnel", "usage_candidates"]
+__all__ = [
+    "FUNNEL",
+    "checked",
+    "classify",
+    "effective_requests",
+    "passing",
+    "reaches_funnel",
+    "usage_candidates",
+]
 
 _KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -97,11 +111,7 @@ def reaches_funnel(pod: Object) -> bool:
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     nodes = candidates(view.nodes)
-    filtered = _filtered(Ask(view.pod, requests), nodes)
-    reached = filtered[-1].kept
-    # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
-    funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
+    funnel = _funnel(view, requests, nodes)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -121,21 +131,73 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     return _diagnosis(view, verdict, advice, evidence)
 
 
+def _funnel(view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...]) -> Funnel:
+    filtered = _filtered(Ask(view.pod, requests), nodes)
+    reached = filtered[-1].kept
+    # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
+    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
+    return Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
+
+
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, which alone needs the bound pods (of the nodes this
     leaves): it runs once per classification, and its last stage keeps the usage candidates."""
     return run(FUNNEL[:-1], ask, nodes)
 
 
+def passing(view: TriageView) -> tuple[str, ...]:
+    """The nodes on which the view's pod passes every check, by name: none when it does not reach the
+    funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
+    if not reaches_funnel(view.pod):
+        return ()
+    nodes = candidates(view.nodes)
+    if not nodes:
+        return ()
+    last = _funnel(view, effective_requests(view.pod), nodes).last
+    read = view.bound_nodes
+    return tuple(name(n) for n in last.kept if read is None or name(n) in read)
+
+
+def checked(view: TriageView, changes: Iterable[Change]) -> tuple[Fix, ...]:
+    """The changes that open a node once made, as fixes, in the order proposed; each one checked by
+    running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`)."""
+    fixes = []
+    for change in tuple(changes)[:CHECKED]:
+        after = changed(view, change)
+        opened = passing(after)
+        if not opened:
+            continue
+        opened_nodes = [n for n in candidates(after.nodes) if name(n) in opened]
+        fixes.append(
+            Fix(
+                summary=change.summary.replace("{opens}", pool_of(opened_nodes)),
+                pod_patch=change.pod_patch,
+                opens=opened,
+                commands=change.commands,
+                objects=change.objects,
+            )
+        )
+    return tuple(fixes)
+
+
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
     ns, pod = namespace(view.pod), name(view.pod)
-    commands = (*kubectl.describe_pod(ns, pod), *advice.commands, *kubectl.pod_events(ns, pod))
+    fixes = checked(view, advice.fixes)
+    commands = (
+        *kubectl.describe_pod(ns, pod),
+        *advice.commands,
+        *(c for fix in fixes[:1] for c in fix.commands),
+        *kubectl.pod_events(ns, pod),
+    )
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
         evidence=tuple(evidence),
         next_commands=tuple(dict.fromkeys(commands)),
         snippets=advice.snippets,
+        fixes=fixes,
+        pending_since=waiting_since(view.pod),
+        checked_at=view.now,
     )
 
 
@@ -173,15 +235,31 @@ def no_request(view: TriageView) -> Diagnosis:
 
 def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
-    host, phase = node_name(pod), _phase(pod)
+    host, phase, state = node_name(pod), _phase(pod), pod_state(pod)
     problems = pod_problems(pod)
-    outcome = problems[0] if problems else "the scheduler is done with it"
+    states = container_states(pod)
+    if problems:
+        outcome = problems[0]
+    elif state is PodState.RUNNING:
+        outcome = "it runs and is Ready"
+    elif state is PodState.STARTING:
+        outcome = f"it is not Ready yet ({_starting(states)})"
+    else:
+        outcome = "it has ended"
     summary = f"The pod is placed on {host} and {phase}: {outcome}"
-    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *problems)
+    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *states, *problems)
     commands = kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else ()
     if problems:
         commands += kubectl.describe_node(host)
-    return _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence)
+    return replace(
+        _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence), pod_state=state
+    )
+
+
+def _starting(states: list[str]) -> str:
+    """What the containers of a pod that is not Ready are doing, in a few words."""
+    waiting = [s for s in states if "waiting" in s or "not ready" in s]
+    return "; ".join(waiting[:2]) or "no container status reported yet"
 
 
 def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
@@ -276,7 +354,7 @@ def _label_advice(funnel: Funnel) -> Advice:
     keys = selector_keys(pod)
     evidence = tuple(label_inventory(key, nodes) for key in keys[:4])
     commands = (*kubectl.nodes_with_labels(keys), *kubectl.pod_placement(namespace(pod), name(pod)))
-    return Advice(summary, evidence, commands)
+    return Advice(summary, evidence, commands, fixes=remedies.for_label(funnel))
 
 
 def _taint_advice(funnel: Funnel) -> Advice:
@@ -306,7 +384,9 @@ def _taint_advice(funnel: Funnel) -> Advice:
         if any(t.key.startswith(CONDITION_TAINTS) and t != CORDON for t in taints):
             commands += kubectl.describe_node(host)
     distinct = tuple(dict.fromkeys(t for taints in found.values() for t in taints))
-    return Advice(summary, tuple(evidence), tuple(commands), tolerations(distinct))
+    return Advice(
+        summary, tuple(evidence), tuple(commands), tolerations(distinct), remedies.for_taint(funnel)
+    )
 
 
 def _no_gpu_advice(funnel: Funnel) -> Advice:
@@ -334,7 +414,7 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
     commands = list(kubectl.nodes_offer(requests))
     for node in nodes[:2]:
         commands += (*kubectl.describe_node(name(node)), *kubectl.pods_on_node(name(node)))
-    return Advice(summary, tuple(evidence), tuple(commands))
+    return Advice(summary, tuple(evidence), tuple(commands), fixes=remedies.for_no_device(funnel))
 
 
 def _allocatable_advice(funnel: Funnel) -> Advice:
@@ -352,7 +432,7 @@ def _allocatable_advice(funnel: Funnel) -> Advice:
     for node in nodes[:2]:
         commands += (*kubectl.node_offer(name(node), requests), *kubectl.pods_on_node(name(node)))
     commands += (*kubectl.device_plugin_logs(requests), *kubectl.describe_node(name(nodes[0])))
-    return Advice(summary, evidence, tuple(commands))
+    return Advice(summary, evidence, tuple(commands), fixes=remedies.for_allocatable_zero(funnel))
 
 
 def _exhausted_advice(funnel: Funnel) -> Advice:
@@ -396,7 +476,7 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
     commands: list[Command] = []
     for node in ranked[:2]:
         commands += (*kubectl.consumers(name(node), ask.requests), *kubectl.describe_node(name(node)))
-    return Advice(summary, tuple(evidence), tuple(commands))
+    return Advice(summary, tuple(evidence), tuple(commands), fixes=remedies.for_exhausted(funnel))
 
 
 FUNNEL: tuple[Step, ...] = (

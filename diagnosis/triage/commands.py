@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Iterable
 
 from diagnosis.model import Command
-from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.resources import is_extended
 
@@ -250,5 +250,29 @@ def device_plugin_logs(resources: Iterable[str]) -> tuple[Command, ...]:
             _kubectl("logs", "-n", namespace, "-l", selector, "--prefix", "--tail=50"),
             "the device plugin's view of each GPU (unhealthy devices, XID errors); "
             "the GPU Operator's default namespace: change -n if it is installed elsewhere",
+        ),
+    )
+
+
+def delete_pod(namespace: str, pod: str) -> tuple[Command, ...]:
+    if not _pod_ok(namespace, pod):
+        return ()
+    return (
+        Command(
+            _kubectl("delete", "pod", pod, "-n", namespace),
+            f"end {namespace}/{pod} to free what it holds (its controller, if any, makes a new one)",
+            changes=True,
+        ),
+    )
+
+
+def label_node(node: str, key: str, value: str) -> tuple[Command, ...]:
+    if not (is_dns1123_subdomain(node) and is_label_key(key) and is_label_value(value)):
+        return ()
+    return (
+        Command(
+            _kubectl("label", "node", node, f"{key}={value}"),
+            f"give {node} the label {key}={value}",
+            changes=True,
         ),
     )

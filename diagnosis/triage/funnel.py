@@ -12,6 +12,7 @@ from functools import cached_property
 
 from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, name
+from diagnosis.triage.fixes import Change
 from diagnosis.triage.resources import Holder
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
@@ -70,12 +71,14 @@ class Funnel:
 
 @dataclass(frozen=True)
 class Advice:
-    """What a verdict adds to the funnel: its one-line summary, evidence, commands and snippets."""
+    """What a verdict adds to the funnel: its one-line summary, evidence, commands and snippets, and
+    the changes that may remove its cause (checked before any is offered: `diagnosis.triage.fixes`)."""
 
     summary: str
     evidence: tuple[str, ...] = ()
     commands: tuple[Command, ...] = ()
     snippets: tuple[Snippet, ...] = ()
+    fixes: tuple[Change, ...] = ()
 
 
 @dataclass(frozen=True)
