@@ -167,7 +167,7 @@ def holding_line(h: Holding) -> str:
     rank = f"priority {h.priority}" + (f" ({h.priority_class})" if h.priority_class else "")
     terminating = f"; {h.terminating} terminating" if h.terminating else ""
     may = "preemptible by this pod" if h.preemptible else "not preemptible by this pod"
-    held = f"{pods} hold {devices} on {nodes}"
+    held = f"{pods} hold{'s' if len(h.pods) == 1 else ''} {devices} on {nodes}"
     return f"{h.kind} {h.namespace}/{h.name}{whose}: {held}; {rank}; {may}{terminating}"
 
 

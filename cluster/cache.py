@@ -46,6 +46,7 @@ from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.resources import effective_requests, is_extended
+from diagnosis.workloads import OWNER_LABELS
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,7 @@ _NODE_FIELDS = {
 capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp")
+_OWNER_REF = ("kind", "name", "uid", "controller")
 
 _SHARED = frozenset({"namespace", "nodeName", "phase"})
 """Fields whose values repeat across objects: a hundred thousand pods share a few namespaces and
@@ -103,15 +105,23 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     phase, whether it is terminating, and the extended resources its containers ask for (init containers
     with their restart policy, which makes a sidecar). A container that asks for no extended resource
     adds nothing to the pod's effective request and is left out: most pods keep no container."""
-    kept_spec = _pick(spec(pod), ("nodeName",))
+    kept_spec = _pick(spec(pod), ("nodeName", "priority", "priorityClassName"))
     for part in ("initContainers", "containers"):
         asking = [kept for c in sequence(spec(pod).get(part)) if (kept := _asks(mapping(c)))]
         if asking:
             kept_spec[part] = asking
+    kept_meta = _pick(meta(pod), _POD_META)
+    # Whose pod it is (`diagnosis.workloads.top_owner`): holders are grouped by workload.
+    owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(meta(pod).get("ownerReferences"))]
+    if owners:
+        kept_meta["ownerReferences"] = owners
+    owner_labels = _pick(mapping(meta(pod).get("labels")), OWNER_LABELS)
+    if owner_labels:
+        kept_meta["labels"] = owner_labels
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": _pick(meta(pod), _POD_META),
+        "metadata": kept_meta,
         "spec": kept_spec,
         "status": _pick(status(pod), ("phase",)),
     }

@@ -42,7 +42,7 @@ from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
-from diagnosis.triage.classify import reaches_funnel, usage_candidates
+from diagnosis.triage.classify import reaches_funnel, serving_nothing, usage_candidates
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, TriageView
 
@@ -201,9 +201,14 @@ class LiveReader:
             return TriageView(found, tuple(placed), (), _about(about, found), now)
         nodes, prefiltered = await self._candidate_nodes(found)
         usage = usage_candidates(found, nodes)
-        bound = await self._bound_pods(usage, None if prefiltered else len(nodes))
+        # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
+        serving = [n for n in serving_nothing(found, nodes) if n not in usage]
+        bound, theirs = await asyncio.gather(
+            self._bound_pods(usage, None if prefiltered else len(nodes)), self._pods_on(serving)
+        )
         events = _about(about, found)
-        return TriageView(found, tuple(nodes), bound, events, now, prefiltered, frozenset(usage))
+        read = frozenset((*usage, *serving))
+        return TriageView(found, tuple(nodes), (*bound, *theirs), events, now, prefiltered, read)
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
@@ -263,6 +268,22 @@ class LiveReader:
             return cache.nodes()
         return await self._api.items(Target("list", "nodes"), self._core.list_node)
 
+    async def _pods_on(self, node_names: Iterable[str]) -> tuple[Object, ...]:
+        """Every non-terminated pod bound to these few nodes, read live (the cache keeps only pods
+        that hold devices, and the ones wanted here serve them)."""
+        wanted = sorted({n for n in node_names if is_dns1123_subdomain(n)})
+        per_node = await asyncio.gather(
+            *(
+                self._api.items(
+                    Target("list", "pods"),
+                    self._core.list_pod_for_all_namespaces,
+                    field_selector=f"spec.nodeName={node},{NOT_TERMINAL}",
+                )
+                for node in wanted
+            )
+        )
+        return tuple(chain.from_iterable(per_node))
+
     async def _bound_pods(self, node_names: Iterable[str], cluster_nodes: int | None) -> tuple[Object, ...]:
         """The non-terminated pods bound to these nodes, any namespace: from the cache, else node by
         node, or all bound pods of the cluster when that is cheaper (see PER_NODE_MAX). `cluster_nodes`
@@ -275,17 +296,7 @@ class LiveReader:
         if not wanted:
             return ()
         if _per_node(len(wanted), cluster_nodes):
-            per_node = await asyncio.gather(
-                *(
-                    self._api.items(
-                        target,
-                        self._core.list_pod_for_all_namespaces,
-                        field_selector=f"spec.nodeName={node},{NOT_TERMINAL}",
-                    )
-                    for node in wanted
-                )
-            )
-            return tuple(chain.from_iterable(per_node))
+            return await self._pods_on(wanted)
         every = await self._api.items(
             target, self._core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName!=,{NOT_TERMINAL}"
         )

@@ -16,6 +16,8 @@ from diagnosis.relations import JOBSET_NAME_LABEL
 
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 _TEMPLATE_HASH = "pod-template-hash"
+OWNER_LABELS = (JOBSET_NAME_LABEL, LWS_NAME_LABEL, _TEMPLATE_HASH)
+"""The labels `top_owner` reads (a copy of a pod that keeps them keeps its owner)."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from diagnosis.objects import Object, labels, mapping, name, namespace, sequence
 from diagnosis.relations import node_name
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage import remedies
+from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     container_states,
@@ -46,6 +47,7 @@ from diagnosis.triage.funnel import (
     Step,
     and_,
     candidates,
+    holdings,
     names,
     run,
     stage_line,
@@ -68,6 +70,7 @@ __all__ = [
     "effective_requests",
     "passing",
     "reaches_funnel",
+    "serving_nothing",
     "usage_candidates",
 ]
 
@@ -101,6 +104,22 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
         return ()
     reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
+
+
+def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+    """The names of the first nodes the funnel drops because they serve none of the pod's devices (no
+    resource, or allocatable 0): whose pods a reader fetches too, so the answer can quote the device
+    plugin, operator and driver pods there (`diagnosis.triage.devices`)."""
+    if not reaches_funnel(pod):
+        return ()
+    stages = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))
+    dropped = (
+        d.node
+        for s in stages
+        if s.step.verdict in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO)
+        for d in s.dropped
+    )
+    return tuple(name(n) for n in dropped)[:SHOWN_NODES]
 
 
 def reaches_funnel(pod: Object) -> bool:
@@ -163,6 +182,9 @@ def checked(view: TriageView, changes: Iterable[Change]) -> tuple[Fix, ...]:
     running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`)."""
     fixes = []
     for change in tuple(changes)[:CHECKED]:
+        if not change.checkable:
+            fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
+            continue
         after = changed(view, change)
         opened = passing(after)
         if not opened:
@@ -196,6 +218,7 @@ def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: 
         next_commands=tuple(dict.fromkeys(commands)),
         snippets=advice.snippets,
         fixes=fixes,
+        holders=advice.holders,
         pending_since=waiting_since(view.pod),
         checked_at=view.now,
     )
@@ -396,7 +419,7 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
         summary = f"{name(nodes[0])} does not report {and_(requests)} ({stage.dropped[0].why})"
     else:
         summary = f"None of the {len(nodes)} nodes left reports {and_(requests)}"
-    summary += ": no device plugin serves it there"
+    summary += ": no device plugin serves it there" + _failing_note(funnel.view, nodes)
     reported: dict[str, list[str]] = {}
     for node in nodes:
         for resource in reported_resources(node):
@@ -404,7 +427,8 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
     listed = "; ".join(f"{r} ({names(on)})" for r, on in sorted(reported.items()))
     evidence = [
         "extended resources the nodes left do report: "
-        + (listed or "none (no device plugin has registered on them)")
+        + (listed or "none (no device plugin has registered on them)"),
+        *root_cause(funnel.view, nodes),
     ]
     if "nvidia.com/gpu" in requests and any(r.startswith("nvidia.com/mig-") for r in reported):
         evidence.append(
@@ -421,13 +445,19 @@ def _allocatable_advice(funnel: Funnel) -> Advice:
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
-        summary = f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+        summary = (
+            f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+            + _failing_note(funnel.view, nodes)
+        )
     else:
         summary = (
             f"All {len(nodes)} nodes left that report {and_(requests)} have allocatable 0: "
-            "their devices are unhealthy or not served"
+            "their devices are unhealthy or not served" + _failing_note(funnel.view, nodes)
         )
-    evidence = tuple(line for node in nodes[:SHOWN] if (line := hardware_labels(node)))
+    evidence = (
+        *(line for node in nodes[:SHOWN] if (line := hardware_labels(node))),
+        *root_cause(funnel.view, nodes),
+    )
     commands: list[Command] = []
     for node in nodes[:2]:
         commands += (*kubectl.node_offer(name(node), requests), *kubectl.pods_on_node(name(node)))
@@ -476,7 +506,13 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
     commands: list[Command] = []
     for node in ranked[:2]:
         commands += (*kubectl.consumers(name(node), ask.requests), *kubectl.describe_node(name(node)))
-    return Advice(summary, tuple(evidence), tuple(commands), fixes=remedies.for_exhausted(funnel))
+    return Advice(
+        summary,
+        tuple(evidence),
+        tuple(commands),
+        fixes=remedies.for_exhausted(funnel),
+        holders=holdings(ask, nodes),
+    )
 
 
 FUNNEL: tuple[Step, ...] = (
@@ -539,6 +575,16 @@ def _nodes_line(view: TriageView, nodes: tuple[Object, ...]) -> str:
             "(nodes without these labels were not read)"
         )
     return f"nodes: {len(nodes)} in the cluster"
+
+
+def _failing_note(view: TriageView, nodes: tuple[Object, ...]) -> str:
+    """`; on lab-node-1 the NVIDIA device plugin is failing (…)`: the root cause, when one node shows it."""
+    found = [(node, device) for node in nodes[:SHOWN] if (device := failing(view, name(node)))]
+    if not found:
+        return ""
+    node, device = found[0]
+    more = f" (and on {len(found) - 1} more node{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    return f"; on {name(node)} the {device.role.title} is failing{more}"
 
 
 def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:

@@ -276,3 +276,16 @@ def label_node(node: str, key: str, value: str) -> tuple[Command, ...]:
             changes=True,
         ),
     )
+
+
+def previous_logs(namespace: str, pod: str, container: str) -> tuple[Command, ...]:
+    """The last words of a container that keeps failing (its previous run)."""
+    if not _pod_ok(namespace, pod):
+        return ()
+    pick = ("-c", container) if is_dns1123_label(container) else ("--all-containers",)
+    return (
+        Command(
+            _kubectl("logs", pod, "-n", namespace, *pick, "--previous", "--tail=50"),
+            f"why {namespace}/{pod} keeps failing: its last run's output",
+        ),
+    )

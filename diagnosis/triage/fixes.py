@@ -52,6 +52,9 @@ class Change:
     commands: tuple[Command, ...] = ()
     objects: tuple[str, ...] = ()
     """What a cluster-side change touches: `node/NAME`, `pod/NAMESPACE/NAME`."""
+    checkable: bool = True
+    """False when the objects do not say what the change would bring (a repaired device plugin on a
+    node that never said how many devices it has): offered as opening nothing that can be shown."""
 
 
 def changed(view: TriageView, change: Change) -> TriageView:
@@ -70,10 +73,17 @@ def pod_change(summary: str, patch: Mapping[str, Any]) -> Change:
 
 
 def node_change(
-    summary: str, patches: Mapping[str, Mapping[str, Any]], commands: Iterable[Command] = ()
+    summary: str,
+    patches: Mapping[str, Mapping[str, Any]],
+    commands: Iterable[Command] = (),
+    also: Iterable[str] = (),
 ) -> Change:
+    """A change to these nodes (`also`: the other objects it touches, e.g. a device plugin pod)."""
     return Change(
-        summary, node_patches=patches, commands=tuple(commands), objects=tuple(f"node/{n}" for n in patches)
+        summary,
+        node_patches=patches,
+        commands=tuple(commands),
+        objects=(*(f"node/{n}" for n in patches), *also),
     )
 
 

@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from diagnosis.model import Command, PodVerdict, Snippet
-from diagnosis.objects import Object, name
+from diagnosis.model import Command, Holding, PodVerdict, Snippet
+from diagnosis.objects import Object, name, namespace
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.resources import Holder
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
+from diagnosis.workloads import top_owner
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
@@ -79,6 +80,7 @@ class Advice:
     commands: tuple[Command, ...] = ()
     snippets: tuple[Snippet, ...] = ()
     fixes: tuple[Change, ...] = ()
+    holders: tuple[Holding, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,42 @@ def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
     hidden = len(stage.dropped) - counted
     tail = f"; {hidden} more for other reasons" if hidden else ""
     return f"{line}; dropped {'; '.join(parts)}{tail}"
+
+
+def holdings(ask: Ask, nodes: Iterable[Object]) -> tuple[Holding, ...]:
+    """Who holds the pod's devices on these nodes, grouped by top owner (`diagnosis.workloads`): the
+    pod's own JobSet first, then lowest priority first (the cheapest to move)."""
+    own = top_owner(ask.pod)
+    groups: dict[tuple[str, str, str], list[tuple[str, Holder]]] = {}
+    for node in nodes:
+        for holder in ask.holders.get(name(node), ()):
+            if any(holder.requests.get(r) for r in ask.requests):
+                key = (holder.owner.kind, holder.namespace, holder.owner.name or holder.name)
+                groups.setdefault(key, []).append((name(node), holder))
+    found = []
+    for (owner_kind, ns, owner_name), held in groups.items():
+        devices: dict[str, int] = {}
+        for _, holder in held:
+            for resource in ask.requests:
+                if holder.requests.get(resource):
+                    devices[resource] = devices.get(resource, 0) + holder.requests[resource]
+        first = held[0][1]
+        found.append(
+            Holding(
+                kind=owner_kind,
+                namespace=ns,
+                name=owner_name,
+                pods=tuple(sorted({h.name for _, h in held})),
+                nodes=tuple(sorted({n for n, _ in held})),
+                devices=devices,
+                priority_class=first.priority_class,
+                priority=min(h.priority for _, h in held),
+                preemptible=all(h.preemptible for _, h in held),
+                own=owner_kind == "JobSet" and own == first.owner and ns == namespace(ask.pod),
+                terminating=sum(h.terminating for _, h in held),
+            )
+        )
+    return tuple(sorted(found, key=lambda h: (not h.own, h.priority, h.namespace, h.name)))
 
 
 def and_(words: Iterable[str]) -> str:

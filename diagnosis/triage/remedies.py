@@ -8,11 +8,13 @@ pool or nodes the change was found to open.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from diagnosis.objects import Object, labels, mapping, name, sequence, spec
+from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec
 from diagnosis.patch import merge_patch
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.devices import failing, logs
 from diagnosis.triage.evidence import CONDITION_TAINTS
 from diagnosis.triage.fixes import (
     CHECKED,
@@ -189,6 +191,7 @@ def for_no_device(funnel: Funnel) -> tuple[Change, ...]:
     design."""
     requests, nodes = funnel.ask.requests, funnel.view.nodes
     patches: dict[str, dict[str, Any]] = {}
+    unknown: list[Object] = []
     for drop in funnel.last.dropped:
         reported = reported_resources(drop.node)
         fields: dict[str, Any] = {}
@@ -200,15 +203,29 @@ def for_no_device(funnel: Funnel) -> tuple[Change, ...]:
                 break
             amount = hardware_count(drop.node, resource, nodes)
             if not amount:
+                if failing(funnel.view, name(drop.node)):
+                    unknown.append(drop.node)
                 fields = {}
                 break
             fields.setdefault("capacity", {})[resource] = str(amount)
             fields.setdefault("allocatable", {})[resource] = str(amount)
         if fields:
             patches[name(drop.node)] = {"status": fields}
-    if not patches:
-        return ()
-    return (_repair(funnel, patches, f"report no {and_(requests)}"),)
+    found = [_repair(funnel, patches, f"report no {and_(requests)}")] if patches else []
+    for node in unknown[:1]:
+        repair = _repair(funnel, {name(node): {}}, f"reports no {and_(requests)}")
+        found.append(
+            replace(
+                repair,
+                summary=repair.summary.replace(
+                    "opens {opens}",
+                    "what it then opens cannot be shown (no object says how many devices it has)",
+                ),
+                node_patches={},
+                checkable=False,
+            )
+        )
+    return tuple(found)
 
 
 def for_allocatable_zero(funnel: Funnel) -> tuple[Change, ...]:
@@ -228,8 +245,20 @@ def for_allocatable_zero(funnel: Funnel) -> tuple[Change, ...]:
 
 
 def _repair(funnel: Funnel, patches: Mapping[str, Mapping[str, Any]], why: str) -> Change:
+    """Repair what serves the devices on these nodes: the failing device pod where one is found (its
+    last words first), else the device plugin in general."""
     shown = sorted(patches)
     listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    broken = [d for node in shown if (d := failing(funnel.view, node))]
+    if broken:
+        first = broken[0]
+        what = f"{first.role.title} {namespace(first.pod)}/{name(first.pod)}"
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        commands = [*logs(first), *kubectl.pods_on_node(shown[0])]
+        summary = f"repair the {what}{more} on {listed} ({first.trouble}): opens {{opens}}"
+        return node_change(
+            summary, patches, commands, (f"pod/{namespace(d.pod)}/{name(d.pod)}" for d in broken)
+        )
     commands = [c for node in shown[:2] for c in kubectl.pods_on_node(node)]
     commands += kubectl.device_plugin_logs(funnel.ask.requests)
     return node_change(
