@@ -126,7 +126,7 @@ def root_cause(view: TriageView, nodes: Iterable[Object]) -> list[str]:
     return found
 
 
-def logs(device: DevicePod) -> tuple[Command, ...]:
+def logs(device: DevicePod) -> Command | None:
     """The failing container's last words: `kubectl logs -n NS POD -c C --previous`."""
     container = _failing_container(device.pod)
     return kubectl.previous_logs(namespace(device.pod), name(device.pod), container)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from diagnosis.commands import collect
 from diagnosis.model import Command
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
 from diagnosis.patch import merge_patch
@@ -194,4 +195,4 @@ def hardware_count(node: Object, resource: str, nodes: Iterable[Object]) -> int:
 
 
 def delete_pods(pods: Sequence[tuple[str, str]]) -> tuple[Command, ...]:
-    return tuple(c for ns, pod in pods for c in kubectl.delete_pod(ns, pod))
+    return collect(*(kubectl.delete_pod(ns, pod) for ns, pod in pods))

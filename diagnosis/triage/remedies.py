@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from diagnosis.commands import collect
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec
 from diagnosis.patch import merge_patch
 from diagnosis.triage import commands as kubectl
@@ -78,7 +79,7 @@ def for_taint(funnel: Funnel) -> tuple[Change, ...]:
             node_change(
                 f"uncordon {name(node)} (once whoever cordoned it is done): opens {{opens}}",
                 {name(node): {"spec": {"unschedulable": None, "taints": _without(node, UNSCHEDULABLE)}}},
-                kubectl.uncordon(name(node)),
+                collect(kubectl.uncordon(name(node))),
             )
         )
     for node in broken[:2]:
@@ -88,7 +89,7 @@ def for_taint(funnel: Funnel) -> tuple[Change, ...]:
                 f"bring {name(node)} back to Ready (it carries {shown}; the node controller lifts it): "
                 "opens {opens}",
                 {name(node): {"spec": {"taints": _without(node, CONDITION_TAINTS)}}},
-                kubectl.describe_node(name(node)),
+                collect(kubectl.node_details(name(node))),
             )
         )
     return tuple(changes)
@@ -254,13 +255,15 @@ def _repair(funnel: Funnel, patches: Mapping[str, Mapping[str, Any]], why: str) 
         first = broken[0]
         what = f"{first.role.title} {namespace(first.pod)}/{name(first.pod)}"
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
-        commands = [*logs(first), *kubectl.pods_on_node(shown[0])]
+        commands = collect(logs(first), kubectl.device_plugin_pods(shown[0]))
         summary = f"repair the {what}{more} on {listed} ({first.trouble}): opens {{opens}}"
         return node_change(
             summary, patches, commands, (f"pod/{namespace(d.pod)}/{name(d.pod)}" for d in broken)
         )
-    commands = [c for node in shown[:2] for c in kubectl.pods_on_node(node)]
-    commands += kubectl.device_plugin_logs(funnel.ask.requests)
+    commands = collect(
+        *(kubectl.device_plugin_pods(node) for node in shown[:2]),
+        kubectl.device_plugin_logs(funnel.ask.requests),
+    )
     return node_change(
         f"repair the device plugin or driver on {listed} (they {why}): opens {{opens}}", patches, commands
     )
