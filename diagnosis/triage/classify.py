@@ -108,19 +108,15 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
 
 
 def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
-    """The names of the first nodes the funnel drops because they serve none of the pod's devices (no
-    resource, or allocatable 0): whose pods a reader fetches too, so the answer can quote the device
+    """When the verdict is that no node left serves the pod's devices (no resource, or allocatable 0),
+    the first nodes it names: a reader fetches their pods too, so the answer can quote the device
     plugin, operator and driver pods there (`diagnosis.triage.devices`)."""
     if not reaches_funnel(pod):
         return ()
-    stages = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))
-    dropped = (
-        d.node
-        for s in stages
-        if s.step.verdict in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO)
-        for d in s.dropped
-    )
-    return tuple(name(n) for n in dropped)[:SHOWN_NODES]
+    last = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1]
+    if last.kept or last.step.verdict not in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO):
+        return ()
+    return tuple(name(n) for n in last.entered[:SHOWN_NODES])
 
 
 def reaches_funnel(pod: Object) -> bool:
