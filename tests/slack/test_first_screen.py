@@ -29,8 +29,12 @@ async def _reply(case: Case) -> Reply:
 
 
 def _check(case: Case, reply: Reply) -> Check:
-    kind = "pod" if case.kind == "triage" else "jobset"
-    target = Target(kind=kind, namespace=case.namespace, name=case.name, cluster=CLUSTER)
+    target = Target(
+        kind="pod" if case.kind == "triage" else "jobset",
+        namespace=case.namespace,
+        name=case.name,
+        cluster=CLUSTER,
+    )
     return Check(target, reply, datetime(2026, 11, 29, 9, 0, tzinfo=UTC))
 
 
