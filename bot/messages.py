@@ -91,6 +91,21 @@ def pod_patch(summary: str) -> str:
     return f"_Merge patch for: {summary}_"
 
 
+def direct_message() -> str:
+    return (
+        "In a direct message the answer comes to you alone, without a thread: re-check with the button."
+        " For a thread that others see, with watches and `@kubewhy` follow-ups, ask in a channel"
+        " (`/invite @kubewhy` there first)."
+    )
+
+
+def not_in_channel() -> str:
+    return (
+        ":wave: I can't post in this conversation, so here is the answer for you alone."
+        " To share answers, threads and watches here, invite me: `/invite @kubewhy`."
+    )
+
+
 def pending_for(waited: str) -> str:
     return f"waiting *{waited}*"
 

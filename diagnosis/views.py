@@ -29,6 +29,9 @@ class TriageView:
     prefiltered: bool = False
     """True when the API server already kept only the nodes matching the pod's nodeSelector
     (a label selector): `nodes` then holds only those, and the funnel says so."""
+    pending_pods: tuple[Object, ...] = ()
+    """Other pods waiting to be scheduled (no node, phase Pending), any namespace: those that want the
+    same devices on the same nodes compete with the pod."""
     bound_nodes: frozenset[str] | None = None
     """The nodes whose bound pods were read, when not every node's were: a fix that opens another
     node cannot be proven (its pods were not counted), so it does not claim that node."""

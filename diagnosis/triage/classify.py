@@ -48,6 +48,7 @@ from diagnosis.triage.funnel import (
     Step,
     and_,
     candidates,
+    competing,
     holdings,
     names,
     run,
@@ -215,6 +216,7 @@ def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: 
         snippets=advice.snippets,
         fixes=fixes,
         holders=advice.holders,
+        competing=advice.competing,
         pending_since=waiting_since(view.pod),
         checked_at=view.now,
     )
@@ -512,6 +514,7 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
         collect(*commands),
         fixes=remedies.for_exhausted(funnel),
         holders=holdings(ask, nodes),
+        competing=competing(ask, funnel.view.pending_pods, nodes),
     )
 
 

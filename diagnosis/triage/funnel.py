@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from diagnosis.model import Command, Holding, PodVerdict, Snippet
-from diagnosis.objects import Object, name, namespace
+from diagnosis.objects import Object, name, namespace, spec
 from diagnosis.triage.fixes import Change
-from diagnosis.triage.resources import Holder
+from diagnosis.triage.resources import Holder, effective_requests
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
-from diagnosis.workloads import top_owner
+from diagnosis.workloads import priority, top_owner
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
@@ -81,6 +81,7 @@ class Advice:
     snippets: tuple[Snippet, ...] = ()
     fixes: tuple[Change, ...] = ()
     holders: tuple[Holding, ...] = ()
+    competing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,29 @@ def holdings(ask: Ask, nodes: Iterable[Object]) -> tuple[Holding, ...]:
             )
         )
     return tuple(sorted(found, key=lambda h: (not h.own, h.priority, h.namespace, h.name)))
+
+
+def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> tuple[str, ...]:
+    """The other pending pods that ask for some of the same devices and may land on these nodes (their
+    selector and tolerations admit at least one): `ns/name (priority P, asks 2 nvidia.com/gpu)`, those
+    of higher priority first (the scheduler tries them first)."""
+    me = (namespace(ask.pod), name(ask.pod))
+    nodes = tuple(nodes)
+    found = []
+    for other in pending:
+        if (namespace(other), name(other)) == me or spec(other).get("schedulingGates"):
+            continue
+        asks = {r: n for r, n in effective_requests(other).items() if r in ask.requests}
+        if not asks:
+            continue
+        placement = Placement.of(other)
+        if any(placement.mismatch(n) is None and not placement.untolerated(n) for n in nodes):
+            found.append((priority(other), namespace(other), name(other), asks))
+    found.sort(key=lambda f: (-f[0], f[1], f[2]))
+    return tuple(
+        f"{ns}/{pod} (priority {rank}, asks {', '.join(f'{n} {r}' for r, n in asks.items())})"
+        for rank, ns, pod, asks in found[:SHOWN]
+    )
 
 
 def and_(words: Iterable[str]) -> str:

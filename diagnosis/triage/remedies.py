@@ -32,6 +32,7 @@ from diagnosis.triage.fixes import (
 from diagnosis.triage.funnel import Funnel, and_
 from diagnosis.triage.resources import Holder, offer, reported_resources
 from diagnosis.triage.scheduling import CORDON, UNSCHEDULABLE, Taint, node_selector, required_terms, taints
+from diagnosis.workloads import top_owner
 
 WHOLE_HOST = frozenset({"google.com/tpu"})
 """Resources a pod asks for as a fixed share of a topology, never fewer (GKE TPU slices)."""
@@ -288,7 +289,8 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             pods = [(h.namespace, h.name) for h in terminating]
             changes.append(
                 ending(
-                    f"wait: {_pods(terminating)} on {name(node)} are terminating; once gone, opens {{opens}}",
+                    f"wait: {_pods(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
+                    f"{name(node)}; once gone, opens {{opens}}",
                     pods,
                 )
             )
@@ -305,9 +307,16 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
                 budget_words.append(f"{most} {resource} instead of {wanted}")
     if patch is not None:
         changes.append(pod_change(f"ask {', '.join(budget_words)} {where(pod)}: opens {{opens}}", patch))
+    # The pod's own JobSet's pods are never offered: ending them restarts the very JobSet.
+    own = top_owner(pod)
     for node in ranked[:CHECKED]:
         ranked_holders = sorted(
-            (h for h in ask.holders.get(name(node), ()) if not h.terminating),
+            (
+                h
+                for h in ask.holders.get(name(node), ())
+                if not h.terminating
+                and not (own.kind == "JobSet" and h.owner == own and h.namespace == namespace(pod))
+            ),
             key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
         )
         chosen = _fewest(ask.requests, free[name(node)], ranked_holders, by_node[name(node)])

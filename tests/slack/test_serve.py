@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
+from unittest.mock import ANY
 
 import pytest
 
@@ -16,6 +17,7 @@ from bot.app import WEB_API_METHODS
 from bot.localslack import FORM, command_body
 from devtools.apisim import serve
 from devtools.slack import JSON, DevSlack, block_action, mention_event
+from diagnosis.relations import PENDING
 from tests import corpus
 from tests.slack.support import (
     GPU_LAB,
@@ -339,5 +341,6 @@ def test_a_cached_cluster_is_ready_once_its_cache_has_synced_and_answers_from_it
             start, channel = len(lab.requests), new_channel()
             bot.command("gpu-triage case-exhaust", channel)
             assert verdict_payload(bot.verdict(channel))["verdict"] == "exhausted"
-    read = {(r.verb, r.resource) for r in lab.requests[start:]}
-    assert read == {("get", "pods"), ("list", "events")}
+    read = {(r.verb, r.resource, r.query.get("fieldSelector", "")) for r in lab.requests[start:]}
+    # The pod and its events, and the pods waiting to be scheduled (who else wants these nodes).
+    assert read == {("get", "pods", ""), ("list", "events", ANY), ("list", "pods", PENDING)}
