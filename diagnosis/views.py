@@ -35,6 +35,9 @@ class TriageView:
     bound_nodes: frozenset[str] | None = None
     """The nodes whose bound pods were read, when not every node's were: a fix that opens another
     node cannot be proven (its pods were not counted), so it does not claim that node."""
+    notes: tuple[str, ...] = ()
+    """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
+    of it syncs): shown after the evidence; the diagnosis never reads it."""
 
 
 @dataclass(frozen=True)
@@ -56,3 +59,5 @@ class JobSetView:
     workloads: tuple[Object, ...]
     """Kueue Workloads (`kueue.x-k8s.io`) owned by the JobSet."""
     now: datetime
+    notes: tuple[str, ...] = ()
+    """As TriageView.notes."""

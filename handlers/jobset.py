@@ -8,7 +8,7 @@ from cluster.reader import Reader
 from diagnosis.jobset import admission
 from diagnosis.jobset.explain import explain
 from diagnosis.objects import Ref
-from handlers.reply import Reply, Scope
+from handlers.reply import Reply, Scope, noted
 
 
 async def why(reader: Reader, namespace: str, name: str, scope: Scope) -> Reply:
@@ -19,7 +19,8 @@ async def why(reader: Reader, namespace: str, name: str, scope: Scope) -> Reply:
     over every candidate node), so a large JobSet never stalls the event loop. `scope` names the
     cluster in the reply and aims its kubectl commands at it."""
     view = await reader.jobset_view(namespace, name)
-    return Reply.of(Ref("jobset", namespace, name), await asyncio.to_thread(explain, view), scope)
+    explained = noted(await asyncio.to_thread(explain, view), view.notes)
+    return Reply.of(Ref("jobset", namespace, name), explained, scope)
 
 
 def explain_message(text: str) -> Reply:

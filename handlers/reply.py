@@ -57,3 +57,8 @@ class Reply:
     @classmethod
     def of(cls, target: Ref, diagnosis: Diagnosis, scope: Scope) -> Reply:
         return cls(target, scope.aim(diagnosis), scope.cluster)
+
+
+def noted(diagnosis: Diagnosis, notes: tuple[str, ...]) -> Diagnosis:
+    """The diagnosis with the reading's notes (TriageView.notes) after its evidence."""
+    return replace(diagnosis, evidence=(*diagnosis.evidence, *notes)) if notes else diagnosis

@@ -7,7 +7,7 @@ import asyncio
 from cluster.reader import Reader
 from diagnosis.objects import Ref
 from diagnosis.triage.classify import classify
-from handlers.reply import Reply, Scope
+from handlers.reply import Reply, Scope, noted
 
 
 async def triage(reader: Reader, namespace: str, pod: str, scope: Scope) -> Reply:
@@ -18,4 +18,5 @@ async def triage(reader: Reader, namespace: str, pod: str, scope: Scope) -> Repl
     over a second, which on the event loop would hold up every other request (acks included).
     `scope` names the cluster in the reply and aims its kubectl commands at it."""
     view = await reader.triage_view(namespace, pod)
-    return Reply.of(Ref("pod", namespace, pod), await asyncio.to_thread(classify, view), scope)
+    classified = noted(await asyncio.to_thread(classify, view), view.notes)
+    return Reply.of(Ref("pod", namespace, pod), classified, scope)
