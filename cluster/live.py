@@ -41,7 +41,7 @@ from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
-from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, PENDING, node_name, owned_by
+from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
 from diagnosis.triage.classify import reaches_funnel, serving_nothing, usage_candidates
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, TriageView
@@ -207,10 +207,8 @@ class LiveReader:
         usage = usage_candidates(found, nodes)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
         serving = [n for n in serving_nothing(found, nodes) if n not in usage]
-        bound, theirs, pending = await asyncio.gather(
-            self._bound_pods(usage, None if prefiltered else len(nodes)),
-            self._pods_on(serving),
-            self._pending_pods(),
+        bound, theirs = await asyncio.gather(
+            self._bound_pods(usage, None if prefiltered else len(nodes)), self._pods_on(serving)
         )
         return TriageView(
             found,
@@ -219,7 +217,6 @@ class LiveReader:
             _about(about, found),
             now,
             prefiltered,
-            pending_pods=tuple(pending),
             bound_nodes=frozenset((*usage, *serving)),
             notes=notes,
         )
@@ -280,10 +277,6 @@ class LiveReader:
         if cache is not None:
             return cache.nodes()
         return await self._api.items(Target("list", "nodes"))
-
-    async def _pending_pods(self) -> Sequence[Object]:
-        """The pods waiting to be scheduled, in every namespace: those after the same devices compete."""
-        return await self._api.items(Target("list", "pods"), fieldSelector=PENDING)
 
     async def _pods_on(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """Every non-terminated pod bound to these few nodes, read live (the cache keeps only pods

@@ -45,10 +45,6 @@ def owned_by(obj: Object, owner: Object) -> bool:
     return False
 
 
-PENDING = "spec.nodeName=,status.phase=Pending"
-"""The field selector of pods waiting to be scheduled (see `is_pending`)."""
-
-
 def is_pending(pod: Object) -> bool:
     """Not bound to a node yet, and not ended: the scheduler still has to place it."""
     return not node_name(pod) and status(pod).get("phase") == "Pending"

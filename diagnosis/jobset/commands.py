@@ -252,3 +252,14 @@ def pending_everywhere() -> Command:
         "The pods waiting to be scheduled, in every namespace: the one the message is about is among them",
         "get", "pods", "-A", "--field-selector", "spec.nodeName=,status.phase=Pending",
     )
+
+
+def scale_to_zero(kind: str, namespace: str, name: str) -> Command | None:
+    """Scale a Deployment or StatefulSet to zero: deleting its pods would only have them made again."""
+    if kind not in ("Deployment", "StatefulSet") or not valid_names(namespace, name):
+        return None
+    return kubectl(
+        f"Scale {kind} {namespace}/{name} to zero to free its devices (note its replicas to restore them)",
+        "scale", kind.lower(), name, "-n", namespace, "--replicas=0",
+        changes=True,
+    )

@@ -22,13 +22,14 @@ from diagnosis.jobset.keys import EXCLUSIVE_TOPOLOGY_KEY
 from diagnosis.jobset.restarts import disruption, exits
 from diagnosis.jobset.upstream import DUPLICATE_LEADER
 from diagnosis.model import Command, Diagnosis, Fix, JobSetVerdict, PodVerdict
-from diagnosis.objects import Object, labels, meta, name, status, text
+from diagnosis.objects import Object, labels, meta, name, namespace, status, text
 from diagnosis.patch import merge_patch
-from diagnosis.relations import node_name
+from diagnosis.relations import holds_node, node_name
 from diagnosis.triage import classify as gpu
 from diagnosis.triage.fixes import POOL_LABELS
 from diagnosis.triage.scheduler_message import last_said, quoted
 from diagnosis.views import TriageView
+from diagnosis.workloads import top_owner
 
 FIRST_LINK = {
     PodVerdict.EXHAUSTED: "capacity short: every fitting node's devices are taken",
@@ -386,7 +387,78 @@ def _pending(family: Family, child: Child, waiting: list[Child]) -> Diagnosis:
             *basics(family),
         ),
         pod_verdict=leader.verdict,
-        **blocked_by(leader.triage),
+        **_with_domain(family, child, blocked_by(leader.triage)),
+    )
+
+
+def _with_domain(family: Family, child: Child, taken: dict[str, Any]) -> dict[str, Any]:
+    """The leader's own fixes, after the one that frees a whole topology domain for the child Job (a
+    leader alone does not start a slice: its followers need room in the same domain)."""
+    leader = child.leader
+    whole = _free_domain(family, child, leader) if leader is not None and child.topology_key else None
+    if whole is None:
+        return taken
+    return {**taken, "fixes": (whole, *taken.get("fixes", ()))}
+
+
+def _free_domain(family: Family, child: Child, leader: Object) -> Fix | None:
+    """End the pods of other workloads that hold the devices of the smallest topology domain where the
+    whole child Job would then fit: the leader, with that domain selected, passes every check on at least
+    as many nodes as the child Job has pods. A domain holding this JobSet's own pods is left alone."""
+    view, key, need = family.view, child.topology_key, child.wanted
+    asks = gpu.effective_requests(leader)
+    if not asks or need < 1:
+        return None
+    own = top_owner(leader)
+    domains: dict[str, list[str]] = {}
+    for node in view.nodes:
+        if value := labels(node).get(key):
+            domains.setdefault(value, []).append(name(node))
+    best: tuple[int, str, list[Object], tuple[str, ...]] | None = None
+    for value, members in sorted(domains.items()):
+        if len(members) < need:
+            continue
+        held = [
+            p
+            for p in view.bound_pods
+            if node_name(p) in members and set(gpu.effective_requests(p)) & set(asks) and holds_node(p)
+        ]
+        if not held or any(top_owner(p) == own and namespace(p) == family.namespace for p in held):
+            continue
+        gone = {(namespace(p), name(p)) for p in held}
+        placed = merge_patch(leader, {"spec": {"nodeSelector": {key: value}}})
+        rest = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in gone)
+        opens = gpu.passing(TriageView(placed, view.nodes, rest, (), view.now))
+        if len(opens) >= need and (best is None or len(held) < best[0]):
+            best = (len(held), value, held, opens)
+    if best is None:
+        return None
+    _, value, held, opens = best
+    owners: dict[tuple[str, str, str], int] = {}
+    for pod in held:
+        key_of = (top_owner(pod).kind, namespace(pod), top_owner(pod).name)
+        owners[key_of] = owners.get(key_of, 0) + 1
+    whose = ", ".join(
+        f"{k} {ns}/{n} ({count} pod{'s' if count > 1 else ''})" for (k, ns, n), count in owners.items()
+    )
+    commands = collect(
+        *(
+            kubectl.scale_to_zero(k, ns, n) if k in ("Deployment", "StatefulSet") else None
+            for (k, ns, n) in owners
+        ),
+        *(
+            kubectl.delete_pod(namespace(p), name(p), f"End {name(p)} to free its devices")
+            for p in held
+            if top_owner(p).kind not in ("Deployment", "StatefulSet")
+        ),
+    )
+    return Fix(
+        f"free the topology domain {key}={value} for the whole child Job {child.name}: end {whose}; its "
+        f"{need} pods then fit on {', '.join(opens[:4])}{' …' if len(opens) > 4 else ''}",
+        None,
+        opens,
+        commands,
+        tuple(f"pod/{namespace(p)}/{name(p)}" for p in held),
     )
 
 

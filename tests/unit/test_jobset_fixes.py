@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from diagnosis.jobset.admission import explain_message
 from diagnosis.jobset.explain import explain
-from diagnosis.model import Fix, JobSetVerdict
+from diagnosis.model import JobSetVerdict, PodVerdict
 from diagnosis.objects import Object, kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.views import JobSetView
@@ -131,5 +130,23 @@ def test_release_facts_live_in_the_dated_table_only() -> None:
     assert found == {}
 
 
-def _fixes(path: Path) -> list[Fix]:
-    return [f for c in cases("jobset") if c.snapshot == path for f in explain(_view(c)).fixes]
+
+def test_a_multi_host_slice_is_given_a_whole_free_domain_first() -> None:
+    """One free host lets the leader start, not the slice: the first fix frees a whole node pool, and
+    the funnel, run on the pods left, fits every pod of the child Job there."""
+    case = next(c for c in cases("jobset") if c.name == "maxtext-v5e")
+    view = _view(case)
+    first = explain(view).fixes[0]
+    assert first.summary.startswith(
+        "free the topology domain cloud.google.com/gke-nodepool=tpu-v5e-pool-2 for the whole child Job "
+        "maxtext-v5e-slice-1: end StatefulSet serving/gemma-serve (4 pods)"
+    )
+    assert set(first.objects) <= _objects(case)
+    assert len(first.opens) == 4
+    assert [c.text for c in first.commands] == [
+        "kubectl scale statefulset gemma-serve -n serving --replicas=0"
+    ]
+    gone = {tuple(o.split("/")[1:]) for o in first.objects}
+    after = explain(_without_pods(view, {(ns, pod) for ns, pod in gone}))
+    # The leader is still Pending in the objects, but nothing blocks it any more.
+    assert (after.verdict, after.pod_verdict) == (JobSetVerdict.LEADER_PENDING, PodVerdict.SCHEDULABLE)
