@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from diagnosis.objects import Object, labels, mapping, meta, name, sequence, spec, text
-from diagnosis.relations import JOBSET_NAME_LABEL
+from diagnosis.objects import Object, spec, text
+from diagnosis.relations import JOBSET_NAME_LABEL, LWS_NAME_LABEL, POD_TEMPLATE_HASH, workload
 
-LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
-_TEMPLATE_HASH = "pod-template-hash"
-OWNER_LABELS = (JOBSET_NAME_LABEL, LWS_NAME_LABEL, _TEMPLATE_HASH)
+OWNER_LABELS = (JOBSET_NAME_LABEL, LWS_NAME_LABEL, POD_TEMPLATE_HASH)
 """The labels `top_owner` reads (a copy of a pod that keeps them keeps its owner)."""
 
 
@@ -28,21 +26,8 @@ class Owner:
 
 
 def top_owner(pod: Object) -> Owner:
-    """The workload the pod belongs to (see the module's docstring); the pod itself when it has none."""
-    pod_labels = labels(pod)
-    if jobset := pod_labels.get(JOBSET_NAME_LABEL):
-        return Owner("JobSet", jobset)
-    if lws := pod_labels.get(LWS_NAME_LABEL):
-        return Owner("LeaderWorkerSet", lws)
-    refs = [mapping(r) for r in sequence(meta(pod).get("ownerReferences"))]
-    ref = next((r for r in refs if r.get("controller") is True), refs[0] if refs else None)
-    if ref is None:
-        return Owner("Pod", name(pod))
-    kind, owner = text(ref.get("kind")), text(ref.get("name"))
-    suffix = f"-{pod_labels.get(_TEMPLATE_HASH, '')}"
-    if kind == "ReplicaSet" and len(suffix) > 1 and owner.endswith(suffix):
-        return Owner("Deployment", owner.removesuffix(suffix))
-    return Owner(kind or "Pod", owner or name(pod))
+    """The workload the pod belongs to (`diagnosis.relations.workload`)."""
+    return Owner(*workload(pod))
 
 
 def priority(pod: Object) -> int:
