@@ -66,6 +66,7 @@ from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import effective_requests
+from diagnosis.workloads import OWNER_LABELS
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ _NODE_FIELDS = {
 capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp")
+_OWNER_REF = ("kind", "name", "uid", "controller")
 
 ANTI_AFFINITY = "podAntiAffinity"
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -129,23 +131,27 @@ def compact_node(node: Object) -> dict[str, Any]:
 
 
 def compact_pod(pod: Object) -> dict[str, Any]:
-    """What the diagnosis reads of a bound pod, in the shape of a pod: who it is and who made it, where
-    it is bound, its priority, its phase, whether it is terminating (and why: `DisruptionTarget`), and
-    its containers folded into one that asks the pod's requests (`fit.pod_requests`, and the
+    """What the diagnosis reads of a bound pod, in the shape of a pod: who it is and who made it (its
+    owners and owner labels: holders are grouped by workload, `diagnosis.workloads`), where it is
+    bound, its priority and class, its phase, whether it is terminating (and why: `DisruptionTarget`),
+    and its containers folded into one that asks the pod's requests (`fit.pod_requests`, and the
     extended resources as `resources.effective_requests` reads them) and holds its host ports (pods
     asking the same share that one container: a cluster runs a few hundred templates); its required
     pod anti-affinity (`diagnosis.triage.affinity`) and the PVCs of its volumes
     (`diagnosis.triage.volumes`)."""
     pod_meta, pod_spec = meta(pod), spec(pod)
     kept_meta = _pick(pod_meta, _POD_META)
-    refs = map(mapping, sequence(pod_meta.get("ownerReferences")))
-    owner = next((r for r in refs if r.get("controller") is True), None)
-    if owner is not None:
-        kept_meta["ownerReferences"] = _owner(text(owner.get("kind")), text(owner.get("name")))
+    owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
+    if owners:
+        kept_meta["ownerReferences"] = owners
+    owner_labels = _pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
+    if owner_labels:
+        kept_meta["labels"] = owner_labels
     priority = pod_spec.get("priority")
     shape = _Shape(
         text(pod_spec.get("nodeName")),
         priority if isinstance(priority, int) else None,
+        text(pod_spec.get("priorityClassName")),
         tuple(pod_requests(pod).items()),
         tuple(effective_requests(pod).items()),
         host_ports(pod),
@@ -180,6 +186,7 @@ class _Shape:
 
     node: str
     priority: int | None
+    priority_class: str
     requests: tuple[tuple[str, int], ...]
     extended: tuple[tuple[str, int], ...]
     ports: tuple[HostPort, ...]
@@ -200,12 +207,9 @@ def _spec(shape: _Shape) -> dict[str, Any]:
     kept: dict[str, Any] = {"nodeName": _shared(shape.node), "containers": [container]}
     if shape.priority is not None:
         kept["priority"] = shape.priority
+    if shape.priority_class:
+        kept["priorityClassName"] = shape.priority_class
     return kept
-
-
-@lru_cache(maxsize=4096)
-def _owner(kind_: str, owner_name: str) -> list[dict[str, Any]]:
-    return [{"kind": kind_, "name": owner_name, "controller": True}]
 
 
 def compact_pending(pod: Object) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from cluster.errors import Missing, NotFound, SnapshotError
 from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
-from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, is_terminal, owned_by
+from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, is_pending, is_terminal, owned_by
 from diagnosis.triage.resources import nominated_node
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
@@ -215,6 +215,7 @@ class SnapshotReader:
         self._pods = {(namespace(p), name(p)): p for p in by_kind["Pod"]}
         self._bound_pods = tuple(p for p in by_kind["Pod"] if holds_node(p))
         self._nominated_pods = tuple(p for p in by_kind["Pod"] if nominated_node(p) and not is_terminal(p))
+        self._pending_pods = tuple(p for p in by_kind["Pod"] if is_pending(p))
         self._jobsets = {(namespace(j), name(j)): j for j in by_kind["JobSet"]}
         self._jobs_of_jobset = _group(by_kind["Job"], _jobset_key)
         self._pods_of_jobset = _group(by_kind["Pod"], _jobset_key)
@@ -252,6 +253,7 @@ class SnapshotReader:
             nominated_pods=self._nominated_pods,
             workloads=self._workloads_in.get(namespace, ()),
             queues=self._queues_in.get(namespace, ()),
+            pending_pods=self._pending_pods,
         )
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:

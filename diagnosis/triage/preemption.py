@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from diagnosis.commands import collect
-from diagnosis.objects import Object, condition, meta, name, namespace, timestamp
+from diagnosis.objects import Object, age, condition, meta, name, namespace, timestamp
 from diagnosis.relations import is_terminal, node_name
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fit import owner
 from diagnosis.triage.funnel import SHOWN, Advice
-from diagnosis.triage.resources import nominated_node, priority
-from diagnosis.triage.scheduler_message import age
+from diagnosis.triage.resources import nominated_node
+from diagnosis.workloads import priority
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
 from diagnosis.quantity import count
 from diagnosis.relations import is_terminal
+from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
 
 
 @lru_cache(maxsize=1024)
@@ -121,6 +122,9 @@ def reported_resources(node: Object) -> tuple[str, ...]:
     return tuple(sorted(k for k, v in capacity.items() if is_extended(k) and count(v)))
 
 
+_NO_OWNER = Owner("Pod", "")
+
+
 @dataclass(frozen=True)
 class Holder:
     """A pod that holds extended resources on a node."""
@@ -129,15 +133,13 @@ class Holder:
     name: str
     requests: Mapping[str, int]
     terminating: bool
+    owner: Owner = _NO_OWNER
+    priority: int = 0
+    priority_class: str = ""
+    preemptible: bool = False
+    """The pod asked about may preempt this one (`diagnosis.workloads.may_preempt`)."""
     nominated: bool = False
     """Not bound yet: the scheduler nominated the node for it, and it has the pod's priority or more."""
-
-
-def priority(pod: Object) -> int:
-    """`spec.priority` as the scheduler reads it (`PodPriority`): admission sets it from the
-    PriorityClass; a pod without one has priority 0."""
-    value = spec(pod).get("priority")
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def nominated_node(pod: Object) -> str:
@@ -182,10 +184,10 @@ def holders(
     nominated_pods: Iterable[Object] = (),
 ) -> dict[str, tuple[Holder, ...]]:
     """Node name → the pods counted there (`counted`) that hold some extended resource."""
-    return device_holders(counted(pod, bound_pods, node_names, nominated_pods))
+    return device_holders(pod, counted(pod, bound_pods, node_names, nominated_pods))
 
 
-def device_holders(on_nodes: Mapping[str, Iterable[Object]]) -> dict[str, tuple[Holder, ...]]:
+def device_holders(pod: Object, on_nodes: Mapping[str, Iterable[Object]]) -> dict[str, tuple[Holder, ...]]:
     """Node name → those of its pods that hold some extended resource, by namespace and name."""
     found: dict[str, tuple[Holder, ...]] = {}
     for node, pods in on_nodes.items():
@@ -201,7 +203,11 @@ def device_holders(on_nodes: Mapping[str, Iterable[Object]]) -> dict[str, tuple[
                         text(other_meta.get("name")),
                         asks,
                         other_meta.get("deletionTimestamp") is not None,
-                        not spec(other).get("nodeName"),
+                        top_owner(other),
+                        priority(other),
+                        priority_class(other),
+                        may_preempt(pod, other),
+                        nominated=not spec(other).get("nodeName"),
                     )
                 )
         if held:
