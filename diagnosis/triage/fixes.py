@@ -66,7 +66,8 @@ def changed(view: TriageView, change: Change) -> TriageView:
         for node in view.nodes
     )
     bound = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in change.ended)
-    return replace(view, pod=pod, nodes=nodes, bound_pods=bound)
+    peers = tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
+    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=replace(view.peers, pods=peers))
 
 
 def pod_change(summary: str, patch: Mapping[str, Any]) -> Change:
