@@ -69,10 +69,13 @@ def changed(view: TriageView, change: Change) -> TriageView:
             merge_patch(node, change.node_patches[name(node)]) if name(node) in change.node_patches else node
             for node in view.nodes
         )
-    bound = view.bound_pods
+    bound, peers = view.bound_pods, view.peers
     if change.ended:
         bound = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in change.ended)
-    return replace(view, pod=pod, nodes=nodes, bound_pods=bound)
+        peers = replace(
+            view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
+        )
+    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=peers)
 
 
 def pod_change(summary: str, patch: Mapping[str, Any]) -> Change:
