@@ -590,6 +590,12 @@ class Sentinel:
     async def _update(
         self, channel: str, ts: str, incident: IncidentMeta, now: float, sentinel: SentinelConfig
     ) -> None:
+        """Redraw the incident, keeping a silence chosen since the channel was read back (on either
+        replica): the message's metadata is read again right before it is rewritten."""
+        latest = await self._incident_at(channel, ts, self.bot_id)
+        if latest is not None and latest.silenced_until != incident.silenced_until:
+            silence = ("silenced_until", "silence_scope", "silenced_by")
+            incident = incident.model_copy(update={f: getattr(latest, f) for f in silence})
         message = incident_message(incident, now, sentinel.restarts_window_minutes)
         await self._client.chat_update(
             channel=channel,
@@ -618,6 +624,14 @@ class Sentinel:
         for _ in range(new):
             self._metrics.incident("held")
 
+    async def _incident_at(self, channel: str, ts: str, bot_id: str | None) -> IncidentMeta | None:
+        """The incident the bot's message at `ts` carries now, read from Slack."""
+        answer = await self._client.conversations_history(
+            channel=channel, latest=ts, oldest=ts, inclusive=True, limit=1, include_all_metadata=True
+        )
+        message: Mapping[str, Any] = next((m for m in answer.get("messages") or [] if m.get("ts") == ts), {})
+        return IncidentMeta.from_message(message, bot_id)
+
     # ---- the Silence menu (every replica)
 
     async def silence(
@@ -638,11 +652,7 @@ class Sentinel:
         if refusal is not None:
             await self._client.chat_postEphemeral(channel=channel, user=user, text=f":no_entry: {refusal}")
             return
-        answer = await self._client.conversations_history(
-            channel=channel, latest=ts, oldest=ts, inclusive=True, limit=1, include_all_metadata=True
-        )
-        message: Mapping[str, Any] = next((m for m in answer.get("messages") or [] if m.get("ts") == ts), {})
-        incident = IncidentMeta.from_message(message, context.bot_id)
+        incident = await self._incident_at(channel, ts, context.bot_id)
         if incident is None:
             return
         scope, minutes = choice
