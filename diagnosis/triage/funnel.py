@@ -30,6 +30,12 @@ class Ask:
     """Extended resource → the pod's effective request."""
     holders: Mapping[str, tuple[Holder, ...]] = field(default_factory=dict)
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
+    view: TriageView | None = None
+    """The whole view, for the steps that look beyond the node: volumes, spread, pod affinity."""
+    reached: frozenset[str] = frozenset()
+    """The nodes that reached the free-slot step: those whose bound pods the view holds."""
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    """What a step works out once for all nodes (its counts per domain, the pod's claims)."""
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict, compare=False, repr=False)
     """Each node's offer of each resource asked, by (id(node), resource): read once per node for the
     whole classification, not again at every step and in the advice (the funnel's nodes live as long
