@@ -1,7 +1,7 @@
 """A saved cluster, read the way the live one is.
 
 A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A -o json` prints (a
-`List`), the same in YAML, a multi-document YAML file, a single object, or a folder of such files.
+`List`; add `resourceclaims,resourceclaimtemplates,deviceclasses,resourceslices` for DRA), the same in YAML, a multi-document YAML file, a single object, or a folder of such files.
 It is loaded and indexed once; every question is then answered from memory, and always the same way:
 the reading time is the newest timestamp in the objects, not the clock.
 """
@@ -24,6 +24,8 @@ import yaml
 from cluster.errors import Missing, NotFound, SnapshotError
 from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
+from diagnosis.dra_objects import GROUP, Dra
+from diagnosis.dra_objects import KINDS as DRA_KINDS
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
 from diagnosis.views import JobSetView, TriageView
@@ -39,6 +41,7 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "ResourceQuota": frozenset({""}),
     "RuntimeClass": frozenset({"node.k8s.io"}),
     "Workload": frozenset({"kueue.x-k8s.io"}),
+    **{k: frozenset({GROUP}) for k in DRA_KINDS},
 }
 """The kinds kubewhy reads, with the API groups that serve them; other objects are ignored."""
 
@@ -212,6 +215,7 @@ class SnapshotReader:
         self._events_about = _group(by_kind["Event"], _regarding_key)
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
+        self._dra = Dra.of(o for k in DRA_KINDS for o in by_kind[k])
         self.now = now or _reading_time(o for group in by_kind.values() for o in group)
         """The time of the reading (deterministic: a snapshot answers the same way every time)."""
 
@@ -229,6 +233,7 @@ class SnapshotReader:
             bound_pods=self._bound_pods,
             events=self._events(found),
             now=self.now,
+            dra=self._dra,
         )
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
@@ -246,6 +251,7 @@ class SnapshotReader:
             bound_pods=self._bound_pods,
             workloads=tuple(w for w in self._workloads_in.get(namespace, ()) if owned_by(w, jobset)),
             now=self.now,
+            dra=self._dra,
         )
 
     async def ping(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object
 
 
@@ -29,6 +30,9 @@ class TriageView:
     prefiltered: bool = False
     """True when the API server already kept only the nodes matching the pod's nodeSelector
     (a label selector): `nodes` then holds only those, and the funnel says so."""
+    dra: Dra = NO_DRA
+    """Dynamic Resource Allocation objects, read when the pod names ResourceClaims: its claims and every
+    allocated claim, the DeviceClasses, the ResourceSlices, its namespace's claim templates."""
 
 
 @dataclass(frozen=True)
@@ -50,3 +54,5 @@ class JobSetView:
     workloads: tuple[Object, ...]
     """Kueue Workloads (`kueue.x-k8s.io`) owned by the JobSet."""
     now: datetime
+    dra: Dra = NO_DRA
+    """As TriageView.dra, when a pending pod names ResourceClaims."""

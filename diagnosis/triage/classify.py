@@ -15,6 +15,8 @@ from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage import dra_advice
+from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     hardware_labels,
@@ -67,7 +69,7 @@ def classify(view: TriageView) -> Diagnosis:
     """The verdict on the view's pod, with the evidence and the next commands."""
     requests = effective_requests(view.pod)
     # A pod that asks for no device starts without one: nothing below could explain a missing GPU.
-    if not requests:
+    if not requests and not asks_claims(view.pod):
         return no_request(view)
     # A bound pod is past the scheduler; whatever holds it now is the kubelet's or the app's.
     if node_name(view.pod):
@@ -75,6 +77,11 @@ def classify(view: TriageView) -> Diagnosis:
     # The scheduler does not look at a gated pod at all until the gates' owners remove them.
     if _gates(view.pod):
         return gated(view, requests)
+    # The scheduler does not try a pod whose claims are missing or unusable (PreEnqueue, PreFilter).
+    claimed = asks_claims(view.pod)
+    problem = claim_problem(view.pod, view.dra, candidates(view.nodes), view.events) if claimed else None
+    if problem is not None:
+        return claim(view, requests, problem)
     # Only now do nodes matter: the funnel says which step leaves none.
     return _funneled(view, requests)
 
@@ -83,24 +90,25 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
     bound pods `classify` reads (it ignores pods bound elsewhere). Empty when the pod will not reach
     the funnel (no request, already bound, gated)."""
-    if not reaches_funnel(pod):
+    if not reaches_funnel(pod) or not effective_requests(pod):
         return ()
     reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
 
 
 def reaches_funnel(pod: Object) -> bool:
-    """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet and
-    is not gated (the first three rungs of `classify`)."""
-    return bool(effective_requests(pod)) and not node_name(pod) and not _gates(pod)
+    """Whether the verdict on this pod depends on nodes: it asks for a device (an extended resource or
+    a ResourceClaim), is not placed yet and is not gated (the first three rungs of `classify`)."""
+    return (bool(effective_requests(pod)) or asks_claims(pod)) and not node_name(pod) and not _gates(pod)
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     nodes = candidates(view.nodes)
-    filtered = _filtered(Ask(view.pod, requests), nodes)
+    devices = _devices(view)
+    filtered = _filtered(Ask(view.pod, requests, devices=devices), nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
+    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)), devices)
     funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
@@ -110,10 +118,11 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         verdict, advice = PodVerdict.SCHEDULABLE, schedulable(funnel)
     else:
         verdict, advice = funnel.last.step.verdict, funnel.last.step.advise(funnel)
+    shown = {**requests, **dra_advice.asked(devices)}
     evidence = (
-        request_line(view.pod, requests),
+        *_request_lines(view.pod, requests, devices),
         _nodes_line(view, nodes),
-        *(stage_line(i, stage, requests) for i, stage in enumerate(funnel.stages, 1)),
+        *(stage_line(i, stage, shown) for i, stage in enumerate(funnel.stages, 1)),
         *advice.evidence,
         *scheduler_lines(view, requests, nodes),
         *pending_notes(view.pod),
@@ -147,11 +156,12 @@ def no_request(view: TriageView) -> Diagnosis:
     host = node_name(pod)
     where = f"; it is on {host} ({_phase(pod)})" if host else ""
     summary = (
-        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…): "
-        f"it can start, but no accelerator is given to it{where}"
+        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…) and names no "
+        f"ResourceClaim: it can start, but no accelerator is given to it{where}"
     )
     evidence = [
-        "extended resources in the pod's limits and requests: none (a request of 0 is no request)",
+        "extended resources in the pod's limits and requests: none (a request of 0 is no request); "
+        "spec.resourceClaims: none",
         *zero_asks(pod),
         *visible_devices(pod),
     ]
@@ -177,7 +187,11 @@ def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     problems = pod_problems(pod)
     outcome = problems[0] if problems else "the scheduler is done with it"
     summary = f"The pod is placed on {host} and {phase}: {outcome}"
-    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *problems)
+    evidence = (
+        *_request_lines(pod, requests, _devices(view)),
+        f"spec.nodeName: {host}; phase: {phase}",
+        *problems,
+    )
     commands = kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else ()
     if problems:
         commands += kubectl.describe_node(host)
@@ -192,7 +206,7 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         f"{_gate_meaning(gates[0])}"
     )
     evidence = [
-        request_line(pod, requests),
+        *_request_lines(pod, requests, _devices(view)),
         f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
         *(f"{g}: {_gate_meaning(g)}" for g in gates),
         *scheduler_lines(view, requests),
@@ -205,6 +219,27 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     if queue or any("kueue" in g.lower() for g in gates):
         commands += kubectl.kueue_workloads(ns)
     return _diagnosis(view, PodVerdict.GATED, Advice(summary, commands=commands), evidence)
+
+
+def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) -> Diagnosis:
+    advice = dra_advice.claim_advice(view.pod, problem)
+    evidence = (
+        *_request_lines(view.pod, requests, _devices(view)),
+        *advice.evidence,
+        *scheduler_lines(view, requests),
+        *pending_notes(view.pod),
+    )
+    return _diagnosis(view, PodVerdict.CLAIM, advice, evidence)
+
+
+def _devices(view: TriageView) -> Devices | None:
+    return Devices(view.pod, view.dra) if asks_claims(view.pod) else None
+
+
+def _request_lines(pod: Object, requests: Mapping[str, int], devices: Devices | None) -> tuple[str, ...]:
+    """What the pod asks: its extended resources, and what its claims request."""
+    lines = (request_line(pod, requests),) if requests else ()
+    return lines + (dra_advice.request_lines(devices) if devices is not None else ())
 
 
 def _gate_meaning(gate: str) -> str:
@@ -229,25 +264,45 @@ def taint(ask: Ask, node: Object) -> str | None:
 
 
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
+    missing = _unreported(ask, node)
+    if ask.devices is not None and (dra := ask.devices.no_device(node)):
+        missing.append(dra)
+    return ", ".join(missing) or None
+
+
+def _unreported(ask: Ask, node: Object) -> list[str]:
     missing = []
     for resource in ask.requests:
         have = offer(node, resource)
         if not have.reported:
             missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
-    return ", ".join(missing) or None
+    return missing
 
 
 def allocatable_zero(ask: Ask, node: Object) -> str | None:
+    zero = _zero(ask, node)
+    if ask.devices is not None and (dra := ask.devices.tainted(node)):
+        zero.append(dra)
+    return ", ".join(zero) or None
+
+
+def _zero(ask: Ask, node: Object) -> list[str]:
     offers = {resource: offer(node, resource) for resource in ask.requests}
-    zero = [
+    return [
         f"{resource} capacity {have.capacity}, allocatable 0"
         for resource, have in offers.items()
         if have.allocatable == 0
     ]
-    return ", ".join(zero) or None
 
 
 def exhausted(ask: Ask, node: Object) -> str | None:
+    short = _short(ask, node)
+    if ask.devices is not None and (dra := ask.devices.unallocatable(node)):
+        short.append(dra)
+    return ", ".join(short) or None
+
+
+def _short(ask: Ask, node: Object) -> list[str]:
     short = []
     for resource, wanted in ask.requests.items():
         allocatable, used = offer(node, resource).allocatable, ask.used(name(node), resource)
@@ -256,7 +311,7 @@ def exhausted(ask: Ask, node: Object) -> str | None:
                 f"{resource} allocatable {allocatable}, used {used}, "
                 f"free {max(allocatable - used, 0)} < {wanted} asked"
             )
-    return ", ".join(short) or None
+    return short
 
 
 def _label_advice(funnel: Funnel) -> Advice:
@@ -310,6 +365,8 @@ def _taint_advice(funnel: Funnel) -> Advice:
 
 
 def _no_gpu_advice(funnel: Funnel) -> Advice:
+    if not any(_unreported(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.no_device_advice(funnel)
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
@@ -338,6 +395,8 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
 
 
 def _allocatable_advice(funnel: Funnel) -> Advice:
+    if not any(_zero(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.tainted_advice(funnel)
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
@@ -356,6 +415,8 @@ def _allocatable_advice(funnel: Funnel) -> Advice:
 
 
 def _exhausted_advice(funnel: Funnel) -> Advice:
+    if not any(_short(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.exhausted_advice(funnel)
     ask, nodes = funnel.ask, funnel.last.entered
     ranked = _by_headroom(ask, nodes)
     best = ranked[0]
@@ -416,18 +477,23 @@ The free-slot step is last: it alone reads the pods bound to the nodes (`usage_c
 def schedulable(funnel: Funnel) -> Advice:
     ask, kept = funnel.ask, funnel.last.kept
     best = _by_headroom(ask, kept)[0]
-    resource, _ = _tightest(ask, best)
-    free = offer(best, resource).allocatable - ask.used(name(best), resource)
+    if ask.requests:
+        resource, _ = _tightest(ask, best)
+        free = offer(best, resource).allocatable - ask.used(name(best), resource)
+        room = f"{name(best)} has {free} {resource} free"
+    else:
+        room = f"{name(best)} has devices for every claim"
     said = last_said(funnel.view.pod, funnel.view.events, funnel.view.now)
     summary = (
         f"Nothing in the objects blocks the pod: {len(kept)} node{'s pass' if len(kept) > 1 else ' passes'} "
-        f"every check ({name(best)} has {free} {resource} free); "
+        f"every check ({room}); "
         + ("see what the scheduler said" if said else "the scheduler has not reported on it yet")
     )
     evidence = (
         f"nodes that pass every check: {names(kept)}",
+        *dra_advice.schedulable_lines(ask.devices, kept),
         "not checked by kubewhy: cpu, memory, pods per node, host ports, volumes, pod (anti-)affinity, "
-        "topology spread, DRA claims, and pods of higher priority nominated to these nodes; the scheduler's "
+        "topology spread, and pods of higher priority nominated to these nodes; the scheduler's "
         "message names whichever of these holds the pod",
     )
     return Advice(summary, evidence, kubectl.describe_node(name(best)))
@@ -440,7 +506,8 @@ def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
     elif verdict is PodVerdict.LABEL_MISMATCH:
         summary = "There are no nodes: none can match the pod's nodeSelector and affinity"
     else:
-        summary = f"There are no nodes: none reports {and_(funnel.ask.requests)}"
+        wanted = and_(funnel.ask.requests) if funnel.ask.requests else "a device"
+        summary = f"There are no nodes: none offers {wanted}"
     commands = (
         kubectl.nodes_with_labels(selector_keys(view.pod))
         if verdict is PodVerdict.LABEL_MISMATCH
@@ -475,8 +542,8 @@ def _spare(ask: Ask, node: Object, resource: str) -> int:
 
 
 def _headroom(ask: Ask, node: Object) -> int:
-    """How close the node comes to fitting: its tightest resource's spare."""
-    return min(_spare(ask, node, r) for r in ask.requests)
+    """How close the node comes to fitting: its tightest resource's spare (0 with no extended resource)."""
+    return min((_spare(ask, node, r) for r in ask.requests), default=0)
 
 
 def _by_headroom(ask: Ask, nodes: Iterable[Object]) -> list[Object]:

@@ -252,3 +252,88 @@ def device_plugin_logs(resources: Iterable[str]) -> tuple[Command, ...]:
             "the GPU Operator's default namespace: change -n if it is installed elsewhere",
         ),
     )
+
+
+# — Dynamic Resource Allocation (`resource.k8s.io`) —
+
+
+def resource_claim(namespace: str, claim: str) -> tuple[Command, ...]:
+    if not _pod_ok(namespace, claim):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "resourceclaim", claim, "-n", namespace, "-o", "yaml"),
+            f"claim {claim}: its requests, allocation (devices, nodeSelector) and reservedFor pods",
+        ),
+    )
+
+
+def resource_claims(namespace: str) -> tuple[Command, ...]:
+    if not is_dns1123_label(namespace):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "resourceclaims", "-n", namespace),
+            "the namespace's claims and their state (pending, allocated, reserved, deleted)",
+        ),
+    )
+
+
+def claim_template(namespace: str, template: str) -> tuple[Command, ...]:
+    if not _pod_ok(namespace, template):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "resourceclaimtemplate", template, "-n", namespace, "-o", "yaml"),
+            f"template {template}: what the claim made from it asks for",
+        ),
+    )
+
+
+def pod_claims(namespace: str, pod: str) -> tuple[Command, ...]:
+    if not _pod_ok(namespace, pod):
+        return ()
+    template = '{.spec.resourceClaims}{"\\n"}{.status.resourceClaimStatuses}{"\\n"}'
+    return (
+        Command(
+            _kubectl("get", "pod", pod, "-n", namespace, "-o", f"jsonpath={template}"),
+            "the claims the pod names and the ones made for it from templates",
+        ),
+    )
+
+
+def resource_slices(node: str) -> tuple[Command, ...]:
+    if not is_dns1123_subdomain(node):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "resourceslices", "--field-selector", f"spec.nodeName={node}", "-o", "yaml"),
+            f"the devices DRA drivers publish on {node}, with their attributes, capacity and taints",
+        ),
+    )
+
+
+def resource_slices_of(driver: str) -> tuple[Command, ...]:
+    if not is_dns1123_subdomain(driver):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "resourceslices", "--field-selector", f"spec.driver={driver}", "-o", "wide"),
+            f"every slice of driver {driver}: which nodes publish its devices",
+        ),
+    )
+
+
+def device_class(device_class: str) -> tuple[Command, ...]:
+    if not is_dns1123_subdomain(device_class):
+        return ()
+    return (
+        Command(
+            _kubectl("get", "deviceclass", device_class, "-o", "yaml"),
+            f"device class {device_class}: the selectors every device of the class must match",
+        ),
+    )
+
+
+def device_classes() -> tuple[Command, ...]:
+    return (Command(_kubectl("get", "deviceclasses"), "the device classes the cluster has"),)

@@ -12,6 +12,7 @@ from functools import cached_property
 
 from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, name
+from diagnosis.triage.dra import Devices
 from diagnosis.triage.resources import Holder
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
@@ -29,6 +30,9 @@ class Ask:
     """Extended resource → the pod's effective request."""
     holders: Mapping[str, tuple[Holder, ...]] = field(default_factory=dict)
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
+    devices: Devices | None = None
+    """The pod's ResourceClaims against the cluster's devices; None when it names none (or when only
+    the nodes reaching the free-slot step are wanted: DRA never narrows which bound pods count)."""
 
     @cached_property
     def placement(self) -> Placement:
@@ -120,7 +124,8 @@ def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
 
 def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
     """`3. reports nvidia.com/gpu: 9 → 2 nodes; dropped a, b (why); c (why)`: the dropped nodes grouped
-    by reason, at most `SHOWN` of them named."""
+    by reason, at most `SHOWN` of them named. `requests` may name DRA devices beside extended
+    resources (`gpu.nvidia.com devices`)."""
     title = stage.step.title.format(
         resources=and_(requests), asks=", ".join(f"{n} {r}" for r, n in requests.items())
     )
