@@ -33,6 +33,7 @@ from cluster.cache import CacheOptions, ClusterCache
 from cluster.errors import ClusterError, Missing, NotFound
 from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
+from diagnosis.dra_objects import GROUP, Dra, claim, device_class, pod_claims, resource_slice
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
@@ -58,6 +59,7 @@ T = TypeVar("T")
 
 _JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 _WORKLOAD = ("kueue.x-k8s.io", "v1beta1", "workloads")
+_DRA = (GROUP, "v1")
 
 
 def _label_selector(selector: Mapping[str, object]) -> str | None:
@@ -181,9 +183,9 @@ class LiveReader:
             # Decided from the pod alone; a placed pod's evidence still shows its node.
             placed = await self._nodes_named([node_name(found)])
             return TriageView(found, tuple(placed), (), _about(about, found), now)
-        nodes, prefiltered = await self._candidate_nodes(found)
+        (nodes, prefiltered), dra = await asyncio.gather(self._candidate_nodes(found), self._dra([found]))
         bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered)
+        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered, dra)
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
@@ -311,7 +313,9 @@ class LiveReader:
             )
             raise await self._missing("jobset", namespace, name, names, _unwrap(in_namespace)) from got
         jobset, found_pods = _unwrap(got).body, _unwrap(pods)
-        nodes, bound = await self._nodes_for(found_pods)
+        (nodes, bound), dra = await asyncio.gather(
+            self._nodes_for(found_pods), self._dra([p for p in found_pods if _pending(p) and reaches_funnel(p)])
+        )
         return JobSetView(
             jobset=jobset,
             jobs=tuple(_unwrap(jobs)),
@@ -321,6 +325,7 @@ class LiveReader:
             bound_pods=bound,
             workloads=tuple(w for w in _unwrap(workloads) if owned_by(w, jobset)),
             now=self._now(_unwrap(got)),
+            dra=dra,
         )
 
     async def _namespace_events(self, namespace: str) -> list[dict[str, Any]]:
@@ -343,6 +348,43 @@ class LiveReader:
             )
         except NotFound:
             return []
+
+    async def _dra(self, pods: Sequence[Object]) -> Dra:
+        """The DRA objects the pods' claims need, when some pod names one: every ResourceClaim (the
+        allocated ones hold devices), the DeviceClasses, the ResourceSlices, and the claim templates
+        of the pods' namespaces. A cluster that serves no `resource.k8s.io/v1` has none."""
+        if not any(pod_claims(p) for p in pods):
+            return Dra()
+        namespaces = sorted({namespace(p) for p in pods if pod_claims(p)})
+        try:
+            claims, classes, slices, *templates = await asyncio.gather(
+                self._cluster_list("resourceclaims"),
+                self._cluster_list("deviceclasses"),
+                self._cluster_list("resourceslices"),
+                *(
+                    self._api.items(
+                        Target("list", "resourceclaimtemplates", ns, GROUP),
+                        self._custom.list_namespaced_custom_object,
+                        *_DRA,
+                        ns,
+                        "resourceclaimtemplates",
+                    )
+                    for ns in namespaces
+                ),
+            )
+        except NotFound:
+            return Dra(served=False)
+        return Dra(
+            claims=tuple(map(claim, claims)),
+            templates=tuple((namespace(t), name(t)) for group in templates for t in group),
+            classes=tuple(map(device_class, classes)),
+            slices=tuple(map(resource_slice, slices)),
+        )
+
+    async def _cluster_list(self, plural: str) -> list[dict[str, Any]]:
+        return await self._api.items(
+            Target("list", plural, group=GROUP), self._custom.list_cluster_custom_object, *_DRA, plural
+        )
 
     async def _nodes_for(self, pods: Sequence[Object]) -> tuple[tuple[Object, ...], tuple[Object, ...]]:
         """The nodes the JobSet's pods are bound to, plus the candidate nodes of its pending pods,

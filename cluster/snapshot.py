@@ -23,9 +23,9 @@ import yaml
 
 from cluster.errors import Missing, NotFound, SnapshotError
 from diagnosis import events
-from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.dra_objects import GROUP, Dra
 from diagnosis.dra_objects import KINDS as DRA_KINDS
+from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
 from diagnosis.views import JobSetView, TriageView

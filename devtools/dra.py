@@ -187,6 +187,13 @@ def gpu_devices(
     return found
 
 
+def channel_devices(
+    node: str, ids: list[int], taints: list[Obj] | None = None, version: str = "v1"
+) -> list[Obj]:
+    """IMEX channels of a ComputeDomain, as the `compute-domain.nvidia.com` kubelet plugin publishes them."""
+    return [_device(f"channel-{i}", {"type": "channel", "id": i}, {}, taints or [], version) for i in ids]
+
+
 def resource_slice(
     node: str,
     devices: list[Obj],

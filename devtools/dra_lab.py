@@ -195,5 +195,327 @@ def write() -> None:
         (ROOT / path).write_text(json.dumps(dra.as_list(build()), indent=1) + "\n")
 
 
+# --- the corpus -------------------------------------------------------------------------------------
+
+SEMVER_BLACKWELL = "device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('9.0.0'))"
+
+
+def _gke_node(name: str) -> Obj:
+    return dra.node(
+        name,
+        H100,
+        8,
+        labels={
+            "cloud.google.com/gke-nodepool": "h100-dra-pool",
+            "cloud.google.com/gke-gpu-driver-version": "disabled",
+            "gke-no-default-nvidia-gpu-device-plugin": "true",
+            "topology.kubernetes.io/zone": "us-central1-a",
+        },
+    )
+
+
+def gke_h100_v1beta1() -> list[Obj]:
+    """A GKE pool of H100 nodes with the DRA driver, its API served as v1beta1 (GKE's docs enable it)."""
+    v, ns = "v1beta1", "llm"
+    nodes = [f"gke-prod-ml-h100-dra-6f2a91c3-{s}" for s in ("k2wd", "m8xq", "t4vn")]
+    spec = dra.claim_spec
+    items: list[Obj] = [_gke_node(n) for n in nodes]
+    items += dra.device_classes(v)
+    items += [dra.resource_slice(n, dra.gpu_devices(n, H100, range(8), version=v), v) for n in nodes]
+    # A serving replica holds one GPU on every node.
+    for i, n in enumerate(nodes):
+        owner = f"vllm-serve-{i}"
+        items += [
+            dra.resource_claim(
+                ns,
+                f"{owner}-gpu-q8c{i}d",
+                spec([dra.request("gpu")], version=v),
+                dra.allocation(n, [("gpu", "gpu-7")]),
+                [owner],
+                v,
+                owner_pod=owner,
+                pod_claim="gpu",
+            ),
+            dra.pod(
+                ns,
+                owner,
+                [{"name": "gpu", "resourceClaimTemplateName": "one-h100"}],
+                [{"name": "gpu", "resourceClaimName": f"{owner}-gpu-q8c{i}d"}],
+                node_name=n,
+            ),
+        ]
+    items.append(dra.claim_template(ns, "one-h100", spec([dra.request("gpu")], version=v), v))
+    # exhausted: every GPU of a node (allocationMode All), but one of them is held on each node.
+    items.append(
+        dra.resource_claim(
+            ns, "whole-node", spec([dra.request("gpus", all_devices=True)], version=v), version=v
+        )
+    )
+    items += _pending_in(ns, "pretrain-70b-0", [{"name": "gpus", "resourceClaimName": "whole-node"}], 3)
+    # no-gpu-node: asks compute capability above 9.0 (Blackwell); these are Hopper (9.0.0).
+    items.append(
+        dra.resource_claim(
+            ns, "blackwell", spec([dra.request("gpu", selectors=[SEMVER_BLACKWELL])], version=v), version=v
+        )
+    )
+    items += _pending_in(ns, "fp4-bench", [{"name": "gpu", "resourceClaimName": "blackwell"}], 3)
+    # claim: the shared claim is being deleted.
+    items.append(
+        dra.resource_claim(
+            ns, "shared-eval-gpu", spec([dra.request("gpu")], version=v), version=v, deleting=True
+        )
+    )
+    items.append(dra.pod(ns, "eval-harness", [{"name": "gpu", "resourceClaimName": "shared-eval-gpu"}]))
+    # schedulable: firstAvailable falls back from a Blackwell GPU to any GPU.
+    items.append(
+        dra.resource_claim(
+            ns,
+            "any-gpu",
+            spec(
+                [
+                    dra.request(
+                        "gpu",
+                        first_available=[
+                            dra.subrequest("blackwell", "gpu.nvidia.com", [SEMVER_BLACKWELL]),
+                            dra.subrequest("hopper", "gpu.nvidia.com"),
+                        ],
+                    )
+                ],
+                version=v,
+            ),
+            version=v,
+        )
+    )
+    items.append(dra.pod(ns, "notebook", [{"name": "gpu", "resourceClaimName": "any-gpu"}]))
+    return items
+
+
+def _pending_in(ns: str, name: str, claims: list[Obj], nodes: int, **extra: object) -> list[Obj]:
+    message = CANNOT.format(n=nodes)
+    return [
+        dra.pod(ns, name, claims, message=message, **extra),  # type: ignore[arg-type]
+        dra.event(ns, name, "FailedScheduling", message, "default-scheduler"),
+    ]
+
+
+def mig_v1beta2() -> list[Obj]:
+    """On-prem A100 80 GB nodes in MIG mode, API served as v1beta2: MIG reconfiguration, health taints."""
+    v, ns = "v1beta2", "inference"
+    spec = dra.claim_spec
+    g3 = [Mig("3g.40gb", 9, 0, 4, "40192Mi", 42), Mig("3g.40gb", 9, 4, 4, "40192Mi", 42)]
+    g1 = [Mig("1g.10gb", 19, s, 1, "9984Mi", 14) for s in range(7)]
+    g7 = [Mig("7g.80gb", 0, 0, 8, "80896Mi", 98)]
+    nodes = ["a100-mig-0", "a100-mig-1", "a100-mig-2"]
+    items: list[Obj] = [dra.node(n, A100_80, 2, taint=False) for n in nodes]
+    items += dra.device_classes(v)
+    xid = {f"gpu-{m}-mig-3g40gb-9-{s}": XID_79 for m in range(2) for s in (0, 4)}
+    # a100-mig-0: both GPUs 3g.40gb, all four tainted by an XID 79; its older generation had a 7g.80gb.
+    items.append(
+        dra.resource_slice(
+            "a100-mig-0",
+            dra.gpu_devices("a100-mig-0", A100_80, range(2), migs={0: g3, 1: g3}, taints=xid, version=v),
+            v,
+            generation=3,
+        )
+    )
+    items.append(
+        dra.resource_slice(
+            "a100-mig-0",
+            dra.gpu_devices("a100-mig-0", A100_80, range(1), migs={0: g7}, version=v),
+            v,
+            generation=2,
+        )
+    )
+    # a100-mig-1: being republished: generation 4 says 2 slices, only one is there yet (pool incomplete).
+    g2 = [Mig("2g.20gb", 14, s, 2, "19968Mi", 28) for s in (0, 2, 4)]
+    items.append(
+        dra.resource_slice(
+            "a100-mig-1",
+            dra.gpu_devices("a100-mig-1", A100_80, range(1), migs={0: g2}, version=v),
+            v,
+            generation=4,
+            slice_count=2,
+        )
+    )
+    # a100-mig-2: 1g.10gb on both GPUs; all but one slice of each GPU held.
+    items.append(
+        dra.resource_slice(
+            "a100-mig-2", dra.gpu_devices("a100-mig-2", A100_80, range(2), migs={0: g1, 1: g1}, version=v), v
+        )
+    )
+    held = [(m, s) for m in range(2) for s in range(6)]
+    for m, s in held:
+        owner = f"triton-{m}-{s}"
+        claim_name = f"{owner}-mig-{'abcdefghijklm'[s]}x{m}"
+        items += [
+            dra.resource_claim(
+                ns,
+                claim_name,
+                spec([dra.request("mig", "mig.nvidia.com")], version=v),
+                dra.allocation("a100-mig-2", [("mig", f"gpu-{m}-mig-1g10gb-19-{s}")]),
+                [owner],
+                v,
+                owner_pod=owner,
+                pod_claim="mig",
+            ),
+            dra.pod(
+                ns,
+                owner,
+                [{"name": "mig", "resourceClaimTemplateName": "one-mig"}],
+                [{"name": "mig", "resourceClaimName": claim_name}],
+                node_name="a100-mig-2",
+            ),
+        ]
+    items.append(
+        dra.claim_template(ns, "one-mig", spec([dra.request("mig", "mig.nvidia.com")], version=v), v)
+    )
+    profile = "device.attributes['gpu.nvidia.com'].profile == '{}'"
+    # allocatable-zero: a 3g.40gb; every one is tainted.
+    items.append(
+        dra.resource_claim(
+            ns,
+            "mig-3g",
+            spec([dra.request("mig", "mig.nvidia.com", [profile.format("3g.40gb")])], version=v),
+            version=v,
+        )
+    )
+    items += _pending_in(ns, "llama-8b-serve", [{"name": "mig", "resourceClaimName": "mig-3g"}], 3)
+    # no-gpu-node: a 7g.80gb: only an older generation of a100-mig-0's pool had one.
+    items.append(
+        dra.resource_claim(
+            ns,
+            "mig-7g",
+            spec([dra.request("mig", "mig.nvidia.com", [profile.format("7g.80gb")])], version=v),
+            version=v,
+        )
+    )
+    items += _pending_in(ns, "mixtral-serve", [{"name": "mig", "resourceClaimName": "mig-7g"}], 3)
+    # exhausted: two 1g.10gb on the same GPU (matchAttribute parentUUID): one free on each GPU only.
+    items.append(
+        dra.resource_claim(
+            ns,
+            "mig-pair",
+            spec(
+                [dra.request("mig", "mig.nvidia.com", [profile.format("1g.10gb")], count=2)],
+                [{"matchAttribute": "gpu.nvidia.com/parentUUID", "requests": ["mig"]}],
+                version=v,
+            ),
+            version=v,
+        )
+    )
+    items += _pending_in(ns, "embed-pair", [{"name": "mig", "resourceClaimName": "mig-pair"}], 3)
+    # claim: the claim its status names was made for an earlier pod of the same name.
+    items.append(
+        dra.resource_claim(
+            ns,
+            "reranker-mig-r2d2k",
+            spec([dra.request("mig", "mig.nvidia.com")], version=v),
+            version=v,
+            owner_pod="reranker-old",
+            pod_claim="mig",
+        )
+    )
+    stale = dra.pod(
+        ns,
+        "reranker",
+        [{"name": "mig", "resourceClaimTemplateName": "one-mig"}],
+        [{"name": "mig", "resourceClaimName": "reranker-mig-r2d2k"}],
+    )
+    items.append(stale)
+    return items
+
+
+def compute_domain_mixed() -> list[Obj]:
+    """GB200-style nodes: GPUs through the device plugin (`nvidia.com/gpu`) and IMEX channels through the
+    ComputeDomain DRA driver; pods ask both."""
+    ns, cd = "train", "compute-domain.nvidia.com"
+    spec = dra.claim_spec
+    nodes = [f"gb200-rack1-{i}" for i in range(3)]
+    items: list[Obj] = []
+    for i, n in enumerate(nodes):
+        node_obj = dra.node(
+            n, None, labels={"nvidia.com/gpu.clique": "rack1.0", "nvidia.com/gpu.present": "true"}
+        )
+        for part in ("capacity", "allocatable"):
+            node_obj["status"][part]["nvidia.com/gpu"] = "0" if (i == 2 and part == "allocatable") else "4"
+        items.append(node_obj)
+        taints = XID_79 if i == 1 else None
+        items.append(dra.resource_slice(n, dra.channel_devices(n, [0], taints), driver=cd))
+    items += dra.device_classes()
+    channel = "compute-domain-default-channel.nvidia.com"
+    # gb200-rack1-0: its channel is held by a running job's claim, which also holds its four GPUs.
+    items.append(
+        dra.resource_claim(
+            ns,
+            "train-a-channel",
+            spec([dra.request("channel", channel)]),
+            dra.allocation(nodes[0], [("channel", "channel-0")], cd),
+            ["train-a-0"],
+        )
+    )
+    items.append(
+        dra.pod(
+            ns,
+            "train-a-0",
+            [{"name": "channel", "resourceClaimName": "train-a-channel"}],
+            node_name=nodes[0],
+            limits={"nvidia.com/gpu": "4"},
+        )
+    )
+    both = {"limits": {"nvidia.com/gpu": "4"}}
+    # exhausted (device plugin): 8 GPUs asked, nodes have 4.
+    items.append(dra.resource_claim(ns, "ch-big", spec([dra.request("channel", channel)])))
+    items += _pending_in(
+        ns,
+        "train-big-0",
+        [{"name": "channel", "resourceClaimName": "ch-big"}],
+        3,
+        limits={"nvidia.com/gpu": "8"},
+    )
+    # exhausted (DRA): pinned to rack1-0, whose channel train-a's claim holds.
+    items.append(dra.resource_claim(ns, "ch-b", spec([dra.request("channel", channel)])))
+    items += _pending_in(
+        ns,
+        "train-b-0",
+        [{"name": "channel", "resourceClaimName": "ch-b"}],
+        3,
+        node_selector={"kubernetes.io/hostname": nodes[0]},
+    )
+    # allocatable-zero (DRA): pinned to rack1-1, whose channel the driver tainted.
+    items.append(dra.resource_claim(ns, "ch-c", spec([dra.request("channel", channel)])))
+    items += _pending_in(
+        ns,
+        "train-c-0",
+        [{"name": "channel", "resourceClaimName": "ch-c"}],
+        3,
+        node_selector={"kubernetes.io/hostname": nodes[1]},
+        **both,
+    )
+    # no-gpu-node: the class name is mistyped.
+    items.append(
+        dra.resource_claim(ns, "ch-typo", spec([dra.request("channel", "compute-domain-channel.nvidia.com")]))
+    )
+    items += _pending_in(ns, "train-d-0", [{"name": "channel", "resourceClaimName": "ch-typo"}], 3, **both)
+    # claim: shares train-a's claim (allocated on rack1-0) but selects rack1-1.
+    items.append(
+        dra.pod(
+            ns,
+            "train-a-eval",
+            [{"name": "channel", "resourceClaimName": "train-a-channel"}],
+            node_selector={"kubernetes.io/hostname": nodes[1]},
+        )
+    )
+    return items
+
+
+FILES.update(
+    {
+        "tests/corpus/triage/dra-gke-h100-v1beta1.json": gke_h100_v1beta1,
+        "tests/corpus/triage/dra-mig-v1beta2.json": mig_v1beta2,
+        "tests/corpus/triage/dra-compute-domain.json": compute_domain_mixed,
+    }
+)
+
+
 if __name__ == "__main__":
     write()

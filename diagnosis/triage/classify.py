@@ -506,8 +506,8 @@ def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
     elif verdict is PodVerdict.LABEL_MISMATCH:
         summary = "There are no nodes: none can match the pod's nodeSelector and affinity"
     else:
-        wanted = and_(funnel.ask.requests) if funnel.ask.requests else "a device"
-        summary = f"There are no nodes: none offers {wanted}"
+        wanted = and_(funnel.ask.requests) if funnel.ask.requests else "a DRA device"
+        summary = f"There are no nodes: none reports {wanted}"
     commands = (
         kubectl.nodes_with_labels(selector_keys(view.pod))
         if verdict is PodVerdict.LABEL_MISMATCH

@@ -165,7 +165,7 @@ def _not_made(pod: Object, entry: PodClaim, dra: Dra, events: Iterable[Object]) 
         f"The ResourceClaim for pod claim {entry.name} (template {entry.template}) has not been created"
         + (f": {why}" if why else ": kube-controller-manager's resourceclaim controller has not made it yet")
     )
-    return ClaimProblem("", summary, tuple(evidence), entry.template)
+    return ClaimProblem("", summary, tuple(evidence), entry.template if exists else "")
 
 
 def _allocated_elsewhere(pod: Object, dra: Dra, nodes: Sequence[Object]) -> ClaimProblem | None:
@@ -227,6 +227,9 @@ class Choice:
     untainted: tuple[Device, ...]
     free: tuple[Device, ...]
     """Untainted and held by no other claim."""
+    updating: str = ""
+    """A pool the node reaches whose slices are not all published yet: an `All` request fails on it
+    (the allocator cannot know what "all" is); other requests still use its devices."""
 
 
 @dataclass(frozen=True)
@@ -293,12 +296,16 @@ class Devices:
         host = name(node)
         found = self._per_node.get(host)
         if found is None:
-            reachable = [d for pool, item in self.pools(node) if pool.complete for d in item.devices]
-            found = tuple(tuple(self._choice(sub, reachable) for sub in a.alternatives) for a in self.asks)
+            reached = list(self.pools(node))
+            reachable = [d for _, item in reached for d in item.devices]
+            updating = next((f"{p.driver}/{p.name}" for p, _ in reached if not p.complete), "")
+            found = tuple(
+                tuple(self._choice(sub, reachable, updating) for sub in a.alternatives) for a in self.asks
+            )
             self._per_node[host] = found
         return found
 
-    def _choice(self, sub: Subrequest, devices: Sequence[Device]) -> Choice:
+    def _choice(self, sub: Subrequest, devices: Sequence[Device], updating: str) -> Choice:
         device_class = self.dra.class_index.get(sub.device_class)
         if device_class is None:
             return Choice(sub, (), (), ())
@@ -307,7 +314,7 @@ class Devices:
         untainted = tuple(d for d in matching if not blocking_taints(sub, d))
         held = self.dra.holders
         free = untainted if sub.admin_access else tuple(d for d in untainted if d.id not in held)
-        return Choice(sub, matching, untainted, free)
+        return Choice(sub, matching, untainted, free, updating if sub.all_devices else "")
 
     def _matches(self, selectors: Sequence[str], device: Device) -> bool:
         for expression in selectors:
@@ -366,7 +373,13 @@ class Devices:
                 f"{_ask_name(a)}: {len(best.free)} free of {len(best.matching)} matching"
                 f"{f' ({held} held by other claims)' if held else ''}, {wanted} asked"
             )
-        if all(any(len(c.free) >= _needed(c) for c in choices) for choices in options):
+        parts += [
+            f"request {c.sub.name} asks for all devices, but pool {c.updating} is being updated"
+            for choices in options
+            for c in choices
+            if c.updating
+        ]
+        if all(any(len(c.free) >= _needed(c) and not c.updating for c in choices) for choices in options):
             parts.append("the free devices do not satisfy the claim's constraints together")
         return "; ".join(parts)
 
@@ -426,7 +439,7 @@ def _search(
     for choice in options[index]:
         if choice.sub.all_devices:
             # `All`: every matching device, at least one, each of them free.
-            if not choice.matching or len(choice.free) != len(choice.matching):
+            if not choice.matching or choice.updating or len(choice.free) != len(choice.matching):
                 continue
             picks: Iterable[tuple[Device, ...]] = (choice.matching,)
         else:

@@ -116,7 +116,8 @@ def _claim_commands(devices: Devices) -> list[Command]:
             commands += kubectl.resource_claim(item.claim.namespace, item.claim.name)
     for ask in devices.asks:
         for sub in ask.alternatives:
-            commands += kubectl.device_class(sub.device_class)
+            if sub.device_class in devices.dra.class_index:
+                commands += kubectl.device_class(sub.device_class)
     return commands
 
 

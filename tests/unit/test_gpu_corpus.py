@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.views import TriageView
@@ -69,6 +70,7 @@ def view_of(
         bound_pods=bound,
         events=tuple(o for o in objects if o["kind"] == "Event" and _about(o, pod)),
         now=NOW,
+        dra=Dra.of(objects),
     )
 
 
