@@ -314,7 +314,8 @@ class LiveReader:
             raise await self._missing("jobset", namespace, name, names, _unwrap(in_namespace)) from got
         jobset, found_pods = _unwrap(got).body, _unwrap(pods)
         (nodes, bound), dra = await asyncio.gather(
-            self._nodes_for(found_pods), self._dra([p for p in found_pods if _pending(p) and reaches_funnel(p)])
+            self._nodes_for(found_pods),
+            self._dra([p for p in found_pods if _pending(p) and reaches_funnel(p)]),
         )
         return JobSetView(
             jobset=jobset,

@@ -1,7 +1,8 @@
 """A saved cluster, read the way the live one is.
 
 A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A -o json` prints (a
-`List`; add `resourceclaims,resourceclaimtemplates,deviceclasses,resourceslices` for DRA), the same in YAML, a multi-document YAML file, a single object, or a folder of such files.
+`List`; add `resourceclaims,resourceclaimtemplates,deviceclasses,resourceslices` for DRA), the same
+in YAML, a multi-document YAML file, a single object, or a folder of such files.
 It is loaded and indexed once; every question is then answered from memory, and always the same way:
 the reading time is the newest timestamp in the objects, not the clock.
 """

@@ -333,7 +333,7 @@ class Devices:
 
     def no_device(self, node: Object) -> str | None:
         """`no-gpu-node`: an allocated claim not available here, or a request no device here matches."""
-        off = [str(c) for c, where in self.pinned if where.mismatch(node) is not None]
+        off = self.elsewhere(node)
         if off:
             return f"claim {', '.join(off)} allocated on other nodes"
         if self.missing_classes:
@@ -344,6 +344,10 @@ class Devices:
             if not any(c.matching for c in options)
         ]
         return f"no device matches {', '.join(short)}" if short else None
+
+    def elsewhere(self, node: Object) -> list[str]:
+        """The pod's allocated claims whose allocation does not reach the node."""
+        return [str(c) for c, where in self.pinned if where.mismatch(node) is not None]
 
     def tainted(self, node: Object) -> str | None:
         """`allocatable-zero`: for some request, every matching device is tainted out."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Subrequest
 from diagnosis.model import Command
 from diagnosis.objects import Object, name, namespace
@@ -109,34 +110,34 @@ def _published(devices: Devices, nodes: Sequence[Object]) -> list[str]:
     return lines
 
 
-def _claim_commands(devices: Devices) -> list[Command]:
-    commands: list[Command] = []
-    for item in devices.resolved:
-        if item.claim is not None:
-            commands += kubectl.resource_claim(item.claim.namespace, item.claim.name)
-    for ask in devices.asks:
-        for sub in ask.alternatives:
-            if sub.device_class in devices.dra.class_index:
-                commands += kubectl.device_class(sub.device_class)
+def _claim_commands(devices: Devices) -> list[Command | None]:
+    commands = [
+        kubectl.resource_claim(item.claim.namespace, item.claim.name)
+        for item in devices.resolved
+        if item.claim is not None
+    ]
+    commands += [
+        kubectl.device_class(sub.device_class)
+        for ask in devices.asks
+        for sub in ask.alternatives
+        if sub.device_class in devices.dra.class_index
+    ]
     return commands
 
 
-def _node_commands(nodes: Sequence[Object]) -> list[Command]:
-    commands: list[Command] = []
-    for node in nodes[:2]:
-        commands += kubectl.resource_slices(name(node))
-    return commands
+def _node_commands(nodes: Sequence[Object]) -> list[Command | None]:
+    return [kubectl.resource_slices(name(node)) for node in nodes[:2]]
 
 
 def claim_advice(pod: Object, problem: ClaimProblem) -> Advice:
     ns = namespace(pod)
-    commands = [*kubectl.pod_claims(ns, name(pod))]
-    if problem.template:
-        commands += kubectl.claim_template(ns, problem.template)
-    if problem.claim:
-        commands += kubectl.resource_claim(ns, problem.claim)
-    commands += kubectl.resource_claims(ns)
-    return Advice(problem.summary, problem.evidence, tuple(commands))
+    commands = collect(
+        kubectl.pod_claims(ns, name(pod)),
+        kubectl.claim_template(ns, problem.template) if problem.template else None,
+        kubectl.resource_claim(ns, problem.claim) if problem.claim else None,
+        kubectl.resource_claims(ns),
+    )
+    return Advice(problem.summary, problem.evidence, commands)
 
 
 def no_device_advice(funnel: Funnel) -> Advice:
@@ -147,8 +148,8 @@ def no_device_advice(funnel: Funnel) -> Advice:
         summary = (
             f"DeviceClass {', '.join(devices.missing_classes)} does not exist: no device can be allocated"
         )
-        commands = [*kubectl.device_classes()]
-    elif "allocated on other nodes" in first:
+        commands: list[Command | None] = [kubectl.device_classes()]
+    elif all(devices.elsewhere(n) for n in nodes):
         summary = f"None of the {len(nodes)} nodes left is where the pod's allocated claim is ({first})"
         commands = []
     else:
@@ -157,9 +158,7 @@ def no_device_advice(funnel: Funnel) -> Advice:
         commands = []
     evidence = tuple(_published(devices, nodes))
     commands += (*_claim_commands(devices), *_node_commands(nodes))
-    drivers = {s.device_class for a in devices.asks for s in a.alternatives}
-    commands += [c for d in sorted(drivers) for c in kubectl.resource_slices_of(d)][:1]
-    return Advice(summary, evidence, tuple(commands))
+    return Advice(summary, evidence, collect(*commands))
 
 
 def tainted_advice(funnel: Funnel) -> Advice:
@@ -177,7 +176,7 @@ def tainted_advice(funnel: Funnel) -> Advice:
         "device taints need the DRADeviceTaints feature gate (alpha, off by default in 1.34/1.35): where it "
         "is off the scheduler ignores them",
     )
-    return Advice(summary, evidence, tuple((*_claim_commands(devices), *_node_commands(nodes))))
+    return Advice(summary, evidence, collect(*_claim_commands(devices), *_node_commands(nodes)))
 
 
 def exhausted_advice(funnel: Funnel) -> Advice:
@@ -203,10 +202,12 @@ def exhausted_advice(funnel: Funnel) -> Advice:
     if len(holders) > SHOWN:
         evidence.append(f"and {len(holders) - SHOWN} more devices held")
     commands = _claim_commands(devices)
-    for claim in list(dict.fromkeys(h[0] for _, h in holders))[:3]:
-        commands += kubectl.resource_claim(claim.namespace, claim.name)
+    commands += [
+        kubectl.resource_claim(claim.namespace, claim.name)
+        for claim in list(dict.fromkeys(h[0] for _, h in holders))[:3]
+    ]
     commands += _node_commands(ranked)
-    return Advice(summary, tuple(evidence), tuple(commands))
+    return Advice(summary, tuple(evidence), collect(*commands))
 
 
 def _free(devices: Devices, node: Object) -> int:
