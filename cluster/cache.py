@@ -35,14 +35,16 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import urllib3
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client import ApiClient, CoreV1Api, CustomObjectsApi
 from kubernetes.watch.watch import iter_resp_lines
 
-from cluster.errors import ClusterError, Forbidden, Unavailable
+from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
+from diagnosis.dra_objects import GROUP, Dra, claim, device_class, resource_slice
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.resources import effective_requests, is_extended
@@ -126,6 +128,19 @@ def _everything(_: Object) -> bool:
     return True
 
 
+def _unindexed(_: Object) -> tuple[str, ...]:
+    return ()
+
+
+def compact_dra(obj: Object) -> dict[str, Any]:
+    """A DRA object without its managed fields (all the rest is read, or names what is read)."""
+    kept = dict(obj)
+    metadata = dict(meta(obj))
+    metadata.pop("managedFields", None)
+    kept["metadata"] = metadata
+    return kept
+
+
 def _asks(container: Object) -> dict[str, Any]:
     """A container's extended-resource requests and limits (as `diagnosis.triage.resources.containers` reads
     them), with its name and restart policy; empty when it asks for none."""
@@ -183,6 +198,11 @@ class _Resource:
     """Whether a compacted object is kept (the others are dropped as they arrive)."""
     index: Callable[[Object], tuple[str, ...]]
     """What the objects are looked up by: pods by their node's name, nodes by their labels."""
+    parse: Callable[[Object], Any] | None = None
+    """For DRA objects: read once into the diagnosis's shape as they arrive (`parsed`)."""
+    optional: bool = False
+    """A group the cluster may not serve (`resource.k8s.io` where DRA is off): a 404 ends the
+    reflector, and the cache is synced without it."""
 
 
 class _Reflector:
@@ -194,6 +214,10 @@ class _Reflector:
         self.items: dict[Key, dict[str, Any]] = {}
         self.indexed: dict[str, dict[Key, dict[str, Any]]] = {}
         """The objects by each of their `resource.index` values."""
+        self.parsed: dict[Key, Any] = {}
+        """`resource.parse` of each object, when the resource has one."""
+        self.absent = False
+        """The API server does not serve this (optional) resource."""
         self.listing = 0
         """Objects read so far by a LIST in progress (they count against the cap)."""
         self.listed = False
@@ -224,6 +248,12 @@ class _Reflector:
                 self._forget(f"listing again: {err.message}")
             except Forbidden as err:
                 self.cache.stop(str(err))
+                return
+            except NotFound:
+                if not self.resource.optional:
+                    raise
+                self.absent, self.phase = True, "not served by the API server"
+                self.cache.changed()
                 return
             except _Overflow as err:
                 self.cache.stop(str(err))
@@ -341,7 +371,7 @@ class _Reflector:
     # — the objects —
 
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
-        self.items, self.indexed = {}, {}
+        self.items, self.indexed, self.parsed = {}, {}, {}
         for obj in items.values():
             self._put(obj)
         self.cache.changed()
@@ -350,11 +380,14 @@ class _Reflector:
         key = _key(obj)
         self._remove(key)
         self.items[key] = obj
+        if self.resource.parse is not None:
+            self.parsed[key] = self.resource.parse(obj)
         for value in self.resource.index(obj):
             self.indexed.setdefault(value, {})[key] = obj
 
     def _remove(self, key: Key) -> None:
         old = self.items.pop(key, None)
+        self.parsed.pop(key, None)
         for value in self.resource.index(old) if old is not None else ():
             found = self.indexed[value]
             del found[key]
@@ -375,7 +408,6 @@ class ClusterCache:
     ) -> None:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
-        self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kubewhy-watch")
         core = CoreV1Api(api_client)
         self._nodes = _Reflector(
             self, _Resource("nodes", core.list_node, None, compact_node, _everything, _labels_of)
@@ -384,6 +416,29 @@ class ClusterCache:
             "pods", core.list_pod_for_all_namespaces, BOUND_PODS, compact_pod, holds_devices, _node_of
         )
         self._pods = _Reflector(self, pods)
+        custom = CustomObjectsApi(api_client)
+        self._dra = {
+            plural: _Reflector(
+                self,
+                _Resource(
+                    plural,
+                    partial(custom.list_cluster_custom_object, GROUP, "v1", plural),
+                    None,
+                    compact_dra,
+                    _everything,
+                    _unindexed,
+                    parse,
+                    optional=True,
+                ),
+            )
+            for plural, parse in (
+                ("deviceclasses", device_class),
+                ("resourceclaims", claim),
+                ("resourceslices", resource_slice),
+            )
+        }
+        self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
+        """One thread per watch: each blocks reading its response."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()
@@ -402,7 +457,7 @@ class ClusterCache:
         """List and watch in the background (call it on the running event loop)."""
         if self._tasks or self._stopped is not None:
             return
-        for reflector in (self._nodes, self._pods):
+        for reflector in self._reflectors:
             task = asyncio.get_running_loop().create_task(
                 reflector.run(), name=f"kubewhy-cache-{reflector.resource.plural}"
             )
@@ -438,7 +493,7 @@ class ClusterCache:
         for task in self._tasks:
             if task is not current:
                 task.cancel()
-        for reflector in (self._nodes, self._pods):
+        for reflector in self._reflectors:
             reflector.listed = False
             reflector.replace({})
             if reflector.response is not None:
@@ -450,6 +505,10 @@ class ClusterCache:
         if not task.cancelled() and task.exception() is not None:
             log.error("cache of %s failed", self.api.server, exc_info=task.exception())
             self.stop(f"internal error: {task.exception()!r}")
+
+    @property
+    def _reflectors(self) -> tuple[_Reflector, ...]:
+        return (self._nodes, self._pods, *self._dra.values())
 
     # — state —
 
@@ -469,9 +528,11 @@ class ClusterCache:
         if self._stopped is not None:
             return f"stopped: {self._stopped}; reading the cluster directly"
         if self.synced:
+            dra = ", ".join(f"{len(r.items):,} {plural}" for plural, r in self._dra.items() if r.items)
             return (
                 f"synced: {len(self._nodes.items):,} nodes, "
                 f"{len(self._pods.items):,} bound pods holding extended resources"
+                + (f"; {dra}" if dra else "")
             )
         return f"syncing: {self._nodes.describe()}; {self._pods.describe()}"
 
@@ -483,7 +544,21 @@ class ClusterCache:
         self._progress.set()
         self._progress = asyncio.Event()
 
+    @property
+    def dra_synced(self) -> bool:
+        """The DRA objects are listed and watched (False where the cluster does not serve them)."""
+        now = time.monotonic()
+        return self._stopped is None and all(r.current(now) for r in self._dra.values())
+
     # — reading (only while `synced`) —
+
+    def dra(self) -> Dra:
+        """The DeviceClasses, ResourceClaims and ResourceSlices, parsed as they arrived (read only
+        while `dra_synced`); templates are not kept (the reader reads the few it needs)."""
+        parsed = {plural: tuple(r.parsed.values()) for plural, r in self._dra.items()}
+        return Dra(
+            claims=parsed["resourceclaims"], classes=parsed["deviceclasses"], slices=parsed["resourceslices"]
+        )
 
     def nodes(self) -> tuple[Object, ...]:
         return tuple(self._nodes.items.values())
@@ -505,7 +580,7 @@ class ClusterCache:
 
     def check_size(self) -> None:
         """Raise _Overflow past `max_objects` (the reflectors call it as objects come)."""
-        held = sum(len(r.items) + r.listing for r in (self._nodes, self._pods))
+        held = sum(len(r.items) + r.listing for r in self._reflectors)
         if held > self.options.max_objects:
             raise _Overflow(
                 f"the cluster has more nodes and bound pods than cache.max_objects"

@@ -357,30 +357,37 @@ class LiveReader:
         if not any(pod_claims(p) for p in pods):
             return Dra()
         namespaces = sorted({namespace(p) for p in pods if pod_claims(p)})
+        cache = self._cached()
+        if cache is not None and cache.dra_synced:
+            templates = await asyncio.gather(*map(self._templates, namespaces))
+            kept = cache.dra()
+            return Dra(kept.claims, tuple(t for group in templates for t in group), kept.classes, kept.slices)
         try:
             claims, classes, slices, *templates = await asyncio.gather(
                 self._cluster_list("resourceclaims"),
                 self._cluster_list("deviceclasses"),
                 self._cluster_list("resourceslices"),
-                *(
-                    self._api.items(
-                        Target("list", "resourceclaimtemplates", ns, GROUP),
-                        self._custom.list_namespaced_custom_object,
-                        *_DRA,
-                        ns,
-                        "resourceclaimtemplates",
-                    )
-                    for ns in namespaces
-                ),
+                *map(self._templates, namespaces),
             )
         except NotFound:
             return Dra(served=False)
         return Dra(
             claims=tuple(map(claim, claims)),
-            templates=tuple((namespace(t), name(t)) for group in templates for t in group),
+            templates=tuple(t for group in templates for t in group),
             classes=tuple(map(device_class, classes)),
             slices=tuple(map(resource_slice, slices)),
         )
+
+    async def _templates(self, ns: str) -> list[tuple[str, str]]:
+        """The (namespace, name) of the namespace's ResourceClaimTemplates."""
+        found = await self._api.items(
+            Target("list", "resourceclaimtemplates", ns, GROUP),
+            self._custom.list_namespaced_custom_object,
+            *_DRA,
+            ns,
+            "resourceclaimtemplates",
+        )
+        return [(namespace(t), name(t)) for t in found]
 
     async def _cluster_list(self, plural: str) -> list[dict[str, Any]]:
         return await self._api.items(

@@ -517,5 +517,71 @@ FILES.update(
 )
 
 
+def jobset_on_dra() -> list[Obj]:
+    """The `pods-pending-exhausted` JobSet incident with its L4s served by the DRA driver instead of the
+    device plugin: every pod asks its two GPUs through a claim made from a template, the serving pods'
+    claims hold all six GPUs, and the finetune workers' claims wait."""
+    source = json.loads((ROOT / "tests/corpus/jobset/pods-pending-exhausted.json").read_text())["items"]
+    items: list[Obj] = []
+    template = dra.claim_spec([dra.request("gpus", count=2)])
+    namespaces: set[str] = set()
+    for obj in source:
+        if obj["kind"] == "Node":
+            node_name = obj["metadata"]["name"]
+            served: Obj = {
+                part: {k: v for k, v in obj["status"][part].items() if k != "nvidia.com/gpu"}
+                for part in ("capacity", "allocatable")
+            }
+            obj = {**obj, "status": {**obj["status"], **served}}
+            items.append(dra.resource_slice(node_name, dra.gpu_devices(node_name, L4, range(2))))
+        elif obj["kind"] == "Pod":
+            pod_name, ns = obj["metadata"]["name"], obj["metadata"]["namespace"]
+            namespaces.add(ns)
+            generated = f"{pod_name}-gpus-{dra.uid(pod_name)[:5]}"
+            containers = [
+                {**c, "resources": {"claims": [{"name": "gpus"}]}} for c in obj["spec"]["containers"]
+            ]
+            spec = {
+                **obj["spec"],
+                "containers": containers,
+                "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two-l4"}],
+            }
+            conditions = [
+                {**c, "message": CANNOT.format(n=3)} if "Insufficient" in c.get("message", "") else c
+                for c in obj["status"].get("conditions", [])
+            ]
+            status: Obj = {
+                **obj["status"],
+                "conditions": conditions,
+                "resourceClaimStatuses": [{"name": "gpus", "resourceClaimName": generated}],
+            }
+            obj = {**obj, "spec": spec, "status": status}
+            node_name = spec.get("nodeName")
+            alloc = dra.allocation(node_name, [("gpus", "gpu-0"), ("gpus", "gpu-1")]) if node_name else None
+            claim = dra.resource_claim(
+                ns,
+                generated,
+                template,
+                alloc,
+                [pod_name] if node_name else None,
+                owner_pod=pod_name,
+                pod_claim="gpus",
+            )
+            claim["metadata"]["ownerReferences"][0]["uid"] = obj["metadata"]["uid"]
+            claim["status"]["reservedFor"] = [
+                {**r, "uid": obj["metadata"]["uid"]} for r in claim["status"].get("reservedFor", [])
+            ]
+            items.append(claim)
+        elif obj["kind"] == "Event" and "Insufficient nvidia.com/gpu" in obj.get("message", ""):
+            obj = {**obj, "message": CANNOT.format(n=3)}
+        items.append(obj)
+    items += [dra.claim_template(ns, "two-l4", template) for ns in sorted(namespaces)]
+    items += dra.device_classes()
+    return items
+
+
+FILES["tests/corpus/jobset/pods-pending-dra.json"] = jobset_on_dra
+
+
 if __name__ == "__main__":
     write()

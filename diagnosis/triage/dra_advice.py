@@ -78,7 +78,7 @@ def _choices_line(node: Object, ask: Ask, choices: Sequence[Choice]) -> str:
     best = max(choices, key=lambda c: (len(c.free), len(c.matching)))
     listed = names(d.name for d in best.matching) or "none"
     return (
-        f"{name(node)}: {len(best.matching)} device{'s' if len(best.matching) != 1 else ''} match "
+        f"{name(node)}: {len(best.matching)} device{'s match' if len(best.matching) != 1 else ' matches'} "
         f"request {ask.request} of {ask.claim.name} ({listed}); {len(best.untainted)} untainted, "
         f"{len(best.free)} free"
     )
@@ -195,12 +195,15 @@ def exhausted_advice(funnel: Funnel) -> Advice:
         claims = list(dict.fromkeys(h[0] for _, h in holders))
         summary += f"; held by {names(_claim_and_pods(c) for c in claims)}"
     evidence = _per_node(devices, ranked)
+    grouped: dict[tuple[str, Claim, str], list[str]] = {}
+    for n, (claim, request, device) in holders:
+        grouped.setdefault((name(n), claim, request), []).append(device)
     evidence += [
-        f"{name(n)}: {device} held by claim {claim} (request {request}; {_users(claim)})"
-        for n, (claim, request, device) in holders[:SHOWN]
+        f"{host}: {names(held)} held by claim {claim} (request {request}; {_users(claim)})"
+        for (host, claim, request), held in list(grouped.items())[:SHOWN]
     ]
-    if len(holders) > SHOWN:
-        evidence.append(f"and {len(holders) - SHOWN} more devices held")
+    if len(grouped) > SHOWN:
+        evidence.append(f"and {len(grouped) - SHOWN} more claims holding devices")
     commands = _claim_commands(devices)
     commands += [
         kubectl.resource_claim(claim.namespace, claim.name)

@@ -23,8 +23,10 @@ from diagnosis.objects import kind, meta, name
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
 from diagnosis.triage.resources import effective_requests
-from tests.corpus import cases
+from tests.corpus import ROOT, cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
+
+DRA_LAB = ROOT / "examples" / "gpu-dra.json"
 
 PINNED = ("ml-train", "llama-ft-0-x7k2p")
 """Asks 2 GPUs of the A100 pool, whose two nodes hold 2 and 1 of their 2: exhausted."""
@@ -56,8 +58,9 @@ async def settled(condition: Callable[[], bool]) -> None:
 
 
 async def watches_open(sim: Simulator) -> None:
-    """Wait until the cache's two watches are served (a synced cache may still be opening them)."""
-    await settled(lambda: sim.open_watches() == 2)
+    """Wait until the cache's five watches are served (a synced cache may still be opening them): nodes,
+    bound pods, and the DRA DeviceClasses, ResourceClaims and ResourceSlices."""
+    await settled(lambda: sim.open_watches() == 5)
 
 
 def held_on(reader: LiveReader, node: str) -> set[str]:
@@ -355,6 +358,32 @@ async def test_idle_watches_do_not_block_the_event_loop() -> None:
             assert reads_of_nodes_or_bound_pods(sim.requests[start:]) == []
 
 
+async def test_a_cluster_without_dra_syncs_without_it() -> None:
+    """Where `resource.k8s.io` is not served (DRA off), its three reflectors end at the 404 and the
+    cache is synced with nodes and pods alone; a DRA pod is then read directly."""
+    with serve(GPU_CLUSTER, without=("resource.k8s.io",)) as sim:
+        async with cached_reader(sim) as reader:
+            assert reader.cache is not None
+            assert reader.cache.synced
+            assert not reader.cache.dra_synced
+            await settled(lambda: sim.open_watches() == 2)
+
+
+async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
+    """On the DRA lab: the verdict through the cache is the direct one; a claim freed by the watch
+    turns exhausted into schedulable without a LIST of claims or slices."""
+    with serve(DRA_LAB) as sim:
+        async with cached_reader(sim) as reader:
+            await watches_open(sim)
+            assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.EXHAUSTED
+            sim.store.delete("ResourceClaim", "dra-lab", "llm-finetune-gpus", "resource.k8s.io/v1")
+            await settled(lambda: ("dra-lab", "llm-finetune-gpus") not in reader.cache.dra().claim_index)
+            start = len(sim.requests)
+            assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.SCHEDULABLE
+    read = [r.path for r in sim.requests[start:]]
+    assert [p for p in read if "resourceclaims" in p or "resourceslices" in p] == []
+
+
 async def test_the_cache_watches_what_it_listed() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim):
@@ -365,6 +394,11 @@ async def test_the_cache_watches_what_it_listed() -> None:
         ("watch", "/api/v1/nodes", ""),
         ("list", "/api/v1/pods", BOUND_PODS),
         ("watch", "/api/v1/pods", BOUND_PODS),
+        *(
+            (verb, f"/apis/resource.k8s.io/v1/{plural}", "")
+            for verb in ("list", "watch")
+            for plural in ("deviceclasses", "resourceclaims", "resourceslices")
+        ),
     }
     watches = [r.query for r in sim.requests if r.verb == "watch"]
     assert all(q["allowWatchBookmarks"] == "true" and q["timeoutSeconds"] == "300" for q in watches)
