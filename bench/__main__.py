@@ -45,6 +45,9 @@ class Size:
     direct_jobset: bool = True
     slices: int = 4
     hosts_per_slice: int = 64
+    dra: bool = False
+    """GPUs served by the DRA driver: kubewhy's `/triage`, directly and through the cache, on its
+    pinned and unpinned pods (the original tool's method reads no DRA object, so it has no row)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ FULL = Plan(
         Size(500, 100, kubewhy_runs=10, baseline_runs=1, jobset_runs=5),
         Size(5000, 10, kubewhy_runs=5, baseline_runs=1, jobset_runs=3),
         Size(5000, 100, kubewhy_runs=3, baseline_runs=1, jobset_runs=3, direct_pods=1, direct_jobset=False),
+        Size(5000, 10, kubewhy_runs=5, baseline_runs=0, jobset_runs=0, dra=True),
     ),
     classifier=((5000, 10), (5000, 100)),
     classifier_runs=20,
@@ -78,7 +82,10 @@ FULL = Plan(
     caps=Caps(seconds=60, rss_gib=8),
 )
 QUICK = Plan(
-    sizes=(Size(40, 10, kubewhy_runs=2, baseline_runs=1, jobset_runs=2, slices=2, hosts_per_slice=4),),
+    sizes=(
+        Size(40, 10, kubewhy_runs=2, baseline_runs=1, jobset_runs=2, slices=2, hosts_per_slice=4),
+        Size(40, 10, kubewhy_runs=2, baseline_runs=0, jobset_runs=0, slices=2, hosts_per_slice=4, dra=True),
+    ),
     classifier=((40, 10),),
     classifier_runs=3,
     burst=Size(40, 10, 0, 0, 0, slices=2, hosts_per_slice=4),
@@ -97,6 +104,27 @@ def run_classifier(plan: Plan) -> list[Row]:
         label = f"{len(cluster.nodes):,} nodes / {len(cluster.pods):,} pods"
         rows += classifier.measure(cluster, label, plan.classifier_runs, plan.budget_s / 4)
         del cluster
+    return rows
+
+
+async def run_dra_size(size: Size, plan: Plan, served: Served) -> list[Row]:
+    """`/triage` on a cluster whose GPUs are DRA devices, for the pinned and the unpinned pod: kubewhy
+    reading the cluster directly, then through its cache (target: under 100 ms)."""
+    pods = {"pinned pod": served.pinned, "unpinned pod": served.unpinned}
+    rows: list[Row] = []
+    reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
+    try:
+        for case, pod in pods.items():
+            ours = await triage.measure_kubewhy(reader, pod, size.kubewhy_runs, plan.budget_s)
+            rows.append(triage.dra_row(served, "kubewhy", case, ours))
+    finally:
+        await reader.aclose()
+    async with triage.cached_reader(served, plan.sync_timeout_s) as (cached, sync):
+        rows.insert(0, sync)
+        if cached.cache is not None and cached.cache.synced:
+            for case, pod in pods.items():
+                ours = await triage.measure_kubewhy(cached, pod, size.kubewhy_runs, plan.budget_s)
+                rows.append(triage.dra_row(served, "kubewhy + cache", case, ours))
     return rows
 
 
@@ -200,9 +228,13 @@ async def main(argv: list[str]) -> int:
     for size in plan.sizes:
         progress(f"/triage and /jobset why on {size.nodes} nodes × {size.pods_per_node} pods")
         with simulated(
-            size.nodes, size.pods_per_node, slices=size.slices, hosts_per_slice=size.hosts_per_slice
+            size.nodes,
+            size.pods_per_node,
+            slices=size.slices,
+            hosts_per_slice=size.hosts_per_slice,
+            dra=size.dra,
         ) as s:
-            rows += await run_size(size, plan, s)
+            rows += await (run_dra_size if size.dra else run_size)(size, plan, s)
     progress("burst through kubewhy serve")
     b = plan.burst
     with simulated(b.nodes, b.pods_per_node, slices=b.slices, hosts_per_slice=b.hosts_per_slice) as served:

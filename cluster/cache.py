@@ -44,7 +44,7 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
-from diagnosis.dra_objects import GROUP, Dra, claim, device_class, resource_slice
+from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, resource_slice
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.resources import effective_requests, is_extended
@@ -218,6 +218,8 @@ class _Reflector:
         """`resource.parse` of each object, when the resource has one."""
         self.absent = False
         """The API server does not serve this (optional) resource."""
+        self.version = 0
+        """Counts the changes to `items`: what is worked out from them is worked out again."""
         self.listing = 0
         """Objects read so far by a LIST in progress (they count against the cap)."""
         self.listed = False
@@ -372,12 +374,14 @@ class _Reflector:
 
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
         self.items, self.indexed, self.parsed = {}, {}, {}
+        self.version += 1
         for obj in items.values():
             self._put(obj)
         self.cache.changed()
 
     def _put(self, obj: dict[str, Any]) -> None:
         key = _key(obj)
+        self.version += 1
         self._remove(key)
         self.items[key] = obj
         if self.resource.parse is not None:
@@ -388,6 +392,7 @@ class _Reflector:
     def _remove(self, key: Key) -> None:
         old = self.items.pop(key, None)
         self.parsed.pop(key, None)
+        self.version += old is not None
         for value in self.resource.index(old) if old is not None else ():
             found = self.indexed[value]
             del found[key]
@@ -439,6 +444,8 @@ class ClusterCache:
         }
         self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
         """One thread per watch: each blocks reading its response."""
+        self._inventory: tuple[tuple[int, int], Inventory] | None = None
+        """The Inventory of the DeviceClasses and ResourceSlices at their reflectors' versions."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()
@@ -555,10 +562,12 @@ class ClusterCache:
     def dra(self) -> Dra:
         """The DeviceClasses, ResourceClaims and ResourceSlices, parsed as they arrived (read only
         while `dra_synced`); templates are not kept (the reader reads the few it needs)."""
-        parsed = {plural: tuple(r.parsed.values()) for plural, r in self._dra.items()}
-        return Dra(
-            claims=parsed["resourceclaims"], classes=parsed["deviceclasses"], slices=parsed["resourceslices"]
-        )
+        classes, claims, slices = self._dra.values()
+        version = (classes.version, slices.version)
+        if self._inventory is None or self._inventory[0] != version:
+            devices = Inventory(tuple(classes.parsed.values()), tuple(slices.parsed.values()))
+            self._inventory = (version, devices)
+        return Dra(claims=tuple(claims.parsed.values()), devices=self._inventory[1])
 
     def nodes(self) -> tuple[Object, ...]:
         return tuple(self._nodes.items.values())

@@ -33,7 +33,7 @@ from cluster.cache import CacheOptions, ClusterCache
 from cluster.errors import ClusterError, Missing, NotFound
 from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
-from diagnosis.dra_objects import GROUP, Dra, claim, device_class, pod_claims, resource_slice
+from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, pod_claims, resource_slice
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
@@ -361,7 +361,7 @@ class LiveReader:
         if cache is not None and cache.dra_synced:
             templates = await asyncio.gather(*map(self._templates, namespaces))
             kept = cache.dra()
-            return Dra(kept.claims, tuple(t for group in templates for t in group), kept.classes, kept.slices)
+            return Dra(kept.claims, tuple(t for group in templates for t in group), kept.devices)
         try:
             claims, classes, slices, *templates = await asyncio.gather(
                 self._cluster_list("resourceclaims"),
@@ -374,8 +374,7 @@ class LiveReader:
         return Dra(
             claims=tuple(map(claim, claims)),
             templates=tuple(t for group in templates for t in group),
-            classes=tuple(map(device_class, classes)),
-            slices=tuple(map(resource_slice, slices)),
+            devices=Inventory(tuple(map(device_class, classes)), tuple(map(resource_slice, slices))),
         )
 
     async def _templates(self, ns: str) -> list[tuple[str, str]]:

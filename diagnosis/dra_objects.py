@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -299,7 +299,7 @@ class Device:
     capacity: Mapping[str, Mapping[str, Decimal]]
     taints: tuple[DeviceTaint, ...]
 
-    @property
+    @cached_property
     def id(self) -> str:
         return f"{self.driver}/{self.pool}/{self.name}"
 
@@ -408,36 +408,16 @@ def pools(slices: Iterable[Slice]) -> tuple[Pool, ...]:
 # --- everything a diagnosis reads -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Dra:
-    """The cluster's DRA objects, parsed. `claims` holds the pod's claims and every allocated claim
-    (their devices are in use); `templates` the pod's namespace's templates."""
+@dataclass(frozen=True, eq=False)
+class Inventory:
+    """The cluster's devices: its DeviceClasses and ResourceSlices. They change far less often than
+    claims (every pod start writes one), so a reader keeps one Inventory while they are unchanged, and
+    what the diagnosis works out about its devices (`memo`) is worked out once."""
 
-    claims: tuple[Claim, ...] = ()
-    templates: tuple[tuple[str, str], ...] = ()
-    """(namespace, name) of the ResourceClaimTemplates."""
     classes: tuple[DeviceClass, ...] = ()
     slices: tuple[Slice, ...] = ()
-    served: bool = True
-    """False when the cluster serves no `resource.k8s.io` (DRA is not enabled there)."""
-
-    @classmethod
-    def of(cls, objects: Iterable[Object], served: bool = True) -> Dra:
-        by_kind: defaultdict[str, list[Object]] = defaultdict(list)
-        for obj in objects:
-            if kind(obj) in KINDS and text(obj.get("apiVersion")).startswith(f"{GROUP}/"):
-                by_kind[kind(obj)].append(obj)
-        return cls(
-            claims=tuple(map(claim, by_kind["ResourceClaim"])),
-            templates=tuple((namespace(t), name(t)) for t in by_kind["ResourceClaimTemplate"]),
-            classes=tuple(map(device_class, by_kind["DeviceClass"])),
-            slices=tuple(map(resource_slice, by_kind["ResourceSlice"])),
-            served=served,
-        )
-
-    @cached_property
-    def claim_index(self) -> Mapping[tuple[str, str], Claim]:
-        return {(c.namespace, c.name): c for c in self.claims}
+    memo: dict[object, object] = field(default_factory=dict, repr=False)
+    """Results of pure functions of these devices, by their arguments (`diagnosis.triage.dra`)."""
 
     @cached_property
     def class_index(self) -> Mapping[str, DeviceClass]:
@@ -448,19 +428,8 @@ class Dra:
         return pools(self.slices)
 
     @cached_property
-    def holders(self) -> Mapping[str, tuple[Claim, str]]:
-        """Device id → the claim whose allocation holds it and the result's request. Results with
-        admin access do not hold their device (others may still allocate it)."""
-        return {
-            r.device_id: (c, r.request)
-            for c in self.claims
-            for r in c.results
-            if c.allocated and not r.admin_access
-        }
-
-    @cached_property
     def by_node(self) -> Mapping[str, tuple[Pool, ...]]:
-        """Node name → the complete and incomplete pools with a slice pinned to it by `nodeName`."""
+        """Node name → the pools with a slice pinned to it by `nodeName`."""
         found: defaultdict[str, list[Pool]] = defaultdict(list)
         for pool in self.pools:
             for node in dict.fromkeys(s.node_name for s in pool.slices if s.node_name):
@@ -470,9 +439,57 @@ class Dra:
     @cached_property
     def unpinned(self) -> tuple[Pool, ...]:
         """Pools with a slice for all nodes or for a node selector."""
-        return tuple(
-            p for p in self.pools if any(s.all_nodes or s.node_selector is not None for s in p.slices)
+        return tuple(p for p in self.pools if any(s.all_nodes or s.node_selector is not None for s in p.slices))
+
+
+def inventory(objects: Iterable[Object]) -> Inventory:
+    """The DeviceClasses and ResourceSlices among `objects`."""
+    found: defaultdict[str, list[Object]] = defaultdict(list)
+    for obj in objects:
+        if kind(obj) in ("DeviceClass", "ResourceSlice") and text(obj.get("apiVersion")).startswith(f"{GROUP}/"):
+            found[kind(obj)].append(obj)
+    return Inventory(tuple(map(device_class, found["DeviceClass"])), tuple(map(resource_slice, found["ResourceSlice"])))
+
+
+@dataclass(frozen=True)
+class Dra:
+    """The cluster's DRA objects, parsed. `claims` holds the pod's claims and every allocated claim
+    (their devices are in use); `templates` the pod's namespace's templates."""
+
+    claims: tuple[Claim, ...] = ()
+    templates: tuple[tuple[str, str], ...] = ()
+    """(namespace, name) of the ResourceClaimTemplates."""
+    devices: Inventory = field(default_factory=Inventory)
+    served: bool = True
+    """False when the cluster serves no `resource.k8s.io` (DRA is not enabled there)."""
+
+    @classmethod
+    def of(cls, objects: Iterable[Object], served: bool = True) -> Dra:
+        found = [
+            o for o in objects if kind(o) in KINDS and text(o.get("apiVersion")).startswith(f"{GROUP}/")
+        ]
+        return cls(
+            claims=tuple(claim(o) for o in found if kind(o) == "ResourceClaim"),
+            templates=tuple((namespace(o), name(o)) for o in found if kind(o) == "ResourceClaimTemplate"),
+            devices=inventory(found),
+            served=served,
         )
+
+    @cached_property
+    def claim_index(self) -> Mapping[tuple[str, str], Claim]:
+        return {(c.namespace, c.name): c for c in self.claims}
+
+    @property
+    def class_index(self) -> Mapping[str, DeviceClass]:
+        return self.devices.class_index
+
+    @cached_property
+    def holders(self) -> Mapping[str, tuple[Claim, str]]:
+        """Device id → the claim whose allocation holds it and the result's request. Results with
+        admin access do not hold their device (others may still allocate it)."""
+        return {
+            r.device_id: (c, r.request) for c in self.claims for r in c.results if c.allocated and not r.admin_access
+        }
 
 
 NO_DRA = Dra()

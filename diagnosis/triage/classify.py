@@ -109,7 +109,8 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     filtered = _filtered(Ask(view.pod, requests, devices=devices), nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)), devices)
+    held = holders(view.pod, view.bound_pods, map(name, reached)) if requests else {}
+    ask = Ask(view.pod, requests, held, devices)
     funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:

@@ -24,6 +24,7 @@ from diagnosis.dra_objects import (
     Claim,
     Device,
     Dra,
+    Inventory,
     PodClaim,
     Pool,
     Slice,
@@ -38,6 +39,10 @@ from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, Taint, tole
 SEARCH_LIMIT = 100_000
 """Steps of the allocation search per node before kubewhy gives up (the scheduler's own search is
 bounded by its 10 s Filter timeout)."""
+
+
+MEMO_LIMIT = 200_000
+"""Offers an Inventory remembers (a node and a distinct subrequest each) before it starts over."""
 
 
 def asks_claims(pod: Object) -> bool:
@@ -280,11 +285,11 @@ class Devices:
     def pools(self, node: Object) -> Iterator[tuple[Pool, Slice]]:
         """The slices the node can reach: pinned to it by name, for all nodes, or selecting it."""
         host = name(node)
-        for pool in self.dra.by_node.get(host, ()):
+        for pool in self.dra.devices.by_node.get(host, ()):
             for item in pool.slices:
                 if item.node_name == host:
                     yield pool, item
-        for pool in self.dra.unpinned:
+        for pool in self.dra.devices.unpinned:
             for item in pool.slices:
                 if item.all_nodes or (
                     item.node_selector is not None and node_filter(item.node_selector).mismatch(node) is None
@@ -296,38 +301,33 @@ class Devices:
         host = name(node)
         found = self._per_node.get(host)
         if found is None:
-            reached = list(self.pools(node))
-            reachable = [d for _, item in reached for d in item.devices]
-            updating = next((f"{p.driver}/{p.name}" for p, _ in reached if not p.complete), "")
-            found = tuple(
-                tuple(self._choice(sub, reachable, updating) for sub in a.alternatives) for a in self.asks
-            )
+            found = tuple(tuple(self._choice(sub, node) for sub in a.alternatives) for a in self.asks)
             self._per_node[host] = found
         return found
 
-    def _choice(self, sub: Subrequest, devices: Sequence[Device], updating: str) -> Choice:
-        device_class = self.dra.class_index.get(sub.device_class)
-        if device_class is None:
-            return Choice(sub, (), (), ())
-        selectors = (*device_class.selectors, *sub.selectors)
-        matching = tuple(d for d in devices if self._matches(selectors, d))
-        untainted = tuple(d for d in matching if not blocking_taints(sub, d))
+    def _choice(self, sub: Subrequest, node: Object) -> Choice:
+        offer = self._offer(sub, node)
+        for expression, problem in offer.problems:
+            self.problems.setdefault(expression, problem)
         held = self.dra.holders
-        free = untainted if sub.admin_access else tuple(d for d in untainted if d.id not in held)
-        return Choice(sub, matching, untainted, free, updating if sub.all_devices else "")
+        free = offer.untainted if sub.admin_access else tuple(d for d in offer.untainted if d.id not in held)
+        return Choice(sub, offer.matching, offer.untainted, free, offer.updating if sub.all_devices else "")
 
-    def _matches(self, selectors: Sequence[str], device: Device) -> bool:
-        for expression in selectors:
-            result = evaluate(expression, device)
-            if result.outcome is Outcome.NO_MATCH:
-                return False
-            if result.outcome is Outcome.ERROR:
-                self.problems.setdefault(expression, f"CEL runtime error on {device.id}: {result.detail}")
-                return False
-            if result.outcome is Outcome.UNKNOWN:
-                # Never guessed: the device is kept (kubewhy does not drop a node on what it cannot tell).
-                self.problems.setdefault(expression, f"cannot be evaluated by kubewhy: {result.detail}")
-        return True
+    def _offer(self, sub: Subrequest, node: Object) -> Offer:
+        """What the node's devices are to the subrequest, whoever holds them. It depends on the devices
+        and the subrequest alone, so it is remembered with the inventory (a node's slices pinned to it
+        by name; nodes reached by a node selector depend on their labels and are worked out each time)."""
+        inventory = self.dra.devices
+        key = ("offer", name(node), sub.device_class, sub.selectors, _frozen(sub.tolerations))
+        found = inventory.memo.get(key) if not inventory.unpinned else None
+        if isinstance(found, Offer):
+            return found
+        offer = _offer(inventory, sub, list(self.pools(node)))
+        if not inventory.unpinned:
+            if len(inventory.memo) >= MEMO_LIMIT:
+                inventory.memo.clear()
+            inventory.memo[key] = offer
+        return offer
 
     # — the funnel's three checks —
 
@@ -397,6 +397,47 @@ class Devices:
                     if held is not None:
                         seen.setdefault(d.id, (held[0], held[1], d.name))
         return tuple(seen.values())
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A node's devices for one subrequest, before asking which are held."""
+
+    matching: tuple[Device, ...]
+    untainted: tuple[Device, ...]
+    updating: str
+    problems: tuple[tuple[str, str], ...]
+    """(selector, why) for selectors that could not be evaluated, or failed as the scheduler's would."""
+
+
+def _offer(inventory: Inventory, sub: Subrequest, reached: Sequence[tuple[Pool, Slice]]) -> Offer:
+    updating = next((f"{p.driver}/{p.name}" for p, _ in reached if not p.complete), "")
+    device_class = inventory.class_index.get(sub.device_class)
+    if device_class is None:
+        return Offer((), (), updating, ())
+    selectors = (*device_class.selectors, *sub.selectors)
+    problems: dict[str, str] = {}
+    matching = tuple(d for _, item in reached for d in item.devices if _matches(selectors, d, problems))
+    untainted = tuple(d for d in matching if not blocking_taints(sub, d))
+    return Offer(matching, untainted, updating, tuple(problems.items()))
+
+
+def _matches(selectors: Sequence[str], device: Device, problems: dict[str, str]) -> bool:
+    for expression in selectors:
+        result = evaluate(expression, device)
+        if result.outcome is Outcome.NO_MATCH:
+            return False
+        if result.outcome is Outcome.ERROR:
+            problems.setdefault(expression, f"CEL runtime error on {device.id}: {result.detail}")
+            return False
+        if result.outcome is Outcome.UNKNOWN:
+            # Never guessed: the device is kept (kubewhy does not drop a node on what it cannot tell).
+            problems.setdefault(expression, f"cannot be evaluated by kubewhy: {result.detail}")
+    return True
+
+
+def _frozen(tolerations: Sequence[Mapping[str, Any]]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    return tuple(tuple(sorted((str(k), str(v)) for k, v in t.items())) for t in tolerations)
 
 
 def _ask_name(ask: Ask) -> str:

@@ -183,7 +183,7 @@ def exhausted_advice(funnel: Funnel) -> Advice:
     devices, nodes = funnel.ask.devices, funnel.last.entered
     assert devices is not None
     ranked = sorted(nodes, key=lambda n: (-_free(devices, n), name(n)))
-    holders = [(n, h) for n in ranked for h in devices.holders_on(n)]
+    holders = [(n, h) for n in ranked[:SHOWN] for h in devices.holders_on(n)]
     best = ranked[0]
     summary = (
         f"{name(best)}: {funnel.last.dropped[0].why}"
