@@ -439,16 +439,22 @@ class Inventory:
     @cached_property
     def unpinned(self) -> tuple[Pool, ...]:
         """Pools with a slice for all nodes or for a node selector."""
-        return tuple(p for p in self.pools if any(s.all_nodes or s.node_selector is not None for s in p.slices))
+        return tuple(
+            p for p in self.pools if any(s.all_nodes or s.node_selector is not None for s in p.slices)
+        )
 
 
 def inventory(objects: Iterable[Object]) -> Inventory:
     """The DeviceClasses and ResourceSlices among `objects`."""
     found: defaultdict[str, list[Object]] = defaultdict(list)
     for obj in objects:
-        if kind(obj) in ("DeviceClass", "ResourceSlice") and text(obj.get("apiVersion")).startswith(f"{GROUP}/"):
+        if kind(obj) in ("DeviceClass", "ResourceSlice") and text(obj.get("apiVersion")).startswith(
+            f"{GROUP}/"
+        ):
             found[kind(obj)].append(obj)
-    return Inventory(tuple(map(device_class, found["DeviceClass"])), tuple(map(resource_slice, found["ResourceSlice"])))
+    return Inventory(
+        tuple(map(device_class, found["DeviceClass"])), tuple(map(resource_slice, found["ResourceSlice"]))
+    )
 
 
 @dataclass(frozen=True)
@@ -465,9 +471,7 @@ class Dra:
 
     @classmethod
     def of(cls, objects: Iterable[Object], served: bool = True) -> Dra:
-        found = [
-            o for o in objects if kind(o) in KINDS and text(o.get("apiVersion")).startswith(f"{GROUP}/")
-        ]
+        found = [o for o in objects if kind(o) in KINDS and text(o.get("apiVersion")).startswith(f"{GROUP}/")]
         return cls(
             claims=tuple(claim(o) for o in found if kind(o) == "ResourceClaim"),
             templates=tuple((namespace(o), name(o)) for o in found if kind(o) == "ResourceClaimTemplate"),
@@ -488,7 +492,10 @@ class Dra:
         """Device id → the claim whose allocation holds it and the result's request. Results with
         admin access do not hold their device (others may still allocate it)."""
         return {
-            r.device_id: (c, r.request) for c in self.claims for r in c.results if c.allocated and not r.admin_access
+            r.device_id: (c, r.request)
+            for c in self.claims
+            for r in c.results
+            if c.allocated and not r.admin_access
         }
 
 

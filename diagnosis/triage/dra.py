@@ -90,6 +90,16 @@ def claim_problem(
     """The first of the pod's claims that holds it, in `spec.resourceClaims` order; None when each is
     there, usable by the pod and, if allocated, allocated where the pod may go."""
     ns, pod_name = namespace(pod), name(pod)
+    if not dra.served:
+        return ClaimProblem(
+            "",
+            "The pod names ResourceClaims, but the cluster serves no resource.k8s.io/v1 API: Dynamic "
+            "Resource Allocation is off there (or only a beta version is enabled)",
+            (
+                "the API server answered 404 for resource.k8s.io/v1 "
+                "(kubectl api-versions | grep resource.k8s.io lists what it serves)",
+            ),
+        )
     for item in resolve(pod, dra):
         entry, found = item.entry, item.claim
         if entry.template and entry.generated == "":
@@ -127,8 +137,10 @@ def claim_problem(
             return ClaimProblem(
                 claim_name,
                 f"ResourceClaim {found} was made for {kind_.lower()} {owner}, not for this pod",
-                (f"scheduler: ResourceClaim {found} was not created for pod {ns}/{pod_name} "
-                 "(pod is not owner)",),
+                (
+                    f"scheduler: ResourceClaim {found} was not created for pod {ns}/{pod_name} "
+                    "(pod is not owner)",
+                ),
             )
         users = [n for n, u in found.reserved_for if n != pod_name and not (u and u == uid(pod))]
         if len(users) >= RESERVED_FOR_MAX:

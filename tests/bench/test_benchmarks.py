@@ -211,6 +211,9 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     assert lines[0].startswith("| Benchmark")
     benchmarks = {line.split("|")[1].strip() for line in lines[1:]}
     assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why"}
+    dra = [line for line in lines if "GPUs by DRA" in line and "kubewhy + cache, unpinned pod" in line]
+    assert len(dra) == 1
+    assert "| exhausted, 2 calls" in dra[0]
     assert done.stdout.count("| Benchmark") == 1
     assert "- CPUs (nproc):" in done.stdout
     assert "python -m bench --quick" in out.read_text()

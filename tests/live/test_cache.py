@@ -402,3 +402,11 @@ async def test_the_cache_watches_what_it_listed() -> None:
     }
     watches = [r.query for r in sim.requests if r.verb == "watch"]
     assert all(q["allowWatchBookmarks"] == "true" and q["timeoutSeconds"] == "300" for q in watches)
+
+
+async def test_a_dra_pod_on_a_cluster_without_dra_is_told_so() -> None:
+    with serve(DRA_LAB, without=("resource.k8s.io",)) as sim:
+        async with live_reader(sim) as reader:
+            found = classify(await reader.triage_view("dra-lab", "case-dra-exhaust"))
+    assert found.verdict is PodVerdict.CLAIM
+    assert "serves no resource.k8s.io/v1 API" in found.summary
