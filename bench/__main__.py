@@ -24,8 +24,9 @@ from pathlib import Path
 from bench import burst, classifier, jobset, triage
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row, table
-from bench.triage import KUBECTL, Caps, Measured
+from bench.triage import Caps, Measured
 from cluster.live import LiveReader
+from devtools.botenv import KUBECTL
 from devtools.cluster import generate
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"

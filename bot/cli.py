@@ -6,8 +6,8 @@
     kubewhy ask "/triage NS POD"        [--snapshot PATH]
     kubewhy serve
 
-The exit status and the output formats are a contract that scripts rely on (DESIGN.md): 0 a verdict
-was given (on stdout, nothing else there); 1 the pod/JobSet does not exist (why, on stderr); 2 usage
+The exit status and the output formats are a contract that scripts rely on (README, *The CLI*): 0 a
+verdict was given (on stdout, nothing else there); 1 the pod/JobSet does not exist (why, on stderr); 2 usage
 error; 3 the cluster or snapshot could not be read (one line on stderr: what failed, how to fix it);
 130 interrupted. Never a traceback for any of these.
 """

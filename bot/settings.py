@@ -34,7 +34,7 @@ class SettingsError(Exception):
 
 
 class Settings(BaseSettings):
-    """The environment of `kubewhy serve` (DESIGN.md, Slack)."""
+    """The environment of `kubewhy serve` (README, *Environment*)."""
 
     model_config = SettingsConfigDict(case_sensitive=False, env_ignore_empty=True, extra="ignore")
 

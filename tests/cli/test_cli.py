@@ -1,5 +1,5 @@
 """The `kubewhy` console script, run for real: its exit statuses and what it writes where are a contract
-(DESIGN.md) that scripts and `make demo` rely on.
+(README, *The CLI*) that scripts and `make demo` rely on.
 
 `data/gpu-cluster.json` is a cluster as `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A
 -o json` prints it: an A100 node tainted `nvidia.com/gpu=present:NoSchedule` whose 8 GPUs a JobSet's

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from devtools.apisim import serve
+from devtools.botenv import free_port
 from devtools.slack import DevSlack
 from tests import corpus
 from tests.slack.support import (
@@ -19,7 +20,6 @@ from tests.slack.support import (
     WATCH_SECONDS,
     Bot,
     World,
-    free_port,
     kubeconfig_for,
     new_channel,
     running_bot,

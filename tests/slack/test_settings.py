@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from bot.settings import Config, SettingsError, load_config
+from devtools.botenv import KUBEWHY, bot_env, free_port
 from devtools.slack import DevSlack
-from tests.slack.support import KUBEWHY, TOKEN, bot_env, free_port
+from tests.slack.support import TOKEN
 
 
 def serve_fails(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
