@@ -23,7 +23,7 @@ has the same tables:
 | no-request | `triage.classify.no_request` |
 | ok | `triage.classify.ok` |
 | gated | `triage.classify.gated` |
-| claim | `triage.classify.claim` (its checks: `triage.dra.claim_problem`) |
+| claim | `triage.classify.claim` |
 | label-mismatch | `triage.classify.label_mismatch` (funnel step) |
 | taint | `triage.classify.taint` (funnel step) |
 | no-gpu-node | `triage.classify.no_gpu_node` (funnel step) |

@@ -29,7 +29,9 @@ TINY = {"nodes": 40, "pods_per_node": 10, "slices": 2, "hosts_per_slice": 4}
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    with simulated(**TINY) as cluster:
+    with simulated(
+        TINY["nodes"], TINY["pods_per_node"], slices=TINY["slices"], hosts_per_slice=TINY["hosts_per_slice"]
+    ) as cluster:
         yield cluster
 
 

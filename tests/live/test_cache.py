@@ -385,10 +385,12 @@ async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
     turns exhausted into schedulable without a LIST of claims or slices."""
     with serve(DRA_LAB) as sim:
         async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
             await watches_open(sim)
             assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.EXHAUSTED
             sim.store.delete("ResourceClaim", "dra-lab", "llm-finetune-gpus", "resource.k8s.io/v1")
-            await settled(lambda: ("dra-lab", "llm-finetune-gpus") not in reader.cache.dra().claim_index)
+            await settled(lambda: ("dra-lab", "llm-finetune-gpus") not in cache.dra().claim_index)
             start = len(sim.requests)
             assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.SCHEDULABLE
     read = [r.path for r in sim.requests[start:]]
