@@ -108,10 +108,11 @@ class _Strict(BaseModel):
 
 
 class CacheConfig(_Strict):
-    """A watch-backed cache of the cluster's nodes and bound pods (`cluster.cache`), for large clusters:
-    `/triage` then reads only the pod and its events from the API."""
+    """A watch-backed cache of the cluster's nodes and bound pods (`cluster.cache`): `/triage` then
+    reads only the pod and its events from the API. On by default for every live cluster of `kubewhy
+    serve`; `enabled: false` opts a cluster out (it is then read directly, as the CLI always does)."""
 
-    enabled: bool = False
+    enabled: bool = True
     max_objects: int = Field(default=300_000, gt=0)
     """Nodes plus bound pods; past it the cache stops and kubewhy reads the cluster directly."""
 
@@ -136,7 +137,7 @@ class ClusterConfig(_Strict):
             raise ValueError("a snapshot cluster takes no kubeconfig, context or in_cluster")
         if self.in_cluster and (self.kubeconfig or self.context):
             raise ValueError("an in_cluster cluster takes no kubeconfig or context")
-        if self.snapshot is not None and self.cache.enabled:
+        if self.snapshot is not None and self.cache.enabled and "enabled" in self.cache.model_fields_set:
             raise ValueError("a snapshot cluster takes no cache (a snapshot is read from memory already)")
         return self
 

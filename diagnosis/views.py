@@ -33,6 +33,9 @@ class TriageView:
     dra: Dra = NO_DRA
     """Dynamic Resource Allocation objects, read when the pod names ResourceClaims: its claims and every
     allocated claim, the DeviceClasses, the ResourceSlices, its namespace's claim templates."""
+    notes: tuple[str, ...] = ()
+    """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
+    of it syncs): shown after the evidence; the diagnosis never reads it."""
 
 
 @dataclass(frozen=True)
@@ -56,3 +59,5 @@ class JobSetView:
     now: datetime
     dra: Dra = NO_DRA
     """As TriageView.dra, when a pending pod names ResourceClaims."""
+    notes: tuple[str, ...] = ()
+    """As TriageView.notes."""

@@ -136,7 +136,9 @@ async def test_the_burst_goes_through_kubewhy_serve_and_every_command_is_answere
     assert answers.runs == "4"
     assert "4/4 answered" in answers.result
     assert int(probes.runs) > 0
-    assert acks.case.startswith("kubewhy serve + cache," if cached else "kubewhy serve,")
+    assert acks.case.startswith(
+        "kubewhy serve (cache on: the default)," if cached else "kubewhy serve, cache off,"
+    )
     # The bot's own lag samples cover the burst (one every 25 ms while it answered), read from /metrics.
     assert lag.case.endswith("event-loop lag inside, every 25 ms")
     assert int(lag.runs) > 0
@@ -212,7 +214,12 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
     assert lines[0].startswith("| Benchmark")
     benchmarks = {line.split("|")[1].strip() for line in lines[1:]}
-    assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why"}
+    assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI"}
+    cases = {line.split("|")[3].strip(): line for line in lines[1:]}
+    assert "exhausted; 4 calls a run" in cases["kubewhy triage through a kubeconfig, process start to exit"]
+    bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
+    assert "requests" in bare
+    assert "kubewhy's whole /triage takes" in bare
     dra = [line for line in lines if "GPUs by DRA" in line and "kubewhy + cache, unpinned pod" in line]
     assert len(dra) == 1
     assert "| exhausted, 2 calls" in dra[0]
