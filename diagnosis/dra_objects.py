@@ -151,16 +151,19 @@ class Result:
         return f"{self.driver}/{self.pool}/{self.device}"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Claim:
+    """A ResourceClaim. Hashed by the fields that hold no mapping (equal claims hash alike), so that
+    claims can key the evidence's groupings."""
+
     namespace: str
     name: str
     uid: str
     deleting: bool
-    spec: ClaimSpec
+    spec: ClaimSpec = field(hash=False)
     allocated: bool
     results: tuple[Result, ...]
-    node_selector: Mapping[str, Any] | None
+    node_selector: Mapping[str, Any] | None = field(hash=False)
     """`status.allocation.nodeSelector`: where the pod may run; None: any node."""
     reserved_for: tuple[tuple[str, str], ...]
     """The consuming pods: (name, uid)."""
@@ -286,17 +289,17 @@ class DeviceTaint:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Device:
-    """One device of a slice. Compared by identity: a cluster has thousands, each parsed once, and
-    what is worked out about one (its selectors' results) is remembered by it."""
+    """One device of a slice, hashed by its identity and taints (its mappings are compared, not
+    hashed)."""
 
     driver: str
     pool: str
     name: str
-    attributes: Mapping[str, Mapping[str, AttributeValue]]
+    attributes: Mapping[str, Mapping[str, AttributeValue]] = field(hash=False)
     """Domain → attribute name → value; a name written without a domain is the driver's."""
-    capacity: Mapping[str, Mapping[str, Decimal]]
+    capacity: Mapping[str, Mapping[str, Decimal]] = field(hash=False)
     taints: tuple[DeviceTaint, ...]
 
     @cached_property
@@ -317,7 +320,7 @@ class Slice:
     generation: int
     slice_count: int
     node_name: str
-    node_selector: Mapping[str, Any] | None
+    node_selector: Mapping[str, Any] | None = field(hash=False)
     all_nodes: bool
     devices: tuple[Device, ...]
 
@@ -408,7 +411,7 @@ def pools(slices: Iterable[Slice]) -> tuple[Pool, ...]:
 # --- everything a diagnosis reads -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Inventory:
     """The cluster's devices: its DeviceClasses and ResourceSlices. They change far less often than
     claims (every pod start writes one), so a reader keeps one Inventory while they are unchanged, and
@@ -416,7 +419,7 @@ class Inventory:
 
     classes: tuple[DeviceClass, ...] = ()
     slices: tuple[Slice, ...] = ()
-    memo: dict[object, object] = field(default_factory=dict, repr=False)
+    memo: dict[object, object] = field(default_factory=dict, repr=False, compare=False, hash=False)
     """Results of pure functions of these devices, by their arguments (`diagnosis.triage.dra`)."""
 
     @cached_property

@@ -28,6 +28,8 @@ from tests.corpus import ROOT, cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
 
 DRA_LAB = ROOT / "examples" / "gpu-dra.json"
+NO_DRA_OBJECTS = {"deviceclasses": 0, "resourceclaims": 0, "resourceslices": 0}
+"""The lab cluster's API serves resource.k8s.io, with no object in it."""
 
 PINNED = ("ml-train", "llama-ft-0-x7k2p")
 """Asks 2 GPUs of the A100 pool, whose two nodes hold 2 and 1 of their 2: exhausted."""
@@ -296,7 +298,7 @@ async def test_while_the_cache_syncs_the_reader_reads_directly_and_says_so() -> 
             assert await read_directly(reader, PINNED) is None
             assert not reads_of_nodes_or_bound_pods(sim.requests[start:])
             # What /metrics reports of it: the objects held, their memory, how long since it last heard.
-            assert cache.held == {"nodes": 5, "pods": 3}
+            assert cache.held == {"nodes": 5, "pods": 3, **NO_DRA_OBJECTS}
             assert 5 * 200 < cache.estimated_bytes() < 5 * 20_000
             age = cache.age()
             assert age is not None
@@ -343,7 +345,7 @@ async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_dir
             )
             assert reader.cache.state.endswith(" > 6); reading the cluster directly")
             assert reader.cache.nodes() == ()
-            assert reader.cache.held == {"nodes": 0, "pods": 0}
+            assert reader.cache.held == {"nodes": 0, "pods": 0, **NO_DRA_OBJECTS}
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             assert reads_of_nodes_or_bound_pods(sim.requests[start:])

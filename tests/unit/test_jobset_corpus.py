@@ -22,6 +22,7 @@ from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, kind, labels, name, namespace
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
+from diagnosis.dra_objects import Dra
 from diagnosis.views import JobSetView
 from tests.corpus import Case, cases
 
@@ -54,6 +55,7 @@ def view_of(items: tuple[Object, ...], ns: str, jobset_name: str, now: datetime 
         bound_pods=tuple(o for o in items if kind(o) == "Pod" and holds_node(o)),
         workloads=tuple(o for o in items if kind(o) == "Workload" and owned_by(o, jobset)),
         now=now,
+        dra=Dra.of(items),
     )
 
 
