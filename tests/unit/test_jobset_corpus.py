@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from diagnosis import events
+from diagnosis.dra_objects import Dra
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, kind, labels, name, namespace
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
-from diagnosis.dra_objects import Dra
 from diagnosis.views import JobSetView
 from tests.corpus import Case, cases
 
