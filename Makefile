@@ -49,6 +49,9 @@ demo: install
 	@echo
 	@echo '== A DRA pod in Slack: kubewhy ask "/triage dra-lab case-dra-exhaust"'
 	@$(BIN)/kubewhy ask "/triage dra-lab case-dra-exhaust"
+	@echo
+	@echo '== The sentinel (in-process, thresholds of seconds): an incident posted, followed and resolved in place'
+	@$(BIN)/python -m devtools.sentinel_demo
 
 bench: install
 	$(BIN)/python -m bench

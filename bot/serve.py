@@ -21,7 +21,7 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 
-from bot import looplag
+from bot import looplag, sentinel
 from bot.app import assemble, build_app, build_client
 from bot.clusters import Clusters
 from bot.listeners import Deps
@@ -74,9 +74,15 @@ async def _serve(settings: Settings, config: Config) -> int:
             return _fail(str(error), EXIT_UNREACHABLE)
         clusters.start()
         deps = assemble(config, clusters, client)
+        deps.sentinel.bot_id = identity.get("bot_id")
         try:
-            async with looplag.watching(deps.metrics.loop_lagged):
+            async with (
+                looplag.watching(deps.metrics.loop_lagged),
+                sentinel.running(config, clusters, deps.sentinel, deps.metrics),
+            ):
                 await _until_stopped(settings, deps)
+        except SettingsError as error:
+            return _fail(str(error), EXIT_CONFIG)
         finally:
             await clusters.aclose()
     return EXIT_OK

@@ -31,6 +31,7 @@ from kubernetes.client.configuration import Configuration
 from kubernetes.config import ConfigException, load_incluster_config, new_client_from_config
 
 from cluster.errors import ClusterError, Missing, NotFound
+from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
 from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, pod_claims, resource_slice
@@ -173,6 +174,13 @@ class LiveReader:
             await self.cache.aclose()
         await self._api.close()
 
+    def elector(self, options: LeaseOptions, identity: str, observer: Observer | None = None) -> Elector:
+        """A leader elector on a Lease in this cluster (`cluster.lease`), over a connection of its own:
+        a renewal must not wait behind a burst of reads."""
+        timeout = min(self._api.timeout, options.renew_deadline)  # a renewal is late past the deadline
+        api = Transport(ApiClient(self._api.api_client.configuration), timeout)
+        return Elector(api, options, identity, observer)
+
     async def ping(self) -> None:
         await self._api.get(Target("get", "/version"))
 
@@ -265,6 +273,23 @@ class LiveReader:
         every = await self._api.items(target, fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}")
         keep = set(wanted)
         return tuple(p for p in every if node_name(p) in keep)
+
+    # — the sentinel —
+
+    async def jobset_restarts(self, namespaces: Sequence[str] | None) -> dict[tuple[str, str], int]:
+        """`status.restarts` of every JobSet in these namespaces (None: all), by (namespace, name);
+        empty where JobSet is not installed."""
+        group, version = _JOBSET
+        scopes: Sequence[str | None] = [None] if namespaces is None else namespaces
+        try:
+            found = await asyncio.gather(
+                *(self._api.items(Target("list", "jobsets", ns, group, version=version)) for ns in scopes)
+            )
+        except NotFound:
+            return {}
+        return {
+            (namespace(j), name(j)): int(status(j).get("restarts") or 0) for j in chain.from_iterable(found)
+        }
 
     # — /jobset why —
 
