@@ -10,6 +10,7 @@ the others. The scheduler's own message is quoted beside it, never used to decid
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, PodVerdict
@@ -106,11 +107,12 @@ def reaches_funnel(pod: Object) -> bool:
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     nodes = candidates(view.nodes)
     devices = _devices(view)
-    filtered = _filtered(Ask(view.pod, requests, devices=devices), nodes)
+    first = Ask(view.pod, requests, devices=devices)
+    filtered = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
     held = holders(view.pod, view.bound_pods, map(name, reached)) if requests else {}
-    ask = Ask(view.pod, requests, held, devices)
+    ask = replace(first, holders=held)
     funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
@@ -280,7 +282,7 @@ def no_gpu_node(ask: Ask, node: Object) -> str | None:
 def _unreported(ask: Ask, node: Object) -> list[str]:
     missing = []
     for resource in ask.requests:
-        have = offer(node, resource)
+        have = ask.offer(node, resource)
         if not have.reported:
             missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
     return missing
@@ -294,7 +296,7 @@ def allocatable_zero(ask: Ask, node: Object) -> str | None:
 
 
 def _zero(ask: Ask, node: Object) -> list[str]:
-    offers = {resource: offer(node, resource) for resource in ask.requests}
+    offers = {resource: ask.offer(node, resource) for resource in ask.requests}
     return [
         f"{resource} capacity {have.capacity}, allocatable 0"
         for resource, have in offers.items()
@@ -312,7 +314,7 @@ def exhausted(ask: Ask, node: Object) -> str | None:
 def _short(ask: Ask, node: Object) -> list[str]:
     short = []
     for resource, wanted in ask.requests.items():
-        allocatable, used = offer(node, resource).allocatable, ask.used(name(node), resource)
+        allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
         if allocatable - used < wanted:
             short.append(
                 f"{resource} allocatable {allocatable}, used {used}, "
@@ -430,8 +432,8 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
     ranked = _by_headroom(ask, nodes)
     best = ranked[0]
     resource, wanted = _tightest(ask, best)
-    largest = max(offer(n, resource).allocatable for n in nodes)
-    free = max(offer(best, resource).allocatable - ask.used(name(best), resource), 0)
+    largest = max(ask.offer(n, resource).allocatable for n in nodes)
+    free = max(ask.offer(best, resource).allocatable - ask.used(name(best), resource), 0)
     if largest < wanted:
         summary = (
             f"The pod asks {wanted} {resource} but no node left has more than {largest} allocatable: "
@@ -488,7 +490,7 @@ def schedulable(funnel: Funnel) -> Advice:
     best = _by_headroom(ask, kept)[0]
     if ask.requests:
         resource, _ = _tightest(ask, best)
-        free = offer(best, resource).allocatable - ask.used(name(best), resource)
+        free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
         room = f"{name(best)} has {free} {resource} free"
     else:
         room = f"{name(best)} has devices for every claim"
@@ -547,7 +549,7 @@ def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:
 
 def _spare(ask: Ask, node: Object, resource: str) -> int:
     """Free minus asked: negative when the resource is short on the node."""
-    return offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
+    return ask.offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
 
 
 def _headroom(ask: Ask, node: Object) -> int:
