@@ -549,7 +549,8 @@ class ClusterCache:
             if task is not current:
                 task.cancel()
         for reflector in self._reflectors:
-            reflector.listed = False
+            # A LIST in progress ends at its next await; what it read is dropped now, not then.
+            reflector.listed, reflector.listing = False, 0
             reflector.replace({})
             if reflector.response is not None:
                 with suppress(ValueError, RuntimeError, OSError):
