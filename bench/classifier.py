@@ -7,7 +7,7 @@ import tracemalloc
 from functools import partial
 
 from bench.timing import Row, repeat
-from cluster.cache import compact_node, compact_pod, holds_devices
+from cluster.cache import compact_node, compact_pod, kept
 from devtools.cluster import NOW, Cluster
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
@@ -23,7 +23,7 @@ def view_of(
     nodeSelector when `prefiltered`), the live pods bound to the nodes that reach the free-slot
     check, and the events about it. `devices_only`: the nodes and bound pods as the watch-backed
     cache serves them: compacted to what the diagnosis reads, and only the pods holding an extended
-    resource."""
+    resource, repelling with a required anti-affinity or using a PVC."""
     (pod,) = [p for p in cluster.pods if (p["metadata"]["namespace"], p["metadata"]["name"]) == target]
     selector = pod["spec"].get("nodeSelector", {}) if prefiltered else {}
     nodes = tuple(
@@ -33,7 +33,7 @@ def view_of(
     )
     wanted = set(usage_candidates(pod, nodes))
     on_wanted = (p for p in cluster.pods if holds_node(p) and node_name(p) in wanted)
-    bound = tuple(filter(holds_devices, map(compact_pod, on_wanted)) if devices_only else on_wanted)
+    bound = tuple(filter(kept, map(compact_pod, on_wanted)) if devices_only else on_wanted)
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
     return TriageView(pod, nodes, bound, events, NOW, prefiltered)
 

@@ -48,7 +48,16 @@ def triage(family: Family, pod: Object) -> Diagnosis:
     """The GPU classifier's answer on one of the JobSet's pods."""
     view = family.view
     return gpu.classify(
-        TriageView(pod, view.nodes, view.bound_pods, family.events_about(pod), view.now, dra=view.dra)
+        TriageView(
+            pod,
+            view.nodes,
+            view.bound_pods,
+            family.events_about(pod),
+            view.now,
+            peers=view.peers,
+            storage=view.storage,
+            dra=view.dra,
+        )
     )
 
 

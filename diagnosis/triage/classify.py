@@ -16,8 +16,8 @@ from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
+from diagnosis.triage import affinity, dra_advice, spread, volumes
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage import dra_advice
 from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
@@ -59,7 +59,7 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "reaches_funnel", "usage_candidates"]
+__all__ = ["FUNNEL", "classify", "effective_requests", "funnel_of", "reaches_funnel", "usage_candidates"]
 
 _KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -104,16 +104,25 @@ def reaches_funnel(pod: Object) -> bool:
     return (bool(effective_requests(pod)) or asks_claims(pod)) and not node_name(pod) and not _gates(pod)
 
 
-def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    nodes = candidates(view.nodes)
-    devices = _devices(view)
-    first = Ask(view.pod, requests, devices=devices)
+def funnel_of(view: TriageView) -> Funnel:
+    """The funnel run over the view's candidate nodes: what each step kept and dropped."""
+    return _funnel(view, effective_requests(view.pod), candidates(view.nodes))
+
+
+def _funnel(view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...]) -> Funnel:
+    first = Ask(view.pod, requests, devices=_devices(view))
     filtered = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    held = holders(view.pod, view.bound_pods, map(name, reached)) if requests else {}
-    ask = replace(first, holders=held)
-    funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
+    reached_names = frozenset(map(name, reached))
+    held = holders(view.pod, view.bound_pods, reached_names) if requests else {}
+    ask = replace(first, holders=held, view=view, reached=reached_names)
+    return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
+
+
+def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+    nodes = candidates(view.nodes)
+    funnel = _funnel(view, requests, nodes)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -122,6 +131,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         verdict, advice = PodVerdict.SCHEDULABLE, schedulable(funnel)
     else:
         verdict, advice = funnel.last.step.verdict, funnel.last.step.advise(funnel)
+    devices = funnel.ask.devices
     shown = {**requests, **dra_advice.asked(devices)}
     evidence = (
         *_request_lines(view.pod, requests, devices),
@@ -137,7 +147,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, which alone needs the bound pods (of the nodes this
     leaves): it runs once per classification, and its last stage keeps the usage candidates."""
-    return run(FUNNEL[:-1], ask, nodes)
+    return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
@@ -479,10 +489,18 @@ FUNNEL: tuple[Step, ...] = (
     Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
          _allocatable_advice),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
+    Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
+    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
+    Step(PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", affinity.pod_affinity,
+         affinity.advise),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
-The free-slot step is last: it alone reads the pods bound to the nodes (`usage_candidates`)."""
+From the free-slot step on, the steps read the pods bound to the nodes (`usage_candidates`), and the
+view's peers and storage."""
+
+_FREE_SLOT = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdict.EXHAUSTED)
+"""The steps before it decide which nodes' bound pods a reader fetches."""
 
 
 def schedulable(funnel: Funnel) -> Advice:
@@ -503,9 +521,8 @@ def schedulable(funnel: Funnel) -> Advice:
     evidence = (
         f"nodes that pass every check: {names(kept)}",
         *dra_advice.schedulable_lines(ask.devices, kept),
-        "not checked by kubewhy: cpu, memory, pods per node, host ports, volumes, pod (anti-)affinity, "
-        "topology spread, and pods of higher priority nominated to these nodes; the scheduler's "
-        "message names whichever of these holds the pod",
+        "not checked by kubewhy: cpu, memory, pods per node, host ports, and pods of higher priority "
+        "nominated to these nodes; the scheduler's message names whichever of these holds the pod",
     )
     return Advice(summary, evidence, collect(kubectl.node_details(name(best))))
 

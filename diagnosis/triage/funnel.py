@@ -31,6 +31,12 @@ class Ask:
     """Extended resource → the pod's effective request."""
     holders: Mapping[str, tuple[Holder, ...]] = field(default_factory=dict)
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
+    view: TriageView | None = None
+    """The whole view, for the steps that look beyond the node: volumes, spread, pod affinity."""
+    reached: frozenset[str] = frozenset()
+    """The nodes that reached the free-slot step: those whose bound pods the view holds."""
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    """What a step works out once for all nodes (its counts per domain, the pod's claims)."""
     devices: Devices | None = None
     """The pod's ResourceClaims against the cluster's devices; None when it names none (or when only
     the nodes reaching the free-slot step are wanted: DRA never narrows which bound pods count)."""

@@ -130,7 +130,7 @@ def test_buttons_are_authorized_too(bot: Bot) -> None:
 
 
 def test_ready_when_slack_and_every_cluster_answer_and_their_caches_have_synced(bot: Bot) -> None:
-    synced = {"state": "ready", "detail": "synced: 3 nodes, 1 bound pods holding extended resources"}
+    synced = {"state": "ready", "detail": "synced: 3 nodes, 1 bound pods the diagnosis reads"}
     assert ready(bot).json() == {
         "slack": "ok",
         "clusters": {"lab": "ok", "other": "ok"},
