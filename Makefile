@@ -29,6 +29,11 @@ demo: install
 	  printf '  %-16s ' $$pod; $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json --format word; \
 	done
 	@echo
+	@echo "== The first screen of each, with its fix (checked: the funnel, run again on the changed objects)"
+	@for pod in case-ok case-nogpunode case-alloc0 case-taint case-label case-exhaust; do \
+	  $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
+	done
+	@echo
 	@echo "== The DRA lab (GPUs as ResourceClaims and ResourceSlices): kubewhy triage dra-lab POD --snapshot examples/gpu-dra.json --format word"
 	@for pod in case-dra-ok case-dra-norequest case-dra-claim case-dra-nogpunode case-dra-tainted case-dra-exhaust case-dra-mig; do \
 	  printf '  %-20s ' $$pod; $(BIN)/kubewhy triage dra-lab $$pod --snapshot examples/gpu-dra.json --format word; \
