@@ -34,6 +34,9 @@ RECHECK = "Re-check"
 WATCH = "Watch"
 DETAILS = "Details"
 EVIDENCE = "*Evidence*"
+FIXES = "*Fixes*, best first (each checked: the pod would then pass every check on the nodes named)"
+HELD_BY = "*Who holds the devices*"
+COMPETING = "*Other pending pods after the same nodes*"
 NEXT_COMMANDS = "*Next commands*"
 CHANGES_CLUSTER = ":warning: *changes the cluster*"
 EXPLAINED_OFFLINE = "explained offline from the pasted message; nothing was read from a cluster"
@@ -52,7 +55,18 @@ _EMOJI = {
 }
 
 
-def emoji(verdict: str) -> str:
+_STATE_EMOJI = {
+    "running": ":white_check_mark:",
+    "succeeded": ":white_check_mark:",
+    "starting": ":large_yellow_circle:",
+    "failed": ":red_circle:",
+}
+"""A placed pod (`ok`) is ✅ only once it runs and is Ready (or has succeeded)."""
+
+
+def emoji(verdict: str, state: str | None = None) -> str:
+    if verdict == "ok" and state is not None:
+        return _STATE_EMOJI.get(state, ":large_yellow_circle:")
     return _EMOJI.get(verdict, ":red_circle:")
 
 
@@ -68,8 +82,32 @@ def explaining() -> str:
     return "Explaining the pasted message…"
 
 
-def header(verdict: str, kind: str, target: str) -> str:
-    return " ".join(filter(None, (emoji(verdict), f"{verdict}:", kind, target)))
+def header(verdict: str, kind: str, target: str, state: str | None = None) -> str:
+    """`:large_yellow_circle: ok: pod ml/x`: a placed pod's emoji says whether it runs (`state`)."""
+    return " ".join(filter(None, (emoji(verdict, state), f"{verdict}:", kind, target)))
+
+
+def pod_patch(summary: str) -> str:
+    return f"_Merge patch for: {summary}_"
+
+
+def direct_message() -> str:
+    return (
+        "In a direct message the answer comes to you alone, without a thread: re-check with the button."
+        " For a thread that others see, with watches and `@kubewhy` follow-ups, ask in a channel"
+        " (`/invite @kubewhy` there first)."
+    )
+
+
+def not_in_channel() -> str:
+    return (
+        ":wave: I can't post in this conversation, so here is the answer for you alone."
+        " To share answers, threads and watches here, invite me: `/invite @kubewhy`."
+    )
+
+
+def pending_for(waited: str) -> str:
+    return f"waiting *{waited}*"
 
 
 def kind_name(kind: str) -> str:
@@ -162,6 +200,10 @@ def watch_shutdown(target: str) -> str:
     )
 
 
+def watch_stopping() -> str:
+    return "Stopping the watch at its next re-check…"
+
+
 def no_watch() -> str:
     return "Nothing is being watched in this thread."
 
@@ -207,6 +249,11 @@ def unknown_cluster(cluster: str, known: Iterable[str]) -> str:
     return f"There is no cluster named `{cluster}`. Known clusters: {names}."
 
 
+def cluster_not_allowed(cluster: str, allowed: Iterable[str]) -> str:
+    names = ", ".join(f"`{c}`" for c in allowed)
+    return f"This channel may not ask cluster `{cluster}`. It may ask: {names}."
+
+
 def unexpected(request_id: str) -> str:
     return (
         f":warning: Sorry, something went wrong on kubewhy's side (request `{request_id}`)."
@@ -216,3 +263,74 @@ def unexpected(request_id: str) -> str:
 
 def detail_fallback(target: str) -> str:
     return f"Evidence and next commands for {target}"
+
+
+# ---- the sentinel (bot/sentinel.py)
+
+SILENCE = "Silence…"
+SILENCE_CHOICES = (
+    ("workload", 60, "This workload for 1 hour"),
+    ("workload", 240, "This workload for 4 hours"),
+    ("workload", 1440, "This workload for 24 hours"),
+    ("namespace", 60, "Its namespace for 1 hour"),
+    ("namespace", 240, "Its namespace for 4 hours"),
+    ("namespace", 1440, "Its namespace for 24 hours"),
+)
+
+
+def minutes(seconds: float) -> str:
+    """A duration as people say it: `45 s`, `12 min`, `3 h 05 min`."""
+    if seconds < 60:
+        return f"{max(0, round(seconds))} s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    hours, rest = divmod(round(seconds / 60), 60)
+    return f"{hours} h {rest:02d} min"
+
+
+def incident_waiting(pods: int, waited: str) -> str:
+    return f"*{pods} pod{'s' if pods != 1 else ''}* waiting for a node for {waited}."
+
+
+def incident_restarting(restarts: int, window: float) -> str:
+    return f"*Restarted {restarts} time{'s' if restarts != 1 else ''}* within {window:g} min."
+
+
+def first_fix(summary: str) -> str:
+    return f"*First fix:* {summary}"
+
+
+def incident_facts(cluster: str, since: str) -> str:
+    return f"cluster *{cluster}* · stuck since {since} UTC · posted by kubewhy's sentinel"
+
+
+def resolved_header(kind: str, what: str) -> str:
+    return f":white_check_mark: resolved: {kind} {what}"
+
+
+def resolved(waited: str, verdict: str) -> str:
+    return f"No pod waits any more: resolved {waited} after it began (it was *{verdict}*)."
+
+
+def resolved_restarts(window: float, verdict: str) -> str:
+    return f"No restart within {window:g} min: resolved (it was *{verdict}*)."
+
+
+def resolved_line(waited: str) -> str:
+    return f":white_check_mark: Resolved, {waited} after it began."
+
+
+def verdict_changed(before: str, after: str, summary: str) -> str:
+    return f"The verdict changed: *{before}* → *{after}*. {summary}"
+
+
+def silenced(scope: str, user: str, until: str) -> str:
+    return f":no_bell: {scope.capitalize()} silenced by <@{user}> until {until} UTC."
+
+
+def held(count: int, limit: int) -> str:
+    return (
+        f":hourglass: {count} more stuck workload{'s' if count != 1 else ''} not posted: this channel's"
+        f" sentinel posts at most {limit} per hour (`channels.ID.sentinel.max_posts_per_hour`)."
+        " Ask with /triage or /jobset why."
+    )

@@ -10,12 +10,15 @@ a bookmark); a 410 Gone means changes were missed, so the resource is listed aga
 retried with backoff. Pods are those bound to a node and not terminal (`BOUND_PODS`): a pod that
 finishes or is deleted leaves the watch's selection and arrives as DELETED.
 
-Only the bound pods that hold an extended resource are kept (`holds_devices`): the diagnosis counts
-nothing else against a node (`diagnosis.triage.resources.holders`), and a pod's extended resources cannot
-change after it is created. On 5,000 nodes and 470,000 bound pods that is a few thousand pods instead
-of every one. Of what is kept, only what the diagnosis reads is kept (`compact_node`, `compact_pod`),
-and at most `max_objects` objects: past that the cache stops, frees what it holds and says why in `state`; the
-reader then reads the cluster directly, as without a cache.
+Only the bound pods that hold an extended resource, have a required pod anti-affinity or use a PVC
+are kept (`kept`): the diagnosis counts nothing else against a node
+(`diagnosis.triage.resources.holders`), only those can repel a pod or fill a CSI attach limit, and
+none of that can change after a pod is created. On 5,000 nodes and 470,000 bound pods that is a few
+thousand pods instead of every one. The pods that a pod's affinity or spread constraints select by
+label are not taken from the cache: the live reader asks the API server for them with the label
+selector. Of what is kept, only what the diagnosis reads is kept (`compact_node`, `compact_pod`),
+and at most `max_objects` objects: past that the cache stops, frees what it holds and says why in
+`state`; the reader then reads the cluster directly, as without a cache.
 
 Threads: LIST pages are read by the transport's worker threads. A watch's response is read line by
 line in the cache's own threads (one per watch; the official client's `Watch` would turn every event
@@ -35,22 +38,30 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import urllib3
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client.api_client import ApiClient
 from kubernetes.watch.watch import iter_resp_lines
 
-from cluster.errors import ClusterError, Forbidden, Unavailable
+from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
+from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, resource_slice
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
 from diagnosis.relations import NOT_TERMINAL
+from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import effective_requests, is_extended
+from diagnosis.workloads import OWNER_LABELS
 
 log = logging.getLogger(__name__)
 
 BOUND_PODS = f"spec.nodeName!=,{NOT_TERMINAL}"
 """The pods that count against a node's allocatable (`diagnosis.relations.holds_node`)."""
+
+UNSCHEDULED_PODS = "spec.nodeName=,status.phase=Pending"
+"""The pods waiting for a node (kept with `CacheOptions.pending`, for the sentinel): a pod that is
+bound, or fails before it is, leaves the watch's selection and arrives as DELETED."""
 
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for nodes."""
@@ -68,6 +79,9 @@ class CacheOptions:
     stale_seconds: float = 30.0
     """How long the cache still answers after losing its watch, while it reconnects: the data is at
     most this old. Beyond it, the reader reads directly until the watch is back."""
+    pending: bool = False
+    """Also keep the unscheduled pods that ask for a device (`UNSCHEDULED_PODS`, `compact_pending`):
+    the sentinel reads them to find stuck workloads (`bot.sentinel`)."""
     backoff: Retry = field(default_factory=lambda: Retry(attempts=8, base=0.5, cap=30.0))
     """Waits between reconnections: the n-th failure in a row waits as this policy's n-th retry, and
     every failure from its last attempt on as the last (reconnections never end)."""
@@ -84,6 +98,10 @@ _NODE_FIELDS = {
 capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp")
+_OWNER_REF = ("kind", "name", "uid", "controller")
+
+ANTI_AFFINITY = "podAntiAffinity"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 _SHARED = frozenset({"namespace", "nodeName", "phase"})
 """Fields whose values repeat across objects: a hundred thousand pods share a few namespaces and
@@ -99,31 +117,94 @@ def compact_node(node: Object) -> dict[str, Any]:
 
 
 def compact_pod(pod: Object) -> dict[str, Any]:
-    """What `diagnosis.triage.resources.holders` reads of a bound pod: who it is, where it is bound, its
-    phase, whether it is terminating, and the extended resources its containers ask for (init containers
-    with their restart policy, which makes a sidecar). A container that asks for no extended resource
-    adds nothing to the pod's effective request and is left out: most pods keep no container."""
-    kept_spec = _pick(spec(pod), ("nodeName",))
+    """What the diagnosis reads of a bound pod: who it is, where it is bound, its phase, whether it is
+    terminating, and the extended resources its containers ask for (init containers with their
+    restart policy, which makes a sidecar) — all `diagnosis.triage.resources.holders` reads —, its
+    required pod anti-affinity (which may repel the pod asked about, `diagnosis.triage.affinity`) and
+    the PVCs of its volumes (which count against a CSI attach limit, `diagnosis.triage.volumes`), and
+    its owner and priority (holders are grouped by workload, `diagnosis.workloads`). A
+    container that asks for no extended resource adds nothing to the pod's effective request and is
+    left out: most pods keep no container."""
+    pod_spec = spec(pod)
+    kept_spec = _pick(pod_spec, ("nodeName", "priority", "priorityClassName"))
     for part in ("initContainers", "containers"):
-        asking = [kept for c in sequence(spec(pod).get(part)) if (kept := _asks(mapping(c)))]
+        asking = [kept for c in sequence(pod_spec.get(part)) if (kept := _asks(mapping(c)))]
         if asking:
             kept_spec[part] = asking
+    repels = spec_terms(pod, ANTI_AFFINITY)
+    if repels:
+        kept_spec["affinity"] = {ANTI_AFFINITY: {_REQUIRED: list(repels)}}
+    claims = [
+        _pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
+        for v in sequence(pod_spec.get("volumes"))
+        if "persistentVolumeClaim" in mapping(v) or "ephemeral" in mapping(v)
+    ]
+    if claims:
+        kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
+    kept_meta = _pick(meta(pod), _POD_META)
+    # Whose pod it is (`diagnosis.workloads.top_owner`): holders are grouped by workload.
+    owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(meta(pod).get("ownerReferences"))]
+    if owners:
+        kept_meta["ownerReferences"] = owners
+    owner_labels = _pick(mapping(meta(pod).get("labels")), OWNER_LABELS)
+    if owner_labels:
+        kept_meta["labels"] = owner_labels
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": _pick(meta(pod), _POD_META),
+        "metadata": kept_meta,
         "spec": kept_spec,
         "status": _pick(status(pod), ("phase",)),
     }
 
 
+def compact_pending(pod: Object) -> dict[str, Any]:
+    """What the sentinel reads of a pod waiting for a node: who it is and who owns it (labels and
+    ownerReferences: its workload), since when it waits (creation, the PodScheduled condition), and
+    whether it asks for a device (extended resources, ResourceClaims)."""
+    kept = compact_pod(pod)
+    kept["metadata"] |= _pick(meta(pod), ("labels", "ownerReferences", "creationTimestamp"))
+    kept["spec"] |= _pick(spec(pod), ("resourceClaims",))
+    kept["status"] |= _pick(status(pod), ("conditions",))
+    return kept
+
+
+def asks_devices(pod: Object) -> bool:
+    """Whether the (compacted) pod asks for an extended resource or names a ResourceClaim."""
+    return holds_devices(pod) or bool(spec(pod).get("resourceClaims"))
+
+
+def _namespace_of(pod: Object) -> tuple[str, ...]:
+    return (namespace(pod),)
+
+
 def holds_devices(pod: Object) -> bool:
-    """Whether the (compacted) pod holds an extended resource: the only bound pods the cache keeps."""
+    """Whether the (compacted) pod holds an extended resource."""
     return bool(effective_requests(pod))
+
+
+def kept(pod: Object) -> bool:
+    """Whether the cache keeps the (compacted) bound pod: it holds an extended resource, has a
+    required pod anti-affinity or uses a PVC — the only bound pods the diagnosis reads beyond those
+    its queries select (which are read from the API server)."""
+    return holds_devices(pod) or "affinity" in spec(pod) or "volumes" in spec(pod)
 
 
 def _everything(_: Object) -> bool:
     return True
+
+
+def _unindexed(_: Object) -> tuple[str, ...]:
+    return ()
+
+
+def compact_dra(obj: Object) -> dict[str, Any]:
+    """A DRA object without its managed fields (all the rest is read, or names what is read)."""
+    kept = dict(obj)
+    metadata = dict(meta(obj))
+    metadata.pop("managedFields", None)
+    kept["metadata"] = metadata
+    return kept
 
 
 def _asks(container: Object) -> dict[str, Any]:
@@ -153,6 +234,26 @@ def _shared(value: object) -> object:
     return sys.intern(value) if isinstance(value, str) else value
 
 
+def deep_size(roots: Iterable[object]) -> int:
+    """Bytes taken by the objects reachable from `roots` through dicts, lists and tuples, each object
+    counted once (strings shared between objects, such as interned namespaces, count once)."""
+    seen: set[int] = set()
+    stack = list(roots)
+    total = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, list | tuple):
+            stack.extend(obj)
+    return total
+
+
 def _key(obj: Object) -> Key:
     return namespace(obj), name(obj)
 
@@ -176,13 +277,18 @@ class _Overflow(Exception):
 @dataclass(frozen=True)
 class _Resource:
     plural: str
-    list_call: Callable[..., Any]
     field_selector: str | None
     compact: Callable[[Object], dict[str, Any]]
     keep: Callable[[Object], bool]
     """Whether a compacted object is kept (the others are dropped as they arrive)."""
     index: Callable[[Object], tuple[str, ...]]
     """What the objects are looked up by: pods by their node's name, nodes by their labels."""
+    parse: Callable[[Object], Any] | None = None
+    """For DRA objects: read once into the diagnosis's shape as they arrive (`parsed`)."""
+    optional: bool = False
+    """A group the cluster may not serve (`resource.k8s.io` where DRA is off): a 404 ends the
+    reflector, and the cache is synced without it."""
+    group: str = ""
 
 
 class _Reflector:
@@ -194,6 +300,12 @@ class _Reflector:
         self.items: dict[Key, dict[str, Any]] = {}
         self.indexed: dict[str, dict[Key, dict[str, Any]]] = {}
         """The objects by each of their `resource.index` values."""
+        self.parsed: dict[Key, Any] = {}
+        """`resource.parse` of each object, when the resource has one."""
+        self.absent = False
+        """The API server does not serve this (optional) resource."""
+        self.version = 0
+        """Counts the changes to `items`: what is worked out from them is worked out again."""
         self.listing = 0
         """Objects read so far by a LIST in progress (they count against the cap)."""
         self.listed = False
@@ -203,6 +315,9 @@ class _Reflector:
         self.lost_at: float | None = None
         """When the watch was lost (time.monotonic), while it is being reconnected."""
         self.response: urllib3.BaseHTTPResponse | None = None
+        self.heard_at: float | None = None
+        """When the API server last told this resource's reflector anything (time.monotonic): a LIST
+        page, a watch event or a bookmark."""
         self._failures = 0
 
     def current(self, now: float) -> bool:
@@ -225,6 +340,12 @@ class _Reflector:
             except Forbidden as err:
                 self.cache.stop(str(err))
                 return
+            except NotFound:
+                if not self.resource.optional:
+                    raise
+                self.absent, self.phase = True, "not served by the API server"
+                self.cache.changed()
+                return
             except _Overflow as err:
                 self.cache.stop(str(err))
                 return
@@ -236,20 +357,22 @@ class _Reflector:
         self.cache.changed()
         found: dict[Key, dict[str, Any]] = {}
         revision = ""
-        async for page in self.cache.api.pages(
-            Target("list", self.resource.plural),
-            self.resource.list_call,
-            field_selector=self.resource.field_selector,
-        ):
-            revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
-            for item in page_items(page):
-                obj = self.resource.compact(item)
-                if self.resource.keep(obj):
-                    found[_key(obj)] = obj
-            self.listing = len(found)
-            self.phase = f"listing ({len(found):,} so far)"
-            self.cache.check_size()
-        self.listing = 0
+        try:
+            async for page in self.cache.api.pages(
+                Target("list", self.resource.plural, group=self.resource.group),
+                fieldSelector=self.resource.field_selector,
+            ):
+                revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
+                self.heard_at = time.monotonic()
+                for item in page_items(page):
+                    obj = self.resource.compact(item)
+                    if self.resource.keep(obj):
+                        found[_key(obj)] = obj
+                self.listing = len(found)
+                self.phase = f"listing ({len(found):,} so far)"
+                self.cache.check_size()
+        finally:  # a LIST that failed or overflowed holds nothing
+            self.listing = 0
         self.revision, self.listed, self.lost_at = revision, True, None
         self.phase = "listed"
         self.replace(found)
@@ -260,13 +383,12 @@ class _Reflector:
         `watch_seconds`); events are applied as they come."""
         options = self.cache.options
         self.response = await self.cache.api.stream(
-            Target("watch", self.resource.plural),
-            self.resource.list_call,
+            Target("watch", self.resource.plural, group=self.resource.group),
             read_timeout=options.watch_seconds + self.cache.api.timeout,
-            field_selector=self.resource.field_selector,
-            resource_version=self.revision,
-            allow_watch_bookmarks=True,
-            timeout_seconds=options.watch_seconds,
+            fieldSelector=self.resource.field_selector,
+            resourceVersion=self.revision,
+            allowWatchBookmarks=True,
+            timeoutSeconds=options.watch_seconds,
         )
         self.phase, self.lost_at = "watching", None
         self.cache.changed()
@@ -304,6 +426,7 @@ class _Reflector:
 
     def _apply(self, event: dict[str, Any]) -> None:
         kind, obj = text(event.get("type")), mapping(event.get("object"))
+        self.heard_at = time.monotonic()
         if kind == "ERROR":
             said = f"HTTP {obj.get('code')}: {truncate(text(obj.get('message')))}"
             if obj.get("code") == 410:
@@ -341,20 +464,26 @@ class _Reflector:
     # — the objects —
 
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
-        self.items, self.indexed = {}, {}
+        self.items, self.indexed, self.parsed = {}, {}, {}
+        self.version += 1
         for obj in items.values():
             self._put(obj)
         self.cache.changed()
 
     def _put(self, obj: dict[str, Any]) -> None:
         key = _key(obj)
+        self.version += 1
         self._remove(key)
         self.items[key] = obj
+        if self.resource.parse is not None:
+            self.parsed[key] = self.resource.parse(obj)
         for value in self.resource.index(obj):
             self.indexed.setdefault(value, {})[key] = obj
 
     def _remove(self, key: Key) -> None:
         old = self.items.pop(key, None)
+        self.parsed.pop(key, None)
+        self.version += old is not None
         for value in self.resource.index(old) if old is not None else ():
             found = self.indexed[value]
             del found[key]
@@ -375,15 +504,35 @@ class ClusterCache:
     ) -> None:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
-        self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kubewhy-watch")
-        core = CoreV1Api(api_client)
-        self._nodes = _Reflector(
-            self, _Resource("nodes", core.list_node, None, compact_node, _everything, _labels_of)
-        )
-        pods = _Resource(
-            "pods", core.list_pod_for_all_namespaces, BOUND_PODS, compact_pod, holds_devices, _node_of
-        )
+        self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
+        pods = _Resource("pods", BOUND_PODS, compact_pod, kept, _node_of)
         self._pods = _Reflector(self, pods)
+        self._pending = _Reflector(
+            self, _Resource("pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of)
+        )
+        self._dra = {
+            plural: _Reflector(
+                self,
+                _Resource(
+                    plural, None, compact_dra, _everything, _unindexed, parse, optional=True, group=GROUP
+                ),
+            )
+            for plural, parse in (
+                ("deviceclasses", device_class),
+                ("resourceclaims", claim),
+                ("resourceslices", resource_slice),
+            )
+        }
+        self._reflectors = (
+            self._nodes,
+            self._pods,
+            *((self._pending,) if self.options.pending else ()),
+            *self._dra.values(),
+        )
+        # One thread blocks on each watch's next line.
+        self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
+        self._inventory: tuple[tuple[int, int], Inventory] | None = None
+        """The Inventory of the DeviceClasses and ResourceSlices at their reflectors' versions."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()
@@ -402,7 +551,7 @@ class ClusterCache:
         """List and watch in the background (call it on the running event loop)."""
         if self._tasks or self._stopped is not None:
             return
-        for reflector in (self._nodes, self._pods):
+        for reflector in self._reflectors:
             task = asyncio.get_running_loop().create_task(
                 reflector.run(), name=f"kubewhy-cache-{reflector.resource.plural}"
             )
@@ -438,8 +587,9 @@ class ClusterCache:
         for task in self._tasks:
             if task is not current:
                 task.cancel()
-        for reflector in (self._nodes, self._pods):
-            reflector.listed = False
+        for reflector in self._reflectors:
+            # A LIST in progress ends at its next await; what it read is dropped now, not then.
+            reflector.listed, reflector.listing = False, 0
             reflector.replace({})
             if reflector.response is not None:
                 with suppress(ValueError, RuntimeError, OSError):
@@ -464,16 +614,56 @@ class ClusterCache:
         return self._stopped is None and self._nodes.current(now) and self._pods.current(now)
 
     @property
+    def condition(self) -> str:
+        """One word for /readyz, /metrics and the answers: `ready` (answers come from the cache),
+        `syncing` (its first LIST is not in yet), `resyncing` (it was ready, then fell behind: its
+        watch is lost or it lists again), or `stopped` (for good: see `state`). Only `ready` answers
+        from the cache; the others read the cluster directly."""
+        if self._stopped is not None:
+            return "stopped"
+        if self.synced:
+            return "ready"
+        return "resyncing" if self.has_synced else "syncing"
+
+    @property
     def state(self) -> str:
         """One line for /readyz and the logs."""
         if self._stopped is not None:
             return f"stopped: {self._stopped}; reading the cluster directly"
         if self.synced:
+            dra = ", ".join(f"{len(r.items):,} {plural}" for plural, r in self._dra.items() if r.items)
             return (
                 f"synced: {len(self._nodes.items):,} nodes, "
-                f"{len(self._pods.items):,} bound pods holding extended resources"
+                f"{len(self._pods.items):,} bound pods the diagnosis reads"
+                + (f"; {dra}" if dra else "")
             )
-        return f"syncing: {self._nodes.describe()}; {self._pods.describe()}"
+        return f"{self.condition}: {self._nodes.describe()}; {self._pods.describe()}"
+
+    @property
+    def held(self) -> dict[str, int]:
+        """The objects held, by resource (the count `max_objects` bounds)."""
+        return {r.resource.plural: len(r.items) + r.listing for r in self._reflectors}
+
+    def estimated_bytes(self, sample: int = 200) -> int:
+        """The memory the objects held take, estimated from a deep size walk of up to `sample` of
+        each resource's objects (each a few hundred bytes; a walk of them all would take seconds on a
+        large cluster), plus the dictionaries that hold and index them."""
+        total = 0
+        for reflector in self._reflectors:
+            objects = list(islice(reflector.items.values(), sample))
+            if objects:
+                total += deep_size(objects) * len(reflector.items) // len(objects)
+            total += sys.getsizeof(reflector.items) + sum(map(sys.getsizeof, reflector.indexed.values()))
+        return total
+
+    def age(self, now: float | None = None) -> float | None:
+        """Seconds since the API server last told the cache anything, for the resource heard from
+        longest ago (a healthy watch hears at least a bookmark about every minute); None before
+        anything was heard."""
+        heard = [r.heard_at for r in (self._nodes, self._pods)]
+        if any(h is None for h in heard):
+            return None
+        return (time.monotonic() if now is None else now) - min(h for h in heard if h is not None)
 
     def changed(self) -> None:
         """Note a change of state and wake whoever waits for one."""
@@ -483,7 +673,23 @@ class ClusterCache:
         self._progress.set()
         self._progress = asyncio.Event()
 
+    @property
+    def dra_synced(self) -> bool:
+        """The DRA objects are listed and watched (False where the cluster does not serve them)."""
+        now = time.monotonic()
+        return self._stopped is None and all(r.current(now) for r in self._dra.values())
+
     # — reading (only while `synced`) —
+
+    def dra(self) -> Dra:
+        """The DeviceClasses, ResourceClaims and ResourceSlices, parsed as they arrived (read only
+        while `dra_synced`); templates are not kept (the reader reads the few it needs)."""
+        classes, claims, slices = self._dra.values()
+        version = (classes.version, slices.version)
+        if self._inventory is None or self._inventory[0] != version:
+            devices = Inventory(tuple(classes.parsed.values()), tuple(slices.parsed.values()))
+            self._inventory = (version, devices)
+        return Dra(claims=tuple(claims.parsed.values()), devices=self._inventory[1])
 
     def nodes(self) -> tuple[Object, ...]:
         return tuple(self._nodes.items.values())
@@ -495,6 +701,19 @@ class ClusterCache:
         """The nodes with the label `key=value`."""
         return tuple(self._nodes.indexed.get(f"{key}={value}", {}).values())
 
+    @property
+    def pending_synced(self) -> bool:
+        """The unscheduled pods are listed and watched (`CacheOptions.pending`)."""
+        return self.options.pending and self._stopped is None and self._pending.current(time.monotonic())
+
+    def pending_pods(self, namespaces: Iterable[str] | None = None) -> tuple[Object, ...]:
+        """The unscheduled pods that ask for a device (in these namespaces; None: all), while
+        `pending_synced`."""
+        if namespaces is None:
+            return tuple(self._pending.items.values())
+        on = self._pending.indexed
+        return tuple(pod for ns in sorted(set(namespaces)) for pod in on.get(ns, {}).values())
+
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """The non-terminal pods bound to these nodes that hold an extended resource, any namespace
         (the only ones `diagnosis.triage.resources.holders` counts)."""
@@ -505,7 +724,7 @@ class ClusterCache:
 
     def check_size(self) -> None:
         """Raise _Overflow past `max_objects` (the reflectors call it as objects come)."""
-        held = sum(len(r.items) + r.listing for r in (self._nodes, self._pods))
+        held = sum(len(r.items) + r.listing for r in self._reflectors)
         if held > self.options.max_objects:
             raise _Overflow(
                 f"the cluster has more nodes and bound pods than cache.max_objects"

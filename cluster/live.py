@@ -10,8 +10,9 @@ pods needs.
 Events are read from the core API only: `events.k8s.io/v1` serves the same objects (one storage, two
 views), so reading both would only double the bytes.
 
-With a `ClusterCache` (opt-in, for large clusters) that is synced, nodes and bound pods come from the
-cache instead, chosen by the same rules; the pod, the JobSet and their events are still read live.
+With a `ClusterCache` (on by default in `kubewhy serve`) that is synced, nodes and bound pods come from
+the cache instead, chosen by the same rules; the pod, the JobSet and their events are still read live.
+While the cache syncs, falls behind or has stopped, they are read directly, and the view's notes say so.
 """
 
 from __future__ import annotations
@@ -19,31 +20,42 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from kubernetes.client import ApiClient, Configuration, CoreV1Api, CustomObjectsApi, VersionApi
-from kubernetes.client.api import BatchV1Api
-from kubernetes.config import ConfigException, load_incluster_config, new_client_from_config
+from kubernetes.client.api_client import ApiClient
+from kubernetes.client.configuration import Configuration
+from kubernetes.config import (
+    ConfigException,
+    list_kube_config_contexts,
+    load_incluster_config,
+    new_client_from_config,
+)
 
-from cluster.cache import CacheOptions, ClusterCache
 from cluster.errors import ClusterError, Missing, NotFound
+from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
+from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, pod_claims, resource_slice
 from diagnosis.missing import creation_rejections, similar_names
-from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
-from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
+from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
-from diagnosis.triage.classify import reaches_funnel, usage_candidates
+from diagnosis.triage import affinity, spread, volumes
+from diagnosis.triage.classify import reaches_funnel, serving_nothing, usage_candidates
 from diagnosis.triage.scheduling import Placement, node_selector
-from diagnosis.views import JobSetView, TriageView
+from diagnosis.views import JobSetView, Peers, Storage, TriageView
+
+if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run
+    from cluster.cache import CacheOptions, ClusterCache
 
 PER_NODE_ALWAYS = 64
-"""Up to this many candidate nodes, their bound pods are read with one LIST per node: 8 at a time,
-at most 8 rounds of small answers, whatever the cluster's size."""
+"""Up to this many candidate nodes, their bound pods are read with one LIST per node (`WORKERS` at
+a time: a few rounds of small answers), whatever the cluster's size."""
 
 PER_NODE_MAX = 2000
 """Beyond PER_NODE_ALWAYS, per-node LISTs still win while the candidates are a minority of the
@@ -56,8 +68,8 @@ bytes. Nodes asked for by name follow the same rule (GET each, or LIST all)."""
 
 T = TypeVar("T")
 
-_JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
-_WORKLOAD = ("kueue.x-k8s.io", "v1beta1", "workloads")
+_JOBSET = "jobset.x-k8s.io", "v1alpha2"
+_WORKLOAD = "kueue.x-k8s.io", "v1beta1"
 
 
 def _label_selector(selector: Mapping[str, object]) -> str | None:
@@ -81,6 +93,15 @@ def _per_node(candidates: int, cluster_nodes: int | None) -> bool:
     return candidates <= PER_NODE_MAX and (cluster_nodes is None or 2 * candidates <= cluster_nodes)
 
 
+def _current_context(config_file: str) -> str:
+    """The kubeconfig's current context, as kubectl picks it (files merged as KUBECONFIG lists them)."""
+    try:
+        _, active = list_kube_config_contexts(config_file)  # type: ignore[no-untyped-call]
+    except (ConfigException, OSError, ValueError, TypeError):
+        return ""
+    return text(mapping(active).get("name"))
+
+
 def _pending(pod: Object) -> bool:
     return status(pod).get("phase") == "Pending" and not node_name(pod)
 
@@ -98,11 +119,9 @@ class LiveReader:
         cache: ClusterCache | None = None,
     ) -> None:
         self._api = Transport(api_client, timeout, retry)
-        self._core = CoreV1Api(api_client)
-        self._batch = BatchV1Api(api_client)
-        self._custom = CustomObjectsApi(api_client)
-        self._version = VersionApi(api_client)
         self.cache = cache
+        self.context = ""
+        """The kubeconfig context read (the one named, else the current one); "" in a cluster."""
 
     @classmethod
     def from_kubeconfig(
@@ -138,7 +157,9 @@ class LiveReader:
                 f"{f' (context {context})' if context else ''}: {' '.join(str(err).split())[:300]}",
                 "check the file and the context (kubectl config get-contexts lists them)",
             ) from err
-        return cls._connected(api_client, timeout, cache)
+        reader = cls._connected(api_client, timeout, cache)
+        reader.context = context or _current_context(config_file)
+        return reader
 
     @classmethod
     def in_cluster(cls, timeout: float = 5.0, cache: CacheOptions | None = None) -> LiveReader:
@@ -157,7 +178,11 @@ class LiveReader:
     def _connected(cls, api_client: ApiClient, timeout: float, cache: CacheOptions | None) -> LiveReader:
         """The reader, and its cache with a client of its own: its watches hold two connections open
         for minutes, which must not take the reader's pooled ones."""
-        cached = None if cache is None else ClusterCache(ApiClient(api_client.configuration), cache, timeout)
+        if cache is None:
+            return cls(api_client, timeout)
+        from cluster.cache import ClusterCache
+
+        cached = ClusterCache(ApiClient(api_client.configuration), cache, timeout)
         return cls(api_client, timeout, cache=cached)
 
     @property
@@ -169,42 +194,72 @@ class LiveReader:
             await self.cache.aclose()
         await self._api.close()
 
+    def elector(self, options: LeaseOptions, identity: str, observer: Observer | None = None) -> Elector:
+        """A leader elector on a Lease in this cluster (`cluster.lease`), over a connection of its own:
+        a renewal must not wait behind a burst of reads."""
+        timeout = min(self._api.timeout, options.renew_deadline)  # a renewal is late past the deadline
+        api = Transport(ApiClient(self._api.api_client.configuration), timeout)
+        return Elector(api, options, identity, observer)
+
     async def ping(self) -> None:
-        await self._api.get(Target("get", "version"), self._version.get_code)
+        await self._api.get(Target("get", "/version"))
 
     # — /triage —
 
     async def triage_view(self, namespace: str, pod: str) -> TriageView:
+        notes = self._notes()
         got, about = await asyncio.gather(self._pod(namespace, pod), self._pod_events(namespace, pod))
         found, now = got.body, self._now(got)
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed pod's evidence still shows its node.
             placed = await self._nodes_named([node_name(found)])
-            return TriageView(found, tuple(placed), (), _about(about, found), now)
-        nodes, prefiltered = await self._candidate_nodes(found)
-        bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered)
+            return TriageView(found, tuple(placed), (), _about(about, found), now, notes=notes)
+        (nodes, prefiltered), dra = await asyncio.gather(self._candidate_nodes(found), self._dra([found]))
+        usage = usage_candidates(found, nodes)
+        # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
+        serving = [n for n in serving_nothing(found, nodes) if n not in usage]
+        bound, theirs, peers, storage = await asyncio.gather(
+            self._bound_pods(usage, None if prefiltered else len(nodes)),
+            self._pods_on(serving),
+            self._peers(found, nodes, prefiltered),
+            self._storage(found, usage),
+        )
+        peers = await self._own_namespace(found, peers, bound)
+        return TriageView(
+            found,
+            tuple(nodes),
+            (*bound, *theirs),
+            _about(about, found),
+            now,
+            prefiltered,
+            peers=peers,
+            storage=storage,
+            bound_nodes=frozenset((*usage, *serving)),
+            dra=dra,
+            notes=notes,
+        )
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
-            return await self._api.get(
-                Target("get", "pods", namespace, name=pod, kind="pod"),
-                self._core.read_namespaced_pod,
-                pod,
-                namespace,
-            )
+            return await self._api.get(Target("get", "pods", namespace, name=pod, kind="pod"))
         except NotFound as err:
-            names = self._api.names(
-                Target("list", "pods", namespace), self._core.list_namespaced_pod, namespace
-            )
+            names = self._api.names(Target("list", "pods", namespace))
             raise await self._missing("pod", namespace, pod, names) from err
 
     async def _pod_events(self, namespace: str, pod: str) -> list[dict[str, Any]]:
         return await self._api.items(
             Target("list", "events", namespace),
-            self._core.list_namespaced_event,
-            namespace,
-            field_selector=f"involvedObject.namespace={namespace},involvedObject.name={pod}",
+            fieldSelector=f"involvedObject.namespace={namespace},involvedObject.name={pod}",
+        )
+
+    def _notes(self) -> tuple[str, ...]:
+        """Said with the answer when this reader has a cache that cannot answer now, so that nodes
+        and bound pods are read from the API server (slower on a large cluster, but current)."""
+        if self.cache is None or self.cache.synced:
+            return ()
+        return (
+            f"Nodes and bound pods read directly from the API server: kubewhy's cache of this cluster"
+            f" is {self.cache.condition} ({self.cache.state}).",
         )
 
     def _cached(self) -> ClusterCache | None:
@@ -229,9 +284,7 @@ class LiveReader:
         nodeSelector alone, as the API server applies the label selector."""
         cache = self._cached()
         if cache is None:
-            return await self._api.items(
-                Target("list", "nodes"), self._core.list_node, label_selector=selector
-            )
+            return await self._api.items(Target("list", "nodes"), labelSelector=selector)
         wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
         rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
         placement = Placement.of({"spec": {"nodeSelector": wanted}})
@@ -241,7 +294,16 @@ class LiveReader:
         cache = self._cached()
         if cache is not None:
             return cache.nodes()
-        return await self._api.items(Target("list", "nodes"), self._core.list_node)
+        return await self._api.items(Target("list", "nodes"))
+
+    async def _pods_on(self, node_names: Iterable[str]) -> tuple[Object, ...]:
+        """Every non-terminated pod bound to these few nodes, read live (the cache keeps only pods
+        that hold devices, and the ones wanted here serve them)."""
+        wanted = sorted({n for n in node_names if is_dns1123_subdomain(n)})
+        if not wanted:
+            return ()
+        queries = [{"fieldSelector": f"spec.nodeName={node},{NOT_TERMINAL}"} for node in wanted]
+        return tuple(chain.from_iterable(await self._api.lists(Target("list", "pods"), queries)))
 
     async def _bound_pods(self, node_names: Iterable[str], cluster_nodes: int | None) -> tuple[Object, ...]:
         """The non-terminated pods bound to these nodes, any namespace: from the cache, else node by
@@ -255,63 +317,185 @@ class LiveReader:
         if not wanted:
             return ()
         if _per_node(len(wanted), cluster_nodes):
-            per_node = await asyncio.gather(
-                *(
-                    self._api.items(
-                        target,
-                        self._core.list_pod_for_all_namespaces,
-                        field_selector=f"spec.nodeName={node},{NOT_TERMINAL}",
-                    )
-                    for node in wanted
-                )
-            )
-            return tuple(chain.from_iterable(per_node))
-        every = await self._api.items(
-            target, self._core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName!=,{NOT_TERMINAL}"
-        )
+            return await self._pods_on(wanted)
+        every = await self._api.items(target, fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}")
         keep = set(wanted)
         return tuple(p for p in every if node_name(p) in keep)
+
+    # — what the pod's volumes and inter-pod rules read —
+
+    async def _peers(self, pod: Object, nodes: Sequence[Object], prefiltered: bool) -> Peers:
+        """The pods each of the pod's affinity, anti-affinity and spread queries selects (one LIST
+        per namespace, or one for all namespaces, with the query's label selector), the Namespaces a
+        namespaceSelector picks, and the nodes of those pods that are not among `nodes` (every node
+        when a spread constraint counts nodes the nodeSelector excluded)."""
+        queries = [q for q in (*affinity.queries(pod), *spread.queries(pod)) if not q.selector.nothing]
+        if not queries:
+            return Peers()
+        selected = await asyncio.gather(
+            *(
+                self._namespaces(q.namespace_selector.query())
+                for q in queries
+                if q.namespace_selector is not None and not q.everywhere
+            )
+        )
+        namespaces = {name(ns): ns for found in selected for ns in found}
+        reads: dict[tuple[str | None, str], None] = {}
+        for q in queries:
+            label_selector = q.selector.query()
+            if q.everywhere:
+                reads[(None, label_selector)] = None
+                continue
+            in_selected = [
+                n
+                for n, ns in namespaces.items()
+                if q.namespace_selector is not None and q.namespace_selector.matches(labels(ns))
+            ]
+            for ns in sorted({*q.namespaces, *in_selected}):
+                if is_dns1123_label(ns):
+                    reads[(ns, label_selector)] = None
+        found = await asyncio.gather(*(self._pods_selected(ns, sel) for ns, sel in reads))
+        pods = {(namespace(p), name(p)): p for group in found for p in group}
+        known = {name(n) for n in nodes}
+        if prefiltered and spread.needs_every_node(pod):
+            more: Sequence[Object] = await self._all_nodes()
+        else:
+            more = await self._nodes_named({node_name(p) for p in pods.values()} - known)
+        return Peers(tuple(pods.values()), tuple(more), tuple(namespaces.values()))
+
+    async def _pods_selected(self, ns: str | None, label_selector: str) -> list[dict[str, Any]]:
+        """Bound, non-terminal pods matching a label selector, in one namespace or all."""
+        bound = f"spec.nodeName!=,{NOT_TERMINAL}"
+        if ns is None:
+            return await self._api.items(
+                Target("list", "pods"), labelSelector=label_selector, fieldSelector=bound
+            )
+        return await self._api.items(
+            Target("list", "pods", ns), labelSelector=label_selector, fieldSelector=bound
+        )
+
+    async def _namespaces(self, label_selector: str) -> list[dict[str, Any]]:
+        return await self._api.items(Target("list", "namespaces"), labelSelector=label_selector)
+
+    async def _own_namespace(self, pod: Object, peers: Peers, bound: Iterable[Object]) -> Peers:
+        """Add the pod's Namespace when an existing pod's anti-affinity picks namespaces by label:
+        matching it against the pod needs the labels of the pod's own namespace."""
+        ns = namespace(pod)
+        if any(name(n) == ns for n in peers.namespaces) or not any(
+            affinity.has_namespace_selector(p) for p in (*bound, *peers.pods)
+        ):
+            return peers
+        found = await self._get_or_none(Target("get", "namespaces", name=ns, kind="namespace"))
+        return replace(peers, namespaces=(*peers.namespaces, *([found] if found else [])))
+
+    async def _storage(self, pod: Object, usage: Iterable[str]) -> Storage:
+        """The pod's PVCs (by name), their PVs and StorageClasses; every PV when an unbound claim
+        may bind to an existing one; the CSINodes of the nodes reaching the free-slot step when the
+        pod has a CSI volume, and then, when one of them limits its driver, every PVC and PV to
+        count the volumes attached there."""
+        ns = namespace(pod)
+        claims = await self._named(
+            [c for c in volumes.claim_names(pod) if is_dns1123_subdomain(c)],
+            lambda c: self._get_or_none(
+                Target("get", "persistentvolumeclaims", ns, name=c, kind="persistentvolumeclaim")
+            ),
+        )
+        if not claims:
+            return Storage()
+        volume_names = {text(spec(c).get("volumeName")) for c in claims}
+        class_names = {volumes.class_of(c) for c in claims}
+        pvs, classes = await asyncio.gather(
+            self._named(
+                [v for v in volume_names if is_dns1123_subdomain(v)],
+                lambda v: self._get_or_none(
+                    Target("get", "persistentvolumes", name=v, kind="persistentvolume")
+                ),
+            ),
+            self._named(
+                [c for c in class_names if is_dns1123_subdomain(c)],
+                lambda c: self._get_or_none(
+                    Target("get", "storageclasses", group="storage.k8s.io", name=c, kind="storageclass")
+                ),
+            ),
+        )
+        storage = Storage(tuple(claims), tuple(pvs), tuple(classes))
+        every_volume = volumes.needs_every_volume(pod, storage)
+        if every_volume:
+            storage = replace(storage, volumes=tuple(await self._every_volume()))
+        drivers = volumes.csi_drivers(pod, storage)
+        if not drivers:
+            return storage
+        csinodes = await self._named(
+            [n for n in usage if is_dns1123_subdomain(n)],
+            lambda n: self._get_or_none(
+                Target("get", "csinodes", group="storage.k8s.io", name=n, kind="csinode")
+            ),
+        )
+        storage = replace(storage, csinodes=tuple(csinodes))
+        if not volumes.limited(drivers, csinodes):
+            return storage
+        all_claims, all_volumes = await asyncio.gather(
+            self._api.items(Target("list", "persistentvolumeclaims")),
+            # Every PV was read above when an unbound claim may bind to one: not again.
+            asyncio.sleep(0, list(storage.volumes)) if every_volume else self._every_volume(),
+        )
+        return replace(storage, claims=tuple(all_claims), volumes=tuple(all_volumes))
+
+    async def _every_volume(self) -> list[dict[str, Any]]:
+        return await self._api.items(Target("list", "persistentvolumes"))
+
+    async def _named(
+        self, names: Iterable[str], get: Callable[[str], Awaitable[dict[str, Any] | None]]
+    ) -> list[dict[str, Any]]:
+        """Objects read by name, concurrently; those that do not exist are left out."""
+        found = await asyncio.gather(*(get(n) for n in sorted(set(names))))
+        return [o for o in found if o is not None]
+
+    async def _get_or_none(self, target: Target) -> dict[str, Any] | None:
+        try:
+            return (await self._api.get(target)).body
+        except NotFound:
+            return None
+
+    # — the sentinel —
+
+    async def jobset_restarts(self, namespaces: Sequence[str] | None) -> dict[tuple[str, str], int]:
+        """`status.restarts` of every JobSet in these namespaces (None: all), by (namespace, name);
+        empty where JobSet is not installed."""
+        group, version = _JOBSET
+        scopes: Sequence[str | None] = [None] if namespaces is None else namespaces
+        try:
+            found = await asyncio.gather(
+                *(self._api.items(Target("list", "jobsets", ns, group, version=version)) for ns in scopes)
+            )
+        except NotFound:
+            return {}
+        return {
+            (namespace(j), name(j)): int(status(j).get("restarts") or 0) for j in chain.from_iterable(found)
+        }
 
     # — /jobset why —
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
+        notes = self._notes()
         by_label = f"{JOBSET_NAME_LABEL}={name}"
         got, in_namespace, jobs, pods, workloads = await asyncio.gather(
-            self._api.get(
-                Target("get", "jobsets", namespace, _JOBSET[0], name, "jobset"),
-                self._custom.get_namespaced_custom_object,
-                *_JOBSET[:2],
-                namespace,
-                _JOBSET[2],
-                name,
-            ),
+            self._api.get(Target("get", "jobsets", namespace, _JOBSET[0], name, "jobset", _JOBSET[1])),
             self._namespace_events(namespace),
-            self._api.items(
-                Target("list", "jobs", namespace, "batch"),
-                self._batch.list_namespaced_job,
-                namespace,
-                label_selector=by_label,
-            ),
-            self._api.items(
-                Target("list", "pods", namespace),
-                self._core.list_namespaced_pod,
-                namespace,
-                label_selector=by_label,
-            ),
+            self._api.items(Target("list", "jobs", namespace, "batch"), labelSelector=by_label),
+            self._api.items(Target("list", "pods", namespace), labelSelector=by_label),
             self._workloads(namespace),
             return_exceptions=True,
         )
         if isinstance(got, NotFound):
-            names = self._api.names(
-                Target("list", "jobsets", namespace, _JOBSET[0]),
-                self._custom.list_namespaced_custom_object,
-                *_JOBSET[:2],
-                namespace,
-                _JOBSET[2],
-            )
+            names = self._api.names(Target("list", "jobsets", namespace, _JOBSET[0], version=_JOBSET[1]))
             raise await self._missing("jobset", namespace, name, names, _unwrap(in_namespace)) from got
         jobset, found_pods = _unwrap(got).body, _unwrap(pods)
-        nodes, bound = await self._nodes_for(found_pods)
+        (nodes, bound), dra = await asyncio.gather(
+            self._nodes_for(found_pods),
+            self._dra([p for p in found_pods if _pending(p) and reaches_funnel(p)]),
+        )
+        peers, storage = await self._around(found_pods, nodes, bound)
         return JobSetView(
             jobset=jobset,
             jobs=tuple(_unwrap(jobs)),
@@ -321,28 +505,64 @@ class LiveReader:
             bound_pods=bound,
             workloads=tuple(w for w in _unwrap(workloads) if owned_by(w, jobset)),
             now=self._now(_unwrap(got)),
+            peers=peers,
+            storage=storage,
+            dra=dra,
+            notes=notes,
         )
 
     async def _namespace_events(self, namespace: str) -> list[dict[str, Any]]:
         """All events of the namespace in one paged LIST, picked client-side: a JobSet's events are
         about itself, up to hundreds of Jobs and pods, where one call per object would be hundreds;
         a namespace holds only the last hour of events (the API's event TTL)."""
-        return await self._api.items(
-            Target("list", "events", namespace), self._core.list_namespaced_event, namespace
-        )
+        return await self._api.items(Target("list", "events", namespace))
 
     async def _workloads(self, namespace: str) -> list[dict[str, Any]]:
         """Kueue Workloads in the namespace; none when Kueue is not installed (its API group 404s)."""
         try:
             return await self._api.items(
-                Target("list", "workloads", namespace, _WORKLOAD[0]),
-                self._custom.list_namespaced_custom_object,
-                *_WORKLOAD[:2],
-                namespace,
-                _WORKLOAD[2],
+                Target("list", "workloads", namespace, _WORKLOAD[0], version=_WORKLOAD[1])
             )
         except NotFound:
             return []
+
+    async def _dra(self, pods: Sequence[Object]) -> Dra:
+        """The DRA objects the pods' claims need, when some pod names one: every ResourceClaim (the
+        allocated ones hold devices), the DeviceClasses, the ResourceSlices, and the claim templates
+        of the pods' namespaces. A cluster that serves no `resource.k8s.io/v1` has none."""
+        if not any(pod_claims(p) for p in pods):
+            return Dra()
+        # Templates matter only while a claim is still to be made from one (`claim` says why not).
+        namespaces = sorted(
+            {namespace(p) for p in pods if any(c.template and c.generated is None for c in pod_claims(p))}
+        )
+        cache = self._cached()
+        if cache is not None and cache.dra_synced:
+            templates = await asyncio.gather(*map(self._templates, namespaces))
+            kept = cache.dra()
+            return Dra(kept.claims, tuple(t for group in templates for t in group), kept.devices)
+        try:
+            claims, classes, slices, *templates = await asyncio.gather(
+                self._cluster_list("resourceclaims"),
+                self._cluster_list("deviceclasses"),
+                self._cluster_list("resourceslices"),
+                *map(self._templates, namespaces),
+            )
+        except NotFound:
+            return Dra(served=False)
+        return Dra(
+            claims=tuple(map(claim, claims)),
+            templates=tuple(t for group in templates for t in group),
+            devices=Inventory(tuple(map(device_class, classes)), tuple(map(resource_slice, slices))),
+        )
+
+    async def _templates(self, ns: str) -> list[tuple[str, str]]:
+        """The (namespace, name) of the namespace's ResourceClaimTemplates."""
+        found = await self._api.items(Target("list", "resourceclaimtemplates", ns, GROUP))
+        return [(namespace(t), name(t)) for t in found]
+
+    async def _cluster_list(self, plural: str) -> list[dict[str, Any]]:
+        return await self._api.items(Target("list", plural, group=GROUP))
 
     async def _nodes_for(self, pods: Sequence[Object]) -> tuple[tuple[Object, ...], tuple[Object, ...]]:
         """The nodes the JobSet's pods are bound to, plus the candidate nodes of its pending pods,
@@ -361,6 +581,39 @@ class LiveReader:
         bound = await self._bound_pods(usage, max(everywhere, default=None))
         return tuple(known[n] for n in sorted(known)), bound
 
+    async def _around(
+        self, pods: Sequence[Object], nodes: Sequence[Object], bound: Sequence[Object]
+    ) -> tuple[Peers, Storage]:
+        """What triaging the JobSet's pending pods reads besides nodes and bound pods: the peers of
+        each distinct placement, the storage of each distinct set of claims, merged."""
+        pending = [p for p in pods if _pending(p) and reaches_funnel(p)]
+        placements = list({_scheduling_key(p): p for p in pending}.values())
+        claims = list({volumes.claim_names(p): p for p in pending if volumes.claim_names(p)}.values())
+        usage = {n for p in placements for n in usage_candidates(p, nodes)}
+        found_peers, found_storage = await asyncio.gather(
+            asyncio.gather(*(self._peers(p, nodes, True) for p in placements)),
+            asyncio.gather(*(self._storage(p, usage) for p in claims)),
+        )
+        merged = await asyncio.gather(
+            *(self._own_namespace(p, peers, bound) for p, peers in zip(placements, found_peers, strict=True))
+        )
+
+        def distinct(objects: Iterable[Object]) -> tuple[Object, ...]:
+            return tuple({(namespace(o), name(o)): o for o in objects}.values())
+
+        peers = Peers(
+            distinct(p for group in merged for p in group.pods),
+            distinct(n for group in merged for n in group.nodes),
+            distinct(n for group in merged for n in group.namespaces),
+        )
+        storage = Storage(
+            *(
+                distinct(o for group in found_storage for o in getattr(group, field))
+                for field in ("claims", "volumes", "classes", "csinodes")
+            )
+        )
+        return peers, storage
+
     async def _nodes_named(self, names: Iterable[str]) -> list[Object]:
         """Nodes by name (empty names ignored); a node that is gone is simply absent (see
         PER_NODE_MAX)."""
@@ -376,11 +629,7 @@ class LiveReader:
 
     async def _node(self, node: str) -> dict[str, Any] | None:
         try:
-            return (
-                await self._api.get(
-                    Target("get", "nodes", name=node, kind="node"), self._core.read_node, node
-                )
-            ).body
+            return (await self._api.get(Target("get", "nodes", name=node, kind="node"))).body
         except NotFound:
             return None
 
@@ -400,12 +649,7 @@ class LiveReader:
         if warnings is None:
             existing, warnings = await asyncio.gather(
                 names,
-                self._api.items(
-                    Target("list", "events", namespace),
-                    self._core.list_namespaced_event,
-                    namespace,
-                    field_selector="type=Warning",
-                ),
+                self._api.items(Target("list", "events", namespace), fieldSelector="type=Warning"),
             )
         else:
             existing = await names
@@ -454,7 +698,10 @@ def _scheduling_key(pod: Object) -> str:
         for field in ("initContainers", "containers")
         for c in sequence(pod_spec.get(field))
     ]
-    placement = [pod_spec.get(k) for k in ("nodeSelector", "affinity", "tolerations", "schedulingGates")]
+    placement = [
+        pod_spec.get(k)
+        for k in ("nodeSelector", "affinity", "tolerations", "schedulingGates", "topologySpreadConstraints")
+    ]
     return json.dumps([placement, asks], sort_keys=True, default=str)
 
 

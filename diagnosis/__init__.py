@@ -4,28 +4,48 @@ Two questions, two subpackages, one shared core:
 
 - `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder and then the
   node funnel (`triage.classify.FUNNEL`); `triage.funnel` runs the steps, `triage.scheduling` and
-  `triage.resources` hold the scheduler's rules, `triage.evidence` and `triage.commands` write the answer.
+  `triage.resources` hold the scheduler's rules, `triage.evidence` and `triage.commands` write the answer;
+  `triage.dra` (with `triage.cel`, the selectors) checks ResourceClaims against the cluster's devices
+  and `triage.dra_advice` writes that part of the answer.
 - `diagnosis.jobset` answers `/jobset why NS NAME`: `jobset.explain.explain` reads `jobset.explain.CHECKS`
   top to bottom. It may use `diagnosis.triage` (the leader's triage); triage never imports jobset.
 - The core (this package's modules): `objects` (field access on API objects), `quantity`, `names`,
-  `relations`, `events`, `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`.
+  `relations`, `events`, `dra_objects` (DRA objects of every served version, in one shape),
+  `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`,
+  and `commands`, the one kubectl command builder (quoting, name checks); `triage.commands` and
+  `jobset.commands` add the commands only their question suggests.
 
-Where each verdict is decided (a function named after it):
+Where each verdict is decided (a function named after it), in the order the checks run; ARCHITECTURE.md
+has the same tables:
 
 | `/triage` verdict | function |
 | --- | --- |
 | no-request | `triage.classify.no_request` |
 | ok | `triage.classify.ok` |
 | gated | `triage.classify.gated` |
+| claim | `triage.classify.claim` |
 | label-mismatch | `triage.classify.label_mismatch` (funnel step) |
 | taint | `triage.classify.taint` (funnel step) |
 | no-gpu-node | `triage.classify.no_gpu_node` (funnel step) |
 | allocatable-zero | `triage.classify.allocatable_zero` (funnel step) |
 | exhausted | `triage.classify.exhausted` (funnel step) |
+| volume | `triage.volumes.volume` (funnel step) |
+| topology-spread | `triage.spread.topology_spread` (funnel step) |
+| pod-affinity | `triage.affinity.pod_affinity` (funnel step) |
 | schedulable | `triage.classify.schedulable` |
 
 | `/jobset why` verdict | function |
 | --- | --- |
-| completed, failed, suspended, restarting, pods-pending, starting, running | `jobset.explain.<verdict>` |
-| webhook-unavailable, leader-duplicate, topology-label-missing, leader-pending, create-rejected | `jobset.creation.<verdict>` |
+| completed | `jobset.explain.completed` |
+| failed | `jobset.explain.failed` |
+| suspended | `jobset.explain.suspended` |
+| webhook-unavailable | `jobset.creation.webhook_unavailable` |
+| leader-duplicate | `jobset.creation.leader_duplicate` |
+| topology-label-missing | `jobset.creation.topology_label_missing` |
+| leader-pending | `jobset.creation.leader_pending` |
+| create-rejected | `jobset.creation.create_rejected` |
+| restarting | `jobset.explain.restarting` |
+| pods-pending | `jobset.explain.pods_pending` |
+| starting | `jobset.explain.starting` |
+| running | `jobset.explain.running` |
 """

@@ -9,7 +9,41 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object
+
+
+@dataclass(frozen=True)
+class Peers:
+    """The pods and namespaces the pod's inter-pod rules look at (`diagnosis.triage.peers.needs`
+    says which): pods matching a label selector of its pod affinity, anti-affinity or topology spread
+    constraints, in any node's domain; the nodes those pods are on beyond the candidates; Namespaces."""
+
+    pods: tuple[Object, ...] = ()
+    """Bound, non-terminal pods matching one of the pod's queries. More may be present: the
+    classifier keeps only those matching a query."""
+    nodes: tuple[Object, ...] = ()
+    """Nodes the view needs besides `TriageView.nodes`: those `pods` are on, and every node when a
+    spread constraint counts nodes the nodeSelector excludes. Nodes may repeat `TriageView.nodes`."""
+    namespaces: tuple[Object, ...] = ()
+    """The Namespaces whose labels a namespaceSelector is matched against (the pod's own among
+    them); more may be present."""
+
+
+@dataclass(frozen=True)
+class Storage:
+    """The storage objects the pod's volumes lead to (`diagnosis.triage.volumes`)."""
+
+    claims: tuple[Object, ...] = ()
+    """PersistentVolumeClaims: the pod's own, and those of the pods on the candidate nodes when a
+    CSI attach limit has to be counted. More may be present."""
+    volumes: tuple[Object, ...] = ()
+    """PersistentVolumes: those the claims are bound to, and every one when an unbound claim may bind
+    to an existing volume. More may be present."""
+    classes: tuple[Object, ...] = ()
+    """StorageClasses of the claims."""
+    csinodes: tuple[Object, ...] = ()
+    """CSINodes of the candidate nodes, when the pod has a CSI volume."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +63,21 @@ class TriageView:
     prefiltered: bool = False
     """True when the API server already kept only the nodes matching the pod's nodeSelector
     (a label selector): `nodes` then holds only those, and the funnel says so."""
+    peers: Peers = Peers()
+    storage: Storage = Storage()
+    pending_pods: tuple[Object, ...] = ()
+    """Other pods waiting to be scheduled (no node, phase Pending), any namespace: those that want the
+    same devices on the same nodes compete with the pod. Snapshots give them; the live reader does not
+    read them yet (a cluster-wide LIST per question, which its cache does not keep)."""
+    bound_nodes: frozenset[str] | None = None
+    """The nodes whose bound pods were read, when not every node's were: a fix that opens another
+    node cannot be proven (its pods were not counted), so it does not claim that node."""
+    dra: Dra = NO_DRA
+    """Dynamic Resource Allocation objects, read when the pod names ResourceClaims: its claims and every
+    allocated claim, the DeviceClasses, the ResourceSlices, its namespace's claim templates."""
+    notes: tuple[str, ...] = ()
+    """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
+    of it syncs): shown after the evidence; the diagnosis never reads it."""
 
 
 @dataclass(frozen=True)
@@ -50,3 +99,11 @@ class JobSetView:
     workloads: tuple[Object, ...]
     """Kueue Workloads (`kueue.x-k8s.io`) owned by the JobSet."""
     now: datetime
+    peers: Peers = Peers()
+    """As TriageView.peers, for the pending pods."""
+    storage: Storage = Storage()
+    """As TriageView.storage, for the pending pods."""
+    dra: Dra = NO_DRA
+    """As TriageView.dra, when a pending pod names ResourceClaims."""
+    notes: tuple[str, ...] = ()
+    """As TriageView.notes."""

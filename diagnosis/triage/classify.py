@@ -10,41 +10,53 @@ the others. The scheduler's own message is quoted beside it, never used to decid
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
-from diagnosis.model import Command, Diagnosis, PodVerdict
+from diagnosis.commands import collect, describe, events_about
+from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
+from diagnosis.triage import affinity, dra_advice, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
+from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
+    container_states,
     hardware_labels,
     holders_text,
     label_inventory,
     pending_notes,
     pod_problems,
+    pod_state,
     request_line,
     request_snippet,
     scheduler_lines,
     taint_words,
     tolerations,
     visible_devices,
+    waiting_since,
     zero_asks,
 )
+from diagnosis.triage.fixes import CHECKED, Change, changed, pool_of
 from diagnosis.triage.funnel import (
     SHOWN,
     Advice,
     Ask,
     Drop,
     Funnel,
+    Shared,
     Stage,
     Step,
     and_,
     candidates,
+    competing,
+    holdings,
     names,
     run,
     stage_line,
 )
-from diagnosis.triage.resources import effective_requests, holders, offer, reported_resources
+from diagnosis.triage.resources import effective_requests, offer, reported_resources
 from diagnosis.triage.scheduler_message import last_said
 from diagnosis.triage.scheduling import (
     CORDON,
@@ -55,7 +67,17 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "reaches_funnel", "usage_candidates"]
+__all__ = [
+    "FUNNEL",
+    "checked",
+    "classify",
+    "effective_requests",
+    "funnel_of",
+    "passing",
+    "reaches_funnel",
+    "serving_nothing",
+    "usage_candidates",
+]
 
 _KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -67,7 +89,7 @@ def classify(view: TriageView) -> Diagnosis:
     """The verdict on the view's pod, with the evidence and the next commands."""
     requests = effective_requests(view.pod)
     # A pod that asks for no device starts without one: nothing below could explain a missing GPU.
-    if not requests:
+    if not requests and not asks_claims(view.pod):
         return no_request(view)
     # A bound pod is past the scheduler; whatever holds it now is the kubelet's or the app's.
     if node_name(view.pod):
@@ -75,6 +97,11 @@ def classify(view: TriageView) -> Diagnosis:
     # The scheduler does not look at a gated pod at all until the gates' owners remove them.
     if _gates(view.pod):
         return gated(view, requests)
+    # The scheduler does not try a pod whose claims are missing or unusable (PreEnqueue, PreFilter).
+    claimed = asks_claims(view.pod)
+    problem = claim_problem(view.pod, view.dra, candidates(view.nodes), view.events) if claimed else None
+    if problem is not None:
+        return claim(view, requests, problem)
     # Only now do nodes matter: the funnel says which step leaves none.
     return _funneled(view, requests)
 
@@ -83,25 +110,56 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
     bound pods `classify` reads (it ignores pods bound elsewhere). Empty when the pod will not reach
     the funnel (no request, already bound, gated)."""
-    if not reaches_funnel(pod):
+    if not reaches_funnel(pod) or not effective_requests(pod):
         return ()
     reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
 
 
+def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+    """When the verdict is that no node left serves the pod's devices (no resource, or allocatable 0),
+    the first nodes it names: a reader fetches their pods too, so the answer can quote the device
+    plugin, operator and driver pods there (`diagnosis.triage.devices`)."""
+    if not reaches_funnel(pod):
+        return ()
+    last = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1]
+    if last.kept or last.step.verdict not in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO):
+        return ()
+    return tuple(name(n) for n in last.entered[:SHOWN_NODES])
+
+
 def reaches_funnel(pod: Object) -> bool:
-    """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet and
-    is not gated (the first three rungs of `classify`)."""
-    return bool(effective_requests(pod)) and not node_name(pod) and not _gates(pod)
+    """Whether the verdict on this pod depends on nodes: it asks for a device (an extended resource or
+    a ResourceClaim), is not placed yet and is not gated (the first three rungs of `classify`)."""
+    return (bool(effective_requests(pod)) or asks_claims(pod)) and not node_name(pod) and not _gates(pod)
+
+
+def funnel_of(view: TriageView) -> Funnel:
+    """The funnel run over the view's candidate nodes: what each step kept and dropped."""
+    return _funnel(view, effective_requests(view.pod), candidates(view.nodes))
+
+
+def _funnel(
+    view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...], shared: Shared | None = None
+) -> Funnel:
+    shared = shared or Shared()
+    shared.alive.append(view)
+    first = Ask(view.pod, requests, offers=shared.offers, devices=_devices(view))
+    # The steps before the free slots read only the pod and the nodes: a fix that ends pods leaves both.
+    filtered = shared.filtered.get((id(view.pod), id(nodes)))
+    if filtered is None:
+        filtered = shared.filtered[(id(view.pod), id(nodes))] = _filtered(first, nodes)
+    reached = filtered[-1].kept
+    # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
+    reached_names = frozenset(map(name, reached))
+    ask = replace(first, holders=shared.holders_of(view, reached_names), view=view, reached=reached_names)
+    return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    nodes = candidates(view.nodes)
-    filtered = _filtered(Ask(view.pod, requests), nodes)
-    reached = filtered[-1].kept
-    # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
-    funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
+    shared = Shared()
+    nodes = shared.candidates(view.nodes)
+    funnel = _funnel(view, requests, nodes, shared)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -110,32 +168,93 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         verdict, advice = PodVerdict.SCHEDULABLE, schedulable(funnel)
     else:
         verdict, advice = funnel.last.step.verdict, funnel.last.step.advise(funnel)
+    devices = funnel.ask.devices
+    shown = {**requests, **dra_advice.asked(devices)}
     evidence = (
-        request_line(view.pod, requests),
+        *_request_lines(view.pod, requests, devices),
         _nodes_line(view, nodes),
-        *(stage_line(i, stage, requests) for i, stage in enumerate(funnel.stages, 1)),
+        *(stage_line(i, stage, shown) for i, stage in enumerate(funnel.stages, 1)),
         *advice.evidence,
         *scheduler_lines(view, requests, nodes),
         *pending_notes(view.pod),
     )
-    return _diagnosis(view, verdict, advice, evidence)
+    return _diagnosis(view, verdict, advice, evidence, shared)
 
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, which alone needs the bound pods (of the nodes this
     leaves): it runs once per classification, and its last stage keeps the usage candidates."""
-    return run(FUNNEL[:-1], ask, nodes)
+    return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
-def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
+def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
+    """The nodes on which the view's pod passes every check, by name: none when it does not reach the
+    funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
+    if not reaches_funnel(view.pod):
+        return ()
+    shared = shared or Shared()
+    nodes = shared.candidates(view.nodes)
+    if not nodes:
+        return ()
+    last = _funnel(view, effective_requests(view.pod), nodes, shared).last
+    read = view.bound_nodes
+    return tuple(name(n) for n in last.kept if read is None or name(n) in read)
+
+
+def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None = None) -> tuple[Fix, ...]:
+    """The changes that open a node once made, as fixes, in the order proposed; each one checked by
+    running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`), reusing what
+    the classification's own run worked out about the nodes and pods the change leaves as they were
+    (`shared`)."""
+    fixes = []
+    for change in tuple(changes)[:CHECKED]:
+        if not change.checkable:
+            fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
+            continue
+        after = changed(view, change)
+        if shared is not None and change.ended:
+            shared.ending(view.bound_pods, after.bound_pods, change.ended)
+        opened = passing(after, shared)
+        if not opened:
+            continue
+        opened_nodes = [n for n in (shared or Shared()).candidates(after.nodes) if name(n) in opened]
+        fixes.append(
+            Fix(
+                summary=change.summary.replace("{opens}", pool_of(opened_nodes)),
+                pod_patch=change.pod_patch,
+                opens=opened,
+                commands=change.commands,
+                objects=change.objects,
+            )
+        )
+    return tuple(fixes)
+
+
+def _diagnosis(
+    view: TriageView,
+    verdict: PodVerdict,
+    advice: Advice,
+    evidence: Iterable[str],
+    shared: Shared | None = None,
+) -> Diagnosis:
     ns, pod = namespace(view.pod), name(view.pod)
-    commands = (*kubectl.describe_pod(ns, pod), *advice.commands, *kubectl.pod_events(ns, pod))
+    fixes = checked(view, advice.fixes, shared)
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
         evidence=tuple(evidence),
-        next_commands=tuple(dict.fromkeys(commands)),
+        next_commands=collect(
+            describe("pod", ns, pod, "the pod, its conditions and events"),
+            *advice.commands,
+            *(c for fix in fixes[:1] for c in fix.commands),
+            events_about(ns, pod, "everything recorded about the pod, oldest first"),
+        ),
         snippets=advice.snippets,
+        fixes=fixes,
+        holders=advice.holders,
+        competing=advice.competing,
+        pending_since=waiting_since(view.pod),
+        checked_at=view.now,
     )
 
 
@@ -147,11 +266,12 @@ def no_request(view: TriageView) -> Diagnosis:
     host = node_name(pod)
     where = f"; it is on {host} ({_phase(pod)})" if host else ""
     summary = (
-        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…): "
-        f"it can start, but no accelerator is given to it{where}"
+        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…) and names no "
+        f"ResourceClaim: it can start, but no accelerator is given to it{where}"
     )
     evidence = [
-        "extended resources in the pod's limits and requests: none (a request of 0 is no request)",
+        "extended resources in the pod's limits and requests: none (a request of 0 is no request); "
+        "spec.resourceClaims: none",
         *zero_asks(pod),
         *visible_devices(pod),
     ]
@@ -166,22 +286,44 @@ def no_request(view: TriageView) -> Diagnosis:
             evidence.append(f"spec.schedulingGates: {', '.join(_gates(pod))} (not scheduled until removed)")
         evidence += [*scheduler_lines(view, {}), *pending_notes(pod)]
     wanted = (*offered, *_likely_resources(pod, view.nodes), "nvidia.com/gpu")[0]
-    commands = kubectl.pod_resources(namespace(pod), name(pod))
+    commands = collect(kubectl.pod_resources(namespace(pod), name(pod)))
     advice = Advice(summary, commands=commands, snippets=(request_snippet(wanted),))
     return _diagnosis(view, PodVerdict.NO_REQUEST, advice, evidence)
 
 
 def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
-    host, phase = node_name(pod), _phase(pod)
+    host, phase, state = node_name(pod), _phase(pod), pod_state(pod)
     problems = pod_problems(pod)
-    outcome = problems[0] if problems else "the scheduler is done with it"
-    summary = f"The pod is placed on {host} and {phase}: {outcome}"
-    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *problems)
-    commands = kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else ()
+    states = container_states(pod)
     if problems:
-        commands += kubectl.describe_node(host)
-    return _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence)
+        outcome = problems[0]
+    elif state is PodState.RUNNING:
+        outcome = "it runs and is Ready"
+    elif state is PodState.STARTING:
+        outcome = f"it is not Ready yet ({_starting(states)})"
+    else:
+        outcome = "it has ended"
+    summary = f"The pod is placed on {host} and {phase}: {outcome}"
+    evidence = (
+        *_request_lines(pod, requests, _devices(view)),
+        f"spec.nodeName: {host}; phase: {phase}",
+        *states,
+        *problems,
+    )
+    commands = collect(
+        kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
+        kubectl.node_details(host) if problems else None,
+    )
+    return replace(
+        _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence), pod_state=state
+    )
+
+
+def _starting(states: list[str]) -> str:
+    """What the containers of a pod that is not Ready are doing, in a few words."""
+    waiting = [s for s in states if "waiting" in s or "not ready" in s]
+    return "; ".join(waiting[:2]) or "no container status reported yet"
 
 
 def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
@@ -192,7 +334,7 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         f"{_gate_meaning(gates[0])}"
     )
     evidence = [
-        request_line(pod, requests),
+        *_request_lines(pod, requests, _devices(view)),
         f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
         *(f"{g}: {_gate_meaning(g)}" for g in gates),
         *scheduler_lines(view, requests),
@@ -201,10 +343,32 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     queue = labels(pod).get(_KUEUE_QUEUE_LABEL, "")
     if queue:
         evidence.append(f"Kueue queue: {queue} (label {_KUEUE_QUEUE_LABEL})")
-    commands = kubectl.pod_gates(ns, pod_name)
-    if queue or any("kueue" in g.lower() for g in gates):
-        commands += kubectl.kueue_workloads(ns)
+    commands = collect(
+        kubectl.pod_gates(ns, pod_name),
+        kubectl.kueue_workloads(ns) if queue or any("kueue" in g.lower() for g in gates) else None,
+    )
     return _diagnosis(view, PodVerdict.GATED, Advice(summary, commands=commands), evidence)
+
+
+def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) -> Diagnosis:
+    advice = dra_advice.claim_advice(view.pod, problem)
+    evidence = (
+        *_request_lines(view.pod, requests, _devices(view)),
+        *advice.evidence,
+        *scheduler_lines(view, requests),
+        *pending_notes(view.pod),
+    )
+    return _diagnosis(view, PodVerdict.CLAIM, advice, evidence)
+
+
+def _devices(view: TriageView) -> Devices | None:
+    return Devices(view.pod, view.dra) if asks_claims(view.pod) else None
+
+
+def _request_lines(pod: Object, requests: Mapping[str, int], devices: Devices | None) -> tuple[str, ...]:
+    """What the pod asks: its extended resources, and what its claims request."""
+    lines = (request_line(pod, requests),) if requests else ()
+    return lines + (dra_advice.request_lines(devices) if devices is not None else ())
 
 
 def _gate_meaning(gate: str) -> str:
@@ -229,34 +393,54 @@ def taint(ask: Ask, node: Object) -> str | None:
 
 
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
-    missing = []
-    for resource in ask.requests:
-        have = offer(node, resource)
-        if not have.reported:
-            missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
+    missing = _unreported(ask, node)
+    if ask.devices is not None and (dra := ask.devices.no_device(node)):
+        missing.append(dra)
     return ", ".join(missing) or None
 
 
+def _unreported(ask: Ask, node: Object) -> list[str]:
+    missing = []
+    for resource in ask.requests:
+        have = ask.offer(node, resource)
+        if not have.reported:
+            missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
+    return missing
+
+
 def allocatable_zero(ask: Ask, node: Object) -> str | None:
-    offers = {resource: offer(node, resource) for resource in ask.requests}
-    zero = [
+    zero = _zero(ask, node)
+    if ask.devices is not None and (dra := ask.devices.tainted(node)):
+        zero.append(dra)
+    return ", ".join(zero) or None
+
+
+def _zero(ask: Ask, node: Object) -> list[str]:
+    offers = {resource: ask.offer(node, resource) for resource in ask.requests}
+    return [
         f"{resource} capacity {have.capacity}, allocatable 0"
         for resource, have in offers.items()
         if have.allocatable == 0
     ]
-    return ", ".join(zero) or None
 
 
 def exhausted(ask: Ask, node: Object) -> str | None:
+    short = _short(ask, node)
+    if ask.devices is not None and (dra := ask.devices.unallocatable(node)):
+        short.append(dra)
+    return ", ".join(short) or None
+
+
+def _short(ask: Ask, node: Object) -> list[str]:
     short = []
     for resource, wanted in ask.requests.items():
-        allocatable, used = offer(node, resource).allocatable, ask.used(name(node), resource)
+        allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
         if allocatable - used < wanted:
             short.append(
                 f"{resource} allocatable {allocatable}, used {used}, "
                 f"free {max(allocatable - used, 0)} < {wanted} asked"
             )
-    return ", ".join(short) or None
+    return short
 
 
 def _label_advice(funnel: Funnel) -> Advice:
@@ -275,8 +459,8 @@ def _label_advice(funnel: Funnel) -> Advice:
         )
     keys = selector_keys(pod)
     evidence = tuple(label_inventory(key, nodes) for key in keys[:4])
-    commands = (*kubectl.nodes_with_labels(keys), *kubectl.pod_placement(namespace(pod), name(pod)))
-    return Advice(summary, evidence, commands)
+    commands = collect(kubectl.nodes_with_labels(keys), kubectl.pod_placement(namespace(pod), name(pod)))
+    return Advice(summary, evidence, commands, fixes=remedies.for_label(funnel))
 
 
 def _taint_advice(funnel: Funnel) -> Advice:
@@ -297,26 +481,32 @@ def _taint_advice(funnel: Funnel) -> Advice:
                 f"{host} carries {conditions}: the node lifecycle controller sets these for a node "
                 "condition; fix the node, do not tolerate them"
             )
-    commands: list[Command] = []
+    commands: list[Command | None] = []
     for drop in _first_per_reason(funnel, 3):
         host, taints = name(drop.node), found[name(drop.node)]
-        commands += kubectl.node_taints(host)
-        if cordoned(drop.node) or CORDON in taints:
-            commands += kubectl.uncordon(host)
-        if any(t.key.startswith(CONDITION_TAINTS) and t != CORDON for t in taints):
-            commands += kubectl.describe_node(host)
+        commands += (
+            kubectl.node_taints(host),
+            kubectl.uncordon(host) if cordoned(drop.node) or CORDON in taints else None,
+            kubectl.node_details(host)
+            if any(t.key.startswith(CONDITION_TAINTS) and t != CORDON for t in taints)
+            else None,
+        )
     distinct = tuple(dict.fromkeys(t for taints in found.values() for t in taints))
-    return Advice(summary, tuple(evidence), tuple(commands), tolerations(distinct))
+    return Advice(
+        summary, tuple(evidence), collect(*commands), tolerations(distinct), remedies.for_taint(funnel)
+    )
 
 
 def _no_gpu_advice(funnel: Funnel) -> Advice:
+    if not any(_unreported(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.no_device_advice(funnel)
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
         summary = f"{name(nodes[0])} does not report {and_(requests)} ({stage.dropped[0].why})"
     else:
         summary = f"None of the {len(nodes)} nodes left reports {and_(requests)}"
-    summary += ": no device plugin serves it there"
+    summary += ": no device plugin serves it there" + _failing_note(funnel.view, nodes)
     reported: dict[str, list[str]] = {}
     for node in nodes:
         for resource in reported_resources(node):
@@ -324,44 +514,55 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
     listed = "; ".join(f"{r} ({names(on)})" for r, on in sorted(reported.items()))
     evidence = [
         "extended resources the nodes left do report: "
-        + (listed or "none (no device plugin has registered on them)")
+        + (listed or "none (no device plugin has registered on them)"),
+        *root_cause(funnel.view, nodes),
     ]
     if "nvidia.com/gpu" in requests and any(r.startswith("nvidia.com/mig-") for r in reported):
         evidence.append(
             "these nodes run the MIG mixed strategy: their GPUs are exposed as nvidia.com/mig-<profile> "
             "slices and nvidia.com/gpu reads 0; ask for a MIG profile instead"
         )
-    commands = list(kubectl.nodes_offer(requests))
+    commands = [kubectl.nodes_offer(requests)]
     for node in nodes[:2]:
-        commands += (*kubectl.describe_node(name(node)), *kubectl.pods_on_node(name(node)))
-    return Advice(summary, tuple(evidence), tuple(commands))
+        commands += (kubectl.node_details(name(node)), kubectl.device_plugin_pods(name(node)))
+    return Advice(summary, tuple(evidence), collect(*commands), fixes=remedies.for_no_device(funnel))
 
 
 def _allocatable_advice(funnel: Funnel) -> Advice:
+    if not any(_zero(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.tainted_advice(funnel)
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
-        summary = f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+        summary = (
+            f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+            + _failing_note(funnel.view, nodes)
+        )
     else:
         summary = (
             f"All {len(nodes)} nodes left that report {and_(requests)} have allocatable 0: "
-            "their devices are unhealthy or not served"
+            "their devices are unhealthy or not served" + _failing_note(funnel.view, nodes)
         )
-    evidence = tuple(line for node in nodes[:SHOWN] if (line := hardware_labels(node)))
-    commands: list[Command] = []
+    evidence = (
+        *(line for node in nodes[:SHOWN] if (line := hardware_labels(node))),
+        *root_cause(funnel.view, nodes),
+    )
+    commands: list[Command | None] = []
     for node in nodes[:2]:
-        commands += (*kubectl.node_offer(name(node), requests), *kubectl.pods_on_node(name(node)))
-    commands += (*kubectl.device_plugin_logs(requests), *kubectl.describe_node(name(nodes[0])))
-    return Advice(summary, evidence, tuple(commands))
+        commands += (kubectl.node_offer(name(node), requests), kubectl.device_plugin_pods(name(node)))
+    commands += (kubectl.device_plugin_logs(requests), kubectl.node_details(name(nodes[0])))
+    return Advice(summary, evidence, collect(*commands), fixes=remedies.for_allocatable_zero(funnel))
 
 
 def _exhausted_advice(funnel: Funnel) -> Advice:
+    if not any(_short(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.exhausted_advice(funnel)
     ask, nodes = funnel.ask, funnel.last.entered
     ranked = _by_headroom(ask, nodes)
     best = ranked[0]
     resource, wanted = _tightest(ask, best)
-    largest = max(offer(n, resource).allocatable for n in nodes)
-    free = max(offer(best, resource).allocatable - ask.used(name(best), resource), 0)
+    largest = max(ask.offer(n, resource).allocatable for n in nodes)
+    free = max(ask.offer(best, resource).allocatable - ask.used(name(best), resource), 0)
     if largest < wanted:
         summary = (
             f"The pod asks {wanted} {resource} but no node left has more than {largest} allocatable: "
@@ -393,44 +594,72 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
         for r in ask.requests
         if ask.used(name(n), r) > offer(n, r).allocatable
     ]
-    commands: list[Command] = []
+    commands: list[Command | None] = []
     for node in ranked[:2]:
-        commands += (*kubectl.consumers(name(node), ask.requests), *kubectl.describe_node(name(node)))
-    return Advice(summary, tuple(evidence), tuple(commands))
+        commands += (kubectl.consumers(name(node), ask.requests), kubectl.node_details(name(node)))
+    return Advice(
+        summary,
+        tuple(evidence),
+        collect(*commands),
+        fixes=remedies.for_exhausted(funnel),
+        holders=holdings(ask, nodes),
+        competing=competing(ask, funnel.view.pending_pods, nodes),
+    )
 
 
 FUNNEL: tuple[Step, ...] = (
-    Step(PodVerdict.LABEL_MISMATCH, "matches the nodeSelector and required node affinity",
-         label_mismatch, _label_advice),
+    Step(
+        PodVerdict.LABEL_MISMATCH,
+        "matches the nodeSelector and required node affinity",
+        label_mismatch,
+        _label_advice,
+    ),
     Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", taint, _taint_advice),
     Step(PodVerdict.NO_GPU_NODE, "reports {resources}", no_gpu_node, _no_gpu_advice),
-    Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
-         _allocatable_advice),
+    Step(
+        PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero, _allocatable_advice
+    ),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
+    Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
+    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
+    Step(
+        PodVerdict.POD_AFFINITY,
+        "satisfies pod affinity and anti-affinity",
+        affinity.pod_affinity,
+        affinity.advise,
+    ),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
-The free-slot step is last: it alone reads the pods bound to the nodes (`usage_candidates`)."""
+From the free-slot step on, the steps read the pods bound to the nodes (`usage_candidates`), and the
+view's peers and storage."""
+
+_FREE_SLOT = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdict.EXHAUSTED)
+"""The steps before it decide which nodes' bound pods a reader fetches."""
 
 
 def schedulable(funnel: Funnel) -> Advice:
     ask, kept = funnel.ask, funnel.last.kept
     best = _by_headroom(ask, kept)[0]
-    resource, _ = _tightest(ask, best)
-    free = offer(best, resource).allocatable - ask.used(name(best), resource)
+    if ask.requests:
+        resource, _ = _tightest(ask, best)
+        free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
+        room = f"{name(best)} has {free} {resource} free"
+    else:
+        room = f"{name(best)} has devices for every claim"
     said = last_said(funnel.view.pod, funnel.view.events, funnel.view.now)
     summary = (
         f"Nothing in the objects blocks the pod: {len(kept)} node{'s pass' if len(kept) > 1 else ' passes'} "
-        f"every check ({name(best)} has {free} {resource} free); "
+        f"every check ({room}); "
         + ("see what the scheduler said" if said else "the scheduler has not reported on it yet")
     )
     evidence = (
         f"nodes that pass every check: {names(kept)}",
-        "not checked by kubewhy: cpu, memory, pods per node, host ports, volumes, pod (anti-)affinity, "
-        "topology spread, DRA claims, and pods of higher priority nominated to these nodes; the scheduler's "
-        "message names whichever of these holds the pod",
+        *dra_advice.schedulable_lines(ask.devices, kept),
+        "not checked by kubewhy: cpu, memory, pods per node, host ports, and pods of higher priority "
+        "nominated to these nodes; the scheduler's message names whichever of these holds the pod",
     )
-    return Advice(summary, evidence, kubectl.describe_node(name(best)))
+    return Advice(summary, evidence, collect(kubectl.node_details(name(best))))
 
 
 def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
@@ -440,13 +669,14 @@ def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
     elif verdict is PodVerdict.LABEL_MISMATCH:
         summary = "There are no nodes: none can match the pod's nodeSelector and affinity"
     else:
-        summary = f"There are no nodes: none reports {and_(funnel.ask.requests)}"
-    commands = (
+        wanted = and_(funnel.ask.requests) if funnel.ask.requests else "a DRA device"
+        summary = f"There are no nodes: none reports {wanted}"
+    command = (
         kubectl.nodes_with_labels(selector_keys(view.pod))
         if verdict is PodVerdict.LABEL_MISMATCH
         else kubectl.nodes_offer(funnel.ask.requests)
     )
-    return Advice(summary, commands=commands)
+    return Advice(summary, commands=collect(command))
 
 
 # --- small helpers ------------------------------------------------------------------------------
@@ -461,6 +691,16 @@ def _nodes_line(view: TriageView, nodes: tuple[Object, ...]) -> str:
     return f"nodes: {len(nodes)} in the cluster"
 
 
+def _failing_note(view: TriageView, nodes: tuple[Object, ...]) -> str:
+    """`; on lab-node-1 the NVIDIA device plugin is failing (…)`: the root cause, when one node shows it."""
+    found = [(node, device) for node in nodes[:SHOWN] if (device := failing(view, name(node)))]
+    if not found:
+        return ""
+    node, device = found[0]
+    more = f" (and on {len(found) - 1} more node{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    return f"; on {name(node)} the {device.role.title} is failing{more}"
+
+
 def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:
     """The first node dropped for each distinct reason, at most `limit`: one set of commands a cause."""
     first: dict[str, Drop] = {}
@@ -471,12 +711,12 @@ def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:
 
 def _spare(ask: Ask, node: Object, resource: str) -> int:
     """Free minus asked: negative when the resource is short on the node."""
-    return offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
+    return ask.offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
 
 
 def _headroom(ask: Ask, node: Object) -> int:
-    """How close the node comes to fitting: its tightest resource's spare."""
-    return min(_spare(ask, node, r) for r in ask.requests)
+    """How close the node comes to fitting: its tightest resource's spare (0 with no extended resource)."""
+    return min((_spare(ask, node, r) for r in ask.requests), default=0)
 
 
 def _by_headroom(ask: Ask, nodes: Iterable[Object]) -> list[Object]:

@@ -1,6 +1,7 @@
 """Extended resources: what a pod asks for, what a node offers, what the pods bound there hold.
 
-The arithmetic is the scheduler's (`resource.PodRequests` and `NodeInfo.Requested`, facts §3), so a
+The arithmetic is the scheduler's (`resource.PodRequests` in `component-helpers/resource/helpers.go`, and
+`NodeInfo.Requested` in `pkg/scheduler/framework/types.go`, over the pods that are not terminal), so a
 node kubewhy calls full is one the scheduler calls full.
 """
 
@@ -13,7 +14,8 @@ from functools import lru_cache
 from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
 from diagnosis.quantity import count
-from diagnosis.relations import holds_node
+from diagnosis.relations import is_terminal
+from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
 
 
 @lru_cache(maxsize=1024)
@@ -86,7 +88,8 @@ class Offer:
 
     @property
     def reported(self) -> bool:
-        """Key absent and `"0"` both mean no device plugin serves it now (facts §6.4)."""
+        """Key absent and `"0"` both mean no device plugin serves it now: the kubelet sets capacity 0
+        when a plugin's resource is removed (`GetCapacity`, `pkg/kubelet/cm/devicemanager/manager.go`)."""
         return bool(self.capacity)
 
 
@@ -107,6 +110,9 @@ def reported_resources(node: Object) -> tuple[str, ...]:
     return tuple(sorted(k for k, v in capacity.items() if is_extended(k) and count(v)))
 
 
+_NO_OWNER = Owner("Pod", "")
+
+
 @dataclass(frozen=True)
 class Holder:
     """A pod that holds extended resources on a node."""
@@ -115,6 +121,11 @@ class Holder:
     name: str
     requests: Mapping[str, int]
     terminating: bool
+    owner: Owner = _NO_OWNER
+    priority: int = 0
+    priority_class: str = ""
+    preemptible: bool = False
+    """The pod asked about may preempt this one (`diagnosis.workloads.may_preempt`)."""
 
 
 def holders(
@@ -129,26 +140,37 @@ def holders(
     seen: set[tuple[str, str]] = set()
     found: dict[str, list[Holder]] = {}
     for other in bound_pods:
-        node = text(spec(other).get("nodeName"))
-        if node not in wanted:
+        # Most bound pods ask for no extended resource: a glance at their keys spares the rest.
+        other_spec = spec(other)
+        node = text(other_spec.get("nodeName"))
+        if node not in wanted or not _names_extended(other_spec) or is_terminal(other):
             continue
         other_meta = meta(other)
         key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
         if key == me or (my_uid and text(other_meta.get("uid")) == my_uid) or key in seen:
             continue
         seen.add(key)
-        # Most bound pods ask for no extended resource: a glance at their keys spares the arithmetic.
-        asks = effective_requests(other) if _names_extended(other) and holds_node(other) else {}
+        asks = effective_requests(other)
         if asks:
             terminating = other_meta.get("deletionTimestamp") is not None
-            found.setdefault(node, []).append(Holder(key[0], key[1], asks, terminating))
+            found.setdefault(node, []).append(
+                Holder(
+                    key[0],
+                    key[1],
+                    asks,
+                    terminating,
+                    top_owner(other),
+                    priority(other),
+                    priority_class(other),
+                    may_preempt(pod, other),
+                )
+            )
     return {node: tuple(sorted(pods, key=lambda h: (h.namespace, h.name))) for node, pods in found.items()}
 
 
-def _names_extended(pod: Object) -> bool:
-    """Whether some container of the pod names a resource with a `/` in its limits or requests: every
-    extended resource has one, and most pods name only cpu and memory."""
-    pod_spec = spec(pod)
+def _names_extended(pod_spec: Object) -> bool:
+    """Whether some container of the pod (its spec) names a resource with a `/` in its limits or
+    requests: every extended resource has one, and most pods name only cpu and memory."""
     for field in ("initContainers", "containers"):
         for container in sequence(pod_spec.get(field)):
             resources = mapping(mapping(container).get("resources"))

@@ -1,5 +1,7 @@
 """Which nodes a pod may land on: taints and tolerations, cordon, nodeSelector and required node
-affinity, with the scheduler's exact rules (facts §2 and §4).
+affinity, with the scheduler's exact rules: `Toleration.ToleratesTaint` (k8s.io/api `core/v1/toleration.go`)
+as kube-scheduler's TaintToleration and NodeUnschedulable plugins apply it, and the required node
+affinity of `component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go`.
 
 Each check returns why a node is refused, in words a person can act on, or None when the node passes.
 """
@@ -134,7 +136,11 @@ class Placement:
         """The node's taints that keep the pod off it: the cordon first (the scheduler checks it
         before taints), then every `NoSchedule`/`NoExecute` taint no toleration of the pod tolerates.
         The scheduler names only the first; all are listed so one fix covers them."""
-        found = [CORDON] if cordoned(node) and self.blocks(CORDON) else []
+        node_spec = spec(node)
+        cordon = node_spec.get("unschedulable") is True
+        if not cordon and not node_spec.get("taints"):  # most nodes: nothing to tolerate
+            return ()
+        found = [CORDON] if cordon and self.blocks(CORDON) else []
         for taint in taints(node):
             if taint.effect in BLOCKING_EFFECTS and taint not in found and self.blocks(taint):
                 found.append(taint)

@@ -29,7 +29,9 @@ TINY = {"nodes": 40, "pods_per_node": 10, "slices": 2, "hosts_per_slice": 4}
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    with simulated(**TINY) as cluster:
+    with simulated(
+        TINY["nodes"], TINY["pods_per_node"], slices=TINY["slices"], hosts_per_slice=TINY["hosts_per_slice"]
+    ) as cluster:
         yield cluster
 
 
@@ -107,6 +109,12 @@ async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served:
             assert ours.prefiltered == live.prefiltered
     finally:
         await reader.aclose()
+    async with triage.cached_reader(served, 30) as (cached, _):
+        for pod, prefiltered in ((cluster.unpinned, False), (cluster.pinned, True)):
+            ours = classifier.view_of(cluster, pod, prefiltered, devices_only=True)
+            served_view = await cached.triage_view(*pod)
+            assert sorted(ours.nodes, key=name) == sorted(served_view.nodes, key=name)
+            assert sorted(ours.bound_pods, key=name) == sorted(served_view.bound_pods, key=name)
     rows = classifier.measure(cluster, "tiny", runs=2, budget_s=5)
     assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4  # each pod on both views
     assert sum(r.case.endswith("as the cache serves it") for r in rows) == 2
@@ -134,7 +142,9 @@ async def test_the_burst_goes_through_kubewhy_serve_and_every_command_is_answere
     assert answers.runs == "4"
     assert "4/4 answered" in answers.result
     assert int(probes.runs) > 0
-    assert acks.case.startswith("kubewhy serve + cache," if cached else "kubewhy serve,")
+    assert acks.case.startswith(
+        "kubewhy serve (cache on: the default)," if cached else "kubewhy serve, cache off,"
+    )
     # The bot's own lag samples cover the burst (one every 25 ms while it answered), read from /metrics.
     assert lag.case.endswith("event-loop lag inside, every 25 ms")
     assert int(lag.runs) > 0
@@ -210,7 +220,16 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
     assert lines[0].startswith("| Benchmark")
     benchmarks = {line.split("|")[1].strip() for line in lines[1:]}
-    assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why"}
+    assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI"}
+    cases = {line.split("|")[3].strip(): line for line in lines[1:]}
+    live = cases["kubewhy triage through a kubeconfig, process start to exit"]
+    assert "exhausted; 4 calls a run; CPU time " in live
+    bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
+    assert "requests" in bare
+    assert "kubewhy's whole /triage takes" in bare
+    dra = [line for line in lines if "GPUs by DRA" in line and "kubewhy + cache, unpinned pod" in line]
+    assert len(dra) == 1
+    assert "| exhausted, 2 calls" in dra[0]
     assert done.stdout.count("| Benchmark") == 1
     assert "- CPUs (nproc):" in done.stdout
     assert "python -m bench --quick" in out.read_text()

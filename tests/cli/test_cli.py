@@ -1,5 +1,5 @@
 """The `kubewhy` console script, run for real: its exit statuses and what it writes where are a contract
-(DESIGN.md) that scripts and `make demo` rely on.
+(README, *The CLI*) that scripts and `make demo` rely on.
 
 `data/gpu-cluster.json` is a cluster as `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A
 -o json` prints it: an A100 node tainted `nvidia.com/gpu=present:NoSchedule` whose 8 GPUs a JobSet's
@@ -80,17 +80,21 @@ def test_json_for_tools() -> None:
     assert answer["summary"]
     assert all(isinstance(line, str) for line in answer["evidence"])
     assert any("gke-ml-a100-pool-3f1c2b7e-7xkq" in line for line in answer["evidence"])
-    assert answer["next_commands"] == [c["command"] for c in answer["commands"]]
     for command in answer["next_commands"]:
         assert shlex.split(command)[0] == "kubectl"
-    assert all(set(c) == {"command", "purpose", "changes"} for c in answer["commands"])
+    assert "commands" not in answer  # one list of commands: next_commands
+    assert answer["cluster"] == SNAPSHOT[1]
+    assert answer["checked_at"].endswith("Z")
+    assert answer["pending_since"] < answer["checked_at"]
+    assert all(set(f) == {"summary", "pod_patch", "opens"} for f in answer["fixes"])
     assert all(set(s) == {"title", "language", "text"} for s in answer["snippets"])
 
 
 def test_text_for_people_is_the_default() -> None:
     done = kubewhy("triage", "ml", "notebook-gpu", *SNAPSHOT)
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout.startswith("Verdict: taint\nPod: ml/notebook-gpu\n\n")
+    first = f"Verdict: taint\nPod: ml/notebook-gpu · cluster: {SNAPSHOT[1]} · pending for"
+    assert done.stdout.startswith(first)
     assert "\nEvidence:\n  - " in done.stdout
     assert "\nNext commands:\n" in done.stdout
     assert "nvidia.com/gpu=present:NoSchedule" in done.stdout
@@ -127,7 +131,9 @@ def test_a_folder_of_yaml_and_events_api_objects_answers_like_the_list(tmp_path:
         from_folder = kubewhy("triage", "ml", pod, "--snapshot", str(tmp_path), "--format", "json")
         from_list = kubewhy("triage", "ml", pod, *SNAPSHOT, "--format", "json")
         assert from_folder.returncode == 0, from_folder.stderr
-        assert json.loads(from_folder.stdout) == json.loads(from_list.stdout)
+        folder, listed = json.loads(from_folder.stdout), json.loads(from_list.stdout)
+        assert (folder.pop("cluster"), listed.pop("cluster")) == (str(tmp_path), str(CLUSTER))
+        assert folder == listed
 
 
 def _events_api(event: dict[str, Any]) -> dict[str, Any]:
@@ -162,7 +168,8 @@ def test_jobset_why() -> None:
     answer = json.loads(done.stdout)
     assert answer["verdict"] == "running"
     assert answer["target"] == {"kind": "jobset", "namespace": "ml", "name": "trainer"}
-    assert {"cause", "pod_verdict", "evidence", "next_commands", "commands", "snippets"} <= answer.keys()
+    keys = {"cause", "pod_verdict", "evidence", "next_commands", "fixes", "cluster", "snippets"}
+    assert keys <= answer.keys()
     assert answer["cause"] is None
 
 
@@ -183,6 +190,39 @@ def test_live_cluster_through_a_kubeconfig() -> None:
         )
     assert (done.returncode, done.stdout, done.stderr) == (0, "exhausted\n", "")
     assert (from_env.returncode, from_env.stdout, from_env.stderr) == (0, "taint\n", "")
+
+
+LEAN = (
+    "kubernetes.client.api.",
+    "kubernetes.client.models.",
+    "cluster.cache",
+    "slack_",
+    "aiohttp",
+    "prometheus",
+)
+"""What a live CLI run must not import: the generated API classes and models (most of a second; the
+transport calls the ApiClient with resource paths), nor what only `kubewhy serve` needs."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("triage", "ml", "finetune-llama-0"), "exhausted\n"),
+        (("jobset", "why", "ml", "trainer"), "running\n"),
+    ],
+)
+def test_a_live_cluster_loads_no_generated_api_or_model(argv: tuple[str, ...], said: str) -> None:
+    with serve(CLUSTER) as sim:
+        args = [*argv, "--kubeconfig", sim.kubeconfig, "--format", "word"]
+        probe = (
+            f"import sys; from bot.cli import main; status = main({args!r});"
+            f" heavy = sorted(m for m in sys.modules if m.startswith({LEAN!r}));"
+            " assert status == 0 and 'kubernetes.client.api_client' in sys.modules and not heavy, heavy"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+        )
+    assert (done.returncode, done.stdout, done.stderr) == (0, said, "")
 
 
 def test_ask_runs_the_slack_command_through_the_bot() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -262,7 +263,7 @@ def test_cli_answers_from_a_live_cluster() -> None:
     ],
     ids=["forbidden-nodes", "forbidden-get-pod", "503", "429", "dropped"],
 )
-def test_cli_exits_3_with_one_line_naming_what_failed(fault, said: str) -> None:  # type: ignore[no-untyped-def]
+def test_cli_exits_3_with_one_line_naming_what_failed(fault: Callable[[Faults], object], said: str) -> None:
     with serve(GPU_CLUSTER) as sim:
         fault(sim.faults)
         done = _kubewhy("triage", *PENDING, "--kubeconfig", sim.kubeconfig)

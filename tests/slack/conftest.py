@@ -9,8 +9,9 @@ from contextlib import ExitStack
 import pytest
 import yaml
 
-from bot.localslack import LocalSlack
 from devtools.apisim import serve
+from devtools.botenv import free_port
+from devtools.slack import DevSlack
 from tests import corpus
 from tests.slack.support import (
     GPU_LAB,
@@ -19,7 +20,6 @@ from tests.slack.support import (
     WATCH_SECONDS,
     Bot,
     World,
-    free_port,
     kubeconfig_for,
     new_channel,
     running_bot,
@@ -38,17 +38,20 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     down = folder / "down.kubeconfig"
     down.write_text(yaml.safe_dump(kubeconfig_for(f"http://127.0.0.1:{free_port()}")))
     with ExitStack() as stack:
-        slack = stack.enter_context(LocalSlack(bot_token=TOKEN))
+        slack = stack.enter_context(DevSlack(bot_token=TOKEN))
         sims = {path: stack.enter_context(serve(path)) for path in snapshots}
         faulty = stack.enter_context(serve(GPU_LAB))
         mutable = stack.enter_context(serve(GPU_LAB))
         cluster_of = {path: f"s{i}" for i, path in enumerate(snapshots)}
         clusters = {cluster_of[p]: {"kubeconfig": sim.kubeconfig, "timeout": 3} for p, sim in sims.items()}
+        # The corpus clusters and `lab` keep the default cache; the others are read directly, as
+        # their tests change what the API server answers and re-ask at once.
+        direct = {"enabled": False}
         clusters |= {
             "lab": {"kubeconfig": stack.enter_context(serve(GPU_LAB)).kubeconfig, "timeout": 3},
-            "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1},
-            "mutable": {"kubeconfig": mutable.kubeconfig, "timeout": 3},
-            "down": {"kubeconfig": str(down), "timeout": 1},
+            "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1, "cache": direct},
+            "mutable": {"kubeconfig": mutable.kubeconfig, "timeout": 3, "cache": direct},
+            "down": {"kubeconfig": str(down), "timeout": 1, "cache": direct},
         }
         config = {
             "default_cluster": "lab",

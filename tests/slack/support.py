@@ -1,10 +1,11 @@
 """Support for the Slack tests: a running `kubewhy serve` talking to a local Slack and to API
 simulators, and signed requests to it.
 
-The bot runs as a real subprocess in HTTP mode on a free port; its Web API calls go to `LocalSlack`
-(bot/localslack.py) and its clusters are API simulators (devtools/apisim) serving corpus snapshots. Tests
-send what Slack sends (signed slash commands, events, interactions) over HTTP and read what the bot
-posted from the local Slack. Every test uses its own channel, so one bot serves a whole module.
+The bot runs as a real subprocess in HTTP mode on a free port; its Web API calls go to the local Slack
+(`devtools.slack.DevSlack`) and its clusters are API simulators (devtools/apisim) serving corpus
+snapshots. Tests send what Slack sends (signed slash commands, events, interactions) over HTTP and read
+what the bot posted from the local Slack. Every test uses its own channel, so one bot serves a whole
+module.
 """
 
 from __future__ import annotations
@@ -26,24 +27,29 @@ import yaml
 from slack_sdk.models.blocks import Block
 
 from bot.blocks import SlackMessage, plain_text
-from bot.localslack import (
-    FORM,
-    JSON,
-    LocalSlack,
-    Message,
-    command_body,
-    event_body,
-    interaction_body,
-    mention_event,
-    signed_headers,
-)
+from bot.localslack import FORM, Message, command_body, signed_headers
 from devtools.apisim import Simulator
 from devtools.botenv import KUBEWHY, SECRET, bot_env, free_port
+from devtools.slack import JSON, DevSlack, event_body, interaction_body, mention_event
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "xoxb-kubewhy-test"
 ONCALL = "U0ONCALL"
 T = TypeVar("T")
+
+
+def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
+    """Poll until `found()` gives something (the bot's state changes without calling Slack)."""
+    deadline = time.monotonic() + seconds
+    while (result := found()) is None:
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+    return result
+
+
+def ready(bot: Bot) -> Sent:
+    """/readyz once it answers 200 (the bot's caches have synced)."""
+    return until(lambda: answer if (answer := bot.get("/readyz")).status == 200 else None)
 
 
 def new_channel() -> str:
@@ -67,7 +73,7 @@ class Sent:
 @dataclass
 class Bot:
     url: str
-    slack: LocalSlack
+    slack: DevSlack
     process: subprocess.Popen[bytes]
     log: Path
 
@@ -131,7 +137,11 @@ class Bot:
 
     def verdict(self, channel: str, count: int = 1) -> Message:
         """The `count`-th top-level message the bot posted in `channel`, once it is there."""
-        return self.slack.wait_for(lambda: (self.bot_messages(channel)[count - 1 : count] or [None])[0])
+        def posted() -> Message | None:
+            found = self.bot_messages(channel)
+            return found[count - 1] if len(found) >= count else None
+
+        return self.slack.wait_for(posted)
 
     def bot_messages(self, channel: str) -> list[Message]:
         return [m for m in self.slack.channel_messages(channel) if m.bot_id]
@@ -165,7 +175,7 @@ def _at_least(items: Callable[[], list[T]], count: int) -> Callable[[], list[T] 
 
 
 @contextmanager
-def running_bot(slack: LocalSlack, folder: Path, config: Mapping[str, Any], **env: str) -> Iterator[Bot]:
+def running_bot(slack: DevSlack, folder: Path, config: Mapping[str, Any], **env: str) -> Iterator[Bot]:
     """`kubewhy serve` with `config` until the block ends; then SIGTERM, which must end it cleanly."""
     config_file = folder / "kubewhy.yaml"
     config_file.write_text(yaml.safe_dump(dict(config)))
@@ -215,7 +225,7 @@ class World:
     """
 
     bot: Bot
-    slack: LocalSlack
+    slack: DevSlack
     cluster_of: dict[Path, str]
     faulty: Simulator
     mutable: Simulator
@@ -264,12 +274,15 @@ def texts_of(node: object) -> list[str]:
 
 
 def assert_within_slack_limits(message: Message | SlackMessage) -> None:
-    """What Slack accepts (facts/slack.md), checked with slack_sdk's models and with Slack's numbers
-    rather than the bot's own constants."""
+    """What Slack accepts (Block Kit reference: 50 blocks, section text 3000, header 150, button value
+    2000; about 13k characters in all, slackapi/bolt-js#2509), checked with slack_sdk's models and with
+    Slack's numbers rather than the bot's own constants."""
     assert 1 <= len(message.blocks) <= 50
     assert sum(len(t) for t in texts_of(list(message.blocks))) <= 13_000
     for raw in message.blocks:
-        Block.parse(raw).to_dict()  # raises past a per-field limit
+        block = Block.parse(raw)
+        assert block is not None
+        block.to_dict()  # raises past a per-field limit
         if raw["type"] == "header":
             assert len(raw["text"]["text"]) <= 150
         if raw["type"] == "section":

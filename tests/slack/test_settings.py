@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.localslack import LocalSlack
 from bot.settings import Config, SettingsError, load_config
-from tests.slack.support import KUBEWHY, TOKEN, bot_env, free_port
+from devtools.botenv import KUBEWHY, bot_env, free_port
+from devtools.slack import DevSlack
+from tests.slack.support import TOKEN, kubeconfig_for
 
 
 def serve_fails(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -39,7 +40,7 @@ def serve_fails(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_a_bad_setting_stops_the_start_with_one_clear_line(change: dict[str, str], message: str) -> None:
-    env = bot_env(LocalSlack(bot_token=TOKEN), free_port(), None)
+    env = bot_env(DevSlack(bot_token=TOKEN), free_port(), None)
     env |= change
     done = serve_fails({k: v for k, v in env.items() if v})
     assert done.returncode == 2
@@ -48,7 +49,7 @@ def test_a_bad_setting_stops_the_start_with_one_clear_line(change: dict[str, str
 
 
 def test_a_refused_token_stops_the_start(tmp_path: Path) -> None:
-    with LocalSlack(bot_token="xoxb-the-right-one") as slack:
+    with DevSlack(bot_token="xoxb-the-right-one") as slack:
         env = bot_env(slack, free_port(), None) | {"SLACK_BOT_TOKEN": "xoxb-revoked"}
         done = serve_fails(env)
         assert [c.method for c in slack.calls] == ["auth.test"]
@@ -57,7 +58,7 @@ def test_a_refused_token_stops_the_start(tmp_path: Path) -> None:
 
 
 def test_slack_unreachable_stops_the_start() -> None:
-    env = bot_env(LocalSlack(bot_token=TOKEN), free_port(), None)
+    env = bot_env(DevSlack(bot_token=TOKEN), free_port(), None)
     env["KUBEWHY_SLACK_API_URL"] = f"http://127.0.0.1:{free_port()}/api/"
     done = serve_fails(env)
     assert done.returncode == 3
@@ -67,7 +68,7 @@ def test_slack_unreachable_stops_the_start() -> None:
 def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
     config = tmp_path / "kubewhy.yaml"
     config.write_text(yaml.safe_dump({"clusters": {"demo": {"snapshot": "missing.json"}}}))
-    with LocalSlack(bot_token=TOKEN) as slack:
+    with DevSlack(bot_token=TOKEN) as slack:
         done = serve_fails(bot_env(slack, free_port(), config))
     assert done.returncode == 3
     assert f"cannot read snapshot {tmp_path / 'missing.json'}" in done.stderr
@@ -93,6 +94,20 @@ def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
         ("clusters: {a: {cache: {max_objects: 0}}}", "clusters.a.cache.max_objects: Input should be greater"),
         ("clusters: {a: {cache: {enable: true}}}", "clusters.a.cache.enable: Extra inputs are not permitted"),
         ("max_concurrent_checks: 0", "max_concurrent_checks: Input should be greater than or equal to 1"),
+        ("channels: {C0A: {sentinel: {ignore: [stuck]}}}", "'stuck' is not a verdict word (allocatable"),
+        ("channels: {C0A: {sentinel: {pending_minutes: 0}}}", "channels.C0A.sentinel.pending_minutes: Input"),
+        ("channels: {C0A: {sentinel: {restarts: 0}}}", "channels.C0A.sentinel.restarts: Input should be"),
+        ("channels: {C0A: {clusters: [prod]}}", "channels.C0A.clusters[0]: no cluster named 'prod'"),
+        (
+            "clusters: {a: {}, b: {}}\ndefault_cluster: a\nchannels: {C0A: {cluster: a, clusters: [b]}}",
+            "channels.C0A.cluster: 'a' is not among its clusters",
+        ),
+        ("lease: {cluster: prod}", "lease.cluster: no cluster named 'prod'"),
+        ("lease: {retry_seconds: 20}", "the lease needs retry_seconds < renew_deadline_seconds <"),
+        (
+            "clusters: {demo: {snapshot: x.json}}\nchannels: {C0A: {sentinel: {enabled: true}}}",
+            "clusters.demo: the sentinel watches it or holds its Lease there, so it must be a live cluster",
+        ),
     ],
 )
 def test_a_bad_config_file_names_the_key_and_the_problem(tmp_path: Path, config: str, message: str) -> None:
@@ -104,6 +119,24 @@ def test_a_bad_config_file_names_the_key_and_the_problem(tmp_path: Path, config:
     assert message in str(refused.value)
 
 
+def test_the_sentinel_out_of_a_pod_needs_the_leases_namespace(tmp_path: Path) -> None:
+    config = tmp_path / "kubewhy.yaml"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(kubeconfig_for(f"http://127.0.0.1:{free_port()}")))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": {"prod": {"kubeconfig": str(kubeconfig)}},
+                "channels": {"C0A": {"sentinel": {"enabled": True}}},
+            }
+        )
+    )
+    with DevSlack(bot_token=TOKEN) as slack:
+        done = serve_fails(bot_env(slack, free_port(), config))
+    assert done.returncode == 2
+    assert "lease.namespace is required when kubewhy does not run in a pod" in done.stderr
+
+
 def test_no_config_is_one_cluster_found_like_kubectl() -> None:
     config = load_config(None)
     assert list(config.clusters) == ["default"]
@@ -112,17 +145,20 @@ def test_no_config_is_one_cluster_found_like_kubectl() -> None:
     assert not config.allow.channels
 
 
-def test_the_cache_is_off_unless_a_cluster_enables_it(tmp_path: Path) -> None:
+def test_the_cache_is_on_unless_a_cluster_opts_out(tmp_path: Path) -> None:
     path = tmp_path / "kubewhy.yaml"
     path.write_text(
-        "clusters: {small: {}, big: {in_cluster: true, cache: {enabled: true, max_objects: 500000}}}\n"
+        "clusters: {big: {in_cluster: true, cache: {max_objects: 500000}}, small: {cache: {enabled: false}},"
+        " demo: {snapshot: lab.json}}\n"
         "default_cluster: big\n"
     )
     config = load_config(path)
-    assert not config.clusters["small"].cache.enabled
-    assert config.clusters["small"].cache.max_objects == 300_000
     assert config.clusters["big"].cache.enabled
     assert config.clusters["big"].cache.max_objects == 500_000
+    assert not config.clusters["small"].cache.enabled
+    assert config.clusters["small"].cache.max_objects == 300_000
+    # A snapshot has nothing to cache: the default does not make it an error, asking for one does.
+    assert config.clusters["demo"].snapshot == tmp_path / "lab.json"
 
 
 def test_paths_in_the_config_are_relative_to_its_folder(tmp_path: Path) -> None:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.localslack import LocalSlack, Message, block_action, message_shortcut
+from bot.localslack import Message
 from devtools.apisim import serve
+from devtools.apisim.store import Store
+from devtools.slack import DevSlack, block_action, message_shortcut
 from tests.slack.support import (
     GPU_LAB,
     ONCALL,
@@ -52,7 +55,7 @@ def lines(bot: Bot, channel: str, ts: str, at_least: int) -> list[str]:
 
 
 @pytest.fixture
-def mutable(world: World) -> Iterator[Any]:
+def mutable(world: World) -> Iterator[Store]:
     """The `mutable` cluster's store; every object a test replaces is put back afterwards."""
     store = world.mutable.store
     saved = {id(c): copy.deepcopy(c.entries) for c in store.collections.values()}
@@ -69,11 +72,33 @@ def lab_object(kind: str, name: str) -> dict[str, Any]:
     return next(o for o in items if o["kind"] == kind and o["metadata"]["name"] == name)
 
 
-def placed(pod: dict[str, Any], node: str) -> dict[str, Any]:
-    """The pod as the API serves it once the scheduler bound it and it started."""
+def placed(pod: dict[str, Any], node: str, ready: bool = True) -> dict[str, Any]:
+    """The pod as the API serves it once the scheduler bound it: Running and Ready, or (not `ready`)
+    still creating its container."""
     pod = copy.deepcopy(pod)
     pod["spec"]["nodeName"] = node
-    pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    if ready:
+        pod["status"] = {
+            "phase": "Running",
+            "conditions": [
+                {"type": "PodScheduled", "status": "True"},
+                {"type": "Ready", "status": "True"},
+            ],
+        }
+    else:
+        name = pod["spec"]["containers"][0]["name"]
+        pod["status"] = {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "True"}],
+            "containerStatuses": [
+                {
+                    "name": name,
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {"waiting": {"reason": "ContainerCreating"}},
+                }
+            ],
+        }
     return pod
 
 
@@ -89,7 +114,7 @@ def test_recheck_in_the_thread_says_nothing_changed(bot: Bot) -> None:
     assert replies[0].args["limit"] in (1, "1")  # the parent holds the verdict: one message read
 
 
-def test_recheck_after_a_change_updates_the_verdict_and_says_what_changed(bot: Bot, mutable: Any) -> None:
+def test_recheck_after_a_change_updates_the_verdict_and_says_what_changed(bot: Bot, mutable: Store) -> None:
     channel, verdict = asked(bot, "gpu-triage case-taint", "mutable")
     node = copy.deepcopy(lab_object("Node", "lab-node-0"))
     node["spec"]["taints"] = []
@@ -97,24 +122,34 @@ def test_recheck_after_a_change_updates_the_verdict_and_says_what_changed(bot: B
     click(bot, verdict, "kubewhy_recheck")
     said = bot.slack.wait_for(lambda: [t for t in lines(bot, channel, verdict.ts, 1) if "Changed since" in t])
     assert said[0].startswith(":arrows_counterclockwise: Changed since the last check: taint → ")
-    after = verdict_payload(bot.slack.find(channel, verdict.ts))  # type: ignore[arg-type]
+    updated = bot.slack.find(channel, verdict.ts)
+    assert updated is not None
+    after = verdict_payload(updated)
     assert after["verdict"] != "taint"
-    assert f"{after['verdict']}: pod gpu-triage/case-taint" in shown(bot.slack.find(channel, verdict.ts))  # type: ignore[arg-type]
+    assert f"{after['verdict']}: pod gpu-triage/case-taint" in shown(updated)
 
 
-def test_a_watch_posts_the_change_and_ends_when_the_pod_is_placed(bot: Bot, mutable: Any) -> None:
+def test_a_watch_posts_the_change_and_ends_when_the_pod_is_placed(bot: Bot, mutable: Store) -> None:
     channel, verdict = asked(bot, "gpu-triage case-exhaust", "mutable")
     click(bot, verdict, "kubewhy_watch")
     bot.slack.wait_for(
         lambda: any("Watching gpu-triage/case-exhaust" in t for t in lines(bot, channel, verdict.ts, 1))
     )
     pod = lab_object("Pod", "case-exhaust")
+    mutable.add(placed(pod, "lab-node-0", ready=False))
+    # Placed is not running: the watch says so and goes on until the pod runs (or fails).
+    bot.slack.wait_for(
+        lambda: any(
+            "Changed since the last check: exhausted → ok" in t for t in lines(bot, channel, verdict.ts, 1)
+        )
+    )
+    assert not any("Watch of" in t for t in lines(bot, channel, verdict.ts, 1))
     mutable.add(placed(pod, "lab-node-0"))
     said = bot.slack.wait_for(lambda: [t for t in lines(bot, channel, verdict.ts, 1) if "Watch of" in t])
     assert said == [":checkered_flag: Watch of gpu-triage/case-exhaust ended: the verdict is ok."]
-    thread = lines(bot, channel, verdict.ts, 1)
-    assert any("Changed since the last check: exhausted → ok" in t for t in thread)
-    assert verdict_payload(bot.slack.find(channel, verdict.ts))["verdict"] == "ok"  # type: ignore[arg-type]
+    updated = bot.slack.find(channel, verdict.ts)
+    assert updated is not None
+    assert verdict_payload(updated)["verdict"] == "ok"
 
 
 def test_a_watch_without_change_ends_at_its_time_limit(bot: Bot) -> None:
@@ -153,7 +188,10 @@ def test_details_shows_the_whole_answer_to_the_clicker_only(bot: Bot) -> None:
     text = "\n".join(shown(r) for r in answers)
     assert "no-gpu-node: pod gpu-triage/case-nogpunode" in text
     assert "Evidence" in text
-    assert "kubectl describe pod case-nogpunode -n gpu-triage" in text
+    # Aimed at the cluster it was read from: the bot's kubeconfig and context for it.
+    assert re.search(
+        r"kubectl --kubeconfig \S+ --context \S+ describe pod case-nogpunode -n gpu-triage", text
+    )
     assert all(r["response_type"] == "ephemeral" and r["replace_original"] is False for r in answers)
     assert len(bot.bot_messages(channel)) == 1  # nothing new in the channel
 
@@ -229,7 +267,7 @@ def test_the_shortcut_on_a_message_without_labels_says_so(bot: Bot) -> None:
 
 
 def test_watches_end_with_a_line_when_the_bot_stops(tmp_path: Path) -> None:
-    with LocalSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as sim:
+    with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as sim:
         config = {
             "clusters": {"lab": {"kubeconfig": sim.kubeconfig}},
             "watch": {"interval_seconds": 0.2, "max_minutes": 10},

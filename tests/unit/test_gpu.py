@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from diagnosis.model import PodVerdict
+from diagnosis.model import Diagnosis, PodVerdict
+from diagnosis.objects import Object
 from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
 from diagnosis.triage.funnel import Drop, Stage, stage_line
 from diagnosis.views import TriageView
@@ -45,6 +46,9 @@ def test_funnel_is_one_ordered_tuple_of_the_contract_steps() -> None:
         PodVerdict.NO_GPU_NODE,
         PodVerdict.ALLOCATABLE_ZERO,
         PodVerdict.EXHAUSTED,
+        PodVerdict.VOLUME,
+        PodVerdict.TOPOLOGY_SPREAD,
+        PodVerdict.POD_AFFINITY,
     ]
 
 
@@ -178,7 +182,7 @@ def test_capacity_zero_is_no_gpu_node() -> None:
     assert found.verdict == PodVerdict.NO_GPU_NODE
     assert found.summary == (
         "lab-node-2 does not report nvidia.com/gpu (nvidia.com/gpu capacity 0): "
-        "no device plugin serves it there"
+        "no device plugin serves it there; on lab-node-2 the GPU Operator validator is failing"
     )
 
 
@@ -246,7 +250,7 @@ def test_pending_notes() -> None:
 
 
 def event(
-    pod: dict[str, Any], message: str, when: str, *, api: str = "v1", uid: str | None = None
+    pod: Object, message: str, when: str, *, api: str = "v1", uid: str | None = None
 ) -> dict[str, Any]:
     ref = {
         "apiVersion": "v1",
@@ -290,7 +294,7 @@ def event(
     }
 
 
-def said(found: Any) -> str:
+def said(found: Diagnosis) -> str:
     return next(e for e in found.evidence if e.startswith("scheduler said"))
 
 

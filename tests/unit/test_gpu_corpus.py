@@ -1,6 +1,6 @@
 """The /triage corpus through `classify`: every case gets its verdict, and key evidence is right.
 
-The view is built here from the snapshot's List, the way DESIGN.md says a reader fills it (the pod by
+The view is built here from the snapshot's List, the way ARCHITECTURE.md says a reader fills it (the pod by
 namespace/name, every node, every bound non-terminal pod, the pod's events), so these tests do not
 depend on `cluster/snapshot.py`.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -16,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
-from diagnosis.triage.classify import classify, usage_candidates
-from diagnosis.views import TriageView
+from diagnosis.triage.classify import classify, serving_nothing, usage_candidates
+from diagnosis.views import Peers, Storage, TriageView
 from tests.corpus import ROOT, Case, cases
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
@@ -63,12 +65,28 @@ def view_of(
         and o["status"].get("phase") not in ("Succeeded", "Failed")
         and (only_nodes is None or o["spec"]["nodeName"] in only_nodes)
     )
+    def of(kind: str) -> tuple[dict[str, Any], ...]:
+        return tuple(o for o in objects if o["kind"] == kind)
+
+    every_bound = tuple(
+        o
+        for o in of("Pod")
+        if o["spec"].get("nodeName") and o["status"].get("phase") not in ("Succeeded", "Failed")
+    )
     return TriageView(
         pod=pod,
-        nodes=tuple(o for o in objects if o["kind"] == "Node"),
+        nodes=of("Node"),
         bound_pods=bound,
         events=tuple(o for o in objects if o["kind"] == "Event" and _about(o, pod)),
         now=NOW,
+        peers=Peers(pods=every_bound, namespaces=of("Namespace")),
+        storage=Storage(
+            claims=of("PersistentVolumeClaim"),
+            volumes=of("PersistentVolume"),
+            classes=of("StorageClass"),
+            csinodes=of("CSINode"),
+        ),
+        dra=Dra.of(objects),
     )
 
 
@@ -87,12 +105,21 @@ def test_verdict(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bound_pods_of_usage_candidates_are_enough(case: Case) -> None:
-    """The live reader reads bound pods only on `usage_candidates`: the answer must not change."""
+    """The live reader reads bound pods only on `usage_candidates` (and on the nodes that serve no
+    device, for their device plugin pods): the answer must not change, but for fixes that would open a
+    node whose pods were not read (they cannot be proven, so are not claimed)."""
     full = view_of(case.snapshot, case.namespace, case.name)
-    candidates = usage_candidates(full.pod, full.nodes)
-    assert classify(view_of(case.snapshot, case.namespace, case.name, only_nodes=candidates)) == classify(
-        full
+    candidates = (*usage_candidates(full.pod, full.nodes), *serving_nothing(full.pod, full.nodes))
+    partial = replace(
+        view_of(case.snapshot, case.namespace, case.name, only_nodes=candidates),
+        bound_nodes=frozenset(candidates),
     )
+    read, everything = classify(partial), classify(full)
+    assert replace(read, fixes=()) == replace(everything, fixes=())
+    proven = {f.summary: f.opens for f in everything.fixes}
+    for fix in read.fixes:
+        assert set(fix.opens) <= set(candidates)
+        assert set(fix.opens) <= set(proven.get(fix.summary, fix.opens))
 
 
 def test_corpus_reaches_every_verdict_three_ways() -> None:

@@ -2,7 +2,7 @@
 JobSet examples) gives its verdict, `pod_verdict` and `cause`, and the evidence names the objects
 that prove it.
 
-The JobSetView is built here from the `kind: List` the way DESIGN.md says a reader builds it (the
+The JobSetView is built here from the `kind: List` the way ARCHITECTURE.md says a reader builds it (the
 JobSet, its Jobs and pods by label, the events about them, all nodes, the non-terminal bound pods, the
 Workloads it owns), so these tests do not depend on the snapshot reader.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from diagnosis import events
+from diagnosis.dra_objects import Dra
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, kind, labels, name, namespace
@@ -54,6 +55,7 @@ def view_of(items: tuple[Object, ...], ns: str, jobset_name: str, now: datetime 
         bound_pods=tuple(o for o in items if kind(o) == "Pod" and holds_node(o)),
         workloads=tuple(o for o in items if kind(o) == "Workload" and owned_by(o, jobset)),
         now=now,
+        dra=Dra.of(items),
     )
 
 
@@ -207,7 +209,8 @@ EXPECTED = {
         "Coordinator (spec.coordinator): pod bert-large-mlm-driver-0-0-",
         "kubectl logs bert-large-mlm-driver-0-0-",
         "--previous",
-        "No RestartingJobSet condition: it exists from JobSet v0.12.0",
+        "No RestartingJobSet condition: restarts show in status.restarts",
+        "JobSet v0.12.0 and later set the RestartingJobSet condition",
     ),
     "restarting-node-failure": (
         "DeletionByTaintManager",
