@@ -133,7 +133,12 @@ def verdict(answer: Mapping[str, Any], devices: Mapping[str, int]) -> tuple[str,
         return NO_NODES, "the snapshot has no node"
     dropped: dict[str, list[str]] = {}
     for node, result in sorted(nodes.items()):
-        steps = _steps(result.get("all_failing") or (), devices)
+        # `all_failing` runs each plugin on its own, without the nominated pods; the first failing
+        # plugin's reasons include them (a node full only with them has no `all_failing`).
+        failing = [*(result.get("all_failing") or ())]
+        if result.get("plugin"):
+            failing.append({"plugin": result["plugin"], "reasons": result.get("reasons")})
+        steps = _steps(failing, devices)
         if _PREFILTER_RESULT in (result.get("reasons") or ()):
             steps.add("label-mismatch")
         known = [s for s in STEPS if s in steps]
