@@ -24,9 +24,10 @@ import pytest
 from cluster.cache import CacheOptions
 from cluster.errors import NotFound
 from cluster.live import LiveReader
-from devtools.apisim import Request, serve
+from devtools.apisim import Request, Simulator, serve
 from tests.corpus import Case, cases
 from tests.deploy.rendered import OVERLAYS, Object, render, the
+from tests.live.support import start_cache
 
 ABSENT = "kubewhy-absent"
 """A name no corpus snapshot uses, for the NotFound paths (which read more: similar names, rejections)."""
@@ -95,14 +96,13 @@ class Recording:
     """Paths of requests that name no resource (discovery, /version)."""
 
 
-async def ask_everything(kubeconfig: str, asked: list[Case], cache: CacheOptions | None) -> None:
+async def ask_everything(sim: Simulator, asked: list[Case], cache: CacheOptions | None) -> None:
     """Every question of the corpus about one snapshot, its NotFound neighbours, and a ping; with the
-    cache, once it has synced."""
-    reader = LiveReader.from_kubeconfig(kubeconfig, None, cache=cache)
+    cache, once it has listed and its watches are served."""
+    reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=cache)
     try:
         if reader.cache is not None:
-            reader.cache.start()
-            assert await reader.cache.wait_synced(10), reader.cache.state
+            await start_cache(reader, sim)
         await reader.ping()
         for case in asked:
             if case.kind == "triage":
@@ -127,7 +127,7 @@ async def record(corpus: list[Case]) -> list[Request]:
         sims = {snapshot: stack.enter_context(serve([snapshot])) for snapshot in by_snapshot}
         for cache in (None, CacheOptions()):
             await asyncio.gather(
-                *(ask_everything(sims[s].kubeconfig, asked, cache) for s, asked in by_snapshot.items())
+                *(ask_everything(sims[s], asked, cache) for s, asked in by_snapshot.items())
             )
         return [request for sim in sims.values() for request in sim.requests]
 

@@ -5,10 +5,8 @@ while it cannot be trusted the reader reads the cluster directly."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,14 +15,14 @@ from cluster.cache import BOUND_PODS, CacheOptions, compact_pod
 from cluster.live import LiveReader
 from cluster.snapshot import load_objects
 from cluster.transport import Retry
-from devtools.apisim import Request, Simulator, serve
+from devtools.apisim import Request, serve
 from diagnosis.model import PodVerdict
 from diagnosis.objects import kind, meta, name, sequence, spec
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
 from diagnosis.triage.resources import effective_requests
 from tests.corpus import cases
-from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
+from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled
 
 PINNED = ("ml-train", "llama-ft-0-x7k2p")
 """Asks 2 GPUs of the A100 pool, whose two nodes hold 2 and 1 of their 2: exhausted."""
@@ -47,19 +45,6 @@ async def verdict(reader: LiveReader, target: tuple[str, str]) -> PodVerdict:
     found = classify(await reader.triage_view(*target)).verdict
     assert isinstance(found, PodVerdict)
     return found
-
-
-async def settled(condition: Callable[[], bool]) -> None:
-    """Wait for the cache to apply what the API server sent, or the simulator to see a request:
-    watches are asynchronous, and the simulator runs in threads of its own (nothing to await)."""
-    async with asyncio.timeout(10):
-        while not condition():  # noqa: ASYNC110 (polls state kept by other threads)
-            await asyncio.sleep(0.01)
-
-
-async def watches_open(sim: Simulator) -> None:
-    """Wait until the cache's two watches are served (a synced cache may still be opening them)."""
-    await settled(lambda: sim.open_watches() == 2)
 
 
 def held_on(reader: LiveReader, node: str) -> set[str]:
@@ -189,7 +174,6 @@ async def test_compact_copies_keep_what_makes_an_init_container_a_sidecar() -> N
 async def test_a_cut_watch_resumes_from_the_last_revision_without_listing_again() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, QUICK) as reader:
-            await watches_open(sim)
             sweep = "sweep-lr-3e4-2-bk9vd"
             revision = sim.store.delete("Pod", "ml-train", sweep)["metadata"]["resourceVersion"]
             await settled(lambda: sweep not in held_on(reader, FULL))
@@ -212,7 +196,6 @@ async def test_a_watch_too_old_to_resume_lists_again() -> None:
         async with cached_reader(sim, QUICK) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             sim.faults.fail(503, times=None, resource="pods", verb="watch")
             start = len(sim.requests)
             sim.drop_watches("pods")
@@ -230,7 +213,6 @@ async def test_a_watch_too_old_to_resume_lists_again() -> None:
 async def test_an_http_410_on_reconnect_lists_again() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, QUICK) as reader:
-            await watches_open(sim)
             sim.faults.fail(410, times=1, resource="pods", verb="watch")
             start = len(sim.requests)
             sim.drop_watches("pods")
@@ -268,7 +250,6 @@ async def test_a_watch_lost_for_longer_than_stale_seconds_sends_the_reader_to_th
         async with cached_reader(sim, options) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             sim.faults.fail(503, times=None, resource="nodes", verb="watch")
             sim.drop_watches("nodes")
             await settled(lambda: not cache.synced)
@@ -356,7 +337,6 @@ async def test_idle_watches_do_not_block_the_event_loop() -> None:
         async with cached_reader(sim, CacheOptions(watch_seconds=3600)) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             sim.store.delete("Pod", "ml-train", HOLDER)
@@ -369,7 +349,7 @@ async def test_idle_watches_do_not_block_the_event_loop() -> None:
 async def test_the_cache_watches_what_it_listed() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim):
-            await watches_open(sim)
+            pass  # it returns once the cache has listed and both watches are served
     cache_reads = {(r.verb, r.path, r.query.get("fieldSelector", "")) for r in sim.requests}
     assert cache_reads == {
         ("list", "/api/v1/nodes", ""),
