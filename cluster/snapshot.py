@@ -49,11 +49,12 @@ K = TypeVar("K", bound=Hashable)
 Obj = TypeVar("Obj", bound=Object)
 
 
-class _Loader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
-    """Safe YAML, keeping timestamps as the strings the API serves (kubectl quotes them, people do not)."""
+class YamlLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML, keeping timestamps as the strings the API serves (kubectl quotes them, people do not).
+    libyaml's loader when PyYAML was built with it (a base mypy cannot check, picked at import)."""
 
 
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+YamlLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
 
 
 def load_objects(path: str | PathLike[str]) -> list[dict[str, Any]]:
@@ -112,7 +113,7 @@ def _parse(path: Path, raw: str) -> list[Any]:
             ) from None
     try:
         with _decoding(len(raw)):
-            return list(yaml.load_all(raw, Loader=_Loader))
+            return list(yaml.load_all(raw, Loader=YamlLoader))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from devtools.apisim import Simulator, serve
+from devtools.botenv import kubectl
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Command, Diagnosis
 from diagnosis.triage.classify import classify
@@ -20,8 +19,6 @@ from tests.corpus import Case, cases
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
 
 pytestmark = pytest.mark.kubectl
-
-KUBECTL = Path(sys.executable).with_name("kubectl")
 
 CASES = [*cases("triage"), *OWN_TRIAGE, *cases("jobset"), *OWN_JOBSET]
 
@@ -87,16 +84,8 @@ def test_read_commands_exit_0(case: Case, tmp_path: Path) -> None:
     with serve(case.snapshot) as sim:
         answer = _answer(sim, case)
         assert answer.verdict == case.verdict
-        env = {"KUBECONFIG": sim.kubeconfig, "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
         for command in (c for c in answer.next_commands if not c.changes):
-            done = subprocess.run(
-                [str(KUBECTL), *shlex.split(command.text)[1:]],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
+            done = kubectl(shlex.split(command.text)[1:], sim.kubeconfig, tmp_path)
             assert done.returncode == 0, f"{command.text}\n{done.stderr.strip()}"
 
 
