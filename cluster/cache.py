@@ -35,10 +35,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import urllib3
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client.api_client import ApiClient
 from kubernetes.watch.watch import iter_resp_lines
 
 from cluster.errors import ClusterError, Forbidden, Unavailable
@@ -51,6 +52,10 @@ log = logging.getLogger(__name__)
 
 BOUND_PODS = f"spec.nodeName!=,{NOT_TERMINAL}"
 """The pods that count against a node's allocatable (`diagnosis.relations.holds_node`)."""
+
+UNSCHEDULED_PODS = "spec.nodeName=,status.phase=Pending"
+"""The pods waiting for a node (kept with `CacheOptions.pending`, for the sentinel): a pod that is
+bound, or fails before it is, leaves the watch's selection and arrives as DELETED."""
 
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for nodes."""
@@ -68,6 +73,9 @@ class CacheOptions:
     stale_seconds: float = 30.0
     """How long the cache still answers after losing its watch, while it reconnects: the data is at
     most this old. Beyond it, the reader reads directly until the watch is back."""
+    pending: bool = False
+    """Also keep the unscheduled pods that ask for a device (`UNSCHEDULED_PODS`, `compact_pending`):
+    the sentinel reads them to find stuck workloads (`bot.sentinel`)."""
     backoff: Retry = field(default_factory=lambda: Retry(attempts=8, base=0.5, cap=30.0))
     """Waits between reconnections: the n-th failure in a row waits as this policy's n-th retry, and
     every failure from its last attempt on as the last (reconnections never end)."""
@@ -117,6 +125,26 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     }
 
 
+def compact_pending(pod: Object) -> dict[str, Any]:
+    """What the sentinel reads of a pod waiting for a node: who it is and who owns it (labels and
+    ownerReferences: its workload), since when it waits (creation, the PodScheduled condition), and
+    whether it asks for a device (extended resources, ResourceClaims)."""
+    kept = compact_pod(pod)
+    kept["metadata"] |= _pick(meta(pod), ("labels", "ownerReferences", "creationTimestamp"))
+    kept["spec"] |= _pick(spec(pod), ("resourceClaims",))
+    kept["status"] |= _pick(status(pod), ("conditions",))
+    return kept
+
+
+def asks_devices(pod: Object) -> bool:
+    """Whether the (compacted) pod asks for an extended resource or names a ResourceClaim."""
+    return holds_devices(pod) or bool(spec(pod).get("resourceClaims"))
+
+
+def _namespace_of(pod: Object) -> tuple[str, ...]:
+    return (namespace(pod),)
+
+
 def holds_devices(pod: Object) -> bool:
     """Whether the (compacted) pod holds an extended resource: the only bound pods the cache keeps."""
     return bool(effective_requests(pod))
@@ -153,6 +181,26 @@ def _shared(value: object) -> object:
     return sys.intern(value) if isinstance(value, str) else value
 
 
+def deep_size(roots: Iterable[object]) -> int:
+    """Bytes taken by the objects reachable from `roots` through dicts, lists and tuples, each object
+    counted once (strings shared between objects, such as interned namespaces, count once)."""
+    seen: set[int] = set()
+    stack = list(roots)
+    total = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, list | tuple):
+            stack.extend(obj)
+    return total
+
+
 def _key(obj: Object) -> Key:
     return namespace(obj), name(obj)
 
@@ -176,7 +224,6 @@ class _Overflow(Exception):
 @dataclass(frozen=True)
 class _Resource:
     plural: str
-    list_call: Callable[..., Any]
     field_selector: str | None
     compact: Callable[[Object], dict[str, Any]]
     keep: Callable[[Object], bool]
@@ -203,6 +250,9 @@ class _Reflector:
         self.lost_at: float | None = None
         """When the watch was lost (time.monotonic), while it is being reconnected."""
         self.response: urllib3.BaseHTTPResponse | None = None
+        self.heard_at: float | None = None
+        """When the API server last told this resource's reflector anything (time.monotonic): a LIST
+        page, a watch event or a bookmark."""
         self._failures = 0
 
     def current(self, now: float) -> bool:
@@ -236,20 +286,21 @@ class _Reflector:
         self.cache.changed()
         found: dict[Key, dict[str, Any]] = {}
         revision = ""
-        async for page in self.cache.api.pages(
-            Target("list", self.resource.plural),
-            self.resource.list_call,
-            field_selector=self.resource.field_selector,
-        ):
-            revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
-            for item in page_items(page):
-                obj = self.resource.compact(item)
-                if self.resource.keep(obj):
-                    found[_key(obj)] = obj
-            self.listing = len(found)
-            self.phase = f"listing ({len(found):,} so far)"
-            self.cache.check_size()
-        self.listing = 0
+        try:
+            async for page in self.cache.api.pages(
+                Target("list", self.resource.plural), fieldSelector=self.resource.field_selector
+            ):
+                revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
+                self.heard_at = time.monotonic()
+                for item in page_items(page):
+                    obj = self.resource.compact(item)
+                    if self.resource.keep(obj):
+                        found[_key(obj)] = obj
+                self.listing = len(found)
+                self.phase = f"listing ({len(found):,} so far)"
+                self.cache.check_size()
+        finally:  # a LIST that failed or overflowed holds nothing
+            self.listing = 0
         self.revision, self.listed, self.lost_at = revision, True, None
         self.phase = "listed"
         self.replace(found)
@@ -261,12 +312,11 @@ class _Reflector:
         options = self.cache.options
         self.response = await self.cache.api.stream(
             Target("watch", self.resource.plural),
-            self.resource.list_call,
             read_timeout=options.watch_seconds + self.cache.api.timeout,
-            field_selector=self.resource.field_selector,
-            resource_version=self.revision,
-            allow_watch_bookmarks=True,
-            timeout_seconds=options.watch_seconds,
+            fieldSelector=self.resource.field_selector,
+            resourceVersion=self.revision,
+            allowWatchBookmarks=True,
+            timeoutSeconds=options.watch_seconds,
         )
         self.phase, self.lost_at = "watching", None
         self.cache.changed()
@@ -304,6 +354,7 @@ class _Reflector:
 
     def _apply(self, event: dict[str, Any]) -> None:
         kind, obj = text(event.get("type")), mapping(event.get("object"))
+        self.heard_at = time.monotonic()
         if kind == "ERROR":
             said = f"HTTP {obj.get('code')}: {truncate(text(obj.get('message')))}"
             if obj.get("code") == 410:
@@ -375,15 +426,15 @@ class ClusterCache:
     ) -> None:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
-        self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kubewhy-watch")
-        core = CoreV1Api(api_client)
-        self._nodes = _Reflector(
-            self, _Resource("nodes", core.list_node, None, compact_node, _everything, _labels_of)
-        )
-        pods = _Resource(
-            "pods", core.list_pod_for_all_namespaces, BOUND_PODS, compact_pod, holds_devices, _node_of
-        )
+        watches = 3 if self.options.pending else 2  # one thread blocks on each watch's next line
+        self.threads = ThreadPoolExecutor(max_workers=watches, thread_name_prefix="kubewhy-watch")
+        self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
+        pods = _Resource("pods", BOUND_PODS, compact_pod, holds_devices, _node_of)
         self._pods = _Reflector(self, pods)
+        self._pending = _Reflector(
+            self, _Resource("pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of)
+        )
+        self._reflectors = (self._nodes, self._pods, *((self._pending,) if self.options.pending else ()))
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()
@@ -402,7 +453,7 @@ class ClusterCache:
         """List and watch in the background (call it on the running event loop)."""
         if self._tasks or self._stopped is not None:
             return
-        for reflector in (self._nodes, self._pods):
+        for reflector in self._reflectors:
             task = asyncio.get_running_loop().create_task(
                 reflector.run(), name=f"kubewhy-cache-{reflector.resource.plural}"
             )
@@ -438,7 +489,7 @@ class ClusterCache:
         for task in self._tasks:
             if task is not current:
                 task.cancel()
-        for reflector in (self._nodes, self._pods):
+        for reflector in self._reflectors:
             reflector.listed = False
             reflector.replace({})
             if reflector.response is not None:
@@ -464,6 +515,18 @@ class ClusterCache:
         return self._stopped is None and self._nodes.current(now) and self._pods.current(now)
 
     @property
+    def condition(self) -> str:
+        """One word for /readyz, /metrics and the answers: `ready` (answers come from the cache),
+        `syncing` (its first LIST is not in yet), `resyncing` (it was ready, then fell behind: its
+        watch is lost or it lists again), or `stopped` (for good: see `state`). Only `ready` answers
+        from the cache; the others read the cluster directly."""
+        if self._stopped is not None:
+            return "stopped"
+        if self.synced:
+            return "ready"
+        return "resyncing" if self.has_synced else "syncing"
+
+    @property
     def state(self) -> str:
         """One line for /readyz and the logs."""
         if self._stopped is not None:
@@ -473,7 +536,33 @@ class ClusterCache:
                 f"synced: {len(self._nodes.items):,} nodes, "
                 f"{len(self._pods.items):,} bound pods holding extended resources"
             )
-        return f"syncing: {self._nodes.describe()}; {self._pods.describe()}"
+        return f"{self.condition}: {self._nodes.describe()}; {self._pods.describe()}"
+
+    @property
+    def held(self) -> dict[str, int]:
+        """The objects held, by resource (the count `max_objects` bounds)."""
+        return {r.resource.plural: len(r.items) + r.listing for r in (self._nodes, self._pods)}
+
+    def estimated_bytes(self, sample: int = 200) -> int:
+        """The memory the objects held take, estimated from a deep size walk of up to `sample` of
+        each resource's objects (each a few hundred bytes; a walk of them all would take seconds on a
+        large cluster), plus the dictionaries that hold and index them."""
+        total = 0
+        for reflector in (self._nodes, self._pods):
+            objects = list(islice(reflector.items.values(), sample))
+            if objects:
+                total += deep_size(objects) * len(reflector.items) // len(objects)
+            total += sys.getsizeof(reflector.items) + sum(map(sys.getsizeof, reflector.indexed.values()))
+        return total
+
+    def age(self, now: float | None = None) -> float | None:
+        """Seconds since the API server last told the cache anything, for the resource heard from
+        longest ago (a healthy watch hears at least a bookmark about every minute); None before
+        anything was heard."""
+        heard = [r.heard_at for r in (self._nodes, self._pods)]
+        if any(h is None for h in heard):
+            return None
+        return (time.monotonic() if now is None else now) - min(h for h in heard if h is not None)
 
     def changed(self) -> None:
         """Note a change of state and wake whoever waits for one."""
@@ -495,6 +584,19 @@ class ClusterCache:
         """The nodes with the label `key=value`."""
         return tuple(self._nodes.indexed.get(f"{key}={value}", {}).values())
 
+    @property
+    def pending_synced(self) -> bool:
+        """The unscheduled pods are listed and watched (`CacheOptions.pending`)."""
+        return self.options.pending and self._stopped is None and self._pending.current(time.monotonic())
+
+    def pending_pods(self, namespaces: Iterable[str] | None = None) -> tuple[Object, ...]:
+        """The unscheduled pods that ask for a device (in these namespaces; None: all), while
+        `pending_synced`."""
+        if namespaces is None:
+            return tuple(self._pending.items.values())
+        on = self._pending.indexed
+        return tuple(pod for ns in sorted(set(namespaces)) for pod in on.get(ns, {}).values())
+
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """The non-terminal pods bound to these nodes that hold an extended resource, any namespace
         (the only ones `diagnosis.triage.resources.holders` counts)."""
@@ -505,7 +607,7 @@ class ClusterCache:
 
     def check_size(self) -> None:
         """Raise _Overflow past `max_objects` (the reflectors call it as objects come)."""
-        held = sum(len(r.items) + r.listing for r in (self._nodes, self._pods))
+        held = sum(len(r.items) + r.listing for r in self._reflectors)
         if held > self.options.max_objects:
             raise _Overflow(
                 f"the cluster has more nodes and bound pods than cache.max_objects"

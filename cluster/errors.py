@@ -83,3 +83,8 @@ class SnapshotError(ClusterError):
         )
         self.path = path
         self.problem = problem
+
+
+class Conflict(ClusterError):
+    """A write lost a race: the object changed since it was read (HTTP 409, a stale
+    `resourceVersion`), or it already exists. Read it again and decide again."""

@@ -61,14 +61,15 @@ async def cached_reader(
 
 
 async def start_cache(reader: LiveReader, sim: Simulator) -> None:
-    """Start the reader's cache and wait until it has listed both resources and the simulator serves
-    its two watches. Synced is not enough: a synced cache opens its watches afterwards, and those
+    """Start the reader's cache and wait until it has listed what it keeps and the simulator serves
+    its watches. Synced is not enough: a synced cache opens its watches afterwards, and those
     requests would land among the ones a test counts after it."""
     cache = reader.cache
     assert cache is not None
     cache.start()
     assert await cache.wait_synced(10), cache.state
-    await settled(lambda: sim.open_watches() == 2)
+    watches = 3 if cache.options.pending else 2  # nodes, bound pods, and unscheduled pods if kept
+    await settled(lambda: sim.open_watches() == watches)
 
 
 async def settled(condition: Callable[[], bool]) -> None:

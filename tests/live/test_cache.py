@@ -21,6 +21,7 @@ from diagnosis.objects import kind, meta, name, sequence, spec
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
 from diagnosis.triage.resources import effective_requests
+from handlers.triage import triage
 from tests.corpus import cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled
 
@@ -45,6 +46,18 @@ async def verdict(reader: LiveReader, target: tuple[str, str]) -> PodVerdict:
     found = classify(await reader.triage_view(*target)).verdict
     assert isinstance(found, PodVerdict)
     return found
+
+
+DIRECT = "Nodes and bound pods read directly from the API server: kubewhy's cache of this cluster is "
+
+
+async def read_directly(reader: LiveReader, target: tuple[str, str]) -> str | None:
+    """The condition the answer's evidence gives for reading the cluster directly, or None when it
+    says nothing of the kind (the cache answered)."""
+    evidence = (await triage(reader, *target)).diagnosis.evidence
+    said = [line.removeprefix(DIRECT) for line in evidence if line.startswith(DIRECT)]
+    assert len(said) <= 1, said
+    return said[0].split(" ", 1)[0] if said else None
 
 
 def held_on(reader: LiveReader, node: str) -> set[str]:
@@ -236,10 +249,37 @@ async def test_an_api_server_down_at_start_is_retried_until_it_answers() -> None
             cache.start()
             await settled(lambda: "pods retrying in" in cache.state)
             assert not cache.synced
+            assert cache.condition == "syncing"
             assert "HTTP 503" in cache.state
             sim.faults.clear()
             assert await cache.wait_synced(10)
+            assert cache.condition == "ready"
             assert cache.state == "synced: 5 nodes, 3 bound pods holding extended resources"
+        finally:
+            await reader.aclose()
+
+
+async def test_while_the_cache_syncs_the_reader_reads_directly_and_says_so() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=QUICK)
+        cache = reader.cache
+        assert cache is not None
+        try:
+            assert (cache.condition, cache.age()) == ("syncing", None)
+            start = len(sim.requests)
+            assert await read_directly(reader, PINNED) == "syncing"
+            assert reads_of_nodes_or_bound_pods(sim.requests[start:])
+            cache.start()
+            assert await cache.wait_synced(10)
+            start = len(sim.requests)
+            assert await read_directly(reader, PINNED) is None
+            assert not reads_of_nodes_or_bound_pods(sim.requests[start:])
+            # What /metrics reports of it: the objects held, their memory, how long since it last heard.
+            assert cache.held == {"nodes": 5, "pods": 3}
+            assert 5 * 200 < cache.estimated_bytes() < 5 * 20_000
+            age = cache.age()
+            assert age is not None
+            assert age >= 0
         finally:
             await reader.aclose()
 
@@ -254,11 +294,14 @@ async def test_a_watch_lost_for_longer_than_stale_seconds_sends_the_reader_to_th
             sim.drop_watches("nodes")
             await settled(lambda: not cache.synced)
             assert not cache.stopped
+            assert cache.condition == "resyncing"
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             assert reads_of_nodes_or_bound_pods(sim.requests[start:])
+            assert await read_directly(reader, PINNED) == "resyncing"
             sim.faults.clear()
             assert await cache.wait_synced(10)
+            assert await read_directly(reader, PINNED) is None
 
 
 # — stopping for good —
@@ -278,9 +321,11 @@ async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_dir
             )
             assert reader.cache.state.endswith(" > 6); reading the cluster directly")
             assert reader.cache.nodes() == ()
+            assert reader.cache.held == {"nodes": 0, "pods": 0}
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             assert reads_of_nodes_or_bound_pods(sim.requests[start:])
+            assert await read_directly(reader, PINNED) == "stopped"
         finally:
             await reader.aclose()
     assert sim.open_watches() == 0

@@ -38,6 +38,20 @@ ONCALL = "U0ONCALL"
 T = TypeVar("T")
 
 
+def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
+    """Poll until `found()` gives something (the bot's state changes without calling Slack)."""
+    deadline = time.monotonic() + seconds
+    while (result := found()) is None:
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+    return result
+
+
+def ready(bot: Bot) -> Sent:
+    """/readyz once it answers 200 (the bot's caches have synced)."""
+    return until(lambda: answer if (answer := bot.get("/readyz")).status == 200 else None)
+
+
 def new_channel() -> str:
     return "C" + uuid.uuid4().hex[:10].upper()
 
