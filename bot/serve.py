@@ -126,7 +126,7 @@ async def _until_stopped(settings: Settings, deps: Deps) -> None:
 
     log.info("stopping: finishing answers in flight and ending watches")
     if socket:
-        await socket.close_async()  # type: ignore[no-untyped-call]
+        await socket.close_async()  # type: ignore[no-untyped-call]  # untyped in slack_bolt
     await site.stop()
     try:
         async with asyncio.timeout(DRAIN_SECONDS):

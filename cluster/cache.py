@@ -320,7 +320,7 @@ class _Reflector:
         )
         self.phase, self.lost_at = "watching", None
         self.cache.changed()
-        lines: Iterator[str] = iter_resp_lines(self.response)  # type: ignore[no-untyped-call]
+        lines: Iterator[str] = iter_resp_lines(self.response)  # type: ignore[no-untyped-call]  # untyped in kubernetes
         loop = asyncio.get_running_loop()
         try:
             while (

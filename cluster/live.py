@@ -126,7 +126,7 @@ class LiveReader:
                 "pass --kubeconfig PATH to an existing file or fix KUBECONFIG",
             )
         try:
-            api_client = new_client_from_config(  # type: ignore[no-untyped-call]
+            api_client = new_client_from_config(  # type: ignore[no-untyped-call]  # untyped in kubernetes
                 config_file=config_file,
                 context=context,
                 persist_config=False,
@@ -145,7 +145,7 @@ class LiveReader:
         """Connect with the pod's ServiceAccount token, as a Deployment does."""
         configuration = _configuration()
         try:
-            load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]  # untyped in kubernetes
         except ConfigException as err:
             raise ClusterError(
                 f"no kubeconfig found and not running in a cluster: {err}",

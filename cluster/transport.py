@@ -332,7 +332,7 @@ class Transport:
         )
         answer = self.api_client.call_api(method, url, headers, body, form, _request_timeout=timeout)
         if not 200 <= answer.status <= 299:
-            answer.read()  # type: ignore[no-untyped-call]
+            answer.read()  # type: ignore[no-untyped-call]  # untyped in kubernetes.client.rest
             raise ApiException.from_response(http_resp=answer, body=None, data=None)
         response: urllib3.BaseHTTPResponse = answer.response
         return response
