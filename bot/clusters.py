@@ -104,10 +104,14 @@ class Clusters:
             cache.start()
 
     def resolve(self, target: Target, channel: str) -> Target | str:
-        """`target` with its cluster named, or why it cannot be asked (an unknown cluster)."""
-        cluster = target.cluster or self._config.channel(channel).cluster or self._config.fallback_cluster
+        """`target` with its cluster named, or why it cannot be asked (an unknown cluster, or one the
+        channel's `clusters` leaves out)."""
+        cluster = target.cluster or self._config.channel_cluster(channel)
         if cluster not in self._readers:
             return messages.unknown_cluster(cluster, self._readers)
+        allowed = self._config.channel(channel).clusters
+        if allowed is not None and cluster not in allowed:
+            return messages.cluster_not_allowed(cluster, allowed)
         return target.model_copy(update={"cluster": cluster})
 
     def reader(self, target: Target) -> Reader:

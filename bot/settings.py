@@ -171,7 +171,8 @@ class ChannelConfig(_Strict):
     cluster: ClusterName | None = None
     """The cluster asked when a command names none."""
     clusters: tuple[ClusterName, ...] | None = None
-    """The clusters the channel's sentinel watches; unset: the channel's `cluster`."""
+    """The clusters this channel may ask and its sentinel watches; unset: any may be asked, and the
+    sentinel watches the channel's `cluster`."""
     ephemeral: bool = False
     """Answer only to the person who asked (no thread, no watch)."""
     namespaces: tuple[Namespace, ...] | None = None
@@ -242,6 +243,8 @@ class Config(_Strict):
         named = {"default_cluster": self.default_cluster, "lease.cluster": self.lease.cluster}
         for channel, c in self.channels.items():
             named[f"channels.{channel}.cluster"] = c.cluster
+            if c.clusters is not None and c.cluster is not None and c.cluster not in c.clusters:
+                raise ValueError(f"channels.{channel}.cluster: '{c.cluster}' is not among its clusters")
             named |= {f"channels.{channel}.clusters[{i}]": name for i, name in enumerate(c.clusters or ())}
         for where, cluster in named.items():
             if cluster is not None and cluster not in self.clusters:
@@ -263,10 +266,14 @@ class Config(_Strict):
     def channel(self, channel_id: str) -> ChannelConfig:
         return self.channels.get(channel_id, ChannelConfig())
 
+    def channel_cluster(self, channel_id: str) -> str:
+        """The cluster a channel's command asks when it names none."""
+        channel = self.channel(channel_id)
+        return channel.cluster or (channel.clusters[0] if channel.clusters else self.fallback_cluster)
+
     def watched_clusters(self, channel_id: str) -> tuple[str, ...]:
         """The clusters a channel's sentinel watches."""
-        channel = self.channel(channel_id)
-        return channel.clusters or (channel.cluster or self.fallback_cluster,)
+        return self.channel(channel_id).clusters or (self.channel_cluster(channel_id),)
 
     @property
     def sentinel_channels(self) -> tuple[str, ...]:

@@ -98,6 +98,10 @@ def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
         ("channels: {C0A: {sentinel: {pending_minutes: 0}}}", "channels.C0A.sentinel.pending_minutes: Input"),
         ("channels: {C0A: {sentinel: {restarts: 0}}}", "channels.C0A.sentinel.restarts: Input should be"),
         ("channels: {C0A: {clusters: [prod]}}", "channels.C0A.clusters[0]: no cluster named 'prod'"),
+        (
+            "clusters: {a: {}, b: {}}\ndefault_cluster: a\nchannels: {C0A: {cluster: a, clusters: [b]}}",
+            "channels.C0A.cluster: 'a' is not among its clusters",
+        ),
         ("lease: {cluster: prod}", "lease.cluster: no cluster named 'prod'"),
         ("lease: {retry_seconds: 20}", "the lease needs retry_seconds < renew_deadline_seconds <"),
         (
