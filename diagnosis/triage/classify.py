@@ -13,41 +13,49 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from diagnosis.commands import collect, describe, events_about
-from diagnosis.model import Command, Diagnosis, PodVerdict
+from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
-from diagnosis.triage import affinity, spread, volumes
+from diagnosis.triage import affinity, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
+    container_states,
     hardware_labels,
     holders_text,
     label_inventory,
     pending_notes,
     pod_problems,
+    pod_state,
     request_line,
     request_snippet,
     scheduler_lines,
     taint_words,
     tolerations,
     visible_devices,
+    waiting_since,
     zero_asks,
 )
+from diagnosis.triage.fixes import CHECKED, Change, changed, pool_of
 from diagnosis.triage.funnel import (
     SHOWN,
     Advice,
     Ask,
     Drop,
     Funnel,
+    Shared,
     Stage,
     Step,
     and_,
     candidates,
+    competing,
+    holdings,
     names,
     run,
     stage_line,
 )
-from diagnosis.triage.resources import effective_requests, holders, offer, reported_resources
+from diagnosis.triage.resources import effective_requests, offer, reported_resources
 from diagnosis.triage.scheduler_message import last_said
 from diagnosis.triage.scheduling import (
     CORDON,
@@ -58,7 +66,17 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "funnel_of", "reaches_funnel", "usage_candidates"]
+__all__ = [
+    "FUNNEL",
+    "checked",
+    "classify",
+    "effective_requests",
+    "funnel_of",
+    "passing",
+    "reaches_funnel",
+    "serving_nothing",
+    "usage_candidates",
+]
 
 _KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -92,6 +110,18 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     return tuple(name(node) for node in reached)
 
 
+def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+    """When the verdict is that no node left serves the pod's devices (no resource, or allocatable 0),
+    the first nodes it names: a reader fetches their pods too, so the answer can quote the device
+    plugin, operator and driver pods there (`diagnosis.triage.devices`)."""
+    if not reaches_funnel(pod):
+        return ()
+    last = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1]
+    if last.kept or last.step.verdict not in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO):
+        return ()
+    return tuple(name(n) for n in last.entered[:SHOWN_NODES])
+
+
 def reaches_funnel(pod: Object) -> bool:
     """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet and
     is not gated (the first three rungs of `classify`)."""
@@ -103,20 +133,27 @@ def funnel_of(view: TriageView) -> Funnel:
     return _funnel(view, effective_requests(view.pod), candidates(view.nodes))
 
 
-def _funnel(view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...]) -> Funnel:
-    first = Ask(view.pod, requests)
-    filtered = _filtered(first, nodes)
+def _funnel(
+    view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...], shared: Shared | None = None
+) -> Funnel:
+    shared = shared or Shared()
+    shared.alive.append(view)
+    first = Ask(view.pod, requests, offers=shared.offers)
+    # The steps before the free slots read only the pod and the nodes: a fix that ends pods leaves both.
+    filtered = shared.filtered.get((id(view.pod), id(nodes)))
+    if filtered is None:
+        filtered = shared.filtered[(id(view.pod), id(nodes))] = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
     reached_names = frozenset(map(name, reached))
-    held = holders(view.pod, view.bound_pods, reached_names)
-    ask = replace(first, holders=held, view=view, reached=reached_names)
+    ask = replace(first, holders=shared.holders_of(view, reached_names), view=view, reached=reached_names)
     return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    nodes = candidates(view.nodes)
-    funnel = _funnel(view, requests, nodes)
+    shared = Shared()
+    nodes = shared.candidates(view.nodes)
+    funnel = _funnel(view, requests, nodes, shared)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -133,7 +170,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         *scheduler_lines(view, requests, nodes),
         *pending_notes(view.pod),
     )
-    return _diagnosis(view, verdict, advice, evidence)
+    return _diagnosis(view, verdict, advice, evidence, shared)
 
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
@@ -142,8 +179,58 @@ def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
-def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
+def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
+    """The nodes on which the view's pod passes every check, by name: none when it does not reach the
+    funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
+    if not reaches_funnel(view.pod):
+        return ()
+    shared = shared or Shared()
+    nodes = shared.candidates(view.nodes)
+    if not nodes:
+        return ()
+    last = _funnel(view, effective_requests(view.pod), nodes, shared).last
+    read = view.bound_nodes
+    return tuple(name(n) for n in last.kept if read is None or name(n) in read)
+
+
+def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None = None) -> tuple[Fix, ...]:
+    """The changes that open a node once made, as fixes, in the order proposed; each one checked by
+    running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`), reusing what
+    the classification's own run worked out about the nodes and pods the change leaves as they were
+    (`shared`)."""
+    fixes = []
+    for change in tuple(changes)[:CHECKED]:
+        if not change.checkable:
+            fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
+            continue
+        after = changed(view, change)
+        if shared is not None and change.ended:
+            shared.ending(view.bound_pods, after.bound_pods, change.ended)
+        opened = passing(after, shared)
+        if not opened:
+            continue
+        opened_nodes = [n for n in (shared or Shared()).candidates(after.nodes) if name(n) in opened]
+        fixes.append(
+            Fix(
+                summary=change.summary.replace("{opens}", pool_of(opened_nodes)),
+                pod_patch=change.pod_patch,
+                opens=opened,
+                commands=change.commands,
+                objects=change.objects,
+            )
+        )
+    return tuple(fixes)
+
+
+def _diagnosis(
+    view: TriageView,
+    verdict: PodVerdict,
+    advice: Advice,
+    evidence: Iterable[str],
+    shared: Shared | None = None,
+) -> Diagnosis:
     ns, pod = namespace(view.pod), name(view.pod)
+    fixes = checked(view, advice.fixes, shared)
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
@@ -151,9 +238,15 @@ def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: 
         next_commands=collect(
             describe("pod", ns, pod, "the pod, its conditions and events"),
             *advice.commands,
+            *(c for fix in fixes[:1] for c in fix.commands),
             events_about(ns, pod, "everything recorded about the pod, oldest first"),
         ),
         snippets=advice.snippets,
+        fixes=fixes,
+        holders=advice.holders,
+        competing=advice.competing,
+        pending_since=waiting_since(view.pod),
+        checked_at=view.now,
     )
 
 
@@ -191,16 +284,32 @@ def no_request(view: TriageView) -> Diagnosis:
 
 def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
-    host, phase = node_name(pod), _phase(pod)
+    host, phase, state = node_name(pod), _phase(pod), pod_state(pod)
     problems = pod_problems(pod)
-    outcome = problems[0] if problems else "the scheduler is done with it"
+    states = container_states(pod)
+    if problems:
+        outcome = problems[0]
+    elif state is PodState.RUNNING:
+        outcome = "it runs and is Ready"
+    elif state is PodState.STARTING:
+        outcome = f"it is not Ready yet ({_starting(states)})"
+    else:
+        outcome = "it has ended"
     summary = f"The pod is placed on {host} and {phase}: {outcome}"
-    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *problems)
+    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *states, *problems)
     commands = collect(
         kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
         kubectl.node_details(host) if problems else None,
     )
-    return _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence)
+    return replace(
+        _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence), pod_state=state
+    )
+
+
+def _starting(states: list[str]) -> str:
+    """What the containers of a pod that is not Ready are doing, in a few words."""
+    waiting = [s for s in states if "waiting" in s or "not ready" in s]
+    return "; ".join(waiting[:2]) or "no container status reported yet"
 
 
 def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
@@ -296,7 +405,7 @@ def _label_advice(funnel: Funnel) -> Advice:
     keys = selector_keys(pod)
     evidence = tuple(label_inventory(key, nodes) for key in keys[:4])
     commands = collect(kubectl.nodes_with_labels(keys), kubectl.pod_placement(namespace(pod), name(pod)))
-    return Advice(summary, evidence, commands)
+    return Advice(summary, evidence, commands, fixes=remedies.for_label(funnel))
 
 
 def _taint_advice(funnel: Funnel) -> Advice:
@@ -328,7 +437,9 @@ def _taint_advice(funnel: Funnel) -> Advice:
             else None,
         )
     distinct = tuple(dict.fromkeys(t for taints in found.values() for t in taints))
-    return Advice(summary, tuple(evidence), collect(*commands), tolerations(distinct))
+    return Advice(
+        summary, tuple(evidence), collect(*commands), tolerations(distinct), remedies.for_taint(funnel)
+    )
 
 
 def _no_gpu_advice(funnel: Funnel) -> Advice:
@@ -338,7 +449,7 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
         summary = f"{name(nodes[0])} does not report {and_(requests)} ({stage.dropped[0].why})"
     else:
         summary = f"None of the {len(nodes)} nodes left reports {and_(requests)}"
-    summary += ": no device plugin serves it there"
+    summary += ": no device plugin serves it there" + _failing_note(funnel.view, nodes)
     reported: dict[str, list[str]] = {}
     for node in nodes:
         for resource in reported_resources(node):
@@ -346,7 +457,8 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
     listed = "; ".join(f"{r} ({names(on)})" for r, on in sorted(reported.items()))
     evidence = [
         "extended resources the nodes left do report: "
-        + (listed or "none (no device plugin has registered on them)")
+        + (listed or "none (no device plugin has registered on them)"),
+        *root_cause(funnel.view, nodes),
     ]
     if "nvidia.com/gpu" in requests and any(r.startswith("nvidia.com/mig-") for r in reported):
         evidence.append(
@@ -356,25 +468,31 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
     commands = [kubectl.nodes_offer(requests)]
     for node in nodes[:2]:
         commands += (kubectl.node_details(name(node)), kubectl.device_plugin_pods(name(node)))
-    return Advice(summary, tuple(evidence), collect(*commands))
+    return Advice(summary, tuple(evidence), collect(*commands), fixes=remedies.for_no_device(funnel))
 
 
 def _allocatable_advice(funnel: Funnel) -> Advice:
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
-        summary = f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+        summary = (
+            f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+            + _failing_note(funnel.view, nodes)
+        )
     else:
         summary = (
             f"All {len(nodes)} nodes left that report {and_(requests)} have allocatable 0: "
-            "their devices are unhealthy or not served"
+            "their devices are unhealthy or not served" + _failing_note(funnel.view, nodes)
         )
-    evidence = tuple(line for node in nodes[:SHOWN] if (line := hardware_labels(node)))
+    evidence = (
+        *(line for node in nodes[:SHOWN] if (line := hardware_labels(node))),
+        *root_cause(funnel.view, nodes),
+    )
     commands: list[Command | None] = []
     for node in nodes[:2]:
         commands += (kubectl.node_offer(name(node), requests), kubectl.device_plugin_pods(name(node)))
     commands += (kubectl.device_plugin_logs(requests), kubectl.node_details(name(nodes[0])))
-    return Advice(summary, evidence, collect(*commands))
+    return Advice(summary, evidence, collect(*commands), fixes=remedies.for_allocatable_zero(funnel))
 
 
 def _exhausted_advice(funnel: Funnel) -> Advice:
@@ -418,21 +536,37 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
     commands: list[Command | None] = []
     for node in ranked[:2]:
         commands += (kubectl.consumers(name(node), ask.requests), kubectl.node_details(name(node)))
-    return Advice(summary, tuple(evidence), collect(*commands))
+    return Advice(
+        summary,
+        tuple(evidence),
+        collect(*commands),
+        fixes=remedies.for_exhausted(funnel),
+        holders=holdings(ask, nodes),
+        competing=competing(ask, funnel.view.pending_pods, nodes),
+    )
 
 
 FUNNEL: tuple[Step, ...] = (
-    Step(PodVerdict.LABEL_MISMATCH, "matches the nodeSelector and required node affinity",
-         label_mismatch, _label_advice),
+    Step(
+        PodVerdict.LABEL_MISMATCH,
+        "matches the nodeSelector and required node affinity",
+        label_mismatch,
+        _label_advice,
+    ),
     Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", taint, _taint_advice),
     Step(PodVerdict.NO_GPU_NODE, "reports {resources}", no_gpu_node, _no_gpu_advice),
-    Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
-         _allocatable_advice),
+    Step(
+        PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero, _allocatable_advice
+    ),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
     Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
     Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
-    Step(PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", affinity.pod_affinity,
-         affinity.advise),
+    Step(
+        PodVerdict.POD_AFFINITY,
+        "satisfies pod affinity and anti-affinity",
+        affinity.pod_affinity,
+        affinity.advise,
+    ),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
@@ -488,6 +622,16 @@ def _nodes_line(view: TriageView, nodes: tuple[Object, ...]) -> str:
             "(nodes without these labels were not read)"
         )
     return f"nodes: {len(nodes)} in the cluster"
+
+
+def _failing_note(view: TriageView, nodes: tuple[Object, ...]) -> str:
+    """`; on lab-node-1 the NVIDIA device plugin is failing (…)`: the root cause, when one node shows it."""
+    found = [(node, device) for node in nodes[:SHOWN] if (device := failing(view, name(node)))]
+    if not found:
+        return ""
+    node, device = found[0]
+    more = f" (and on {len(found) - 1} more node{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    return f"; on {name(node)} the {device.role.title} is failing{more}"
 
 
 def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:

@@ -6,19 +6,73 @@ this module only runs them and writes down what each one did, so the evidence ca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple
 
-from diagnosis.model import Command, PodVerdict, Snippet
-from diagnosis.objects import Object, name
-from diagnosis.triage.resources import Holder, Offer, offer
+from diagnosis.model import Command, Holding, PodVerdict, Snippet
+from diagnosis.objects import Object, name, namespace, spec, uid
+from diagnosis.triage.fixes import Change
+from diagnosis.triage.resources import Holder, Offer, effective_requests, holders, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
+from diagnosis.workloads import priority, top_owner
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
+
+
+@dataclass
+class Shared:
+    """What one classification works out once and reuses in each of its funnel runs (the verdict's,
+    then one per fix it checks, `classify.checked`): each node's offer of each resource by
+    (id(node), resource), and the holders of the reached nodes by (id(bound pods), reached nodes,
+    the pod's identity). Keys hold ids, so every view a run read is kept alive here for as long as
+    this lives: no id is reused for another object meanwhile."""
+
+    offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
+    filtered: dict[tuple[int, int], tuple[Stage, ...]] = field(default_factory=dict)
+    """The steps before the free slots, by (id(pod), id(nodes))."""
+    alive: list[object] = field(default_factory=list)
+    _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
+    _holders: dict[tuple[int, frozenset[str], tuple[str, str, str]], Mapping[str, tuple[Holder, ...]]] = (
+        field(default_factory=dict)
+    )
+    _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
+
+    def ending(
+        self, before: tuple[Object, ...], after: tuple[Object, ...], ended: frozenset[tuple[str, str]]
+    ) -> None:
+        """Note that `after` is `before` without the pods `ended` (by namespace and name)."""
+        self.alive += (before, after)
+        self._ended[id(after)] = (before, ended)
+
+    def holders_of(self, view: TriageView, reached: frozenset[str]) -> Mapping[str, tuple[Holder, ...]]:
+        """`resources.holders` of the view's pod on the reached nodes, worked out once per set of bound
+        pods; for bound pods that are others without some pods ended, those pods taken out of the
+        others' holders (the same result: holders are bound pods, each counted once)."""
+        me = (namespace(view.pod), name(view.pod), uid(view.pod))
+        key = (id(view.bound_pods), reached, me)
+        found = self._holders.get(key)
+        if found is None:
+            if id(view.bound_pods) in self._ended:
+                before, ended = self._ended[id(view.bound_pods)]
+                found = _without(self.holders_of(replace(view, bound_pods=before), reached), ended)
+            else:
+                found = holders(view.pod, view.bound_pods, reached)
+            self.alive.append(view.bound_pods)
+            self._holders[key] = found
+        return found
+
+    def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:
+        """`candidates(nodes)`, worked out once per tuple of nodes."""
+        found = self._candidates.get(id(nodes))
+        if found is None:
+            self.alive.append(nodes)
+            found = self._candidates[id(nodes)] = candidates(nodes)
+        return found
 
 
 @dataclass(frozen=True)
@@ -91,12 +145,16 @@ class Funnel:
 
 @dataclass(frozen=True)
 class Advice:
-    """What a verdict adds to the funnel: its one-line summary, evidence, commands and snippets."""
+    """What a verdict adds to the funnel: its one-line summary, evidence, commands and snippets, and
+    the changes that may remove its cause (checked before any is offered: `diagnosis.triage.fixes`)."""
 
     summary: str
     evidence: tuple[str, ...] = ()
     commands: tuple[Command, ...] = ()
     snippets: tuple[Snippet, ...] = ()
+    fixes: tuple[Change, ...] = ()
+    holders: tuple[Holding, ...] = ()
+    competing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,6 +185,13 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
             break
         nodes = tuple(kept)
     return tuple(stages)
+
+
+def _without(
+    held: Mapping[str, tuple[Holder, ...]], ended: frozenset[tuple[str, str]]
+) -> dict[str, tuple[Holder, ...]]:
+    kept = {node: tuple(h for h in pods if (h.namespace, h.name) not in ended) for node, pods in held.items()}
+    return {node: pods for node, pods in kept.items() if pods}
 
 
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
@@ -163,6 +228,65 @@ def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
     hidden = len(stage.dropped) - counted
     tail = f"; {hidden} more for other reasons" if hidden else ""
     return f"{line}; dropped {'; '.join(parts)}{tail}"
+
+
+def holdings(ask: Ask, nodes: Iterable[Object]) -> tuple[Holding, ...]:
+    """Who holds the pod's devices on these nodes, grouped by top owner (`diagnosis.workloads`): the
+    pod's own JobSet first, then lowest priority first (the cheapest to move)."""
+    own = top_owner(ask.pod)
+    groups: dict[tuple[str, str, str], list[tuple[str, Holder]]] = {}
+    for node in nodes:
+        for holder in ask.holders.get(name(node), ()):
+            if any(holder.requests.get(r) for r in ask.requests):
+                key = (holder.owner.kind, holder.namespace, holder.owner.name or holder.name)
+                groups.setdefault(key, []).append((name(node), holder))
+    found = []
+    for (owner_kind, ns, owner_name), held in groups.items():
+        devices: dict[str, int] = {}
+        for _, holder in held:
+            for resource in ask.requests:
+                if holder.requests.get(resource):
+                    devices[resource] = devices.get(resource, 0) + holder.requests[resource]
+        first = held[0][1]
+        found.append(
+            Holding(
+                kind=owner_kind,
+                namespace=ns,
+                name=owner_name,
+                pods=tuple(sorted({h.name for _, h in held})),
+                nodes=tuple(sorted({n for n, _ in held})),
+                devices=devices,
+                priority_class=first.priority_class,
+                priority=min(h.priority for _, h in held),
+                preemptible=all(h.preemptible for _, h in held),
+                own=owner_kind == "JobSet" and own == first.owner and ns == namespace(ask.pod),
+                terminating=sum(h.terminating for _, h in held),
+            )
+        )
+    return tuple(sorted(found, key=lambda h: (not h.own, h.priority, h.namespace, h.name)))
+
+
+def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> tuple[str, ...]:
+    """The other pending pods that ask for some of the same devices and may land on these nodes (their
+    selector and tolerations admit at least one): `ns/name (priority P, asks 2 nvidia.com/gpu)`, those
+    of higher priority first (the scheduler tries them first)."""
+    me = (namespace(ask.pod), name(ask.pod))
+    nodes = tuple(nodes)
+    found = []
+    for other in pending:
+        if (namespace(other), name(other)) == me or spec(other).get("schedulingGates"):
+            continue
+        asks = {r: n for r, n in effective_requests(other).items() if r in ask.requests}
+        if not asks:
+            continue
+        placement = Placement.of(other)
+        if any(placement.mismatch(n) is None and not placement.untolerated(n) for n in nodes):
+            found.append((priority(other), namespace(other), name(other), asks))
+    found.sort(key=lambda f: (-f[0], f[1], f[2]))
+    return tuple(
+        f"{ns}/{pod} (priority {rank}, asks {', '.join(f'{n} {r}' for r, n in asks.items())})"
+        for rank, ns, pod, asks in found[:SHOWN]
+    )
 
 
 def and_(words: Iterable[str]) -> str:

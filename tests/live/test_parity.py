@@ -5,18 +5,14 @@ gets the same diagnosis as without it, and reads no node and no bound pod from t
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import pytest
 
-from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader
 from devtools.apisim import Request, serve
 from diagnosis import events
 from diagnosis.jobset.explain import explain
-from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, name, namespace, spec, uid
-from diagnosis.triage.classify import classify
+from diagnosis.triage.classify import classify, serving_nothing
 from diagnosis.views import JobSetView, TriageView
 from tests.corpus import Case, cases
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, cached_reader, live_reader
@@ -99,36 +95,36 @@ def _cacheable(request: Request) -> bool:
     )
 
 
-async def _direct_and_cached(
-    case: Case, diagnose: Callable[[LiveReader], Awaitable[Diagnosis]]
-) -> tuple[Diagnosis, Diagnosis]:
-    """The case's diagnosis read directly, then through the cache, which must read no node and no bound
-    pod from the API server."""
-    with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
-        async with live_reader(sim) as direct, cached_reader(sim) as cached:
-            expected = await diagnose(direct)
-            start = len(sim.requests)
-            got = await diagnose(cached)
-            asked = sim.requests[start:]
-    assert [r.path for r in asked if _cacheable(r)] == []
-    return expected, got
-
-
 @pytest.mark.parametrize("case", TRIAGE, ids=lambda c: c.id)
 async def test_triage_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
-    async def triage(reader: LiveReader) -> Diagnosis:
-        return classify(await reader.triage_view(case.namespace, case.name))
+    with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
+        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+            view = await direct.triage_view(case.namespace, case.name)
+            expected = classify(view)
+            start = len(sim.requests)
+            got = classify(await cached.triage_view(case.namespace, case.name))
+            asked = sim.requests[start:]
 
-    expected, got = await _direct_and_cached(case, triage)
     assert got == expected
     assert got.verdict == case.verdict
+    # The pods on nodes that serve no device are read live: the cache keeps only pods holding devices,
+    # and the answer quotes the device plugin pods there.
+    serving = {f"spec.nodeName={n}," for n in serving_nothing(view.pod, view.nodes)}
+    uncached = [
+        r for r in asked if _cacheable(r) and not any(s in r.query.get("fieldSelector", "") for s in serving)
+    ]
+    assert [r.path for r in uncached] == []
 
 
 @pytest.mark.parametrize("case", JOBSET, ids=lambda c: c.id)
 async def test_jobset_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
-    async def why(reader: LiveReader) -> Diagnosis:
-        return explain(await reader.jobset_view(case.namespace, case.name))
+    with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
+        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+            expected = explain(await direct.jobset_view(case.namespace, case.name))
+            start = len(sim.requests)
+            got = explain(await cached.jobset_view(case.namespace, case.name))
+            asked = sim.requests[start:]
 
-    expected, got = await _direct_and_cached(case, why)
     assert got == expected
     assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+    assert [r.path for r in asked if _cacheable(r)] == []
