@@ -33,7 +33,7 @@ from devtools.cluster.scheduler import add_pending_pods, allocatable
 from devtools.cluster.workloads import add_standing_workloads, settle_jobs
 from devtools.cluster.world import World
 
-__all__ = ["MAX_PODS", "NOW", "TOPOLOGY_KEY", "Cluster", "allocatable", "generate"]
+__all__ = ["MAX_PODS", "NOW", "TOPOLOGY_KEY", "Cluster", "Obj", "allocatable", "generate"]
 
 
 @dataclass(frozen=True)

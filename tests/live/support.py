@@ -68,8 +68,7 @@ async def start_cache(reader: LiveReader, sim: Simulator) -> None:
     assert cache is not None
     cache.start()
     assert await cache.wait_synced(10), cache.state
-    watches = 3 if cache.options.pending else 2  # nodes, bound pods, and unscheduled pods if kept
-    await settled(lambda: sim.open_watches() == watches)
+    await settled(lambda: sim.open_watches() == cache.watches)
 
 
 async def settled(condition: Callable[[], bool]) -> None:
