@@ -641,8 +641,9 @@ class ClusterCache:
 
     @property
     def watches(self) -> int:
-        """How many watches it keeps open (one a resource it keeps)."""
-        return len(self._reflectors)
+        """How many watches it keeps open once started: one a resource it keeps (an optional resource
+        the API server does not serve ends its reflector)."""
+        return sum(1 for task in self._tasks if not task.done())
 
     @property
     def held(self) -> dict[str, int]:
