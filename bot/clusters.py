@@ -2,7 +2,8 @@
 
 Readers are built once at start (a bad kubeconfig or snapshot stops the start with a clear error) and
 closed at shutdown. A question names its cluster with `--cluster`, else its channel's default, else the
-config's default. The caches of the clusters that enable one are started with the bot (`start`).
+config's default when the channel may use it (`channels.ID.clusters`). The caches of the clusters that
+enable one are started with the bot (`start`).
 """
 
 from __future__ import annotations
@@ -66,9 +67,10 @@ class Clusters:
 
     def resolve(self, target: Target, channel: str) -> Target | str:
         """`target` with its cluster named, or why it cannot be asked (an unknown cluster)."""
-        cluster = target.cluster or self._config.channel(channel).cluster or self._config.fallback_cluster
+        policy = self._config.channel(channel)
+        cluster = target.cluster or policy.default_cluster(self._config.fallback_cluster)
         if cluster not in self._readers:
-            return messages.unknown_cluster(cluster, self._readers)
+            return messages.unknown_cluster(cluster, [c for c in self._readers if policy.may_use(c)])
         return target.model_copy(update={"cluster": cluster})
 
     def reader(self, target: Target) -> Reader:

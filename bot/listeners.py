@@ -201,6 +201,8 @@ class Listeners:
             await self.deps.poster.personal(place, note(messages.no_verdict_here()))
             return "usage"
         if request.action == "stop":
+            if isinstance(why := await self._resolved(place, found.meta.target), str):
+                return await self._refuse(place, why)
             if not self.deps.watches.stop(place.channel, thread_ts, place.user):
                 await self.deps.poster.say(place.channel, thread_ts, note(messages.no_watch()))
             return "stop"
@@ -311,17 +313,20 @@ class Listeners:
         if isinstance(error, SlackApiError):
             self.deps.metrics.api_error(f"slack_{error.response.get('error', 'unknown')}")
         reply = note(messages.unexpected(request_id))
-        event = body.get("event") or {}
+        event = body.get("event")
         try:
-            if respond is not None:
+            if isinstance(event, Mapping):
+                # An event has no response_url (bolt's respond() raises for it): the apology goes to
+                # the thread the mention was made in.
+                if isinstance(channel := event.get("channel"), str):
+                    await self.deps.poster.say(channel, event.get("thread_ts") or event.get("ts"), reply)
+            elif respond is not None:
                 await respond(
                     text=reply.text,
                     blocks=list(reply.blocks),
                     response_type="ephemeral",
                     replace_original=False,
                 )
-            elif event.get("channel"):
-                await self.deps.poster.say(event["channel"], event.get("thread_ts") or event.get("ts"), reply)
         except (SlackApiError, aiohttp.ClientError) as failure:
             logger.error("request %s: could not tell the person either: %s", request_id, failure)
 

@@ -202,6 +202,11 @@ def namespace_not_allowed(namespace: str, allowed: Iterable[str]) -> str:
     return f"This channel may not query namespace `{namespace}`; it may query: {names}."
 
 
+def cluster_not_allowed(cluster: str, allowed: Iterable[str]) -> str:
+    names = ", ".join(f"`{c}`" for c in allowed) or "none"
+    return f"This channel may not query cluster `{cluster}`; it may query: {names}."
+
+
 def unknown_cluster(cluster: str, known: Iterable[str]) -> str:
     names = ", ".join(f"`{c}`" for c in known)
     return f"There is no cluster named `{cluster}`. Known clusters: {names}."

@@ -22,7 +22,7 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 
-from bot import looplag
+from bot import gate, looplag
 from bot.app import assemble, build_app, build_client
 from bot.clusters import Clusters
 from bot.listeners import Deps
@@ -86,21 +86,24 @@ async def _serve(settings: Settings, config: Config) -> int:
         try:
             async with looplag.watching(deps.metrics.loop_lagged):
                 await _until_stopped(settings, deps)
+        except SettingsError as error:
+            return _fail(str(error), EXIT_CONFIG)
         finally:
             await clusters.aclose()
     return EXIT_OK
 
 
 async def _until_stopped(settings: Settings, deps: Deps) -> None:
-    app = build_app(
-        deps, settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-    )
+    secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+    app = build_app(deps, secret)
     socket = (
         AsyncSocketModeHandler(app, settings.slack_app_token.get_secret_value())
         if settings.slack_app_token
         else None
     )
-    web_app = web.Application() if socket else app.web_app(path="/slack/events", port=settings.kubewhy_port)
+    web_app = web.Application()
+    if not socket:
+        web_app.add_routes([web.post("/slack/events", gate.slack_events(app, secret))])
 
     async def slack_ready() -> bool:
         return await socket.client.is_connected() if socket else True  # HTTP: auth.test passed at start
@@ -115,7 +118,12 @@ async def _until_stopped(settings: Settings, deps: Deps) -> None:
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "0.0.0.0", settings.kubewhy_port)  # every interface: it serves in a pod
-    await site.start()
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        port = settings.kubewhy_port
+        raise SettingsError(f"KUBEWHY_PORT {port}: cannot listen on it: {error.strerror}") from None
     if socket:
         await socket.connect_async()  # type: ignore[no-untyped-call]  # untyped in slack_bolt
     mode = "Socket Mode" if socket else f"HTTP on port {settings.kubewhy_port}"

@@ -148,6 +148,20 @@ class ChannelConfig(_Strict):
     """Answer only to the person who asked (no thread, no watch)."""
     namespaces: tuple[Namespace, ...] | None = None
     """The namespaces this channel may query; unset: all."""
+    clusters: tuple[ClusterName, ...] | None = Field(default=None, min_length=1)
+    """The clusters this channel may query, its default among them; unset: all."""
+
+    def default_cluster(self, fallback: str) -> str:
+        """The cluster asked when a command names none: the channel's own, else the config's default
+        when the channel may use it, else the first it may use."""
+        if self.cluster is not None:
+            return self.cluster
+        if self.clusters is None or fallback in self.clusters:
+            return fallback
+        return self.clusters[0]
+
+    def may_use(self, cluster: str) -> bool:
+        return self.clusters is None or cluster in self.clusters
 
 
 class AllowConfig(_Strict):
@@ -183,12 +197,18 @@ class Config(_Strict):
             raise ValueError("clusters: name at least one cluster")
         if self.default_cluster is None and len(self.clusters) > 1:
             raise ValueError("default_cluster: required when there are several clusters")
-        named = {"default_cluster": self.default_cluster} | {
-            f"channels.{channel}.cluster": c.cluster for channel, c in self.channels.items()
-        }
-        for where, cluster in named.items():
+        named = [("default_cluster", self.default_cluster)]
+        for channel, c in self.channels.items():
+            named += [(f"channels.{channel}.cluster", c.cluster)]
+            named += [(f"channels.{channel}.clusters", listed) for listed in c.clusters or ()]
+        for where, cluster in named:
             if cluster is not None and cluster not in self.clusters:
                 raise ValueError(f"{where}: no cluster named '{cluster}' in clusters")
+        for channel, c in self.channels.items():
+            if c.cluster is not None and not c.may_use(c.cluster):
+                raise ValueError(
+                    f"channels.{channel}.cluster: '{c.cluster}' is not among channels.{channel}.clusters"
+                )
         return self
 
     @property
@@ -241,6 +261,8 @@ def load_config(path: Path | None) -> Config:
         raise SettingsError(f"KUBEWHY_CONFIG {path}: {error.strerror}") from None
     except yaml.YAMLError as error:
         raise SettingsError(f"KUBEWHY_CONFIG {path}: not valid YAML: {error}") from None
+    except RecursionError:
+        raise SettingsError(f"KUBEWHY_CONFIG {path}: nested too deeply to be kubewhy's config") from None
     try:
         config = Config.model_validate(data if data is not None else {})
     except ValidationError as error:

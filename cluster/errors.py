@@ -83,3 +83,14 @@ class SnapshotError(ClusterError):
         )
         self.path = path
         self.problem = problem
+
+
+def unread_line(what: str, error: ClusterError | NotFound) -> str:
+    """One line of evidence for a read that failed but only enriched the answer: what is missing from
+    it, and how to get it back (`events: forbidden — grant list on events`)."""
+    if isinstance(error, Forbidden):
+        qualified = f"{error.resource}.{error.group}" if error.group else error.resource
+        return f"{what}: forbidden — grant {error.verb} on {qualified}"
+    if isinstance(error, NotFound):
+        return f"{what}: not served by this cluster — left out"
+    return f"{what}: not read — {error.message}"

@@ -25,13 +25,16 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
 from kubernetes.client import ApiClient, Configuration, CoreV1Api, CustomObjectsApi, VersionApi
 from kubernetes.client.api import BatchV1Api
-from kubernetes.config import ConfigException, load_incluster_config, new_client_from_config
+from kubernetes.config import ConfigException, load_incluster_config, load_kube_config_from_dict
+from kubernetes.config.kube_config import KubeConfigMerger
 
 from cluster.cache import CacheOptions, ClusterCache
-from cluster.errors import ClusterError, Missing, NotFound
-from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
+from cluster.credentials import take_exec
+from cluster.errors import ClusterError, Missing, NotFound, unread_line
+from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
@@ -125,20 +128,29 @@ class LiveReader:
                 f"kubeconfig {config_file} does not exist",
                 "pass --kubeconfig PATH to an existing file or fix KUBECONFIG",
             )
+        configuration = _configuration()
         try:
-            api_client = new_client_from_config(  # type: ignore[no-untyped-call]
-                config_file=config_file,
-                context=context,
-                persist_config=False,
-                client_configuration=_configuration(),
+            merged = KubeConfigMerger(config_file).config  # type: ignore[no-untyped-call]
+            if merged is None:
+                raise ConfigException("the file holds no configuration")
+            credential = take_exec(merged, context, timeout)
+            load_kube_config_from_dict(  # type: ignore[no-untyped-call]
+                merged, context, client_configuration=configuration, persist_config=False
             )
-        except (ConfigException, OSError, ValueError, TypeError) as err:
+        except (ConfigException, OSError, ValueError, TypeError, AttributeError, yaml.YAMLError) as err:
             raise ClusterError(
                 f"cannot use kubeconfig {config_file}"
                 f"{f' (context {context})' if context else ''}: {' '.join(str(err).split())[:300]}",
                 "check the file and the context (kubectl config get-contexts lists them)",
             ) from err
-        return cls._connected(api_client, timeout, cache)
+        except RecursionError:
+            raise ClusterError(
+                f"cannot use kubeconfig {config_file}: it is nested too deeply to be a kubeconfig",
+                "check the file (kubectl config view reads it)",
+            ) from None
+        if credential is not None:
+            configuration.refresh_api_key_hook = credential.refresh  # type: ignore[assignment]
+        return cls._connected(ApiClient(configuration), timeout, cache)
 
     @classmethod
     def in_cluster(cls, timeout: float = 5.0, cache: CacheOptions | None = None) -> LiveReader:
@@ -170,20 +182,23 @@ class LiveReader:
         await self._api.close()
 
     async def ping(self) -> None:
-        await self._api.get(Target("get", "version"), self._version.get_code)
+        await self._api.get(Target("get", VERSION), self._version.get_code)
 
     # — /triage —
 
     async def triage_view(self, namespace: str, pod: str) -> TriageView:
-        got, about = await asyncio.gather(self._pod(namespace, pod), self._pod_events(namespace, pod))
+        unread: list[str] = []
+        got, about = await asyncio.gather(
+            self._pod(namespace, pod), _optional("events", self._pod_events(namespace, pod), unread)
+        )
         found, now = got.body, self._now(got)
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed pod's evidence still shows its node.
-            placed = await self._nodes_named([node_name(found)])
-            return TriageView(found, tuple(placed), (), _about(about, found), now)
+            placed = await _optional("its node", self._nodes_named([node_name(found)]), unread)
+            return TriageView(found, tuple(placed), (), _about(about, found), now, unread=tuple(unread))
         nodes, prefiltered = await self._candidate_nodes(found)
         bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered)
+        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered, tuple(unread))
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
@@ -276,6 +291,7 @@ class LiveReader:
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
         by_label = f"{JOBSET_NAME_LABEL}={name}"
+        unread: list[str] = []
         got, in_namespace, jobs, pods, workloads = await asyncio.gather(
             self._api.get(
                 Target("get", "jobsets", namespace, _JOBSET[0], name, "jobset"),
@@ -285,7 +301,7 @@ class LiveReader:
                 _JOBSET[2],
                 name,
             ),
-            self._namespace_events(namespace),
+            _optional("events", self._namespace_events(namespace), unread),
             self._api.items(
                 Target("list", "jobs", namespace, "batch"),
                 self._batch.list_namespaced_job,
@@ -298,7 +314,7 @@ class LiveReader:
                 namespace,
                 label_selector=by_label,
             ),
-            self._workloads(namespace),
+            _optional("Kueue workloads", self._workloads(namespace), unread),
             return_exceptions=True,
         )
         if isinstance(got, NotFound):
@@ -321,6 +337,7 @@ class LiveReader:
             bound_pods=bound,
             workloads=tuple(w for w in _unwrap(workloads) if owned_by(w, jobset)),
             now=self._now(_unwrap(got)),
+            unread=tuple(unread),
         )
 
     async def _namespace_events(self, namespace: str) -> list[dict[str, Any]]:
@@ -396,24 +413,30 @@ class LiveReader:
     ) -> NotFound:
         """NotFound with what the person needs instead: the closest names in the namespace, and the
         creations the API refused there (a refused pod never exists, only its controller's
-        FailedCreate warning does)."""
+        FailedCreate warning does). A 404 is believed only from a Kubernetes API: one that does not
+        serve /version (a wrong path prefix) is not a cluster at all, and `ping` raises Unavailable."""
+        ignored: list[str] = []  # a NotFound has no evidence: what was not read is simply left out
+        served, existing = await asyncio.gather(
+            self.ping(), _optional("names", names, ignored), return_exceptions=True
+        )
+        _unwrap(served)
         if warnings is None:
-            existing, warnings = await asyncio.gather(
-                names,
+            read: list[dict[str, Any]] = await _optional(
+                "events",
                 self._api.items(
                     Target("list", "events", namespace),
                     self._core.list_namespaced_event,
                     namespace,
                     field_selector="type=Warning",
                 ),
+                ignored,
             )
-        else:
-            existing = await names
+            warnings = read
         return NotFound(
             kind,
             namespace,
             name,
-            Missing(similar_names(name, existing), creation_rejections(warnings, namespace)),
+            Missing(similar_names(name, _unwrap(existing)), creation_rejections(warnings, namespace)),
         )
 
     def _now(self, response: Response) -> datetime:
@@ -456,6 +479,17 @@ def _scheduling_key(pod: Object) -> str:
     ]
     placement = [pod_spec.get(k) for k in ("nodeSelector", "affinity", "tolerations", "schedulingGates")]
     return json.dumps([placement, asks], sort_keys=True, default=str)
+
+
+async def _optional(what: str, read: Awaitable[list[T]], unread: list[str]) -> list[T]:
+    """A read that only enriches the answer: its failure becomes a line in `unread` (for the
+    evidence) and no objects, instead of a failed answer. A read the verdict needs is never passed
+    here: its failure must stop the answer."""
+    try:
+        return await read
+    except (ClusterError, NotFound) as error:
+        unread.append(unread_line(what, error))
+        return []
 
 
 def _unwrap(result: T | BaseException) -> T:
