@@ -24,14 +24,15 @@ from devtools.apisim import Simulator, serve
 from tests.live.support import GPU_CLUSTER
 from tests.slack.support import TOKEN, WATCH_MINUTES, WATCH_SECONDS, Bot, kubeconfig_for, running_bot
 
-PLUGIN = '''
+PLUGIN = """
 import datetime, json, pathlib, sys, time
 if pathlib.Path(sys.argv[1]).exists():
     time.sleep(3600)  # a plugin waiting for a login that never comes
 expiry = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=1)
 credential = {"token": "plugin-token", "expirationTimestamp": expiry.strftime("%Y-%m-%dT%H:%M:%SZ")}
-print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": credential}))
-'''
+kind = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential"}
+print(json.dumps(kind | {"status": credential}))
+"""
 
 
 @dataclass

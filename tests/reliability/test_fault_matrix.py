@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.reliability.conftest import Rig
-from tests.slack.support import new_channel, shown, verdict_payload
+from tests.slack.support import ONCALL, new_channel, shown, verdict_payload
 
 POD = "ml-train llama-ft-0-x7k2p"
 """Waits for two A100s: `exhausted`. Its check reads the pod, its events, nodes and bound pods."""
@@ -166,3 +166,17 @@ def test_readyz(clean: Rig, fault: str) -> None:
     status, said = READYZ[fault]
     assert ready.status == status, ready.body
     assert said in ready.json()["clusters"][FAULTS[fault].cluster], ready.body
+
+
+def test_a_mention_whose_answer_slack_refuses_gets_the_apology_in_its_thread(rig: Rig) -> None:
+    """Slack's side fails too: the verdict's post is refused once; the apology (with the request id
+    of the log line) reaches the thread, where the person asked. An event has no response_url."""
+    channel = new_channel()
+    incident = rig.slack.post_as_user(channel, ONCALL, "the llama fine-tune is stuck again")
+    rig.slack.fail("chat.postMessage", "fatal_error", channel=channel)
+    rig.bot.mention(channel, f"triage {POD}", thread_ts=incident)
+    apology = rig.slack.wait_for(
+        lambda: [m for m in rig.slack.thread(channel, incident) if "Sorry, something went wrong" in shown(m)]
+    )
+    request_id = shown(apology[0]).split("request `")[1].split("`")[0]
+    assert f"request {request_id} failed" in rig.bot.log.read_text()

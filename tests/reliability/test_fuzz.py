@@ -59,6 +59,12 @@ def markup_in(call_args: Mapping[str, Any]) -> list[str]:
     return [t for t in texts_of(dict(call_args)) if "<" in t]
 
 
+def said(rig: Rig, channel: str, response_url: str) -> list[Mapping[str, Any]]:
+    """What the bot posted in `channel` and to `response_url`."""
+    posted = [c.args for c in rig.slack.calls if c.args.get("channel") == channel]
+    return posted + [r for r in rig.slack.responses if r["_response_url"] == response_url]
+
+
 def assert_no_traceback(rig: Rig) -> None:
     assert "Traceback" not in rig.bot.log.read_text()
 
@@ -74,13 +80,8 @@ def test_command_text(rig: Rig, command: str, text: str) -> None:
     assert markup_in(ack) == []
     if str(ack.get("text", "")).startswith(("Checking", "Explaining")):
         # the answer follows: a verdict in the channel, or a refusal to the asker
-        rig.slack.wait_for(
-            lambda: [c for c in rig.slack.calls if c.args.get("channel") == channel]
-            or [r for r in rig.slack.responses if r["_response_url"] == sent.response_url]
-        )
-    posted = [c.args for c in rig.slack.calls if c.args.get("channel") == channel]
-    responses = [r for r in rig.slack.responses if r["_response_url"] == sent.response_url]
-    assert [t for args in posted + responses for t in markup_in(args)] == []
+        rig.slack.wait_for(lambda: said(rig, channel, sent.response_url))
+    assert [t for args in said(rig, channel, sent.response_url) for t in markup_in(args)] == []
     assert_no_traceback(rig)
 
 

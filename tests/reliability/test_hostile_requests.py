@@ -22,7 +22,11 @@ from tests.slack.support import ONCALL, new_channel
 def signed(body: bytes, content_type: str, stamp: str | None = None, secret: str = SECRET) -> dict[str, str]:
     stamp = str(int(time.time())) if stamp is None else stamp
     digest = hmac.new(secret.encode(), b"v0:" + stamp.encode() + b":" + body, hashlib.sha256).hexdigest()
-    return {"Content-Type": content_type, "X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}
+    return {
+        "Content-Type": content_type,
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": f"v0={digest}",
+    }
 
 
 def post(url: str, body: bytes, headers: Mapping[str, str]) -> int:
@@ -35,7 +39,9 @@ def post(url: str, body: bytes, headers: Mapping[str, str]) -> int:
             return error.code
 
 
-COMMAND = command_body("/triage", "ml-train llama-ft-0-x7k2p", channel="C0HOSTILE", user=ONCALL, response_url="")
+COMMAND = command_body(
+    "/triage", "ml-train llama-ft-0-x7k2p", channel="C0HOSTILE", user=ONCALL, response_url=""
+)
 NOW = str(int(time.time()))
 
 CASES: list[tuple[str, bytes, dict[str, str], int]] = [
@@ -72,7 +78,9 @@ CASES: list[tuple[str, bytes, dict[str, str], int]] = [
 
 
 @pytest.mark.parametrize(("body", "headers", "status"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_refused_with_a_4xx_and_one_log_line(rig: Rig, body: bytes, headers: dict[str, str], status: int) -> None:
+def test_refused_with_a_4xx_and_one_log_line(
+    rig: Rig, body: bytes, headers: dict[str, str], status: int
+) -> None:
     before = rig.bot.log.read_text().splitlines()
     posts = len(rig.slack.calls)
     assert post(rig.bot.url, body, headers) == status
