@@ -1,6 +1,6 @@
 """A burst of concurrent `/triage` slash commands through `kubewhy serve` in HTTP mode.
 
-The bot runs as a real subprocess; its Web API calls go to the local Slack (`bot.localslack`) and its
+The bot runs as a real subprocess; its Web API calls go to the local Slack (`devtools.slack`) and its
 cluster is an API simulator. All commands are signed as Slack signs them and sent at once, each in its
 own channel. Measured from outside the bot:
 
@@ -39,8 +39,9 @@ from bench.apiserver import Key, Served
 from bench.timing import Row, Sample, fmt_s
 from bench.triage import CACHE_MAX_OBJECTS
 from bot import looplag
-from bot.localslack import FORM, LocalSlack, Message, command_body, signed_headers
+from bot.localslack import FORM, Message, command_body, signed_headers
 from devtools.botenv import KUBEWHY, SECRET, bot_env, free_port
+from devtools.slack import DevSlack
 
 ONCALL = "U0ONCALL"
 PROBE_S = 0.01
@@ -53,7 +54,7 @@ STALL_S = 0.1
 
 
 @contextmanager
-def running_bot(served: Served, slack: LocalSlack, cached: bool) -> Iterator[str]:
+def running_bot(served: Served, slack: DevSlack, cached: bool) -> Iterator[str]:
     """`kubewhy serve` on a free port, reading `served` (through its watch-backed cache if `cached`)
     and posting to `slack`; yields its base URL once /readyz says it is ready (the cache synced).
     Stopped with SIGTERM (its own clean shutdown) when the block ends."""
@@ -171,7 +172,7 @@ class Burst:
     sent: int
 
 
-def _watch_answers(slack: LocalSlack, channels: list[str], arrived: dict[str, float], wait_s: float) -> None:
+def _watch_answers(slack: DevSlack, channels: list[str], arrived: dict[str, float], wait_s: float) -> None:
     """In a thread: note when each channel's first bot message arrives (woken at every Slack call)."""
     pending = set(channels)
     deadline = time.monotonic() + wait_s
@@ -190,7 +191,7 @@ def _watch_answers(slack: LocalSlack, channels: list[str], arrived: dict[str, fl
             pending.discard(channel)
 
 
-async def burst(url: str, slack: LocalSlack, targets: list[Key], late: list[Key], wait_s: float) -> Burst:
+async def burst(url: str, slack: DevSlack, targets: list[Key], late: list[Key], wait_s: float) -> Burst:
     """Send `targets` at once, then `late` one every `LATE_GAP_S`, probing /healthz throughout, and
     wait for every verdict message."""
     channels = [f"C0BURST{i:04d}" for i in range(len(targets) + len(late))]
@@ -263,7 +264,7 @@ def _verdict(message: Message) -> str:
 async def measure(served: Served, count: int, late: int, cached: bool, wait_s: float = 180.0) -> list[Row]:
     """`count` commands at once and `late` more while the bot works, over `served.samples`."""
     pods = [served.samples[i % len(served.samples)] for i in range(count + late)]
-    with LocalSlack() as slack, running_bot(served, slack, cached) as url:
+    with DevSlack() as slack, running_bot(served, slack, cached) as url:
         found = await burst(url, slack, pods[:count], pods[count:], wait_s)
     bot = "kubewhy serve + cache" if cached else "kubewhy serve"
 

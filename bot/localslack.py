@@ -1,12 +1,12 @@
-"""A local Slack: the Web API, `response_url` and Socket Mode answered on 127.0.0.1, and the requests
-Slack sends to an app, built and signed as Slack builds and signs them.
+"""A local Slack: the Web API and `response_url` answered on 127.0.0.1, and the slash command Slack
+sends to an app, built and signed as Slack builds and signs it.
 
-`kubewhy ask` runs the whole Slack pipeline in-process against it, and the tests run `kubewhy serve`
-against it, so neither needs a workspace or the internet. It records every call, answers
-`conversations.replies` from what was posted (with message metadata), and rejects what real Slack
-rejects (more than 50 blocks, a section over 3000 characters, a header over 150, a button value over
-2000, about 13k characters in all), so a message it accepts is one Slack would accept. It can also
-answer a method with 429 and Retry-After, as Slack's rate limiter does.
+`kubewhy ask` runs the whole Slack pipeline in-process against it, so it needs no workspace or
+internet. It records every call, answers `conversations.replies` from what was posted (with message
+metadata), and rejects what real Slack rejects (more than 50 blocks, a section over 3000 characters, a
+header over 150, a button value over 2000, about 13k characters in all), so a message it accepts is one
+Slack would accept. The tests and benchmarks use `devtools.slack.DevSlack`, which adds what only they
+need: people posting, Socket Mode, injected failures and the other requests Slack sends.
 
 The server runs on its own event loop in a thread, so the code under test (a subprocess, or the
 caller's own event loop) reaches it over real HTTP.
@@ -24,11 +24,10 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 
@@ -76,19 +75,6 @@ class Message:
         return out
 
 
-@dataclass
-class _Fault:
-    method: str
-    channel: str | None
-    remaining: int
-    status: int
-    error: str
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def spoils(self, method: str, args: Mapping[str, Any]) -> bool:
-        return self.remaining > 0 and method == self.method and self.channel in (None, args.get("channel"))
-
-
 @dataclass(frozen=True)
 class Call:
     """One request received: a Web API method, `response_url`, or a Socket Mode acknowledgement."""
@@ -123,29 +109,24 @@ class LocalSlack:
         self,
         *,
         bot_token: str = "xoxb-local-kubewhy",
-        app_token: str | None = None,
         usergroups: Mapping[str, list[str]] | None = None,
     ) -> None:
         self.bot_token = bot_token
-        self.app_token = app_token
         self.usergroups = dict(usergroups or {})
         self.calls: list[Call] = []
         self.messages: list[Message] = []
         self.responses: list[dict[str, Any]] = []
         """JSON bodies posted to response URLs, each with `_response_url` naming which."""
-        self.socket_acks: dict[str, dict[str, Any]] = {}
         self._changed = threading.Condition()
         self._ts = itertools.count(int(time.time()) * 1_000_000)
-        self._faults: list[_Fault] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
-        self._sockets: list[web.WebSocketResponse] = []
         self._thread: threading.Thread | None = None
         self.port = 0
 
     # ---- lifecycle
 
-    def __enter__(self) -> LocalSlack:
+    def __enter__(self) -> Self:
         started = threading.Event()
         self._thread = threading.Thread(target=self._serve, args=(started,), name="local-slack", daemon=True)
         self._thread.start()
@@ -164,13 +145,7 @@ class LocalSlack:
         loop = asyncio.new_event_loop()
         self._loop = loop
         app = web.Application()
-        app.add_routes(
-            [
-                web.route("*", "/api/{method}", self._api),
-                web.post("/response/{name}", self._response_url),
-                web.get("/socket", self._socket),
-            ]
-        )
+        app.add_routes(self._routes())
         self._runner = web.AppRunner(app, access_log=None)
         loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -184,9 +159,13 @@ class LocalSlack:
         finally:
             loop.close()
 
+    def _routes(self) -> list[web.RouteDef]:
+        return [
+            web.route("*", "/api/{method}", self._api),
+            web.post("/response/{name}", self._response_url),
+        ]
+
     async def _shutdown(self) -> None:
-        for ws in list(self._sockets):
-            await ws.close()
         assert self._runner is not None
         await self._runner.cleanup()
 
@@ -241,59 +220,6 @@ class LocalSlack:
     def calls_of(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
-    # ---- what tests do as Slack or as people
-
-    def post_as_user(
-        self,
-        channel: str,
-        user: str,
-        text: str,
-        thread_ts: str | None = None,
-        attachments: list[dict[str, Any]] | None = None,
-    ) -> str:
-        """A person's (or an alerting integration's) message; returns its ts."""
-        message = Message(
-            channel, self._next_ts(), text, thread_ts=thread_ts, user=user, attachments=attachments or []
-        )
-        with self._changed:
-            self.messages.append(message)
-            self._changed.notify_all()
-        return message.ts
-
-    def rate_limit(
-        self, method: str, times: int = 1, retry_after: int = 1, channel: str | None = None
-    ) -> None:
-        """Answer the next `times` calls of `method` (about `channel`, if given) with 429 and
-        `Retry-After: retry_after`."""
-        with self._changed:
-            self._faults.append(
-                _Fault(method, channel, times, 429, "ratelimited", {"Retry-After": str(retry_after)})
-            )
-
-    def fail(
-        self, method: str, error: str = "internal_error", times: int = 1, channel: str | None = None
-    ) -> None:
-        """Answer the next `times` calls of `method` (about `channel`, if given) with
-        `{"ok": false, "error": error}`."""
-        with self._changed:
-            self._faults.append(_Fault(method, channel, times, 200, error))
-
-    def socket_send(self, envelope_type: str, payload: dict[str, Any]) -> str:
-        """Deliver a request over Socket Mode to the connected app; returns the envelope id, under which
-        the app's acknowledgement lands in `socket_acks`."""
-        envelope_id = uuid.uuid4().hex
-        envelope = {
-            "envelope_id": envelope_id,
-            "type": envelope_type,
-            "payload": payload,
-            "accepts_response_payload": envelope_type != "events_api",
-            "retry_attempt": 0,
-        }
-        ws = self.wait_for(lambda: self._sockets[-1] if self._sockets else None)
-        assert self._loop is not None
-        asyncio.run_coroutine_threadsafe(ws.send_str(json.dumps(envelope)), self._loop).result(10)
-        return envelope_id
-
     # ---- the server
 
     def _next_ts(self) -> str:
@@ -317,23 +243,21 @@ class LocalSlack:
             else:
                 args.update(parse_qsl(raw))
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or args.get("token", "")
-        with self._changed:
-            fault = next((f for f in self._faults if f.spoils(method, args)), None)
-            if fault:
-                fault.remaining -= 1
-                self.calls.append(Call(method, args, fault.status))
-                self._changed.notify_all()
-                return web.json_response(
-                    {"ok": False, "error": fault.error}, status=fault.status, headers=fault.headers
-                )
-        expected = self.app_token if method == "apps.connections.open" else self.bot_token
-        if token != expected:
+        return self._answer(method, args, token)
+
+    def _answer(self, method: str, args: dict[str, Any], token: str) -> web.Response:
+        """The answer to one Web API call, recorded."""
+        if token != self._token_for(method):
             body: dict[str, Any] = {"ok": False, "error": "invalid_auth"}
         else:
             handler = getattr(self, "_m_" + method.replace(".", "_"), None)
             body = handler(args) if handler else {"ok": False, "error": "unknown_method"}
         self._record(Call(method, args, 200))
         return web.json_response(body)
+
+    def _token_for(self, method: str) -> str | None:
+        """The token a method must be called with."""
+        return self.bot_token
 
     def _m_auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -346,9 +270,6 @@ class LocalSlack:
             "bot_id": BOT_ID,
             "is_enterprise_install": False,
         }
-
-    def _m_apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket"}
 
     def _posted(self, args: dict[str, Any], **fields: Any) -> Message | dict[str, Any]:
         """A Message from the arguments of a posting method, or the error Slack would answer."""
@@ -445,26 +366,6 @@ class LocalSlack:
         )
         return web.Response(text="ok")
 
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse()
-        await ws.prepare(request)
-        await ws.send_str(
-            json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": APP_ID}})
-        )
-        with self._changed:
-            self._sockets.append(ws)
-            self._changed.notify_all()
-        async for frame in ws:
-            if frame.type == WSMsgType.TEXT:
-                ack: dict[str, Any] = json.loads(frame.data)
-                self._record(
-                    Call("socket_ack", ack, 200),
-                    partial(self.socket_acks.__setitem__, ack.get("envelope_id", ""), ack),
-                )
-        with self._changed:
-            self._sockets.remove(ws)
-        return ws
-
 
 # ---- requests Slack sends to an app
 
@@ -483,17 +384,11 @@ def signed_headers(
 
 
 FORM = "application/x-www-form-urlencoded"
-JSON = "application/json"
 
 
 def command_body(command: str, text: str, *, channel: str, user: str, response_url: str) -> str:
     """A slash command invocation, form-encoded as Slack posts it over HTTP."""
-    return urlencode(command_payload(command, text, channel=channel, user=user, response_url=response_url))
-
-
-def command_payload(command: str, text: str, *, channel: str, user: str, response_url: str) -> dict[str, str]:
-    """A slash command invocation's fields (the payload of a Socket Mode `slash_commands` envelope)."""
-    return {
+    fields = {
         "token": "unused-verification-token",
         "team_id": TEAM_ID,
         "team_domain": "local",
@@ -506,91 +401,11 @@ def command_payload(command: str, text: str, *, channel: str, user: str, respons
         "api_app_id": APP_ID,
         "is_enterprise_install": "false",
         "response_url": response_url,
-        "trigger_id": f"{uuid.uuid4().int % 10**12}.{TEAM_ID}.local",
+        "trigger_id": trigger_id(),
     }
+    return urlencode(fields)
 
 
-def event_body(event: Mapping[str, Any], event_id: str | None = None) -> str:
-    """An Events API callback around `event`."""
-    return json.dumps(
-        {
-            "token": "unused-verification-token",
-            "team_id": TEAM_ID,
-            "api_app_id": APP_ID,
-            "event": dict(event),
-            "type": "event_callback",
-            "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
-            "event_time": int(time.time()),
-            "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
-        }
-    )
-
-
-def mention_event(
-    channel: str, user: str, text: str, ts: str, thread_ts: str | None = None
-) -> dict[str, Any]:
-    """An `app_mention` event: `text` is what follows the bot's mention."""
-    event = {
-        "type": "app_mention",
-        "user": user,
-        "text": f"<@{BOT_USER_ID}> {text}",
-        "ts": ts,
-        "channel": channel,
-        "event_ts": ts,
-    }
-    return event | ({"thread_ts": thread_ts} if thread_ts else {})
-
-
-def interaction_body(payload: Mapping[str, Any]) -> str:
-    """An interactivity request (block action, shortcut), form-encoded with a `payload` field."""
-    return urlencode({"payload": json.dumps(dict(payload))})
-
-
-def block_action(
-    message: Message, action_id: str, value: str, *, user: str, response_url: str
-) -> dict[str, Any]:
-    """A click on a button of `message`."""
-    container = {
-        "type": "message",
-        "message_ts": message.ts,
-        "channel_id": message.channel,
-        "is_ephemeral": message.ephemeral_to is not None,
-    }
-    if message.thread_ts:
-        container["thread_ts"] = message.thread_ts
-    return {
-        "type": "block_actions",
-        "team": {"id": TEAM_ID, "domain": "local"},
-        "api_app_id": APP_ID,
-        "user": {"id": user, "team_id": TEAM_ID},
-        "channel": {"id": message.channel, "name": "oncall"},
-        "container": container,
-        "message": message.as_api(False),
-        "response_url": response_url,
-        "trigger_id": f"{uuid.uuid4().int % 10**12}.{TEAM_ID}.local",
-        "actions": [
-            {
-                "type": "button",
-                "action_id": action_id,
-                "block_id": "verdict",
-                "value": value,
-                "action_ts": f"{time.time():.6f}",
-            }
-        ],
-    }
-
-
-def message_shortcut(message: Message, callback_id: str, *, user: str, response_url: str) -> dict[str, Any]:
-    """The message shortcut `callback_id` run on `message`."""
-    return {
-        "type": "message_action",
-        "callback_id": callback_id,
-        "team": {"id": TEAM_ID, "domain": "local"},
-        "user": {"id": user, "team_id": TEAM_ID},
-        "channel": {"id": message.channel, "name": "oncall"},
-        "message": message.as_api(False),
-        "message_ts": message.ts,
-        "response_url": response_url,
-        "trigger_id": f"{uuid.uuid4().int % 10**12}.{TEAM_ID}.local",
-        "action_ts": f"{time.time():.6f}",
-    }
+def trigger_id() -> str:
+    """A fresh trigger id, as Slack puts in each request a person starts."""
+    return f"{uuid.uuid4().int % 10**12}.{TEAM_ID}.local"

@@ -8,9 +8,12 @@ Two questions, two subpackages, one shared core:
 - `diagnosis.jobset` answers `/jobset why NS NAME`: `jobset.explain.explain` reads `jobset.explain.CHECKS`
   top to bottom. It may use `diagnosis.triage` (the leader's triage); triage never imports jobset.
 - The core (this package's modules): `objects` (field access on API objects), `quantity`, `names`,
-  `relations`, `events`, `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`.
+  `relations`, `events`, `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`,
+  and `commands`, the one kubectl command builder (quoting, name checks); `triage.commands` and
+  `jobset.commands` add the commands only their question suggests.
 
-Where each verdict is decided (a function named after it):
+Where each verdict is decided (a function named after it), in the order the checks run; ARCHITECTURE.md
+has the same tables:
 
 | `/triage` verdict | function |
 | --- | --- |
@@ -26,6 +29,16 @@ Where each verdict is decided (a function named after it):
 
 | `/jobset why` verdict | function |
 | --- | --- |
-| completed, failed, suspended, restarting, pods-pending, starting, running | `jobset.explain.<verdict>` |
-| webhook-unavailable, leader-duplicate, topology-label-missing, leader-pending, create-rejected | `jobset.creation.<verdict>` |
+| completed | `jobset.explain.completed` |
+| failed | `jobset.explain.failed` |
+| suspended | `jobset.explain.suspended` |
+| webhook-unavailable | `jobset.creation.webhook_unavailable` |
+| leader-duplicate | `jobset.creation.leader_duplicate` |
+| topology-label-missing | `jobset.creation.topology_label_missing` |
+| leader-pending | `jobset.creation.leader_pending` |
+| create-rejected | `jobset.creation.create_rejected` |
+| restarting | `jobset.explain.restarting` |
+| pods-pending | `jobset.explain.pods_pending` |
+| starting | `jobset.explain.starting` |
+| running | `jobset.explain.running` |
 """

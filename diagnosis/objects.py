@@ -1,4 +1,4 @@
-"""Kubernetes objects as the API serves them: plain JSON dicts, typed with only the fields we read.
+"""Kubernetes objects as the API serves them: plain JSON dicts, read through the accessors below.
 
 Objects come from users' snapshots and from live clusters, so any field may be missing or of the
 wrong type. The accessors here never raise: a missing or malformed field reads as empty.
@@ -7,21 +7,10 @@ wrong type. The accessors here never raise: a missing or malformed field reads a
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypedDict
+from typing import Any
 
 Object = Mapping[str, Any]
 """Any Kubernetes object as decoded JSON."""
-
-
-class ObjectMeta(TypedDict, total=False):
-    name: str
-    namespace: str
-    uid: str
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    ownerReferences: list[dict[str, Any]]
-    deletionTimestamp: str
-    creationTimestamp: str
 
 
 def mapping(value: object) -> Mapping[str, Any]:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from diagnosis.commands import collect
 from diagnosis.jobset import commands as kubectl
 from diagnosis.model import Command, Diagnosis, JobSetVerdict
 
@@ -472,18 +473,18 @@ def offline_commands(found: Match) -> tuple[Command, ...]:
     groups = found.groups
     if verdict is JobSetVerdict.WEBHOOK_UNAVAILABLE:
         namespace, _ = found.service
-        return kubectl.collect(*kubectl.webhook_pods(namespace or kubectl.JOBSET_SYSTEM))
+        return collect(*kubectl.webhook_pods(namespace or kubectl.JOBSET_SYSTEM))
     if verdict is JobSetVerdict.LEADER_DUPLICATE:
-        return kubectl.collect(kubectl.leaders_everywhere("Failed"), kubectl.failed_creates_everywhere())
+        return collect(kubectl.leaders_everywhere("Failed"), kubectl.failed_creates_everywhere())
     if verdict is JobSetVerdict.LEADER_PENDING:
-        return kubectl.collect(kubectl.leaders_everywhere("Pending"), kubectl.failed_creates_everywhere())
+        return collect(kubectl.leaders_everywhere("Pending"), kubectl.failed_creates_everywhere())
     if verdict is JobSetVerdict.TOPOLOGY_LABEL_MISSING:
-        return kubectl.collect(
+        return collect(
             kubectl.nodes_with_label(groups.get("key", "")),
-            kubectl.pods_on_node(groups.get("node", "")),
+            kubectl.bound_pods(groups.get("node", "")),
             kubectl.failed_creates_everywhere(),
         )
-    return kubectl.collect(
+    return collect(
         kubectl.quota_everywhere(groups.get("quota", "")),
         kubectl.runtimeclasses() if "runtimeclass" in groups else None,
         kubectl.jobset_version() if found.rule.name == "jobset-spec" else None,
@@ -501,7 +502,7 @@ def _unknown(text: str) -> Diagnosis:
             "validation errors kubewhy knows.",
             *POD_WEBHOOK_ORDER[:1],
         ),
-        next_commands=kubectl.collect(
+        next_commands=collect(
             kubectl.failed_creates_everywhere(),
             kubectl.jobsets_everywhere(),
             *kubectl.webhook_pods(kubectl.JOBSET_SYSTEM),

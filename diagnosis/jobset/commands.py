@@ -1,19 +1,13 @@
-"""The kubectl commands the JobSet explainers suggest, with real names filled in.
-
-Every command is one `kubectl` invocation, every value shell-quoted, and every name checked against
-the Kubernetes name rules first: a builder given a name that could not exist returns None, and
-`collect` drops it. Read commands use only what a plain API server serves (get, describe, logs,
-events), so they run unchanged against a cluster or the API simulator; commands that change the
-cluster carry `changes=True`.
+"""The kubectl commands only the JobSet explainers suggest, with their wording, built with
+`diagnosis.commands` (which says how every command is quoted and its names checked).
 """
 
 from __future__ import annotations
 
-import shlex
-
+from diagnosis.commands import describe, events_about, kubectl, label_selector, pods_on_node, valid_names
 from diagnosis.jobset.keys import COMPLETION_INDEX_KEY, JOB_INDEX_LABEL, REPLICATED_JOB_LABEL
 from diagnosis.model import Command
-from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
 from diagnosis.relations import JOBSET_NAME_LABEL
 
 JOBSET_SYSTEM = "jobset-system"
@@ -22,49 +16,20 @@ JOBSETS = "jobsets.jobset.x-k8s.io"
 WORKLOADS = "workloads.kueue.x-k8s.io"
 
 
-def kubectl(purpose: str, *args: str, changes: bool = False) -> Command:
-    return Command(" ".join(shlex.quote(arg) for arg in ("kubectl", *args)), purpose, changes)
-
-
-def collect(*commands: Command | None) -> tuple[Command, ...]:
-    """The commands given, without the ones a builder refused and without repeats, in order."""
-    seen: dict[str, Command] = {}
-    for command in commands:
-        if command is not None and command.text not in seen:
-            seen[command.text] = command
-    return tuple(seen.values())
-
-
-def _names(namespace: str, *names: str) -> bool:
-    return is_dns1123_label(namespace) and all(is_dns1123_subdomain(n) for n in names)
-
-
-def _selector(**pairs: str) -> str | None:
-    """`k=v,…` from label keys and values, or None when one could not be a label (or is empty: an
-    object named "" does not exist)."""
-    if not all(is_label_key(k) and v and is_label_value(v) for k, v in pairs.items()):
-        return None
-    return ",".join(f"{k}={v}" for k, v in pairs.items())
-
-
 def describe_jobset(namespace: str, name: str) -> Command | None:
-    if not _names(namespace, name):
-        return None
-    return kubectl(
-        "The JobSet's conditions, restarts and recent events", "describe", JOBSETS, name, "-n", namespace
-    )
+    return describe(JOBSETS, namespace, name, "The JobSet's conditions, restarts and recent events")
 
 
 def child_jobs(namespace: str, jobset: str) -> Command | None:
-    selector = _selector(**{JOBSET_NAME_LABEL: jobset})
-    if selector is None or not _names(namespace):
+    selector = label_selector(**{JOBSET_NAME_LABEL: jobset})
+    if selector is None or not valid_names(namespace):
         return None
     return kubectl("The JobSet's child Jobs", "get", "jobs", "-n", namespace, "-l", selector)
 
 
 def child_pods(namespace: str, jobset: str) -> Command | None:
-    selector = _selector(**{JOBSET_NAME_LABEL: jobset})
-    if selector is None or not _names(namespace):
+    selector = label_selector(**{JOBSET_NAME_LABEL: jobset})
+    if selector is None or not valid_names(namespace):
         return None
     return kubectl(
         "The JobSet's pods and their nodes", "get", "pods", "-n", namespace, "-l", selector, "-o", "wide"
@@ -73,10 +38,10 @@ def child_pods(namespace: str, jobset: str) -> Command | None:
 
 def job_pods(namespace: str, jobset: str, replicated_job: str, index: str) -> Command | None:
     """The pods of one child Job, leader and followers, found as the webhook finds the leader."""
-    selector = _selector(
+    selector = label_selector(
         **{JOBSET_NAME_LABEL: jobset, REPLICATED_JOB_LABEL: replicated_job, JOB_INDEX_LABEL: index}
     )
-    if selector is None or not _names(namespace):
+    if selector is None or not valid_names(namespace):
         return None
     return kubectl(
         f"Every pod of child Job {jobset}-{replicated_job}-{index}, leader (index 0) included",
@@ -92,35 +57,12 @@ def job_pods(namespace: str, jobset: str, replicated_job: str, index: str) -> Co
 
 
 def events_of(namespace: str, name: str, what: str) -> Command | None:
-    if not _names(namespace, name):
-        return None
-    return kubectl(
-        f"The events about {what} {name}",
-        "get",
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        f"involvedObject.name={name}",
-    )
-
-
-def describe(kind: str, namespace: str, name: str, purpose: str) -> Command | None:
-    """`kubectl describe pod|job NAME -n NS`."""
-    if not _names(namespace, name):
-        return None
-    return kubectl(purpose, "describe", kind, name, "-n", namespace)
-
-
-def describe_node(node: str, purpose: str) -> Command | None:
-    if not is_dns1123_subdomain(node):
-        return None
-    return kubectl(purpose, "describe", "node", node)
+    return events_about(namespace, name, f"The events about {what} {name}")
 
 
 def logs(namespace: str, pod: str, container: str, previous: bool) -> Command | None:
     """The container's log; `previous` for the run before a restart, while the container runs again."""
-    if not _names(namespace, pod) or not is_dns1123_label(container):
+    if not valid_names(namespace, pod) or not is_dns1123_label(container):
         return None
     args = ("logs", pod, "-n", namespace, "-c", container, *(("--previous",) if previous else ()))
     run = "its previous run" if previous else "its last run"
@@ -128,7 +70,7 @@ def logs(namespace: str, pod: str, container: str, previous: bool) -> Command | 
 
 
 def workloads(namespace: str) -> Command | None:
-    if not _names(namespace):
+    if not valid_names(namespace):
         return None
     return kubectl(
         "Kueue's Workloads in the namespace and whether they are admitted", "get", WORKLOADS, "-n", namespace
@@ -136,21 +78,14 @@ def workloads(namespace: str) -> Command | None:
 
 
 def describe_workload(namespace: str, name: str) -> Command | None:
-    if not _names(namespace, name):
-        return None
-    return kubectl(
-        "Why Kueue has not admitted the Workload (its conditions and events)",
-        "describe",
-        WORKLOADS,
-        name,
-        "-n",
-        namespace,
+    return describe(
+        WORKLOADS, namespace, name, "Why Kueue has not admitted the Workload (its conditions and events)"
     )
 
 
 def webhook_pods(namespace: str) -> tuple[Command | None, ...]:
     """The controller pods that serve a webhook, and why they are not running."""
-    if not _names(namespace):
+    if not valid_names(namespace):
         return ()
     return (
         kubectl(
@@ -223,19 +158,8 @@ def nodes_with_label(key: str) -> Command | None:
     )
 
 
-def pods_on_node(node: str) -> Command | None:
-    if not is_dns1123_subdomain(node):
-        return None
-    return kubectl(
-        f"The pods still bound to node {node}",
-        "get",
-        "pods",
-        "-A",
-        "--field-selector",
-        f"spec.nodeName={node}",
-        "-o",
-        "wide",
-    )
+def bound_pods(node: str) -> Command | None:
+    return pods_on_node(node, f"The pods still bound to node {node}")
 
 
 def quota_everywhere(quota: str) -> Command | None:
@@ -254,11 +178,7 @@ def quota_everywhere(quota: str) -> Command | None:
 
 
 def describe_quota(namespace: str, quota: str) -> Command | None:
-    if not _names(namespace, quota):
-        return None
-    return kubectl(
-        f"ResourceQuota {quota}: used and hard limits", "describe", "resourcequota", quota, "-n", namespace
-    )
+    return describe("resourcequota", namespace, quota, f"ResourceQuota {quota}: used and hard limits")
 
 
 def runtimeclasses() -> Command:
@@ -268,7 +188,7 @@ def runtimeclasses() -> Command:
 
 
 def limitranges(namespace: str) -> Command | None:
-    if not _names(namespace):
+    if not valid_names(namespace):
         return None
     return kubectl(
         "The LimitRanges of the namespace and their bounds", "describe", "limitranges", "-n", namespace
@@ -276,13 +196,13 @@ def limitranges(namespace: str) -> Command | None:
 
 
 def delete_pod(namespace: str, pod: str, purpose: str) -> Command | None:
-    if not _names(namespace, pod):
+    if not valid_names(namespace, pod):
         return None
     return kubectl(purpose, "delete", "pod", pod, "-n", namespace, changes=True)
 
 
 def resume(namespace: str, jobset: str) -> Command | None:
-    if not _names(namespace, jobset):
+    if not valid_names(namespace, jobset):
         return None
     return kubectl(
         "Resume the JobSet (only if nothing is meant to hold it, such as a Kueue queue)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from diagnosis.commands import collect, describe, describe_node
 from diagnosis.jobset import admission
 from diagnosis.jobset import commands as kubectl
 from diagnosis.jobset.admission import POD_WEBHOOK_ORDER, WEBHOOK_CALL_ORDER
@@ -97,7 +98,7 @@ def webhook_unavailable(family: Family) -> Diagnosis | None:
         summary=f"{who} webhook service {service_ns}/{service or '?'} has no ready endpoint, so "
         f"{first.what} cannot be created.",
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(
+        next_commands=collect(
             *kubectl.webhook_pods(service_ns),
             _events_of_job(family, first.child),
             *basics(family),
@@ -140,7 +141,7 @@ def _duplicate(family: Family, child: Child, failed: list[Object], live: Object)
         summary=f"Child Job {child.name} has a Failed leader {name(failed[0])} beside its replacement "
         f"{name(live)}: JobSet ≤ v0.12.0 refuses its followers forever.",
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(
+        next_commands=collect(
             *(
                 kubectl.delete_pod(
                     ns, name(p), "Delete the Failed leader so the webhooks find exactly one leader again"
@@ -210,13 +211,13 @@ def _topology(
         "label "
         f"{key} is missing: its followers are refused.",
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(
+        next_commands=collect(
             kubectl.nodes_with_label(key),
-            kubectl.describe_node(node_ref, f"Node {node_ref}: its labels and state")
+            describe_node(node_ref, f"Node {node_ref}: its labels and state")
             if node is not None
             else None,
-            kubectl.pods_on_node(node_ref) if node is None else None,
-            kubectl.describe("pod", ns, name(leader), "The leader pod and where it runs") if leader else None,
+            kubectl.bound_pods(node_ref) if node is None else None,
+            describe("pod", ns, name(leader), "The leader pod and where it runs") if leader else None,
             _events_of_job(family, child),
             *basics(family),
         ),
@@ -276,7 +277,7 @@ def _pending(family: Family, child: Child, waiting: list[Child]) -> Diagnosis:
         verdict=JobSetVerdict.LEADER_PENDING,
         summary=leader.summary,
         evidence=evidence,
-        next_commands=kubectl.collect(
+        next_commands=collect(
             *leader.commands,
             _events_of_job(family, child),
             kubectl.job_pods(ns, family.name, child.replicated_job, child.index),
@@ -318,14 +319,14 @@ def _unscheduled(family: Family, child: Child, leader: Object, masked: str) -> _
         f"Leader triage ({found.verdict}): {found.summary}",
         *(line for line in found.evidence if not said or line != quoted(said)),
     )
-    describe = kubectl.describe(
+    leader_details = describe(
         "pod", family.namespace, name(leader), f"The leader {name(leader)}: why it is Pending"
     )
     return _Leader(
         f"The followers of child Job {child.name} are refused because their leader {name(leader)} is not "
         f"scheduled ({found.verdict}).",
         evidence,
-        (describe, *found.next_commands[:4]),
+        (leader_details, *found.next_commands[:4]),
         verdict,
     )
 
@@ -358,7 +359,7 @@ def create_rejected(family: Family) -> Diagnosis | None:
         verdict=JobSetVerdict.CREATE_REJECTED,
         summary=f"Creating {first.what} is refused: {headline}.",
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(
+        next_commands=collect(
             kubectl.describe_quota(ns, groups["quota"]) if "quota" in groups else None,
             kubectl.runtimeclasses() if "runtimeclass" in groups else None,
             kubectl.limitranges(ns)

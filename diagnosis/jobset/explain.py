@@ -3,7 +3,7 @@
 One ordered ladder, like kopf's `detect_changing_cause`: `CHECKS` is read top to bottom and the first
 check that recognises the JobSet gives the verdict (DESIGN.md's JobSet table, in its order); `running`
 is what is left. Each check is a pure function of the objects in the view. The checks on refused
-creates live in `jobset_creation`, the restart-loop analysis in `restarts`, the GKE workflow in `gke`.
+creates live in `jobset.creation`, the restart-loop analysis in `restarts`, the GKE workflow in `gke`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from diagnosis.commands import collect, describe, describe_node
 from diagnosis.jobset import commands as kubectl
 from diagnosis.jobset import gke, restarts
 from diagnosis.jobset.creation import (
@@ -103,7 +104,7 @@ def completed(family: Family) -> Diagnosis | None:
         verdict=JobSetVerdict.COMPLETED,
         summary=f"JobSet {family.name} completed: every child Job it needed succeeded.",
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(*basics(family)),
+        next_commands=collect(*basics(family)),
     )
 
 
@@ -128,7 +129,7 @@ def failed(family: Family) -> Diagnosis | None:
             f"Why: pod {name(p)} ended by {restarts.disruption(p)}." for p in pods if restarts.disruption(p)
         ][:2]
         commands.append(
-            kubectl.describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed")
+            describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed")
         )
         if ended:
             commands.append(
@@ -142,7 +143,7 @@ def failed(family: Family) -> Diagnosis | None:
         summary=f"JobSet {family.name} failed ({reason or 'terminal state Failed'})"
         + (f": child Job {name(job)} failed first." if job is not None else "."),
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(
+        next_commands=collect(
             *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
         ),
     )
@@ -222,7 +223,7 @@ def suspended(family: Family) -> Diagnosis | None:
         summary=f"JobSet {family.name} is suspended"
         + (f", waiting in Kueue queue {queue} for admission." if queue else "."),
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(
+        next_commands=collect(
             None if held_by_hand else kubectl.workloads(ns),
             *(kubectl.describe_workload(ns, name(w)) for w in workloads[:2]),
             kubectl.resume(ns, family.name) if held_by_hand else None,
@@ -242,9 +243,9 @@ def restarting(family: Family) -> Diagnosis | None:
     if finding.cause is RestartCause.APP_FAILURE:
         commands += _failure_logs(family, finding)
     commands += [
-        kubectl.describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]
+        describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]
     ]
-    commands += [kubectl.describe_node(n, f"Node {n}: conditions and events") for n in finding.nodes[:2]]
+    commands += [describe_node(n, f"Node {n}: conditions and events") for n in finding.nodes[:2]]
     commands += [c for n in finding.nodes[:2] for c in kubectl.isolate_node(n, n in finding.repeat_nodes)]
     snippets: tuple[Snippet, ...] = ()
     if gke.is_gke(family.view.nodes):
@@ -259,7 +260,7 @@ def restarting(family: Family) -> Diagnosis | None:
         summary=f"JobSet {family.name} keeps restarting (restarts: {family.restarts}); "
         f"cause: {finding.cause}.",
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(*commands, *basics(family)),
+        next_commands=collect(*commands, *basics(family)),
         snippets=snippets,
         cause=finding.cause,
     )
@@ -330,7 +331,7 @@ def pods_pending(family: Family) -> Diagnosis | None:
         summary=f"{len(pending)} pods of JobSet {family.name} cannot be scheduled; "
         f"{name(pod)}: {found.verdict}.",
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(*found.next_commands, *basics(family)),
+        next_commands=collect(*found.next_commands, *basics(family)),
         snippets=found.snippets,
         pod_verdict=pod_verdict(found),
     )
@@ -347,7 +348,7 @@ def starting(family: Family) -> Diagnosis | None:
         verdict=JobSetVerdict.STARTING,
         summary=f"JobSet {family.name} is starting: {reasons[0][0].lower() + reasons[0][1:]}",
         evidence=tuple(reasons),
-        next_commands=kubectl.collect(
+        next_commands=collect(
             *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
         ),
     )
@@ -457,7 +458,7 @@ def running(family: Family) -> Diagnosis:
         summary=f"JobSet {family.name} is running: {len(live)} pods on {len(nodes)} nodes; "
         "nothing blocks it.",
         evidence=tuple(evidence),
-        next_commands=kubectl.collect(*basics(family)),
+        next_commands=collect(*basics(family)),
     )
 
 

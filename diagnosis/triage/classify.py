@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
@@ -129,12 +130,15 @@ def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
 
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
     ns, pod = namespace(view.pod), name(view.pod)
-    commands = (*kubectl.describe_pod(ns, pod), *advice.commands, *kubectl.pod_events(ns, pod))
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
         evidence=tuple(evidence),
-        next_commands=tuple(dict.fromkeys(commands)),
+        next_commands=collect(
+            describe("pod", ns, pod, "the pod, its conditions and events"),
+            *advice.commands,
+            events_about(ns, pod, "everything recorded about the pod, oldest first"),
+        ),
         snippets=advice.snippets,
     )
 
@@ -166,7 +170,7 @@ def no_request(view: TriageView) -> Diagnosis:
             evidence.append(f"spec.schedulingGates: {', '.join(_gates(pod))} (not scheduled until removed)")
         evidence += [*scheduler_lines(view, {}), *pending_notes(pod)]
     wanted = (*offered, *_likely_resources(pod, view.nodes), "nvidia.com/gpu")[0]
-    commands = kubectl.pod_resources(namespace(pod), name(pod))
+    commands = collect(kubectl.pod_resources(namespace(pod), name(pod)))
     advice = Advice(summary, commands=commands, snippets=(request_snippet(wanted),))
     return _diagnosis(view, PodVerdict.NO_REQUEST, advice, evidence)
 
@@ -178,9 +182,10 @@ def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     outcome = problems[0] if problems else "the scheduler is done with it"
     summary = f"The pod is placed on {host} and {phase}: {outcome}"
     evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *problems)
-    commands = kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else ()
-    if problems:
-        commands += kubectl.describe_node(host)
+    commands = collect(
+        kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
+        kubectl.node_details(host) if problems else None,
+    )
     return _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence)
 
 
@@ -201,9 +206,10 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     queue = labels(pod).get(_KUEUE_QUEUE_LABEL, "")
     if queue:
         evidence.append(f"Kueue queue: {queue} (label {_KUEUE_QUEUE_LABEL})")
-    commands = kubectl.pod_gates(ns, pod_name)
-    if queue or any("kueue" in g.lower() for g in gates):
-        commands += kubectl.kueue_workloads(ns)
+    commands = collect(
+        kubectl.pod_gates(ns, pod_name),
+        kubectl.kueue_workloads(ns) if queue or any("kueue" in g.lower() for g in gates) else None,
+    )
     return _diagnosis(view, PodVerdict.GATED, Advice(summary, commands=commands), evidence)
 
 
@@ -275,7 +281,7 @@ def _label_advice(funnel: Funnel) -> Advice:
         )
     keys = selector_keys(pod)
     evidence = tuple(label_inventory(key, nodes) for key in keys[:4])
-    commands = (*kubectl.nodes_with_labels(keys), *kubectl.pod_placement(namespace(pod), name(pod)))
+    commands = collect(kubectl.nodes_with_labels(keys), kubectl.pod_placement(namespace(pod), name(pod)))
     return Advice(summary, evidence, commands)
 
 
@@ -297,16 +303,18 @@ def _taint_advice(funnel: Funnel) -> Advice:
                 f"{host} carries {conditions}: the node lifecycle controller sets these for a node "
                 "condition; fix the node, do not tolerate them"
             )
-    commands: list[Command] = []
+    commands: list[Command | None] = []
     for drop in _first_per_reason(funnel, 3):
         host, taints = name(drop.node), found[name(drop.node)]
-        commands += kubectl.node_taints(host)
-        if cordoned(drop.node) or CORDON in taints:
-            commands += kubectl.uncordon(host)
-        if any(t.key.startswith(CONDITION_TAINTS) and t != CORDON for t in taints):
-            commands += kubectl.describe_node(host)
+        commands += (
+            kubectl.node_taints(host),
+            kubectl.uncordon(host) if cordoned(drop.node) or CORDON in taints else None,
+            kubectl.node_details(host)
+            if any(t.key.startswith(CONDITION_TAINTS) and t != CORDON for t in taints)
+            else None,
+        )
     distinct = tuple(dict.fromkeys(t for taints in found.values() for t in taints))
-    return Advice(summary, tuple(evidence), tuple(commands), tolerations(distinct))
+    return Advice(summary, tuple(evidence), collect(*commands), tolerations(distinct))
 
 
 def _no_gpu_advice(funnel: Funnel) -> Advice:
@@ -331,10 +339,10 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
             "these nodes run the MIG mixed strategy: their GPUs are exposed as nvidia.com/mig-<profile> "
             "slices and nvidia.com/gpu reads 0; ask for a MIG profile instead"
         )
-    commands = list(kubectl.nodes_offer(requests))
+    commands = [kubectl.nodes_offer(requests)]
     for node in nodes[:2]:
-        commands += (*kubectl.describe_node(name(node)), *kubectl.pods_on_node(name(node)))
-    return Advice(summary, tuple(evidence), tuple(commands))
+        commands += (kubectl.node_details(name(node)), kubectl.device_plugin_pods(name(node)))
+    return Advice(summary, tuple(evidence), collect(*commands))
 
 
 def _allocatable_advice(funnel: Funnel) -> Advice:
@@ -348,11 +356,11 @@ def _allocatable_advice(funnel: Funnel) -> Advice:
             "their devices are unhealthy or not served"
         )
     evidence = tuple(line for node in nodes[:SHOWN] if (line := hardware_labels(node)))
-    commands: list[Command] = []
+    commands: list[Command | None] = []
     for node in nodes[:2]:
-        commands += (*kubectl.node_offer(name(node), requests), *kubectl.pods_on_node(name(node)))
-    commands += (*kubectl.device_plugin_logs(requests), *kubectl.describe_node(name(nodes[0])))
-    return Advice(summary, evidence, tuple(commands))
+        commands += (kubectl.node_offer(name(node), requests), kubectl.device_plugin_pods(name(node)))
+    commands += (kubectl.device_plugin_logs(requests), kubectl.node_details(name(nodes[0])))
+    return Advice(summary, evidence, collect(*commands))
 
 
 def _exhausted_advice(funnel: Funnel) -> Advice:
@@ -393,10 +401,10 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
         for r in ask.requests
         if ask.used(name(n), r) > offer(n, r).allocatable
     ]
-    commands: list[Command] = []
+    commands: list[Command | None] = []
     for node in ranked[:2]:
-        commands += (*kubectl.consumers(name(node), ask.requests), *kubectl.describe_node(name(node)))
-    return Advice(summary, tuple(evidence), tuple(commands))
+        commands += (kubectl.consumers(name(node), ask.requests), kubectl.node_details(name(node)))
+    return Advice(summary, tuple(evidence), collect(*commands))
 
 
 FUNNEL: tuple[Step, ...] = (
@@ -430,7 +438,7 @@ def schedulable(funnel: Funnel) -> Advice:
         "topology spread, DRA claims, and pods of higher priority nominated to these nodes; the scheduler's "
         "message names whichever of these holds the pod",
     )
-    return Advice(summary, evidence, kubectl.describe_node(name(best)))
+    return Advice(summary, evidence, collect(kubectl.node_details(name(best))))
 
 
 def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
@@ -441,12 +449,12 @@ def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
         summary = "There are no nodes: none can match the pod's nodeSelector and affinity"
     else:
         summary = f"There are no nodes: none reports {and_(funnel.ask.requests)}"
-    commands = (
+    command = (
         kubectl.nodes_with_labels(selector_keys(view.pod))
         if verdict is PodVerdict.LABEL_MISMATCH
         else kubectl.nodes_offer(funnel.ask.requests)
     )
-    return Advice(summary, commands=commands)
+    return Advice(summary, commands=collect(command))
 
 
 # --- small helpers ------------------------------------------------------------------------------

@@ -1,33 +1,21 @@
-"""The kubectl commands `/triage` suggests, each one complete invocation that is safe to paste.
+"""The kubectl commands only `/triage` suggests, with its wording, built with `diagnosis.commands`.
 
-Every name is checked against the API's own rules before it is put in a command, and every argument
-is shell-quoted: a name that could not exist in a cluster yields no command rather than a surprising
-one. Read commands use only get/describe/logs with flags kubectl accepts; commands that change the
-cluster are marked `changes=True`.
+Resource names are checked (only extended resources such as `nvidia.com/gpu` are put in a command)
+and escaped for JSONPath; a builder given a name that could not exist returns None.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable
 
+from diagnosis.commands import describe_node, kubectl, pods_on_node, valid_names
 from diagnosis.model import Command
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.resources import is_extended
 
-"""The scheduler's own pod filter (facts §3.2): the pods that hold a node's resources."""
-
 GPU_OPERATOR_PLUGIN = ("gpu-operator", "app=nvidia-device-plugin-daemonset")
 """Namespace and label of the NVIDIA GPU Operator's device plugin pods (its default install)."""
-
-
-def _kubectl(*args: str) -> str:
-    return shlex.join(("kubectl", *args))
-
-
-def _pod_ok(namespace: str, pod: str) -> bool:
-    return is_dns1123_label(namespace) and is_dns1123_subdomain(pod)
 
 
 def _path(resource: str) -> str:
@@ -44,182 +32,129 @@ def _header(resource: str) -> str:
     return resource.rpartition("/")[2].upper()
 
 
-def describe_pod(namespace: str, pod: str) -> tuple[Command, ...]:
-    if not _pod_ok(namespace, pod):
-        return ()
-    return (Command(_kubectl("describe", "pod", pod, "-n", namespace), "the pod, its conditions and events"),)
-
-
-def pod_events(namespace: str, pod: str) -> tuple[Command, ...]:
-    if not _pod_ok(namespace, pod):
-        return ()
-    return (
-        Command(
-            _kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={pod}"),
-            "everything recorded about the pod, oldest first",
-        ),
+def pod_logs(namespace: str, pod: str) -> Command | None:
+    if not valid_names(namespace, pod):
+        return None
+    return kubectl(
+        "what the pod's containers print (a framework that finds no device says so here)",
+        "logs", pod, "-n", namespace, "--all-containers", "--tail=100",
     )
 
 
-def pod_logs(namespace: str, pod: str) -> tuple[Command, ...]:
-    if not _pod_ok(namespace, pod):
-        return ()
-    return (
-        Command(
-            _kubectl("logs", pod, "-n", namespace, "--all-containers", "--tail=100"),
-            "what the pod's containers print (a framework that finds no device says so here)",
-        ),
+def _pod_jsonpath(namespace: str, pod: str, template: str, purpose: str) -> Command | None:
+    if not valid_names(namespace, pod):
+        return None
+    return kubectl(purpose, "get", "pod", pod, "-n", namespace, "-o", f"jsonpath={template}")
+
+
+def pod_resources(namespace: str, pod: str) -> Command | None:
+    return _pod_jsonpath(
+        namespace,
+        pod,
+        '{range .spec.containers[*]}{.name}{": "}{.resources}{"\\n"}{end}',
+        "each container's resources as stored (limits and requests)",
     )
 
 
-def pod_resources(namespace: str, pod: str) -> tuple[Command, ...]:
-    if not _pod_ok(namespace, pod):
-        return ()
-    template = '{range .spec.containers[*]}{.name}{": "}{.resources}{"\\n"}{end}'
-    return (
-        Command(
-            _kubectl("get", "pod", pod, "-n", namespace, "-o", f"jsonpath={template}"),
-            "each container's resources as stored (limits and requests)",
-        ),
-    )
-
-
-def pod_placement(namespace: str, pod: str) -> tuple[Command, ...]:
-    if not _pod_ok(namespace, pod):
-        return ()
+def pod_placement(namespace: str, pod: str) -> Command | None:
     template = (
         '{"nodeSelector: "}{.spec.nodeSelector}{"\\n"}'
         '{"required affinity: "}'
         '{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution}{"\\n"}'
     )
-    return (
-        Command(
-            _kubectl("get", "pod", pod, "-n", namespace, "-o", f"jsonpath={template}"),
-            "the pod's nodeSelector and required node affinity, as stored",
-        ),
+    return _pod_jsonpath(
+        namespace, pod, template, "the pod's nodeSelector and required node affinity, as stored"
     )
 
 
-def pod_gates(namespace: str, pod: str) -> tuple[Command, ...]:
-    if not _pod_ok(namespace, pod):
-        return ()
-    return (
-        Command(
-            _kubectl("get", "pod", pod, "-n", namespace, "-o", "jsonpath={.spec.schedulingGates}"),
-            "the scheduling gates still on the pod",
-        ),
-    )
+def pod_gates(namespace: str, pod: str) -> Command | None:
+    return _pod_jsonpath(namespace, pod, "{.spec.schedulingGates}", "the scheduling gates still on the pod")
 
 
-def kueue_workloads(namespace: str) -> tuple[Command, ...]:
+def kueue_workloads(namespace: str) -> Command | None:
     if not is_dns1123_label(namespace):
-        return ()
-    return (
-        Command(
-            _kubectl("get", "workloads.kueue.x-k8s.io", "-n", namespace, "-o", "wide"),
-            "Kueue's workloads in the namespace: admitted or not, in which queue, and why not",
-        ),
+        return None
+    return kubectl(
+        "Kueue's workloads in the namespace: admitted or not, in which queue, and why not",
+        "get", "workloads.kueue.x-k8s.io", "-n", namespace, "-o", "wide",
     )
 
 
-def describe_node(node: str) -> tuple[Command, ...]:
-    if not is_dns1123_subdomain(node):
-        return ()
-    return (
-        Command(
-            _kubectl("describe", "node", node),
-            f"{node}: conditions, taints, capacity, allocatable and what is allocated",
-        ),
-    )
+def node_details(node: str) -> Command | None:
+    return describe_node(node, f"{node}: conditions, taints, capacity, allocatable and what is allocated")
 
 
-def node_taints(node: str) -> tuple[Command, ...]:
+def node_taints(node: str) -> Command | None:
     if not is_dns1123_subdomain(node):
-        return ()
+        return None
     template = (
         '{"unschedulable: "}{.spec.unschedulable}{"\\n"}'
         '{range .spec.taints[*]}{.key}={.value}:{.effect}{"\\n"}{end}'
     )
-    return (
-        Command(_kubectl("get", "node", node, "-o", f"jsonpath={template}"), f"{node}: cordon and taints"),
-    )
+    return kubectl(f"{node}: cordon and taints", "get", "node", node, "-o", f"jsonpath={template}")
 
 
-def uncordon(node: str) -> tuple[Command, ...]:
+def uncordon(node: str) -> Command | None:
     if not is_dns1123_subdomain(node):
-        return ()
-    return (
-        Command(
-            _kubectl("uncordon", node),
-            f"let pods be scheduled on {node} again, once whoever cordoned it is done",
-            changes=True,
-        ),
+        return None
+    return kubectl(
+        f"let pods be scheduled on {node} again, once whoever cordoned it is done",
+        "uncordon", node, changes=True,
     )
 
 
-def node_offer(node: str, resources: Iterable[str]) -> tuple[Command, ...]:
+def node_offer(node: str, resources: Iterable[str]) -> Command | None:
     """Capacity beside allocatable on one node, for each resource."""
     names = _resources(resources)
     if not (is_dns1123_subdomain(node) and names):
-        return ()
+        return None
     template = "".join(
         f'{{"{r} capacity="}}{{.status.capacity.{_path(r)}}}'
         f'{{" allocatable="}}{{.status.allocatable.{_path(r)}}}{{"\\n"}}'
         for r in names
     )
-    return (
-        Command(
-            _kubectl("get", "node", node, "-o", f"jsonpath={template}"),
-            f"{node}: devices present (capacity) against devices healthy and served (allocatable)",
-        ),
+    return kubectl(
+        f"{node}: devices present (capacity) against devices healthy and served (allocatable)",
+        "get", "node", node, "-o", f"jsonpath={template}",
     )
 
 
-def nodes_offer(resources: Iterable[str]) -> tuple[Command, ...]:
+def nodes_offer(resources: Iterable[str]) -> Command | None:
     """Every node's capacity and allocatable for the resources, one line a node."""
     names = _resources(resources)
     if not names:
-        return ()
+        return None
     columns = ["NAME:.metadata.name"]
     for r in names:
         columns.append(f"{_header(r)}_CAPACITY:.status.capacity.{_path(r)}")
         columns.append(f"{_header(r)}_ALLOCATABLE:.status.allocatable.{_path(r)}")
-    return (
-        Command(
-            _kubectl("get", "nodes", "-o", "custom-columns=" + ",".join(columns)),
-            "which nodes report the resource at all, and how much of it is allocatable",
-        ),
+    return kubectl(
+        "which nodes report the resource at all, and how much of it is allocatable",
+        "get", "nodes", "-o", "custom-columns=" + ",".join(columns),
     )
 
 
-def nodes_with_labels(keys: Iterable[str]) -> tuple[Command, ...]:
+def nodes_with_labels(keys: Iterable[str]) -> Command:
     valid = sorted({k for k in keys if is_label_key(k)})
     if not valid:
-        return (Command(_kubectl("get", "nodes", "--show-labels"), "every node with its labels"),)
-    return (
-        Command(
-            _kubectl("get", "nodes", "-L", ",".join(valid)),
-            "the value each node has for the labels the pod selects on (blank: the node lacks it)",
-        ),
+        return kubectl("every node with its labels", "get", "nodes", "--show-labels")
+    return kubectl(
+        "the value each node has for the labels the pod selects on (blank: the node lacks it)",
+        "get", "nodes", "-L", ",".join(valid),
     )
 
 
-def pods_on_node(node: str) -> tuple[Command, ...]:
-    if not is_dns1123_subdomain(node):
-        return ()
-    return (
-        Command(
-            _kubectl("get", "pods", "-A", "--field-selector", f"spec.nodeName={node}", "-o", "wide"),
-            f"every pod on {node}: is the device plugin (and the driver/validator pods) there and Running?",
-        ),
+def device_plugin_pods(node: str) -> Command | None:
+    return pods_on_node(
+        node, f"every pod on {node}: is the device plugin (and the driver/validator pods) there and Running?"
     )
 
 
-def consumers(node: str, resources: Iterable[str]) -> tuple[Command, ...]:
+def consumers(node: str, resources: Iterable[str]) -> Command | None:
     """The pods holding the resources on a node, as the scheduler counts them."""
     names = _resources(resources)
     if not (is_dns1123_subdomain(node) and names):
-        return ()
+        return None
     columns = [
         "NAMESPACE:.metadata.namespace",
         "NAME:.metadata.name",
@@ -227,28 +162,22 @@ def consumers(node: str, resources: Iterable[str]) -> tuple[Command, ...]:
         "DELETING:.metadata.deletionTimestamp",
     ]
     columns += [f"{_header(r)}:.spec.containers[*].resources.limits.{_path(r)}" for r in names]
-    return (
-        Command(
-            _kubectl(
-                "get", "pods", "-A",
-                "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
-                "-o", "custom-columns=" + ",".join(columns),
-            ),
-            f"the pods that count against {node}'s allocatable (terminating ones too)",
-        ),
+    return kubectl(
+        f"the pods that count against {node}'s allocatable (terminating ones too)",
+        "get", "pods", "-A",
+        "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
+        "-o", "custom-columns=" + ",".join(columns),
     )
 
 
-def device_plugin_logs(resources: Iterable[str]) -> tuple[Command, ...]:
+def device_plugin_logs(resources: Iterable[str]) -> Command | None:
     """The NVIDIA device plugin's logs, for NVIDIA resources only (other vendors install theirs in
     too many different ways to name)."""
     if not any(r.startswith("nvidia.com/") for r in resources):
-        return ()
+        return None
     namespace, selector = GPU_OPERATOR_PLUGIN
-    return (
-        Command(
-            _kubectl("logs", "-n", namespace, "-l", selector, "--prefix", "--tail=50"),
-            "the device plugin's view of each GPU (unhealthy devices, XID errors); "
-            "the GPU Operator's default namespace: change -n if it is installed elsewhere",
-        ),
+    return kubectl(
+        "the device plugin's view of each GPU (unhealthy devices, XID errors); "
+        "the GPU Operator's default namespace: change -n if it is installed elsewhere",
+        "logs", "-n", namespace, "-l", selector, "--prefix", "--tail=50",
     )

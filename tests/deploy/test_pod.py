@@ -1,6 +1,6 @@
 """The pod as each overlay runs it: the real `kubewhy serve`, given the overlay's environment and
 ConfigMap, starts in the overlay's mode, its liveness and readiness probes pass, and so does the image's
-HEALTHCHECK. Slack is the local Slack (bot/localslack.py); the cluster is the API simulator."""
+HEALTHCHECK. Slack is the local Slack (devtools/slack.py); the cluster is the API simulator."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import pytest
 import yaml
 
 from bot.app import COMMANDS
-from bot.localslack import FORM, LocalSlack, command_body
+from bot.localslack import FORM, command_body
 from devtools.apisim import serve
+from devtools.slack import DevSlack
 from tests.corpus import ROOT
 from tests.deploy import dockerfile
 from tests.deploy.rendered import OVERLAYS, container, pod_env, render, the
@@ -42,7 +43,7 @@ def test_the_pod_becomes_ready_and_healthy_in_its_mode(overlay: str, tmp_path: P
     # rather than in-cluster (a test runs in no pod).
     del env["KUBEWHY_PORT"], env["KUBEWHY_CONFIG"]
     config = yaml.safe_load(the(objects, "ConfigMap")["data"]["config.yaml"])
-    slack = LocalSlack(bot_token=env["SLACK_BOT_TOKEN"], app_token=env.get("SLACK_APP_TOKEN"))
+    slack = DevSlack(bot_token=env["SLACK_BOT_TOKEN"], app_token=env.get("SLACK_APP_TOKEN"))
     with slack, serve(GPU_LAB) as sim:
         config["clusters"] = {"default": {"kubeconfig": sim.kubeconfig}}
         with running_bot(slack, tmp_path, config, **env) as bot:

@@ -9,8 +9,8 @@ from contextlib import ExitStack
 import pytest
 import yaml
 
-from bot.localslack import LocalSlack
 from devtools.apisim import serve
+from devtools.slack import DevSlack
 from tests import corpus
 from tests.slack.support import (
     GPU_LAB,
@@ -38,7 +38,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     down = folder / "down.kubeconfig"
     down.write_text(yaml.safe_dump(kubeconfig_for(f"http://127.0.0.1:{free_port()}")))
     with ExitStack() as stack:
-        slack = stack.enter_context(LocalSlack(bot_token=TOKEN))
+        slack = stack.enter_context(DevSlack(bot_token=TOKEN))
         sims = {path: stack.enter_context(serve(path)) for path in snapshots}
         faulty = stack.enter_context(serve(GPU_LAB))
         mutable = stack.enter_context(serve(GPU_LAB))

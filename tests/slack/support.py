@@ -1,10 +1,11 @@
 """Support for the Slack tests: a running `kubewhy serve` talking to a local Slack and to API
 simulators, and signed requests to it.
 
-The bot runs as a real subprocess in HTTP mode on a free port; its Web API calls go to `LocalSlack`
-(bot/localslack.py) and its clusters are API simulators (devtools/apisim) serving corpus snapshots. Tests
-send what Slack sends (signed slash commands, events, interactions) over HTTP and read what the bot
-posted from the local Slack. Every test uses its own channel, so one bot serves a whole module.
+The bot runs as a real subprocess in HTTP mode on a free port; its Web API calls go to the local Slack
+(`devtools.slack.DevSlack`) and its clusters are API simulators (devtools/apisim) serving corpus
+snapshots. Tests send what Slack sends (signed slash commands, events, interactions) over HTTP and read
+what the bot posted from the local Slack. Every test uses its own channel, so one bot serves a whole
+module.
 """
 
 from __future__ import annotations
@@ -26,19 +27,10 @@ import yaml
 from slack_sdk.models.blocks import Block
 
 from bot.blocks import SlackMessage, plain_text
-from bot.localslack import (
-    FORM,
-    JSON,
-    LocalSlack,
-    Message,
-    command_body,
-    event_body,
-    interaction_body,
-    mention_event,
-    signed_headers,
-)
+from bot.localslack import FORM, Message, command_body, signed_headers
 from devtools.apisim import Simulator
 from devtools.botenv import KUBEWHY, SECRET, bot_env, free_port
+from devtools.slack import JSON, DevSlack, event_body, interaction_body, mention_event
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "xoxb-kubewhy-test"
@@ -67,7 +59,7 @@ class Sent:
 @dataclass
 class Bot:
     url: str
-    slack: LocalSlack
+    slack: DevSlack
     process: subprocess.Popen[bytes]
     log: Path
 
@@ -165,7 +157,7 @@ def _at_least(items: Callable[[], list[T]], count: int) -> Callable[[], list[T] 
 
 
 @contextmanager
-def running_bot(slack: LocalSlack, folder: Path, config: Mapping[str, Any], **env: str) -> Iterator[Bot]:
+def running_bot(slack: DevSlack, folder: Path, config: Mapping[str, Any], **env: str) -> Iterator[Bot]:
     """`kubewhy serve` with `config` until the block ends; then SIGTERM, which must end it cleanly."""
     config_file = folder / "kubewhy.yaml"
     config_file.write_text(yaml.safe_dump(dict(config)))
@@ -215,7 +207,7 @@ class World:
     """
 
     bot: Bot
-    slack: LocalSlack
+    slack: DevSlack
     cluster_of: dict[Path, str]
     faulty: Simulator
     mutable: Simulator

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.localslack import LocalSlack, Message, block_action
+from bot.localslack import Message
 from devtools.apisim import serve
+from devtools.slack import DevSlack, block_action
 from tests.slack.support import GPU_LAB, TOKEN, Bot, buttons, running_bot, shown, verdict_payload
 
 ALICE = "U0ALICE"  # allowed by name
@@ -21,7 +22,7 @@ OPEN, EPHEMERAL, LIMITED, OTHER_CLUSTER, CLOSED = "C0OPEN", "C0EPHEMERAL", "C0LI
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
     with (
-        LocalSlack(bot_token=TOKEN, usergroups={"S0ONCALL": [BOB, "U0CAROL"]}) as slack,
+        DevSlack(bot_token=TOKEN, usergroups={"S0ONCALL": [BOB, "U0CAROL"]}) as slack,
         serve(GPU_LAB) as lab,
         serve(GPU_LAB) as other,
     ):

@@ -13,8 +13,9 @@ from typing import TypeVar
 import pytest
 
 from bot.app import WEB_API_METHODS
-from bot.localslack import FORM, JSON, LocalSlack, block_action, command_body, mention_event
+from bot.localslack import FORM, command_body
 from devtools.apisim import serve
+from devtools.slack import JSON, DevSlack, block_action, mention_event
 from tests import corpus
 from tests.slack.support import (
     GPU_LAB,
@@ -317,7 +318,7 @@ def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
 
 
 def test_a_cached_cluster_is_ready_once_its_cache_has_synced_and_answers_from_it(tmp_path: Path) -> None:
-    with LocalSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as lab:
+    with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as lab:
         lab.faults.fail(503, times=None, resource="pods", verb="list")
         config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig, "cache": {"enabled": True}}}}
         with running_bot(slack, tmp_path, config) as bot:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.localslack import LocalSlack
 from bot.settings import Config, SettingsError, load_config
+from devtools.slack import DevSlack
 from tests.slack.support import KUBEWHY, TOKEN, bot_env, free_port
 
 
@@ -39,7 +39,7 @@ def serve_fails(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_a_bad_setting_stops_the_start_with_one_clear_line(change: dict[str, str], message: str) -> None:
-    env = bot_env(LocalSlack(bot_token=TOKEN), free_port(), None)
+    env = bot_env(DevSlack(bot_token=TOKEN), free_port(), None)
     env |= change
     done = serve_fails({k: v for k, v in env.items() if v})
     assert done.returncode == 2
@@ -48,7 +48,7 @@ def test_a_bad_setting_stops_the_start_with_one_clear_line(change: dict[str, str
 
 
 def test_a_refused_token_stops_the_start(tmp_path: Path) -> None:
-    with LocalSlack(bot_token="xoxb-the-right-one") as slack:
+    with DevSlack(bot_token="xoxb-the-right-one") as slack:
         env = bot_env(slack, free_port(), None) | {"SLACK_BOT_TOKEN": "xoxb-revoked"}
         done = serve_fails(env)
         assert [c.method for c in slack.calls] == ["auth.test"]
@@ -57,7 +57,7 @@ def test_a_refused_token_stops_the_start(tmp_path: Path) -> None:
 
 
 def test_slack_unreachable_stops_the_start() -> None:
-    env = bot_env(LocalSlack(bot_token=TOKEN), free_port(), None)
+    env = bot_env(DevSlack(bot_token=TOKEN), free_port(), None)
     env["KUBEWHY_SLACK_API_URL"] = f"http://127.0.0.1:{free_port()}/api/"
     done = serve_fails(env)
     assert done.returncode == 3
@@ -67,7 +67,7 @@ def test_slack_unreachable_stops_the_start() -> None:
 def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
     config = tmp_path / "kubewhy.yaml"
     config.write_text(yaml.safe_dump({"clusters": {"demo": {"snapshot": "missing.json"}}}))
-    with LocalSlack(bot_token=TOKEN) as slack:
+    with DevSlack(bot_token=TOKEN) as slack:
         done = serve_fails(bot_env(slack, free_port(), config))
     assert done.returncode == 3
     assert f"cannot read snapshot {tmp_path / 'missing.json'}" in done.stderr

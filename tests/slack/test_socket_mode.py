@@ -7,15 +7,15 @@ import json
 from pathlib import Path
 
 from bot.app import SOCKET_MODE_METHODS, WEB_API_METHODS
-from bot.localslack import LocalSlack, command_payload, event_body, mention_event
 from devtools.apisim import serve
+from devtools.slack import DevSlack, command_payload, event_body, mention_event
 from tests.slack.support import GPU_LAB, ONCALL, TOKEN, new_channel, running_bot, shown, verdict_payload
 
 APP_TOKEN = "xapp-1-kubewhy-test"
 
 
 def test_socket_mode_answers_commands_and_mentions(tmp_path: Path) -> None:
-    with LocalSlack(bot_token=TOKEN, app_token=APP_TOKEN) as slack, serve(GPU_LAB) as lab:
+    with DevSlack(bot_token=TOKEN, app_token=APP_TOKEN) as slack, serve(GPU_LAB) as lab:
         config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig}}}
         with running_bot(slack, tmp_path, config, SLACK_APP_TOKEN=APP_TOKEN) as bot:
             slack.wait_for(lambda: bot.get("/readyz").status == 200)

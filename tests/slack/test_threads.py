@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from bot.localslack import LocalSlack, Message, block_action, message_shortcut
+from bot.localslack import Message
 from devtools.apisim import serve
+from devtools.slack import DevSlack, block_action, message_shortcut
 from tests.slack.support import (
     GPU_LAB,
     ONCALL,
@@ -229,7 +230,7 @@ def test_the_shortcut_on_a_message_without_labels_says_so(bot: Bot) -> None:
 
 
 def test_watches_end_with_a_line_when_the_bot_stops(tmp_path: Path) -> None:
-    with LocalSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as sim:
+    with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as sim:
         config = {
             "clusters": {"lab": {"kubeconfig": sim.kubeconfig}},
             "watch": {"interval_seconds": 0.2, "max_minutes": 10},

@@ -13,6 +13,7 @@ import pytest
 
 from devtools.apisim import serve
 from devtools.botenv import KUBECTL
+from diagnosis.commands import describe, events_about
 from diagnosis.model import Command
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.classify import classify
@@ -45,41 +46,44 @@ def test_one_kubectl_invocation_in_canonical_quoting(case: Case, command: Comman
 
 
 def test_changing_commands_are_marked() -> None:
-    (uncordon,) = kubectl.uncordon("gpu-node-a")
+    uncordon = kubectl.uncordon("gpu-node-a")
+    assert uncordon is not None
     assert uncordon.changes
     assert uncordon.text == "kubectl uncordon gpu-node-a"
 
 
 @pytest.mark.parametrize("bad", ["Gpu-Node", "node;reboot", "a b", "-o", "$(id)", "", "x" * 254, "nodé"])
 def test_names_that_cannot_exist_give_no_command(bad: str) -> None:
-    assert kubectl.describe_node(bad) == ()
-    assert kubectl.node_taints(bad) == ()
-    assert kubectl.uncordon(bad) == ()
-    assert kubectl.pods_on_node(bad) == ()
-    assert kubectl.consumers(bad, ["nvidia.com/gpu"]) == ()
-    assert kubectl.node_offer(bad, ["nvidia.com/gpu"]) == ()
-    assert kubectl.describe_pod(bad, "trainer-0") == ()
-    assert kubectl.describe_pod("ml", bad) == ()
-    assert kubectl.pod_events("ml", bad) == ()
-    assert kubectl.kueue_workloads(bad) == ()
+    assert kubectl.node_details(bad) is None
+    assert kubectl.node_taints(bad) is None
+    assert kubectl.uncordon(bad) is None
+    assert kubectl.device_plugin_pods(bad) is None
+    assert kubectl.consumers(bad, ["nvidia.com/gpu"]) is None
+    assert kubectl.node_offer(bad, ["nvidia.com/gpu"]) is None
+    assert describe("pod", bad, "trainer-0", "the pod") is None
+    assert describe("pod", "ml", bad, "the pod") is None
+    assert events_about("ml", bad, "the pod's events") is None
+    assert kubectl.kueue_workloads(bad) is None
 
 
 def test_resource_names_are_checked_and_escaped() -> None:
-    assert kubectl.nodes_offer(["nvidia.com/gpu';reboot'"]) == ()
-    (offer,) = kubectl.nodes_offer(["nvidia.com/mig-1g.5gb"])
+    assert kubectl.nodes_offer(["nvidia.com/gpu';reboot'"]) is None
+    offer = kubectl.nodes_offer(["nvidia.com/mig-1g.5gb"])
+    assert offer is not None
     assert offer.text == (
         "kubectl get nodes -o 'custom-columns=NAME:.metadata.name,"
         "MIG-1G.5GB_CAPACITY:.status.capacity.nvidia\\.com/mig-1g\\.5gb,"
         "MIG-1G.5GB_ALLOCATABLE:.status.allocatable.nvidia\\.com/mig-1g\\.5gb'"
     )
-    assert kubectl.nodes_with_labels(["bad key", "nvidia.com/gpu.product"])[0].text == (
+    assert kubectl.nodes_with_labels(["bad key", "nvidia.com/gpu.product"]).text == (
         "kubectl get nodes -L nvidia.com/gpu.product"
     )
 
 
 def test_device_plugin_logs_only_for_nvidia() -> None:
-    assert kubectl.device_plugin_logs(["amd.com/gpu"]) == ()
-    (logs,) = kubectl.device_plugin_logs(["nvidia.com/mig-3g.20gb"])
+    assert kubectl.device_plugin_logs(["amd.com/gpu"]) is None
+    logs = kubectl.device_plugin_logs(["nvidia.com/mig-3g.20gb"])
+    assert logs is not None
     assert (
         logs.text == "kubectl logs -n gpu-operator -l app=nvidia-device-plugin-daemonset --prefix --tail=50"
     )

@@ -7,6 +7,7 @@ import shlex
 
 import pytest
 
+from diagnosis.commands import collect
 from diagnosis.jobset import commands as kubectl
 
 
@@ -60,4 +61,4 @@ def test_isolating_a_node_is_destructive_and_says_when() -> None:
 def test_collect_drops_refused_and_repeated_commands_in_order() -> None:
     first = kubectl.runtimeclasses()
     second = kubectl.failed_creates_everywhere()
-    assert kubectl.collect(first, None, second, first) == (first, second)
+    assert collect(first, None, second, first) == (first, second)
