@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.localslack import LocalSlack
 from devtools.apisim import Simulator, serve
+from devtools.slack import DevSlack
 from tests.live.support import GPU_CLUSTER
 from tests.slack.support import TOKEN, WATCH_MINUTES, WATCH_SECONDS, Bot, kubeconfig_for, running_bot
 
@@ -38,7 +38,7 @@ print(json.dumps(kind | {"status": credential}))
 @dataclass
 class Rig:
     bot: Bot
-    slack: LocalSlack
+    slack: DevSlack
     faulty: Simulator
     plugin: Simulator
     hang_flag: Path
@@ -78,7 +78,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     folder = tmp_path_factory.mktemp("reliability")
     flag = folder / "hang"
     with ExitStack() as stack:
-        slack = stack.enter_context(LocalSlack(bot_token=TOKEN))
+        slack = stack.enter_context(DevSlack(bot_token=TOKEN))
         faulty = stack.enter_context(serve(GPU_CLUSTER))
         plugin = stack.enter_context(serve(GPU_CLUSTER))
         config = {

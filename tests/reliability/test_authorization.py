@@ -18,8 +18,9 @@ import pytest
 from slack_sdk import WebClient
 
 from bot.answers import EVENT_TYPE, VerdictMeta
-from bot.localslack import LocalSlack, Message, block_action, message_shortcut
+from bot.localslack import Message
 from devtools.apisim import serve
+from devtools.slack import DevSlack, block_action, message_shortcut
 from tests.slack.support import (
     GPU_LAB,
     TOKEN,
@@ -57,7 +58,7 @@ def why_refused(user: str, channel: str, cluster: str) -> str | None:
 
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
-    with LocalSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as dev, serve(GPU_LAB) as prod:
+    with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as dev, serve(GPU_LAB) as prod:
         config = {
             "default_cluster": "prod",
             "clusters": {"dev": {"kubeconfig": dev.kubeconfig}, "prod": {"kubeconfig": prod.kubeconfig}},

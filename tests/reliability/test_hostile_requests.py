@@ -13,8 +13,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from bot.localslack import FORM, JSON, command_body
+from bot.localslack import FORM, command_body
 from devtools.botenv import SECRET
+from devtools.slack import JSON
 from tests.reliability.conftest import Rig
 from tests.slack.support import ONCALL, new_channel
 

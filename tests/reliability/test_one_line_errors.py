@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.localslack import LocalSlack
 from cluster.errors import SnapshotError
 from cluster.snapshot import load_objects
 from devtools.apisim import serve
 from devtools.botenv import KUBEWHY, bot_env, free_port
+from devtools.slack import DevSlack
 from tests.live.support import GPU_CLUSTER
 from tests.reliability.conftest import plugin_kubeconfig
 from tests.slack.support import TOKEN, kubeconfig_for, new_channel, running_bot, shown, verdict_payload
@@ -51,17 +51,17 @@ def run(args: list[str], env: dict[str, str] | None = None) -> subprocess.Comple
     return done
 
 
-def serve_env(slack: LocalSlack, config: Path) -> dict[str, str]:
+def serve_env(slack: DevSlack, config: Path) -> dict[str, str]:
     return bot_env(slack, free_port(), config)
 
 
 @pytest.fixture
-def slack() -> Iterator[LocalSlack]:
-    with LocalSlack(bot_token=TOKEN) as running:
+def slack() -> Iterator[DevSlack]:
+    with DevSlack(bot_token=TOKEN) as running:
         yield running
 
 
-def test_serve_with_its_port_taken(slack: LocalSlack, tmp_path: Path) -> None:
+def test_serve_with_its_port_taken(slack: DevSlack, tmp_path: Path) -> None:
     config = tmp_path / "kubewhy.yaml"
     config.write_text(yaml.safe_dump({"clusters": {"demo": {"snapshot": str(GPU_CLUSTER)}}}))
     with socket.socket() as taken:
@@ -81,7 +81,7 @@ def test_serve_with_its_port_taken(slack: LocalSlack, tmp_path: Path) -> None:
     ],
     ids=["invalid-yaml", "nested"],
 )
-def test_a_kubeconfig_that_is_no_kubeconfig(slack: LocalSlack, tmp_path: Path, text: str, said: str) -> None:
+def test_a_kubeconfig_that_is_no_kubeconfig(slack: DevSlack, tmp_path: Path, text: str, said: str) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(text)
     done = run(["triage", "ml", "pod", "--kubeconfig", str(kubeconfig)])
@@ -94,7 +94,7 @@ def test_a_kubeconfig_that_is_no_kubeconfig(slack: LocalSlack, tmp_path: Path, t
     assert f"kubewhy serve: {said}" in done.stderr
 
 
-def test_a_config_nested_thousands_deep(slack: LocalSlack, tmp_path: Path) -> None:
+def test_a_config_nested_thousands_deep(slack: DevSlack, tmp_path: Path) -> None:
     config = tmp_path / "kubewhy.yaml"
     config.write_text("channels: " + "[" * DEEP)
     done = run(["serve"], serve_env(slack, config))
@@ -162,7 +162,7 @@ def test_a_credential_plugin_that_never_answers(tmp_path: Path) -> None:
     assert f"the kubeconfig's credential plugin {sys.executable} gave no credential within 5 s" in done.stderr
 
 
-def test_a_server_url_that_is_not_the_kubernetes_api(slack: LocalSlack, tmp_path: Path) -> None:
+def test_a_server_url_that_is_not_the_kubernetes_api(slack: DevSlack, tmp_path: Path) -> None:
     """A wrong path prefix: every path answers 404, /version too. It is a cluster that cannot be read
     (exit 3, `error`, /readyz 503 naming it), not a pod that does not exist."""
     with serve(GPU_CLUSTER) as sim:
