@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import burst, classifier, jobset, triage
+from bench import burst, classifier, jobset, soak, triage
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row, table
 from bench.triage import KUBECTL, Caps, Measured
@@ -56,6 +56,7 @@ class Plan:
     burst: Size
     burst_commands: int
     burst_late: int
+    soak_commands: int
     budget_s: float
     """Time for the repeated runs of one case; every case gets at least one run."""
     caps: Caps
@@ -74,6 +75,7 @@ FULL = Plan(
     burst=Size(500, 10, 0, 0, 0),
     burst_commands=50,
     burst_late=5,
+    soak_commands=1000,
     budget_s=30,
     caps=Caps(seconds=60, rss_gib=8),
 )
@@ -84,6 +86,7 @@ QUICK = Plan(
     burst=Size(40, 10, 0, 0, 0, slices=2, hosts_per_slice=4),
     burst_commands=5,
     burst_late=2,
+    soak_commands=25,
     budget_s=10,
     caps=Caps(seconds=30, rss_gib=2),
 )
@@ -208,6 +211,8 @@ async def main(argv: list[str]) -> int:
     with simulated(b.nodes, b.pods_per_node, slices=b.slices, hosts_per_slice=b.hosts_per_slice) as served:
         for cached in (False, True):
             rows += await burst.measure(served, plan.burst_commands, plan.burst_late, cached)
+    progress(f"soak: {plan.soak_commands} commands through kubewhy serve, faults in turn")
+    rows += await soak.measure(plan.soak_commands)
     rows.sort(key=lambda r: r.benchmark)
     load.append(f"{os.getloadavg()[0]:.1f}")
     command = " ".join(shlex.quote(a) for a in ["python", "-m", "bench", *argv])
