@@ -27,6 +27,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from handlers.requests import ClusterName, Namespace
 
 SLACK_API_URL = "https://slack.com/api/"
+MAX_CONFIG_BYTES = 2**20
+"""A config file of a few hundred clusters and channels is tens of kilobytes."""
 
 
 class SettingsError(Exception):
@@ -256,9 +258,15 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:
-        data = yaml.safe_load(path.read_text())
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise SettingsError(f"KUBEWHY_CONFIG {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB")
+        data = yaml.safe_load(raw.decode("utf-8"))
     except OSError as error:
         raise SettingsError(f"KUBEWHY_CONFIG {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise SettingsError(f"KUBEWHY_CONFIG {path}: not UTF-8 text (byte {error.start})") from None
     except yaml.YAMLError as error:
         raise SettingsError(f"KUBEWHY_CONFIG {path}: not valid YAML: {error}") from None
     except RecursionError:

@@ -31,7 +31,7 @@ from diagnosis.views import JobSetView, TriageView
 
 _SUFFIXES = (".json", ".yaml", ".yml")
 
-MAX_BYTES = 4 * 2**30
+MAX_BYTES = 2 * 2**30
 """The largest snapshot file read: 5,000 nodes with 100,000 pods are ~540 MB of JSON."""
 _CHUNK = 2**20
 

@@ -184,3 +184,9 @@ def test_a_server_url_that_is_not_the_kubernetes_api(slack: DevSlack, tmp_path: 
             verdict = bot.verdict(channel)
             assert verdict_payload(verdict)["verdict"] == "error"
             assert "cannot read cluster prefixed" in shown(verdict)
+
+
+def test_a_config_that_never_ends(slack: DevSlack) -> None:
+    done = run(["serve"], serve_env(slack, Path("/dev/zero")))
+    assert done.returncode == EXIT_USAGE
+    assert "KUBEWHY_CONFIG /dev/zero: larger than 1 MiB" in done.stderr
