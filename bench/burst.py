@@ -52,7 +52,6 @@ STALL_S = 0.1
 """The target: no event-loop stall longer than this."""
 
 
-
 @contextmanager
 def running_bot(served: Served, slack: DevSlack, cached: bool) -> Iterator[str]:
     """`kubewhy serve` reading `served` (through its watch-backed cache if `cached`); yields its base
