@@ -4,8 +4,9 @@ into `kubewhy_event_loop_lag_seconds` on /metrics.
 
 Start fails fast with one clear line: a bad setting or config file (exit 2), a token Slack refuses
 (exit 2), a port it cannot listen on (exit 2), Slack or a cluster's config unreadable (exit 3).
-`/slack/events` is served through `bot.gate`, which checks the signature before bolt parses anything. SIGTERM/SIGINT stop it cleanly: no new
-requests, answers in flight finished, every watch ended with a line in its thread.
+`/slack/events` is served through `bot.gate`, which checks the signature before bolt parses anything.
+SIGTERM/SIGINT stop it cleanly: no new requests, answers in flight finished, every watch ended with a
+line in its thread.
 """
 
 from __future__ import annotations
