@@ -12,6 +12,7 @@ its peak VmHWM), its open file descriptors and threads (from /proc), and what it
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections import Counter
@@ -23,7 +24,7 @@ import aiohttp
 
 from bench.apiserver import ROOT
 from bench.burst import ONCALL, Serving, serving, verdict_of, watch_answers
-from bench.timing import Row, Sample
+from bench.timing import Row, Sample, table
 from bot.localslack import FORM, command_body, signed_headers
 from devtools.apisim import Faults, serve
 from devtools.botenv import SECRET
@@ -191,3 +192,8 @@ async def measure(commands: int) -> list[Row]:
             tracebacks == 0,
         ),
     ]
+
+
+if __name__ == "__main__":
+    # `python -m bench.soak [COMMANDS]`: the soak alone (`make bench` runs it with the others).
+    print(table(asyncio.run(measure(int(sys.argv[1]) if len(sys.argv) > 1 else 1000))))

@@ -307,11 +307,18 @@ class Listeners:
         respond: AsyncRespond | None,
     ) -> None:
         """An unexpected error: a log line with the request id, and a polite reply where the request
-        came from."""
+        came from. Slack refusing a call, or not answering, is the world's failure, not a bug: one line;
+        anything else keeps its traceback."""
         request_id = context.get("request_id", "-")
-        logger.error("request %s failed: %s", request_id, error, exc_info=error)
         if isinstance(error, SlackApiError):
-            self.deps.metrics.api_error(f"slack_{error.response.get('error', 'unknown')}")
+            refused = error.response.get("error", "unknown")
+            method = error.response.api_url.rsplit("/", 1)[-1]
+            logger.error("request %s failed: Slack refused %s: %s", request_id, method, refused)
+            self.deps.metrics.api_error(f"slack_{refused}")
+        elif isinstance(error, aiohttp.ClientError):
+            logger.error("request %s failed: Slack's Web API could not be reached: %r", request_id, error)
+        else:
+            logger.error("request %s failed: %s", request_id, error, exc_info=error)
         reply = note(messages.unexpected(request_id))
         event = body.get("event")
         try:

@@ -61,7 +61,7 @@ UNREADABLE = {
     "500": "HTTP 500 Internal Server Error (after 3 tries)",
     "hang past the timeout": "no answer within 1 s (timed out)",
     "dropped connection": "the connection was closed without an answer (3 tries)",
-    "credential plugin hangs": "credential plugin",
+    "credential plugin hangs": "the kubeconfig's credential plugin",
 }
 """What the person reads for the faults that leave no cluster to read, whatever the question."""
 
@@ -92,16 +92,15 @@ JOBSET_WHY = {
 } | {name: ("error", said) for name, said in UNREADABLE.items()}
 
 WATCH = {
-    "403 events": ("exhausted", "the verdict is still"),
-    "403 nodes": ("error", "forbidden: cannot list nodes at cluster scope"),
-    "429 once, Retry-After 1": ("exhausted", "the verdict is still"),
-} | {name: ("error", said) for name, said in UNREADABLE.items()}
-"""A watch posts when the verdict changes, and ends at its time limit (3 s here) when it does not."""
+    name: ("error", said) if word == "error" else (word, "the verdict is still")
+    for name, (word, said) in TRIAGE.items()
+}
+"""A watch of the pod says what /triage says: it posts when the verdict changes, and ends at its time
+limit (3 s here) when it does not."""
 
-READYZ = {
-    "403 nodes": (200, "ok"),
-    "429 once, Retry-After 1": (200, "ok"),
-} | {name: (503, said) for name, said in UNREADABLE.items()}
+READYZ = {name: (200, "ok") for name in FAULTS if name not in UNREADABLE} | {
+    name: (503, said) for name, said in UNREADABLE.items()
+}
 """/readyz asks each cluster for /version: a refusal of a resource leaves it ready."""
 
 
@@ -179,4 +178,5 @@ def test_a_mention_whose_answer_slack_refuses_gets_the_apology_in_its_thread(rig
         lambda: [m for m in rig.slack.thread(channel, incident) if "Sorry, something went wrong" in shown(m)]
     )
     request_id = shown(apology[0]).split("request `")[1].split("`")[0]
-    assert f"request {request_id} failed" in rig.bot.log.read_text()
+    (logged,) = [line for line in rig.bot.log.read_text().splitlines() if f"request {request_id}" in line]
+    assert logged.endswith(f"request {request_id} failed: Slack refused chat.postMessage: fatal_error")

@@ -65,14 +65,16 @@ def said(rig: Rig, channel: str, response_url: str) -> list[Mapping[str, Any]]:
     return posted + [r for r in rig.slack.responses if r["_response_url"] == response_url]
 
 
-def assert_no_traceback(rig: Rig) -> None:
-    assert "Traceback" not in rig.bot.log.read_text()
+def assert_no_traceback(rig: Rig, since: int) -> None:
+    """Nothing in the log since its `since`-th byte is a traceback."""
+    assert b"Traceback" not in rig.bot.log.read_bytes()[since:]
 
 
 @EXAMPLES
 @given(command=st.sampled_from(["/triage", "/jobset"]), text=TEXT)
 @example(command="/jobset", text="help")  # its usage once held `<pasted error>`, a live link
 def test_command_text(rig: Rig, command: str, text: str) -> None:
+    logged = len(rig.bot.log.read_bytes())
     channel = new_channel()
     sent = rig.bot.command(text, channel, command=command)
     assert sent.status < 500, sent
@@ -82,13 +84,14 @@ def test_command_text(rig: Rig, command: str, text: str) -> None:
         # the answer follows: a verdict in the channel, or a refusal to the asker
         rig.slack.wait_for(lambda: said(rig, channel, sent.response_url))
     assert [t for args in said(rig, channel, sent.response_url) for t in markup_in(args)] == []
-    assert_no_traceback(rig)
+    assert_no_traceback(rig, logged)
 
 
 @EXAMPLES
 @given(text=TEXT)
 @example(text="triage <!channel> <https://evil.example|x>")
 def test_mention_text(rig: Rig, text: str) -> None:
+    logged = len(rig.bot.log.read_bytes())
     channel = new_channel()
     ts = rig.bot.mention(channel, text)
 
@@ -102,4 +105,4 @@ def test_mention_text(rig: Rig, text: str) -> None:
     replies = rig.slack.wait_for(answered)
     assert any(r.get("thread_ts") == ts for r in replies)
     assert [t for args in replies for t in markup_in(args)] == []
-    assert_no_traceback(rig)
+    assert_no_traceback(rig, logged)
