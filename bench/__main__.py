@@ -2,30 +2,36 @@
 `python -m bench --quick`. `--markdown PATH` also writes the table, the command and the machine into
 PATH between the `bench:begin`/`bench:end` markers, keeping the rest of the file.
 
-Order: the classifier in this process first (it generates its own clusters), then one API simulator
-process per cluster size for `/triage` and `/jobset why`, then the Slack burst; each simulator is
-stopped before the next starts, so only one large cluster is in memory at a time.
+A part of it: `--only cli,classifier,triage,burst,soak` (any of them; `triage` includes `/jobset why`),
+and `--sizes 1000x10,5000x100` for the clusters `triage` is measured on (nodes × pods per node).
+
+Order: the live CLI's floor, the classifier in this process (it generates its own clusters), then one
+API simulator process per cluster size for `/triage` and `/jobset why`, then the Slack burst; each
+simulator is stopped before the next starts, so only one large cluster is in memory at a time.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import platform
 import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import burst, classifier, jobset, soak, triage
+from bench import burst, classifier, cli, jobset, soak, triage
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row, table
-from bench.triage import KUBECTL, Caps, Measured
+from bench.triage import Caps, Measured
+from bot.cli import GC_THRESHOLDS
 from cluster.live import LiveReader
+from devtools.botenv import KUBECTL
 from devtools.cluster import generate
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
@@ -60,17 +66,17 @@ class Plan:
     budget_s: float
     """Time for the repeated runs of one case; every case gets at least one run."""
     caps: Caps
+    cli_runs: int
     sync_timeout_s: float = 300
 
 
 FULL = Plan(
     sizes=(
-        Size(500, 10, kubewhy_runs=20, baseline_runs=3, jobset_runs=10),
-        Size(500, 100, kubewhy_runs=10, baseline_runs=1, jobset_runs=5),
+        Size(1000, 10, kubewhy_runs=20, baseline_runs=3, jobset_runs=10),
         Size(5000, 10, kubewhy_runs=5, baseline_runs=1, jobset_runs=3),
-        Size(5000, 100, kubewhy_runs=3, baseline_runs=1, jobset_runs=3, direct_pods=1, direct_jobset=False),
+        Size(10000, 10, kubewhy_runs=3, baseline_runs=1, jobset_runs=3),
     ),
-    classifier=((5000, 10), (5000, 100)),
+    classifier=((5000, 10),),
     classifier_runs=20,
     burst=Size(500, 10, 0, 0, 0),
     burst_commands=50,
@@ -78,6 +84,7 @@ FULL = Plan(
     soak_commands=1000,
     budget_s=30,
     caps=Caps(seconds=60, rss_gib=8),
+    cli_runs=20,
 )
 QUICK = Plan(
     sizes=(Size(40, 10, kubewhy_runs=2, baseline_runs=1, jobset_runs=2, slices=2, hosts_per_slice=4),),
@@ -89,7 +96,12 @@ QUICK = Plan(
     soak_commands=25,
     budget_s=10,
     caps=Caps(seconds=30, rss_gib=2),
+    cli_runs=3,
 )
+PARTS = ("cli", "classifier", "triage", "burst", "soak")
+LARGE = Size(5000, 100, kubewhy_runs=3, baseline_runs=1, jobset_runs=3, direct_pods=1, direct_jobset=False)
+"""How a cluster with 100 pods a node is measured when `--sizes` asks for one: reading it directly
+takes minutes, so only the pinned pod is."""
 
 
 def run_classifier(plan: Plan) -> list[Row]:
@@ -130,6 +142,12 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
         for case in list(pods)[: size.direct_pods]:
             ours = await triage.measure_kubewhy(reader, pods[case], size.kubewhy_runs, plan.budget_s)
             by_pod[case].append(triage.kubewhy_row(served, "kubewhy", case, ours, baselines[case]))
+            if case == "pinned pod":  # its pool's nodes are read one LIST each
+                nodes = triage.node_names(await reader.triage_view(*pods[case]))
+                bare = await asyncio.to_thread(
+                    triage.measure_bare, served, nodes, size.kubewhy_runs, plan.budget_s
+                )
+                by_pod[case].append(triage.bare_row(served, case, bare, ours))
         if size.direct_jobset:
             rows.append(await jobset.measure(reader, served, "kubewhy", size.jobset_runs, plan.budget_s))
     finally:
@@ -145,6 +163,26 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
                 await jobset.measure(cached, served, "kubewhy + cache", size.jobset_runs, plan.budget_s)
             )
     return [sync, *(row for case in pods for row in by_pod[case]), *rows]
+
+
+def _parts(value: str) -> tuple[str, ...]:
+    chosen = tuple(p.strip() for p in value.split(",") if p.strip())
+    unknown = [p for p in chosen if p not in PARTS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"parts are {', '.join(PARTS)} (not {', '.join(unknown) or 'none'})")
+    return chosen
+
+
+def _sizes(value: str) -> tuple[Size, ...]:
+    """`1000x10,5000x100`: the default plan's measurement of each size (`LARGE`'s for 100 pods a node)."""
+    sizes = []
+    for part in value.split(","):
+        nodes, _, per_node = part.strip().partition("x")
+        if not (nodes.isdigit() and per_node.isdigit() and int(nodes) > 0 and int(per_node) > 0):
+            raise argparse.ArgumentTypeError(f"a size is NODESxPODS_PER_NODE, e.g. 5000x10 (not {part!r})")
+        like = LARGE if int(per_node) >= LARGE.pods_per_node else FULL.sizes[0]
+        sizes.append(replace(like, nodes=int(nodes), pods_per_node=int(per_node)))
+    return tuple(sizes)
 
 
 def machine() -> list[str]:
@@ -190,29 +228,47 @@ async def main(argv: list[str]) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="a small smoke run (about a minute)")
     parser.add_argument("--markdown", type=Path, help="also write the results into this Markdown file")
+    parser.add_argument(
+        "--only", type=_parts, default=PARTS, help=f"a comma-separated part of: {','.join(PARTS)}"
+    )
+    parser.add_argument(
+        "--sizes", type=_sizes, help="clusters for triage, e.g. 1000x10,5000x100 (nodes x pods per node)"
+    )
     args = parser.parse_args(argv)
+    gc.set_threshold(*GC_THRESHOLDS)  # as every kubewhy process runs (bot.cli.main)
     plan = QUICK if args.quick else FULL
+    if args.sizes:
+        plan = replace(plan, sizes=args.sizes)
     started, t0 = datetime.now(UTC), time.monotonic()
     load = [f"{os.getloadavg()[0]:.1f}"]
 
     def progress(what: str) -> None:
         print(f"[{time.monotonic() - t0:6.0f} s] {what}", file=sys.stderr, flush=True)
 
-    progress("classifier")
-    rows = run_classifier(plan)
-    for size in plan.sizes:
+    rows: list[Row] = []
+    if "cli" in args.only:
+        progress("the live CLI's floor")
+        rows += await asyncio.to_thread(cli.measure, plan.cli_runs, plan.budget_s)
+    if "classifier" in args.only:
+        progress("classifier")
+        rows += run_classifier(plan)
+    for size in plan.sizes if "triage" in args.only else ():
         progress(f"/triage and /jobset why on {size.nodes} nodes × {size.pods_per_node} pods")
         with simulated(
             size.nodes, size.pods_per_node, slices=size.slices, hosts_per_slice=size.hosts_per_slice
         ) as s:
             rows += await run_size(size, plan, s)
-    progress("burst through kubewhy serve")
-    b = plan.burst
-    with simulated(b.nodes, b.pods_per_node, slices=b.slices, hosts_per_slice=b.hosts_per_slice) as served:
-        for cached in (False, True):
-            rows += await burst.measure(served, plan.burst_commands, plan.burst_late, cached)
-    progress(f"soak: {plan.soak_commands} commands through kubewhy serve, faults in turn")
-    rows += await soak.measure(plan.soak_commands)
+    if "burst" in args.only:
+        progress("burst through kubewhy serve")
+        b = plan.burst
+        with simulated(
+            b.nodes, b.pods_per_node, slices=b.slices, hosts_per_slice=b.hosts_per_slice
+        ) as served:
+            for cached in (False, True):
+                rows += await burst.measure(served, plan.burst_commands, plan.burst_late, cached)
+    if "soak" in args.only:
+        progress(f"soak: {plan.soak_commands} commands through kubewhy serve, faults in turn")
+        rows += await soak.measure(plan.soak_commands)
     rows.sort(key=lambda r: r.benchmark)
     load.append(f"{os.getloadavg()[0]:.1f}")
     command = " ".join(shlex.quote(a) for a in ["python", "-m", "bench", *argv])

@@ -30,7 +30,7 @@ from devtools.apisim import Faults, serve
 from devtools.botenv import SECRET
 from devtools.slack import DevSlack
 
-BENCHMARK = "e. soak"
+BENCHMARK = "f. soak"
 LAB = ROOT / "examples" / "gpu-lab.json"
 PODS = (
     "case-alloc0",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import resource
 import statistics
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+
+from cluster.cache import deep_size
 
 T = TypeVar("T")
 
@@ -101,23 +102,8 @@ def peak_rss_mib() -> int:
 
 
 def deep_size_mib(roots: Iterable[object]) -> float:
-    """The memory the objects reachable from `roots` (through dicts, lists and tuples) take, each
-    object counted once: what a store of decoded JSON holds, shared strings included once."""
-    seen: set[int] = set()
-    stack = list(roots)
-    total = 0
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        total += sys.getsizeof(obj)
-        if isinstance(obj, dict):
-            stack.extend(obj.keys())
-            stack.extend(obj.values())
-        elif isinstance(obj, list | tuple):
-            stack.extend(obj)
-    return total / 2**20
+    """`cluster.cache.deep_size` in MiB: what a store of decoded JSON holds."""
+    return deep_size(roots) / 2**20
 
 
 def fmt_s(seconds: float) -> str:

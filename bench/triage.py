@@ -13,29 +13,37 @@ import json
 import subprocess
 import tempfile
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import urllib3
+
 from bench.apiserver import Key, Served
 from bench.timing import Row, Sample, current_rss_mib, deep_size_mib, fmt_s, repeat, repeat_async
 from cluster.cache import CacheOptions
 from cluster.errors import ClusterError
 from cluster.live import LiveReader
-from cluster.transport import ReadStats
+from cluster.transport import PAGE_SIZE, WORKERS, ReadStats
+from devtools.apisim import TOKEN
 from devtools.botenv import KUBECTL
 from diagnosis.model import Diagnosis
 from diagnosis.objects import name
-from diagnosis.relations import holds_node
-from diagnosis.triage.classify import classify
+from diagnosis.relations import NOT_TERMINAL, holds_node
+from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.views import TriageView
 from handlers.reply import Reply
 from handlers.triage import triage
 
 BENCHMARK = "a. /triage"
+BARE_FACTOR = 1.5
+"""kubewhy's whole /triage (pod, events, nodes, per-node LISTs decoded, classification) against the
+per-node LISTs alone sent bare: within this, its reads go at the server's pace."""
 CACHE_MAX_OBJECTS = 2_000_000
 """Above the largest cluster measured (the default, 300,000, would stop the cache on 500k pods)."""
 
@@ -197,6 +205,58 @@ def measure_baseline(served: Served, target: Key, runs: int, budget_s: float, ca
         except Stopped as stopped:
             return Measured(None, "", str(stopped), floor_s=time.perf_counter() - started[0])
     return Measured(sample, str(diagnosis.verdict))
+
+
+@dataclass(frozen=True)
+class Bare:
+    """The per-node LISTs of bound pods that reading one pod directly sends, sent without kubewhy."""
+
+    sample: Sample
+    requests: int
+    bytes: int
+
+
+def node_names(view: TriageView) -> tuple[str, ...]:
+    """The nodes whose bound pods the live reader lists one by one for this view's pod."""
+    return usage_candidates(view.pod, view.nodes)
+
+
+def measure_bare(served: Served, nodes: tuple[str, ...], runs: int, budget_s: float) -> Bare:
+    """The server's pace: the same per-node LISTs (`spec.nodeName=N`, not terminated), `WORKERS` at a
+    time over pooled connections, as raw bytes, never decoded: what the reads cost with no Python
+    client work beyond sending and receiving."""
+    pool = urllib3.PoolManager(maxsize=WORKERS)
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
+    urls = [
+        f"{served.url}/api/v1/pods?"
+        + urllib.parse.urlencode({"fieldSelector": f"spec.nodeName={n},{NOT_TERMINAL}", "limit": PAGE_SIZE})
+        for n in nodes
+    ]
+
+    def get(url: str) -> int:
+        return len(pool.request("GET", url, headers=headers).data)
+
+    with ThreadPoolExecutor(WORKERS) as workers:
+        sample, sizes = repeat(lambda: list(workers.map(get, urls)), runs, budget_s)
+    pool.clear()
+    return Bare(sample, len(urls), sum(sizes))
+
+
+def bare_row(served: Served, case: str, bare: Bare, ours: Measured) -> Row:
+    """The per-node LISTs alone, and how kubewhy's whole /triage compares with them."""
+    within = ours.sample.median / bare.sample.median if ours.sample is not None else None
+    result = f"{bare.requests} requests, {bare.bytes / 1e6:.1f} MB" + (
+        f"; kubewhy's whole /triage takes {within:.2f}× this" if within is not None else ""
+    )
+    return Row.timed(
+        BENCHMARK,
+        served.label,
+        f"the same per-node LISTs sent bare, {WORKERS} at a time, {case}",
+        bare.sample,
+        result,
+        f"kubewhy ≤ {BARE_FACTOR:g}× this",
+        within is not None and within <= BARE_FACTOR,
+    )
 
 
 def kubewhy_row(served: Served, method: str, case: str, ours: Measured, theirs: Measured) -> Row:

@@ -55,6 +55,7 @@ def build_client(token: str, base_url: str, session: aiohttp.ClientSession | Non
 def assemble(config: Config, clusters: Clusters, client: AsyncWebClient) -> Deps:
     """Everything the listeners need, built once, inside the event loop that serves."""
     metrics = Metrics()
+    metrics.track_caches(lambda: clusters.caches)
     poster = Poster(client)
     check = Checker(clusters, metrics, config.max_concurrent_checks)
     return Deps(

@@ -2,8 +2,8 @@
 
 Readers are built once at start (a bad kubeconfig or snapshot stops the start with a clear error) and
 closed at shutdown. A question names its cluster with `--cluster`, else its channel's default, else the
-config's default when the channel may use it (`channels.ID.clusters`). The caches of the clusters that
-enable one are started with the bot (`start`).
+config's default when the channel may use it (`channels.ID.clusters`). Every live cluster has a cache
+unless it opts out (`cache.enabled: false`); the caches are started with the bot (`start`).
 """
 
 from __future__ import annotations
@@ -59,6 +59,21 @@ class Clusters:
         """The caches of the clusters that have one, by cluster name."""
         found = {name: getattr(reader, "cache", None) for name, reader in self._readers.items()}
         return {name: cache for name, cache in found.items() if cache is not None}
+
+    def cache_states(self) -> dict[str, dict[str, str]]:
+        """Each cluster's cache, for /readyz: its condition word (`off` when it has none) and a line
+        saying where it stands."""
+        caches = self.caches
+        states = {}
+        for name in self._readers:
+            cache, config = caches.get(name), self._config.clusters.get(name)
+            if cache is not None:
+                states[name] = {"state": cache.condition, "detail": cache.state}
+            elif config is not None and config.snapshot is not None:
+                states[name] = {"state": "off", "detail": "a snapshot: read from memory"}
+            else:
+                states[name] = {"state": "off", "detail": "cache.enabled is false: read directly"}
+        return states
 
     def start(self) -> None:
         """Start filling the caches (on the running event loop); /readyz waits for them."""

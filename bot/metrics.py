@@ -1,9 +1,20 @@
 """Prometheus metrics of one bot, in its own registry (no process-global state): questions by command
-and verdict, how long answers take, API errors by kind, and how late the event loop runs."""
+and verdict, how long answers take, API errors by kind, how late the event loop runs, and what each
+cluster's cache holds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from prometheus_client import Metric
+
+    from cluster.cache import ClusterCache
 
 LOOP_LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 """Slack wants an ack within 3 s; a stall past 100 ms is already felt by every request in flight."""
@@ -40,6 +51,10 @@ class Metrics:
             buckets=LOOP_LAG_BUCKETS,
         )
 
+    def track_caches(self, caches: Callable[[], Mapping[str, ClusterCache]]) -> None:
+        """Report the caches `caches()` gives (by cluster name) at every scrape."""
+        self.registry.register(_CacheCollector(caches))
+
     def answered(self, command: str, verdict: str, seconds: float) -> None:
         self.commands.labels(command=command, verdict=verdict).inc()
         self.latency.labels(command=command).observe(seconds)
@@ -52,3 +67,38 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _CacheCollector(Collector):
+    """Each cache's state, read when /metrics is scraped: whether answers come from it, the objects
+    it holds (bounded by `cache.max_objects`), the memory they take (estimated) and how long since the
+    API server last told it anything."""
+
+    def __init__(self, caches: Callable[[], Mapping[str, ClusterCache]]) -> None:
+        self._caches = caches
+
+    def collect(self) -> Iterator[Metric]:
+        ready = GaugeMetricFamily(
+            "kubewhy_cache_ready",
+            "1 when the cluster's cache answers; 0 while it syncs, falls behind or stopped (read directly).",
+            labels=["cluster"],
+        )
+        held = GaugeMetricFamily(
+            "kubewhy_cache_objects", "Objects the cache holds, by resource.", labels=["cluster", "resource"]
+        )
+        size = GaugeMetricFamily(
+            "kubewhy_cache_bytes", "Memory the cache's objects take (estimated).", labels=["cluster"]
+        )
+        age = GaugeMetricFamily(
+            "kubewhy_cache_sync_age_seconds",
+            "Seconds since the API server last sent the cache a page, an event or a bookmark.",
+            labels=["cluster"],
+        )
+        for cluster, cache in self._caches().items():
+            ready.add_metric([cluster], 1.0 if cache.synced else 0.0)
+            for resource, count in cache.held.items():
+                held.add_metric([cluster, resource], count)
+            size.add_metric([cluster], cache.estimated_bytes())
+            if (seconds := cache.age()) is not None:
+                age.add_metric([cluster], seconds)
+        yield from (ready, held, size, age)

@@ -1,7 +1,8 @@
 """A Reply as the CLI prints it: one word, a JSON object for tools, or text for people.
 
 Pure functions with no Slack in them (Block Kit is `bot.blocks`). The JSON keys are a contract
-(DESIGN.md): every key is always present, `null` where it does not apply, so a tool reads one shape.
+(README, *The CLI*): every key is always present, `null` where it does not apply, so a tool reads one
+shape.
 """
 
 from __future__ import annotations

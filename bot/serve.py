@@ -12,7 +12,6 @@ line in its thread.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 import signal
@@ -40,13 +39,6 @@ DRAIN_SECONDS = 20.0
 """How long a shutdown waits for answers in flight and watches' last lines (Kubernetes gives 30 s)."""
 
 
-GC_THRESHOLDS = (50_000, 50, 50)
-"""The cyclic collector's thresholds while serving. Every read decodes JSON into many small dicts
-and lists, nearly all freed by reference counting; with Python's default (700, 10, 10) the collector
-still runs its generations over the whole heap every few thousand allocations, while the event loop
-waits for it. In a burst of 50 `/triage` commands on a 500-node cluster (`make bench`, c) that made
-stalls of 100–250 ms; with these thresholds, none over 100 ms."""
-
 
 def run() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -55,7 +47,6 @@ def run() -> int:
         config = load_config(settings.kubewhy_config)
     except SettingsError as error:
         return _fail(str(error), EXIT_CONFIG)
-    gc.set_threshold(*GC_THRESHOLDS)
     return asyncio.run(_serve(settings, config))
 
 
@@ -160,15 +151,18 @@ def _readyz(
     slack_ready: Callable[[], Awaitable[bool]], deps: Deps
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def readyz(request: web.Request) -> web.Response:
-        """Ready when Slack is connected, every cluster answers and every cache has synced once."""
+        """200 when Slack is connected, every cluster answers and no cache is on its first sync;
+        else 503. The body names each cluster's state and each cache's (`ready`, `syncing`,
+        `resyncing`, `stopped` or `off`): a cache that is not `ready` leaves its cluster read
+        directly, and only a first sync holds readiness back (a rollout keeps the old replica, whose
+        cache is warm, serving meanwhile)."""
         slack = await slack_ready()
         not_ready = await deps.clusters.not_ready()
         body: dict[str, object] = {
             "slack": "ok" if slack else "not connected",
             "clusters": {name: not_ready.get(name, "ok") for name in deps.clusters.names},
+            "caches": deps.clusters.cache_states(),
         }
-        if deps.clusters.caches:
-            body["caches"] = {name: cache.state for name, cache in deps.clusters.caches.items()}
         status = 200 if slack and not not_ready else 503
         return web.Response(status=status, text=json.dumps(body), content_type="application/json")
 

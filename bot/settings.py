@@ -36,7 +36,7 @@ class SettingsError(Exception):
 
 
 class Settings(BaseSettings):
-    """The environment of `kubewhy serve` (DESIGN.md, Slack)."""
+    """The environment of `kubewhy serve` (README, *Environment*)."""
 
     model_config = SettingsConfigDict(case_sensitive=False, env_ignore_empty=True, extra="ignore")
 
@@ -110,10 +110,11 @@ class _Strict(BaseModel):
 
 
 class CacheConfig(_Strict):
-    """A watch-backed cache of the cluster's nodes and bound pods (`cluster.cache`), for large clusters:
-    `/triage` then reads only the pod and its events from the API."""
+    """A watch-backed cache of the cluster's nodes and bound pods (`cluster.cache`): `/triage` then
+    reads only the pod and its events from the API. On by default for every live cluster of `kubewhy
+    serve`; `enabled: false` opts a cluster out (it is then read directly, as the CLI always does)."""
 
-    enabled: bool = False
+    enabled: bool = True
     max_objects: int = Field(default=300_000, gt=0)
     """Nodes plus bound pods; past it the cache stops and kubewhy reads the cluster directly."""
 
@@ -138,7 +139,7 @@ class ClusterConfig(_Strict):
             raise ValueError("a snapshot cluster takes no kubeconfig, context or in_cluster")
         if self.in_cluster and (self.kubeconfig or self.context):
             raise ValueError("an in_cluster cluster takes no kubeconfig or context")
-        if self.snapshot is not None and self.cache.enabled:
+        if self.snapshot is not None and self.cache.enabled and "enabled" in self.cache.model_fields_set:
             raise ValueError("a snapshot cluster takes no cache (a snapshot is read from memory already)")
         return self
 

@@ -35,10 +35,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import urllib3
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client.api_client import ApiClient
 from kubernetes.watch.watch import iter_resp_lines
 
 from cluster.errors import ClusterError, Forbidden, Unavailable
@@ -153,6 +154,26 @@ def _shared(value: object) -> object:
     return sys.intern(value) if isinstance(value, str) else value
 
 
+def deep_size(roots: Iterable[object]) -> int:
+    """Bytes taken by the objects reachable from `roots` through dicts, lists and tuples, each object
+    counted once (strings shared between objects, such as interned namespaces, count once)."""
+    seen: set[int] = set()
+    stack = list(roots)
+    total = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, list | tuple):
+            stack.extend(obj)
+    return total
+
+
 def _key(obj: Object) -> Key:
     return namespace(obj), name(obj)
 
@@ -176,7 +197,6 @@ class _Overflow(Exception):
 @dataclass(frozen=True)
 class _Resource:
     plural: str
-    list_call: Callable[..., Any]
     field_selector: str | None
     compact: Callable[[Object], dict[str, Any]]
     keep: Callable[[Object], bool]
@@ -203,6 +223,9 @@ class _Reflector:
         self.lost_at: float | None = None
         """When the watch was lost (time.monotonic), while it is being reconnected."""
         self.response: urllib3.BaseHTTPResponse | None = None
+        self.heard_at: float | None = None
+        """When the API server last told this resource's reflector anything (time.monotonic): a LIST
+        page, a watch event or a bookmark."""
         self._failures = 0
 
     def current(self, now: float) -> bool:
@@ -236,20 +259,21 @@ class _Reflector:
         self.cache.changed()
         found: dict[Key, dict[str, Any]] = {}
         revision = ""
-        async for page in self.cache.api.pages(
-            Target("list", self.resource.plural),
-            self.resource.list_call,
-            field_selector=self.resource.field_selector,
-        ):
-            revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
-            for item in page_items(page):
-                obj = self.resource.compact(item)
-                if self.resource.keep(obj):
-                    found[_key(obj)] = obj
-            self.listing = len(found)
-            self.phase = f"listing ({len(found):,} so far)"
-            self.cache.check_size()
-        self.listing = 0
+        try:
+            async for page in self.cache.api.pages(
+                Target("list", self.resource.plural), fieldSelector=self.resource.field_selector
+            ):
+                revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
+                self.heard_at = time.monotonic()
+                for item in page_items(page):
+                    obj = self.resource.compact(item)
+                    if self.resource.keep(obj):
+                        found[_key(obj)] = obj
+                self.listing = len(found)
+                self.phase = f"listing ({len(found):,} so far)"
+                self.cache.check_size()
+        finally:  # a LIST that failed or overflowed holds nothing
+            self.listing = 0
         self.revision, self.listed, self.lost_at = revision, True, None
         self.phase = "listed"
         self.replace(found)
@@ -261,12 +285,11 @@ class _Reflector:
         options = self.cache.options
         self.response = await self.cache.api.stream(
             Target("watch", self.resource.plural),
-            self.resource.list_call,
             read_timeout=options.watch_seconds + self.cache.api.timeout,
-            field_selector=self.resource.field_selector,
-            resource_version=self.revision,
-            allow_watch_bookmarks=True,
-            timeout_seconds=options.watch_seconds,
+            fieldSelector=self.resource.field_selector,
+            resourceVersion=self.revision,
+            allowWatchBookmarks=True,
+            timeoutSeconds=options.watch_seconds,
         )
         self.phase, self.lost_at = "watching", None
         self.cache.changed()
@@ -304,6 +327,7 @@ class _Reflector:
 
     def _apply(self, event: dict[str, Any]) -> None:
         kind, obj = text(event.get("type")), mapping(event.get("object"))
+        self.heard_at = time.monotonic()
         if kind == "ERROR":
             said = f"HTTP {obj.get('code')}: {truncate(text(obj.get('message')))}"
             if obj.get("code") == 410:
@@ -376,13 +400,8 @@ class ClusterCache:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
         self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kubewhy-watch")
-        core = CoreV1Api(api_client)
-        self._nodes = _Reflector(
-            self, _Resource("nodes", core.list_node, None, compact_node, _everything, _labels_of)
-        )
-        pods = _Resource(
-            "pods", core.list_pod_for_all_namespaces, BOUND_PODS, compact_pod, holds_devices, _node_of
-        )
+        self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
+        pods = _Resource("pods", BOUND_PODS, compact_pod, holds_devices, _node_of)
         self._pods = _Reflector(self, pods)
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
@@ -464,6 +483,18 @@ class ClusterCache:
         return self._stopped is None and self._nodes.current(now) and self._pods.current(now)
 
     @property
+    def condition(self) -> str:
+        """One word for /readyz, /metrics and the answers: `ready` (answers come from the cache),
+        `syncing` (its first LIST is not in yet), `resyncing` (it was ready, then fell behind: its
+        watch is lost or it lists again), or `stopped` (for good: see `state`). Only `ready` answers
+        from the cache; the others read the cluster directly."""
+        if self._stopped is not None:
+            return "stopped"
+        if self.synced:
+            return "ready"
+        return "resyncing" if self.has_synced else "syncing"
+
+    @property
     def state(self) -> str:
         """One line for /readyz and the logs."""
         if self._stopped is not None:
@@ -473,7 +504,33 @@ class ClusterCache:
                 f"synced: {len(self._nodes.items):,} nodes, "
                 f"{len(self._pods.items):,} bound pods holding extended resources"
             )
-        return f"syncing: {self._nodes.describe()}; {self._pods.describe()}"
+        return f"{self.condition}: {self._nodes.describe()}; {self._pods.describe()}"
+
+    @property
+    def held(self) -> dict[str, int]:
+        """The objects held, by resource (the count `max_objects` bounds)."""
+        return {r.resource.plural: len(r.items) + r.listing for r in (self._nodes, self._pods)}
+
+    def estimated_bytes(self, sample: int = 200) -> int:
+        """The memory the objects held take, estimated from a deep size walk of up to `sample` of
+        each resource's objects (each a few hundred bytes; a walk of them all would take seconds on a
+        large cluster), plus the dictionaries that hold and index them."""
+        total = 0
+        for reflector in (self._nodes, self._pods):
+            objects = list(islice(reflector.items.values(), sample))
+            if objects:
+                total += deep_size(objects) * len(reflector.items) // len(objects)
+            total += sys.getsizeof(reflector.items) + sum(map(sys.getsizeof, reflector.indexed.values()))
+        return total
+
+    def age(self, now: float | None = None) -> float | None:
+        """Seconds since the API server last told the cache anything, for the resource heard from
+        longest ago (a healthy watch hears at least a bookmark about every minute); None before
+        anything was heard."""
+        heard = [r.heard_at for r in (self._nodes, self._pods)]
+        if any(h is None for h in heard):
+            return None
+        return (time.monotonic() if now is None else now) - min(h for h in heard if h is not None)
 
     def changed(self) -> None:
         """Note a change of state and wake whoever waits for one."""

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kubernetes.client import Configuration
+from kubernetes.client.configuration import Configuration
 from kubernetes.config.kube_config import ConfigNode
 
 from cluster.errors import ClusterError

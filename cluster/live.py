@@ -10,8 +10,9 @@ pods needs.
 Events are read from the core API only: `events.k8s.io/v1` serves the same objects (one storage, two
 views), so reading both would only double the bytes.
 
-With a `ClusterCache` (opt-in, for large clusters) that is synced, nodes and bound pods come from the
-cache instead, chosen by the same rules; the pod, the JobSet and their events are still read live.
+With a `ClusterCache` (on by default in `kubewhy serve`) that is synced, nodes and bound pods come from
+the cache instead, chosen by the same rules; the pod, the JobSet and their events are still read live.
+While the cache syncs, falls behind or has stopped, they are read directly, and the view's notes say so.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from kubernetes.client import ApiClient, Configuration, CoreV1Api, CustomObjectsApi, VersionApi
-from kubernetes.client.api import BatchV1Api
+from kubernetes.client.api_client import ApiClient
+from kubernetes.client.configuration import Configuration
 from kubernetes.config import ConfigException, load_incluster_config, load_kube_config_from_dict
 from kubernetes.config.kube_config import KubeConfigMerger
 
-from cluster.cache import CacheOptions, ClusterCache
 from cluster.credentials import take_exec
 from cluster.errors import ClusterError, Missing, NotFound, unread_line
 from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
@@ -44,9 +44,12 @@ from diagnosis.triage.classify import reaches_funnel, usage_candidates
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, TriageView
 
+if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run
+    from cluster.cache import CacheOptions, ClusterCache
+
 PER_NODE_ALWAYS = 64
-"""Up to this many candidate nodes, their bound pods are read with one LIST per node: 8 at a time,
-at most 8 rounds of small answers, whatever the cluster's size."""
+"""Up to this many candidate nodes, their bound pods are read with one LIST per node (`WORKERS` at
+a time: a few rounds of small answers), whatever the cluster's size."""
 
 PER_NODE_MAX = 2000
 """Beyond PER_NODE_ALWAYS, per-node LISTs still win while the candidates are a minority of the
@@ -59,8 +62,8 @@ bytes. Nodes asked for by name follow the same rule (GET each, or LIST all)."""
 
 T = TypeVar("T")
 
-_JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
-_WORKLOAD = ("kueue.x-k8s.io", "v1beta1", "workloads")
+_JOBSET = "jobset.x-k8s.io", "v1alpha2"
+_WORKLOAD = "kueue.x-k8s.io", "v1beta1"
 
 
 def _label_selector(selector: Mapping[str, object]) -> str | None:
@@ -101,10 +104,6 @@ class LiveReader:
         cache: ClusterCache | None = None,
     ) -> None:
         self._api = Transport(api_client, timeout, retry)
-        self._core = CoreV1Api(api_client)
-        self._batch = BatchV1Api(api_client)
-        self._custom = CustomObjectsApi(api_client)
-        self._version = VersionApi(api_client)
         self.cache = cache
 
     @classmethod
@@ -169,7 +168,11 @@ class LiveReader:
     def _connected(cls, api_client: ApiClient, timeout: float, cache: CacheOptions | None) -> LiveReader:
         """The reader, and its cache with a client of its own: its watches hold two connections open
         for minutes, which must not take the reader's pooled ones."""
-        cached = None if cache is None else ClusterCache(ApiClient(api_client.configuration), cache, timeout)
+        if cache is None:
+            return cls(api_client, timeout)
+        from cluster.cache import ClusterCache
+
+        cached = ClusterCache(ApiClient(api_client.configuration), cache, timeout)
         return cls(api_client, timeout, cache=cached)
 
     @property
@@ -182,44 +185,45 @@ class LiveReader:
         await self._api.close()
 
     async def ping(self) -> None:
-        await self._api.get(Target("get", VERSION), self._version.get_code)
+        await self._api.get(Target("get", VERSION))
 
     # — /triage —
 
     async def triage_view(self, namespace: str, pod: str) -> TriageView:
-        unread: list[str] = []
+        notes = list(self._notes())
         got, about = await asyncio.gather(
-            self._pod(namespace, pod), _optional("events", self._pod_events(namespace, pod), unread)
+            self._pod(namespace, pod), _optional("events", self._pod_events(namespace, pod), notes)
         )
         found, now = got.body, self._now(got)
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed pod's evidence still shows its node.
-            placed = await _optional("its node", self._nodes_named([node_name(found)]), unread)
-            return TriageView(found, tuple(placed), (), _about(about, found), now, unread=tuple(unread))
+            placed = await _optional("its node", self._nodes_named([node_name(found)]), notes)
+            return TriageView(found, tuple(placed), (), _about(about, found), now, notes=tuple(notes))
         nodes, prefiltered = await self._candidate_nodes(found)
         bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered, tuple(unread))
+        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered, tuple(notes))
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
-            return await self._api.get(
-                Target("get", "pods", namespace, name=pod, kind="pod"),
-                self._core.read_namespaced_pod,
-                pod,
-                namespace,
-            )
+            return await self._api.get(Target("get", "pods", namespace, name=pod, kind="pod"))
         except NotFound as err:
-            names = self._api.names(
-                Target("list", "pods", namespace), self._core.list_namespaced_pod, namespace
-            )
+            names = self._api.names(Target("list", "pods", namespace))
             raise await self._missing("pod", namespace, pod, names) from err
 
     async def _pod_events(self, namespace: str, pod: str) -> list[dict[str, Any]]:
         return await self._api.items(
             Target("list", "events", namespace),
-            self._core.list_namespaced_event,
-            namespace,
-            field_selector=f"involvedObject.namespace={namespace},involvedObject.name={pod}",
+            fieldSelector=f"involvedObject.namespace={namespace},involvedObject.name={pod}",
+        )
+
+    def _notes(self) -> tuple[str, ...]:
+        """Said with the answer when this reader has a cache that cannot answer now, so that nodes
+        and bound pods are read from the API server (slower on a large cluster, but current)."""
+        if self.cache is None or self.cache.synced:
+            return ()
+        return (
+            f"Nodes and bound pods read directly from the API server: kubewhy's cache of this cluster"
+            f" is {self.cache.condition} ({self.cache.state}).",
         )
 
     def _cached(self) -> ClusterCache | None:
@@ -244,9 +248,7 @@ class LiveReader:
         nodeSelector alone, as the API server applies the label selector."""
         cache = self._cached()
         if cache is None:
-            return await self._api.items(
-                Target("list", "nodes"), self._core.list_node, label_selector=selector
-            )
+            return await self._api.items(Target("list", "nodes"), labelSelector=selector)
         wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
         rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
         placement = Placement.of({"spec": {"nodeSelector": wanted}})
@@ -256,7 +258,7 @@ class LiveReader:
         cache = self._cached()
         if cache is not None:
             return cache.nodes()
-        return await self._api.items(Target("list", "nodes"), self._core.list_node)
+        return await self._api.items(Target("list", "nodes"))
 
     async def _bound_pods(self, node_names: Iterable[str], cluster_nodes: int | None) -> tuple[Object, ...]:
         """The non-terminated pods bound to these nodes, any namespace: from the cache, else node by
@@ -270,61 +272,27 @@ class LiveReader:
         if not wanted:
             return ()
         if _per_node(len(wanted), cluster_nodes):
-            per_node = await asyncio.gather(
-                *(
-                    self._api.items(
-                        target,
-                        self._core.list_pod_for_all_namespaces,
-                        field_selector=f"spec.nodeName={node},{NOT_TERMINAL}",
-                    )
-                    for node in wanted
-                )
-            )
-            return tuple(chain.from_iterable(per_node))
-        every = await self._api.items(
-            target, self._core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName!=,{NOT_TERMINAL}"
-        )
+            queries = [{"fieldSelector": f"spec.nodeName={node},{NOT_TERMINAL}"} for node in wanted]
+            return tuple(chain.from_iterable(await self._api.lists(target, queries)))
+        every = await self._api.items(target, fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}")
         keep = set(wanted)
         return tuple(p for p in every if node_name(p) in keep)
 
     # — /jobset why —
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
+        notes = list(self._notes())
         by_label = f"{JOBSET_NAME_LABEL}={name}"
-        unread: list[str] = []
         got, in_namespace, jobs, pods, workloads = await asyncio.gather(
-            self._api.get(
-                Target("get", "jobsets", namespace, _JOBSET[0], name, "jobset"),
-                self._custom.get_namespaced_custom_object,
-                *_JOBSET[:2],
-                namespace,
-                _JOBSET[2],
-                name,
-            ),
-            _optional("events", self._namespace_events(namespace), unread),
-            self._api.items(
-                Target("list", "jobs", namespace, "batch"),
-                self._batch.list_namespaced_job,
-                namespace,
-                label_selector=by_label,
-            ),
-            self._api.items(
-                Target("list", "pods", namespace),
-                self._core.list_namespaced_pod,
-                namespace,
-                label_selector=by_label,
-            ),
-            _optional("Kueue workloads", self._workloads(namespace), unread),
+            self._api.get(Target("get", "jobsets", namespace, _JOBSET[0], name, "jobset", _JOBSET[1])),
+            _optional("events", self._namespace_events(namespace), notes),
+            self._api.items(Target("list", "jobs", namespace, "batch"), labelSelector=by_label),
+            self._api.items(Target("list", "pods", namespace), labelSelector=by_label),
+            _optional("Kueue workloads", self._workloads(namespace), notes),
             return_exceptions=True,
         )
         if isinstance(got, NotFound):
-            names = self._api.names(
-                Target("list", "jobsets", namespace, _JOBSET[0]),
-                self._custom.list_namespaced_custom_object,
-                *_JOBSET[:2],
-                namespace,
-                _JOBSET[2],
-            )
+            names = self._api.names(Target("list", "jobsets", namespace, _JOBSET[0], version=_JOBSET[1]))
             raise await self._missing("jobset", namespace, name, names, _unwrap(in_namespace)) from got
         jobset, found_pods = _unwrap(got).body, _unwrap(pods)
         nodes, bound = await self._nodes_for(found_pods)
@@ -337,26 +305,20 @@ class LiveReader:
             bound_pods=bound,
             workloads=tuple(w for w in _unwrap(workloads) if owned_by(w, jobset)),
             now=self._now(_unwrap(got)),
-            unread=tuple(unread),
+            notes=tuple(notes),
         )
 
     async def _namespace_events(self, namespace: str) -> list[dict[str, Any]]:
         """All events of the namespace in one paged LIST, picked client-side: a JobSet's events are
         about itself, up to hundreds of Jobs and pods, where one call per object would be hundreds;
         a namespace holds only the last hour of events (the API's event TTL)."""
-        return await self._api.items(
-            Target("list", "events", namespace), self._core.list_namespaced_event, namespace
-        )
+        return await self._api.items(Target("list", "events", namespace))
 
     async def _workloads(self, namespace: str) -> list[dict[str, Any]]:
         """Kueue Workloads in the namespace; none when Kueue is not installed (its API group 404s)."""
         try:
             return await self._api.items(
-                Target("list", "workloads", namespace, _WORKLOAD[0]),
-                self._custom.list_namespaced_custom_object,
-                *_WORKLOAD[:2],
-                namespace,
-                _WORKLOAD[2],
+                Target("list", "workloads", namespace, _WORKLOAD[0], version=_WORKLOAD[1])
             )
         except NotFound:
             return []
@@ -393,11 +355,7 @@ class LiveReader:
 
     async def _node(self, node: str) -> dict[str, Any] | None:
         try:
-            return (
-                await self._api.get(
-                    Target("get", "nodes", name=node, kind="node"), self._core.read_node, node
-                )
-            ).body
+            return (await self._api.get(Target("get", "nodes", name=node, kind="node"))).body
         except NotFound:
             return None
 
@@ -423,12 +381,7 @@ class LiveReader:
         if warnings is None:
             read: list[dict[str, Any]] = await _optional(
                 "events",
-                self._api.items(
-                    Target("list", "events", namespace),
-                    self._core.list_namespaced_event,
-                    namespace,
-                    field_selector="type=Warning",
-                ),
+                self._api.items(Target("list", "events", namespace), fieldSelector="type=Warning"),
                 ignored,
             )
             warnings = read
@@ -481,14 +434,14 @@ def _scheduling_key(pod: Object) -> str:
     return json.dumps([placement, asks], sort_keys=True, default=str)
 
 
-async def _optional(what: str, read: Awaitable[list[T]], unread: list[str]) -> list[T]:
-    """A read that only enriches the answer: its failure becomes a line in `unread` (for the
+async def _optional(what: str, read: Awaitable[list[T]], notes: list[str]) -> list[T]:
+    """A read that only enriches the answer: its failure becomes a line in `notes` (shown after the
     evidence) and no objects, instead of a failed answer. A read the verdict needs is never passed
     here: its failure must stop the answer."""
     try:
         return await read
     except (ClusterError, NotFound) as error:
-        unread.append(unread_line(what, error))
+        notes.append(unread_line(what, error))
         return []
 
 

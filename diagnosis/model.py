@@ -1,6 +1,6 @@
 """The vocabularies and result values every part of kubewhy speaks.
 
-Verdict words are the contract of DESIGN.md; results are frozen values with tuples, so the same
+Verdict words are a contract (README, ARCHITECTURE.md); results are frozen values with tuples, so the same
 objects always give an equal result.
 """
 
@@ -11,7 +11,7 @@ from enum import StrEnum
 
 
 class PodVerdict(StrEnum):
-    """Why an accelerator pod is not running, checked in this order (DESIGN.md)."""
+    """Why an accelerator pod is not running, checked in this order (ARCHITECTURE.md)."""
 
     NO_REQUEST = "no-request"
     OK = "ok"
@@ -25,7 +25,7 @@ class PodVerdict(StrEnum):
 
 
 class JobSetVerdict(StrEnum):
-    """Why a JobSet is stuck or restarting, checked in this order (DESIGN.md).
+    """Why a JobSet is stuck or restarting, checked in this order (ARCHITECTURE.md).
 
     `unknown` is only given by the offline explainer of a pasted message.
     """

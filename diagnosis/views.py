@@ -29,8 +29,9 @@ class TriageView:
     prefiltered: bool = False
     """True when the API server already kept only the nodes matching the pod's nodeSelector
     (a label selector): `nodes` then holds only those, and the funnel says so."""
-    unread: tuple[str, ...] = ()
-    """What could not be read but only enriches the answer (events…), one line each for the evidence."""
+    notes: tuple[str, ...] = ()
+    """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
+    of it syncs): shown after the evidence; the diagnosis never reads it."""
 
 
 @dataclass(frozen=True)
@@ -52,5 +53,5 @@ class JobSetView:
     workloads: tuple[Object, ...]
     """Kueue Workloads (`kueue.x-k8s.io`) owned by the JobSet."""
     now: datetime
-    unread: tuple[str, ...] = ()
-    """As TriageView.unread (events, Kueue Workloads)."""
+    notes: tuple[str, ...] = ()
+    """As TriageView.notes."""

@@ -8,7 +8,7 @@ from cluster.reader import Reader
 from diagnosis.jobset import admission
 from diagnosis.jobset.explain import explain
 from diagnosis.objects import Ref
-from handlers.reply import Reply, noting
+from handlers.reply import Reply, noted
 
 
 async def why(reader: Reader, namespace: str, name: str) -> Reply:
@@ -18,8 +18,7 @@ async def why(reader: Reader, namespace: str, name: str) -> Reply:
     `explain` runs in a worker thread, as `classify` does for /triage (it triages the blocking pod
     over every candidate node), so a large JobSet never stalls the event loop."""
     view = await reader.jobset_view(namespace, name)
-    diagnosis = await asyncio.to_thread(explain, view)
-    return Reply(Ref("jobset", namespace, name), noting(diagnosis, view.unread))
+    return Reply(Ref("jobset", namespace, name), noted(await asyncio.to_thread(explain, view), view.notes))
 
 
 def explain_message(text: str) -> Reply:

@@ -15,7 +15,6 @@ class Reply:
     diagnosis: Diagnosis
 
 
-def noting(diagnosis: Diagnosis, unread: tuple[str, ...]) -> Diagnosis:
-    """The diagnosis with a line of evidence for each read that failed but was not needed for the
-    verdict (the reader's `unread`): the person sees the answer, and what it was made without."""
-    return replace(diagnosis, evidence=diagnosis.evidence + unread) if unread else diagnosis
+def noted(diagnosis: Diagnosis, notes: tuple[str, ...]) -> Diagnosis:
+    """The diagnosis with the reading's notes (TriageView.notes) after its evidence."""
+    return replace(diagnosis, evidence=(*diagnosis.evidence, *notes)) if notes else diagnosis

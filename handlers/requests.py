@@ -4,7 +4,7 @@ Text from Slack is untrusted: it reaches kubectl commands and API URLs only thro
 whose names pass the DNS-1123 checks of `diagnosis.names`. Anything that does not parse raises
 `UsageError`, naming the problem so the bot can answer with the usage and an example.
 
-Forms understood (DESIGN.md, Slack):
+Forms understood (README, *In Slack*):
     /triage NS POD | NS/POD | -n NS POD | help            [--cluster NAME anywhere]
     /jobset why NS NAME | NS/NAME | -n NS NAME | help     [--cluster NAME anywhere]
     /jobset why <a pasted admission error>

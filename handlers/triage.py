@@ -7,7 +7,7 @@ import asyncio
 from cluster.reader import Reader
 from diagnosis.objects import Ref
 from diagnosis.triage.classify import classify
-from handlers.reply import Reply, noting
+from handlers.reply import Reply, noted
 
 
 async def triage(reader: Reader, namespace: str, pod: str) -> Reply:
@@ -17,5 +17,4 @@ async def triage(reader: Reader, namespace: str, pod: str) -> Reply:
     `classify` runs in a worker thread: on thousands of nodes it takes from tens of milliseconds to
     over a second, which on the event loop would hold up every other request (acks included)."""
     view = await reader.triage_view(namespace, pod)
-    diagnosis = await asyncio.to_thread(classify, view)
-    return Reply(Ref("pod", namespace, pod), noting(diagnosis, view.unread))
+    return Reply(Ref("pod", namespace, pod), noted(await asyncio.to_thread(classify, view), view.notes))

@@ -4,8 +4,11 @@ One ordered table, `RULES`, serves both explainers: the live one reads the `Fail
 `JobCreationFailed` events of a JobSet through `match`, and `explain_message` reads a message an
 engineer pasted, offline. The first rule whose pattern is found wins, so the more specific texts (a
 webhook that could not be called, the JobSet pod webhooks' own denials) stand before the generic ones
-(any webhook denial, any `forbidden`). Error strings are quoted from facts/jobset.md §1 and
-facts/scheduler.md §5.
+(any webhook denial, any `forbidden`). Error strings are quoted from their sources: JobSet's pod and
+JobSet webhooks (kubernetes-sigs/jobset `pkg/webhooks/pod_webhook.go`, split into
+`pod_mutating_webhook.go` and `pod_admission_webhook.go` before v0.12.0, and `jobset_webhook.go`), the
+API server's webhook dispatcher, and its ResourceQuota, RuntimeClass and LimitRanger admission plugins
+(kubernetes/kubernetes `plugin/pkg/admission/{resourcequota,runtimeclass,limitranger}`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Why a JobSet is stuck or restarting: the `/jobset why` explainer.
 
 One ordered ladder, like kopf's `detect_changing_cause`: `CHECKS` is read top to bottom and the first
-check that recognises the JobSet gives the verdict (DESIGN.md's JobSet table, in its order); `running`
-is what is left. Each check is a pure function of the objects in the view. The checks on refused
-creates live in `jobset.creation`, the restart-loop analysis in `restarts`, the GKE workflow in `gke`.
+check that recognises the JobSet gives the verdict (the JobSet table of ARCHITECTURE.md, in its
+order); `running` is what is left. Each check is a pure function of the objects in the view. The
+checks on refused creates live in `jobset.creation`, the restart-loop analysis in `restarts`, the GKE
+workflow in `gke`.
 """
 
 from __future__ import annotations

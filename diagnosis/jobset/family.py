@@ -2,9 +2,10 @@
 with its own pods and the events about it, and whatever earlier attempts left behind.
 
 The JobSet controller names child Jobs `<jobset>-<replicatedJob>-<index>` and labels them and their
-pods (facts/jobset.md §3). A restart deletes the Jobs of older attempts and recreates them under the
-same names, so Jobs are told apart by their `restart-attempt` label, pods by their owner's uid and
-events by the uid they carry — never by name alone.
+pods (kubernetes-sigs/jobset `pkg/controllers/jobset_controller.go`, `labelAndAnnotateObject`). A
+restart deletes the Jobs of older attempts and recreates them under the same names, so Jobs are told
+apart by their `restart-attempt` label, pods by their owner's uid and events by the uid they carry —
+never by name alone.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ class Child:
 
     @cached_property
     def leaders(self) -> tuple[Object, ...]:
-        """Every pod of index 0, any phase: the webhook's leader candidates (facts §2)."""
+        """Every pod of index 0, any phase: the webhook's leader candidates (JobSet's
+        `leaderPodForFollower`, `pkg/webhooks/pod_webhook.go`, finds the leader by name among them)."""
         return tuple(p for p in self.pods if completion_index(p) == "0")
 
     @property

@@ -1,4 +1,6 @@
-"""GKE's restart-loop workflow for JobSets (facts/gke-restart-workflow.md), filled in from the objects.
+"""GKE's restart-loop workflow for JobSets (Google Cloud's diagnostic workflow for JobSet training
+workloads that keep restarting: confirm the loop with `kube_jobset_restarts`, node-pool interruptions,
+node-to-host mapping, then the coordinator's logs), filled in from the objects.
 
 The queries run in Cloud Monitoring and Cloud Logging, not in the cluster, so they are `Snippet`s. What
 the objects tell is filled in — the cluster name (when node names reveal it), the JobSet, the ±30 min

@@ -1,6 +1,7 @@
 """The label and annotation keys JobSet, the Job controller and Kueue put on a JobSet's objects
-(facts/jobset.md §3, §6). The JobSet-name label itself is `relations.JOBSET_NAME_LABEL`, which the
-readers share."""
+(kubernetes-sigs/jobset `api/jobset/v1alpha2/jobset_types.go` and `pkg/constants/constants.go`; the
+Job controller's `batch.kubernetes.io/job-completion-index`; Kueue's `kueue.x-k8s.io/queue-name`).
+The JobSet-name label itself is `relations.JOBSET_NAME_LABEL`, which the readers share."""
 
 from __future__ import annotations
 

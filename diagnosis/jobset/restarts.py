@@ -1,6 +1,7 @@
 """Restart loops: whether a JobSet is in one, and what keeps ending its pods.
 
-A JobSet restarts only when a child Job reaches `Failed` (facts/jobset.md §4.5). By the time someone
+A JobSet restarts only when a child Job reaches `Failed` (kubernetes-sigs/jobset
+`pkg/controllers/jobset_controller.go` and `failure_policy.go`). By the time someone
 asks, the pods of the failed attempt are mostly deleted with their Jobs, so the cause is read from what
 remains: pods of earlier attempts still terminating, the current attempt's pods and containers, the
 nodes they ran on, and the events about them. Signals are weighed in a fixed order — a node that shuts

@@ -128,16 +128,16 @@ def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
     line = f"{index}. {title}: {len(stage.entered)} → {len(stage.kept)} node{plural}"
     if not stage.dropped:
         return line
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, list[Object]] = {}
     for drop in stage.dropped:
-        groups.setdefault(drop.why, []).append(name(drop.node))
+        groups.setdefault(drop.why, []).append(drop.node)
     shown, counted, parts = 0, 0, []
-    for why, names in groups.items():
+    for why, nodes in groups.items():
         if shown >= SHOWN:
             break
-        take = names[: SHOWN - shown]
-        shown, counted = shown + len(take), counted + len(names)
-        extra = f" and {len(names) - len(take)} more" if len(names) > len(take) else ""
+        take = [name(node) for node in nodes[: SHOWN - shown]]  # only the nodes shown are named
+        shown, counted = shown + len(take), counted + len(nodes)
+        extra = f" and {len(nodes) - len(take)} more" if len(nodes) > len(take) else ""
         parts.append(f"{', '.join(take)}{extra} ({why})")
     hidden = len(stage.dropped) - counted
     tail = f"; {hidden} more for other reasons" if hidden else ""

@@ -1,6 +1,7 @@
 """Extended resources: what a pod asks for, what a node offers, what the pods bound there hold.
 
-The arithmetic is the scheduler's (`resource.PodRequests` and `NodeInfo.Requested`, facts §3), so a
+The arithmetic is the scheduler's (`resource.PodRequests` in `component-helpers/resource/helpers.go`, and
+`NodeInfo.Requested` in `pkg/scheduler/framework/types.go`, over the pods that are not terminal), so a
 node kubewhy calls full is one the scheduler calls full.
 """
 
@@ -86,7 +87,8 @@ class Offer:
 
     @property
     def reported(self) -> bool:
-        """Key absent and `"0"` both mean no device plugin serves it now (facts §6.4)."""
+        """Key absent and `"0"` both mean no device plugin serves it now: the kubelet sets capacity 0
+        when a plugin's resource is removed (`GetCapacity`, `pkg/kubelet/cm/devicemanager/manager.go`)."""
         return bool(self.capacity)
 
 

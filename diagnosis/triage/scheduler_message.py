@@ -2,7 +2,9 @@
 
 The verdict never rests on this text: it shows only the first failing filter per node, it is sorted
 by text, its wording changes between patch releases, and it may be minutes older than the objects
-(facts §1). It is quoted so a person can see both, with a note where the text misleads.
+(`handleSchedulingFailure` in kube-scheduler's `schedule_one.go`, `FitError.Error()` in
+`pkg/scheduler/framework/types.go`). It is quoted so a person can see both, with a note where the
+text misleads.
 """
 
 from __future__ import annotations

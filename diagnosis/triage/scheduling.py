@@ -1,5 +1,7 @@
 """Which nodes a pod may land on: taints and tolerations, cordon, nodeSelector and required node
-affinity, with the scheduler's exact rules (facts §2 and §4).
+affinity, with the scheduler's exact rules: `Toleration.ToleratesTaint` (k8s.io/api `core/v1/toleration.go`)
+as kube-scheduler's TaintToleration and NodeUnschedulable plugins apply it, and the required node
+affinity of `component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go`.
 
 Each check returns why a node is refused, in words a person can act on, or None when the node passes.
 """

@@ -134,7 +134,9 @@ async def test_the_burst_goes_through_kubewhy_serve_and_every_command_is_answere
     assert answers.runs == "4"
     assert "4/4 answered" in answers.result
     assert int(probes.runs) > 0
-    assert acks.case.startswith("kubewhy serve + cache," if cached else "kubewhy serve,")
+    assert acks.case.startswith(
+        "kubewhy serve (cache on: the default)," if cached else "kubewhy serve, cache off,"
+    )
     # The bot's own lag samples cover the burst (one every 25 ms while it answered), read from /metrics.
     assert lag.case.endswith("event-loop lag inside, every 25 ms")
     assert int(lag.runs) > 0
@@ -210,7 +212,13 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
     assert lines[0].startswith("| Benchmark")
     benchmarks = {line.split("|")[1].strip() for line in lines[1:]}
-    assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. soak"}
+    expected = {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI", "f. soak"}
+    assert benchmarks == expected
+    cases = {line.split("|")[3].strip(): line for line in lines[1:]}
+    assert "exhausted; 4 calls a run" in cases["kubewhy triage through a kubeconfig, process start to exit"]
+    bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
+    assert "requests" in bare
+    assert "kubewhy's whole /triage takes" in bare
     assert done.stdout.count("| Benchmark") == 1
     assert "- CPUs (nproc):" in done.stdout
     assert "python -m bench --quick" in out.read_text()

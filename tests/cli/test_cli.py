@@ -1,5 +1,5 @@
 """The `kubewhy` console script, run for real: its exit statuses and what it writes where are a contract
-(DESIGN.md) that scripts and `make demo` rely on.
+(README, *The CLI*) that scripts and `make demo` rely on.
 
 `data/gpu-cluster.json` is a cluster as `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A
 -o json` prints it: an A100 node tainted `nvidia.com/gpu=present:NoSchedule` whose 8 GPUs a JobSet's
@@ -183,6 +183,39 @@ def test_live_cluster_through_a_kubeconfig() -> None:
         )
     assert (done.returncode, done.stdout, done.stderr) == (0, "exhausted\n", "")
     assert (from_env.returncode, from_env.stdout, from_env.stderr) == (0, "taint\n", "")
+
+
+LEAN = (
+    "kubernetes.client.api.",
+    "kubernetes.client.models.",
+    "cluster.cache",
+    "slack_",
+    "aiohttp",
+    "prometheus",
+)
+"""What a live CLI run must not import: the generated API classes and models (most of a second; the
+transport calls the ApiClient with resource paths), nor what only `kubewhy serve` needs."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("triage", "ml", "finetune-llama-0"), "exhausted\n"),
+        (("jobset", "why", "ml", "trainer"), "running\n"),
+    ],
+)
+def test_a_live_cluster_loads_no_generated_api_or_model(argv: tuple[str, ...], said: str) -> None:
+    with serve(CLUSTER) as sim:
+        args = [*argv, "--kubeconfig", sim.kubeconfig, "--format", "word"]
+        probe = (
+            f"import sys; from bot.cli import main; status = main({args!r});"
+            f" heavy = sorted(m for m in sys.modules if m.startswith({LEAN!r}));"
+            " assert status == 0 and 'kubernetes.client.api_client' in sys.modules and not heavy, heavy"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+        )
+    assert (done.returncode, done.stdout, done.stderr) == (0, said, "")
 
 
 def test_ask_runs_the_slack_command_through_the_bot() -> None:

@@ -7,6 +7,7 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -23,7 +24,7 @@ A100 = "gke-ml-prod-a100-pool-3f9c2a1b-7xkq"
 
 
 @pytest.fixture(scope="module")
-def sim():  # type: ignore[no-untyped-def]
+def sim() -> Iterator[Simulator]:
     with serve(GPU_CLUSTER) as running:
         yield running
 

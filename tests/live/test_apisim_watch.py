@@ -33,7 +33,9 @@ def _json(sim: Simulator, path: str, **query: Any) -> Any:
         return json.load(answer)
 
 
-def _events(sim: Simulator, path: str, change: Callable[[], None] = lambda: None, **query: Any) -> list[Any]:
+def _events(
+    sim: Simulator, path: str, change: Callable[[], object] = lambda: None, /, **query: Any
+) -> list[Any]:
     """The events of a watch until it ends (`timeoutSeconds`), `change` made once it is open."""
     with _get(sim, path, watch="true", **query) as answer:
         assert answer.headers["Transfer-Encoding"] == "chunked"

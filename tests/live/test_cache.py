@@ -19,10 +19,11 @@ from cluster.snapshot import load_objects
 from cluster.transport import Retry
 from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
-from diagnosis.objects import kind, meta, name
+from diagnosis.objects import kind, meta, name, sequence, spec
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
 from diagnosis.triage.resources import effective_requests
+from handlers.triage import triage
 from tests.corpus import cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
 
@@ -44,7 +45,21 @@ def lab(kind: str, obj_name: str) -> dict[str, Any]:
 
 
 async def verdict(reader: LiveReader, target: tuple[str, str]) -> PodVerdict:
-    return classify(await reader.triage_view(*target)).verdict
+    found = classify(await reader.triage_view(*target)).verdict
+    assert isinstance(found, PodVerdict)
+    return found
+
+
+DIRECT = "Nodes and bound pods read directly from the API server: kubewhy's cache of this cluster is "
+
+
+async def read_directly(reader: LiveReader, target: tuple[str, str]) -> str | None:
+    """The condition the answer's evidence gives for reading the cluster directly, or None when it
+    says nothing of the kind (the cache answered)."""
+    evidence = (await triage(reader, *target)).diagnosis.evidence
+    said = [line.removeprefix(DIRECT) for line in evidence if line.startswith(DIRECT)]
+    assert len(said) <= 1, said
+    return said[0].split(" ", 1)[0] if said else None
 
 
 async def settled(condition: Callable[[], bool]) -> None:
@@ -98,13 +113,17 @@ async def test_the_pod_holding_the_last_gpu_leaving_makes_the_pending_pod_schedu
 async def test_a_tainted_pool_gives_taint() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
             for node_name in (FULL, HALF):
                 node = lab("Node", node_name)
                 node["spec"]["taints"].append({"key": "maintenance", "value": "true", "effect": "NoSchedule"})
                 sim.store.put(node)
-            await settled(
-                lambda: all(len(n["spec"]["taints"]) == 2 for n in map(reader.cache.node, (FULL, HALF)))
-            )  # type: ignore[union-attr]
+
+            def tainted_twice(node: str) -> bool:
+                return len(sequence(spec(cache.node(node)).get("taints"))) == 2
+
+            await settled(lambda: tainted_twice(FULL) and tainted_twice(HALF))
             assert await verdict(reader, PINNED) is PodVerdict.TAINT
 
 
@@ -204,6 +223,8 @@ async def test_a_watch_too_old_to_resume_lists_again() -> None:
     ERROR event with 410 Expired, and the cache lists the pods again."""
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, QUICK) as reader:
+            cache = reader.cache
+            assert cache is not None
             await watches_open(sim)
             sim.faults.fail(503, times=None, resource="pods", verb="watch")
             start = len(sim.requests)
@@ -212,7 +233,7 @@ async def test_a_watch_too_old_to_resume_lists_again() -> None:
             sim.store.delete("Pod", "ml-train", HOLDER)
             sim.store.compact()
             sim.faults.clear()
-            await settled(lambda: HOLDER not in held_on(reader, HALF) and reader.cache.synced)  # type: ignore[union-attr]
+            await settled(lambda: HOLDER not in held_on(reader, HALF) and cache.synced)
             assert await verdict(reader, PINNED) is PodVerdict.SCHEDULABLE
     pods = [r.verb for r in sim.requests[start:] if r.resource == "pods" and r.verb in ("list", "watch")]
     assert "list" in pods
@@ -232,22 +253,51 @@ async def test_an_http_410_on_reconnect_lists_again() -> None:
 
             await settled(lambda: len(pods()) == 3)
             assert pods() == ["watch", "list", "watch"]
-            assert await reader.cache.wait_synced(10)  # type: ignore[union-attr]
+            assert reader.cache is not None
+            assert await reader.cache.wait_synced(10)
 
 
 async def test_an_api_server_down_at_start_is_retried_until_it_answers() -> None:
     with serve(GPU_CLUSTER) as sim:
         sim.faults.fail(503, times=None, resource="pods")
         reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=QUICK)
-        assert reader.cache is not None
+        cache = reader.cache
+        assert cache is not None
         try:
-            reader.cache.start()
-            await settled(lambda: "pods retrying in" in reader.cache.state)  # type: ignore[union-attr]
-            assert not reader.cache.synced
-            assert "HTTP 503" in reader.cache.state
+            cache.start()
+            await settled(lambda: "pods retrying in" in cache.state)
+            assert not cache.synced
+            assert cache.condition == "syncing"
+            assert "HTTP 503" in cache.state
             sim.faults.clear()
-            assert await reader.cache.wait_synced(10)
-            assert reader.cache.state == "synced: 5 nodes, 3 bound pods holding extended resources"
+            assert await cache.wait_synced(10)
+            assert cache.condition == "ready"
+            assert cache.state == "synced: 5 nodes, 3 bound pods holding extended resources"
+        finally:
+            await reader.aclose()
+
+
+async def test_while_the_cache_syncs_the_reader_reads_directly_and_says_so() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=QUICK)
+        cache = reader.cache
+        assert cache is not None
+        try:
+            assert (cache.condition, cache.age()) == ("syncing", None)
+            start = len(sim.requests)
+            assert await read_directly(reader, PINNED) == "syncing"
+            assert reads_of_nodes_or_bound_pods(sim.requests[start:])
+            cache.start()
+            assert await cache.wait_synced(10)
+            start = len(sim.requests)
+            assert await read_directly(reader, PINNED) is None
+            assert not reads_of_nodes_or_bound_pods(sim.requests[start:])
+            # What /metrics reports of it: the objects held, their memory, how long since it last heard.
+            assert cache.held == {"nodes": 5, "pods": 3}
+            assert 5 * 200 < cache.estimated_bytes() < 5 * 20_000
+            age = cache.age()
+            assert age is not None
+            assert age >= 0
         finally:
             await reader.aclose()
 
@@ -263,11 +313,14 @@ async def test_a_watch_lost_for_longer_than_stale_seconds_sends_the_reader_to_th
             sim.drop_watches("nodes")
             await settled(lambda: not cache.synced)
             assert not cache.stopped
+            assert cache.condition == "resyncing"
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             assert reads_of_nodes_or_bound_pods(sim.requests[start:])
+            assert await read_directly(reader, PINNED) == "resyncing"
             sim.faults.clear()
             assert await cache.wait_synced(10)
+            assert await read_directly(reader, PINNED) is None
 
 
 # — stopping for good —
@@ -287,9 +340,11 @@ async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_dir
             )
             assert reader.cache.state.endswith(" > 6); reading the cluster directly")
             assert reader.cache.nodes() == ()
+            assert reader.cache.held == {"nodes": 0, "pods": 0}
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             assert reads_of_nodes_or_bound_pods(sim.requests[start:])
+            assert await read_directly(reader, PINNED) == "stopped"
         finally:
             await reader.aclose()
     assert sim.open_watches() == 0
@@ -318,12 +373,13 @@ async def test_a_refused_watch_stops_the_cache_with_the_rule_to_grant() -> None:
     with serve(GPU_CLUSTER) as sim:
         sim.faults.forbid("pods", verb="watch")
         reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=QUICK)
-        assert reader.cache is not None
+        cache = reader.cache
+        assert cache is not None
         try:
-            reader.cache.start()
-            await settled(lambda: reader.cache.stopped)  # type: ignore[union-attr]
-            assert not reader.cache.synced
-            assert reader.cache.state == (
+            cache.start()
+            await settled(lambda: cache.stopped)
+            assert not cache.synced
+            assert cache.state == (
                 "stopped: forbidden: cannot watch pods at cluster scope — grant the rule"
                 ' {apiGroups: [""], resources: ["pods"], verbs: ["watch"]} to kubewhy\'s ServiceAccount'
                 " (deploy/base/rbac.yaml); reading the cluster directly"

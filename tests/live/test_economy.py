@@ -3,6 +3,8 @@ of calls on any cluster size, and no read lists every pod of the cluster."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from cluster.live import PER_NODE_ALWAYS
@@ -23,7 +25,7 @@ def generated() -> Generated:
 
 
 @pytest.fixture(scope="module")
-def sim(generated: Generated):  # type: ignore[no-untyped-def]
+def sim(generated: Generated) -> Iterator[Simulator]:
     with serve(generated.objects) as running:
         yield running
 

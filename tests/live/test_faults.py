@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ async def test_a_refusal_of_events_leaves_them_out_with_a_line_saying_so() -> No
         async with live_reader(sim) as reader:
             view = await reader.triage_view(*PENDING)
     assert view.events == ()
-    assert view.unread == ("events: forbidden — grant list on events",)
+    assert view.notes == ("events: forbidden — grant list on events",)
     assert len(view.nodes) > 0
 
 
@@ -54,7 +55,7 @@ async def test_a_refusal_of_kueue_workloads_names_the_group_in_the_evidence() ->
         async with live_reader(sim) as reader:
             view = await reader.jobset_view("ml-train", "resnet-dist")
     assert view.workloads == ()
-    assert view.unread == ("Kueue workloads: forbidden — grant list on workloads.kueue.x-k8s.io",)
+    assert view.notes == ("Kueue workloads: forbidden — grant list on workloads.kueue.x-k8s.io",)
     assert view.jobs != ()
 
 
@@ -259,7 +260,7 @@ def test_cli_answers_from_a_live_cluster() -> None:
     ],
     ids=["forbidden-nodes", "forbidden-get-pod", "503", "429", "dropped"],
 )
-def test_cli_exits_3_with_one_line_naming_what_failed(fault, said: str) -> None:  # type: ignore[no-untyped-def]
+def test_cli_exits_3_with_one_line_naming_what_failed(fault: Callable[[Faults], object], said: str) -> None:
     with serve(GPU_CLUSTER) as sim:
         fault(sim.faults)
         done = _kubewhy("triage", *PENDING, "--kubeconfig", sim.kubeconfig)

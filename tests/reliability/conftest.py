@@ -4,8 +4,8 @@ and off (devtools/apisim/faults.py):
 - `faulty`: the GPU cluster of tests/live (a pod that waits for GPUs, a JobSet whose leader does not
   fit), read with a 1 s timeout;
 - `plugin`: the same cluster again, whose kubeconfig gets its token from an exec credential plugin
-  that the test can make hang (`Rig.hang_plugin`). Its tokens expire within a second, so every check
-  runs the plugin again.
+  that the test can make hang (`Rig.hang_plugin`). Its tokens expire at once, so every call runs the
+  plugin again.
 """
 
 from __future__ import annotations
@@ -28,11 +28,16 @@ PLUGIN = """
 import datetime, json, pathlib, sys, time
 if pathlib.Path(sys.argv[1]).exists():
     time.sleep(3600)  # a plugin waiting for a login that never comes
-expiry = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=1)
+expiry = datetime.datetime.now(datetime.UTC)  # expired at once: every call runs the plugin again
 credential = {"token": "plugin-token", "expirationTimestamp": expiry.strftime("%Y-%m-%dT%H:%M:%SZ")}
 kind = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential"}
 print(json.dumps(kind | {"status": credential}))
 """
+
+
+DIRECT = {"enabled": False}
+"""The clusters are read directly, without the watch-backed cache: every fault reaches the read it
+spoils, at the moment the test injects it."""
 
 
 @dataclass
@@ -84,8 +89,12 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         config = {
             "default_cluster": "faulty",
             "clusters": {
-                "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1},
-                "plugin": {"kubeconfig": str(plugin_kubeconfig(folder, plugin.url, flag)), "timeout": 1},
+                "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1, "cache": DIRECT},
+                "plugin": {
+                    "kubeconfig": str(plugin_kubeconfig(folder, plugin.url, flag)),
+                    "timeout": 1,
+                    "cache": DIRECT,
+                },
             },
             "watch": {"interval_seconds": WATCH_SECONDS, "max_minutes": WATCH_MINUTES},
         }

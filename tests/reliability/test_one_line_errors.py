@@ -22,7 +22,7 @@ from devtools.apisim import serve
 from devtools.botenv import KUBEWHY, bot_env, free_port
 from devtools.slack import DevSlack
 from tests.live.support import GPU_CLUSTER
-from tests.reliability.conftest import plugin_kubeconfig
+from tests.reliability.conftest import DIRECT, plugin_kubeconfig
 from tests.slack.support import TOKEN, kubeconfig_for, new_channel, running_bot, shown, verdict_payload
 
 EXIT_NOT_FOUND, EXIT_USAGE, EXIT_UNREADABLE = 1, 2, 3
@@ -174,7 +174,7 @@ def test_a_server_url_that_is_not_the_kubernetes_api(slack: DevSlack, tmp_path: 
         done = run(["jobset", "why", "ml-train", "resnet-dist", "--kubeconfig", str(kubeconfig)])
         assert done.returncode == EXIT_UNREADABLE
 
-        config = {"clusters": {"prefixed": {"kubeconfig": str(kubeconfig), "timeout": 1}}}
+        config = {"clusters": {"prefixed": {"kubeconfig": str(kubeconfig), "timeout": 1, "cache": DIRECT}}}
         with running_bot(slack, tmp_path, config) as bot:
             ready = bot.get("/readyz")
             assert ready.status == 503

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from devtools.apisim import serve
+from devtools.botenv import free_port
 from devtools.slack import DevSlack
 from tests import corpus
 from tests.slack.support import (
@@ -19,7 +20,6 @@ from tests.slack.support import (
     WATCH_SECONDS,
     Bot,
     World,
-    free_port,
     kubeconfig_for,
     new_channel,
     running_bot,
@@ -44,11 +44,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         mutable = stack.enter_context(serve(GPU_LAB))
         cluster_of = {path: f"s{i}" for i, path in enumerate(snapshots)}
         clusters = {cluster_of[p]: {"kubeconfig": sim.kubeconfig, "timeout": 3} for p, sim in sims.items()}
+        # The corpus clusters and `lab` keep the default cache; the others are read directly, as
+        # their tests change what the API server answers and re-ask at once.
+        direct = {"enabled": False}
         clusters |= {
             "lab": {"kubeconfig": stack.enter_context(serve(GPU_LAB)).kubeconfig, "timeout": 3},
-            "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1},
-            "mutable": {"kubeconfig": mutable.kubeconfig, "timeout": 3},
-            "down": {"kubeconfig": str(down), "timeout": 1},
+            "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1, "cache": direct},
+            "mutable": {"kubeconfig": mutable.kubeconfig, "timeout": 3, "cache": direct},
+            "down": {"kubeconfig": str(down), "timeout": 1, "cache": direct},
         }
         config = {
             "default_cluster": "lab",

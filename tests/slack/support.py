@@ -38,6 +38,20 @@ ONCALL = "U0ONCALL"
 T = TypeVar("T")
 
 
+def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
+    """Poll until `found()` gives something (the bot's state changes without calling Slack)."""
+    deadline = time.monotonic() + seconds
+    while (result := found()) is None:
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+    return result
+
+
+def ready(bot: Bot) -> Sent:
+    """/readyz once it answers 200 (the bot's caches have synced)."""
+    return until(lambda: answer if (answer := bot.get("/readyz")).status == 200 else None)
+
+
 def new_channel() -> str:
     return "C" + uuid.uuid4().hex[:10].upper()
 
@@ -123,7 +137,11 @@ class Bot:
 
     def verdict(self, channel: str, count: int = 1) -> Message:
         """The `count`-th top-level message the bot posted in `channel`, once it is there."""
-        return self.slack.wait_for(lambda: (self.bot_messages(channel)[count - 1 : count] or [None])[0])
+        def posted() -> Message | None:
+            found = self.bot_messages(channel)
+            return found[count - 1] if len(found) >= count else None
+
+        return self.slack.wait_for(posted)
 
     def bot_messages(self, channel: str) -> list[Message]:
         return [m for m in self.slack.channel_messages(channel) if m.bot_id]
@@ -256,12 +274,15 @@ def texts_of(node: object) -> list[str]:
 
 
 def assert_within_slack_limits(message: Message | SlackMessage) -> None:
-    """What Slack accepts (facts/slack.md), checked with slack_sdk's models and with Slack's numbers
-    rather than the bot's own constants."""
+    """What Slack accepts (Block Kit reference: 50 blocks, section text 3000, header 150, button value
+    2000; about 13k characters in all, slackapi/bolt-js#2509), checked with slack_sdk's models and with
+    Slack's numbers rather than the bot's own constants."""
     assert 1 <= len(message.blocks) <= 50
     assert sum(len(t) for t in texts_of(list(message.blocks))) <= 13_000
     for raw in message.blocks:
-        Block.parse(raw).to_dict()  # raises past a per-field limit
+        block = Block.parse(raw)
+        assert block is not None
+        block.to_dict()  # raises past a per-field limit
         if raw["type"] == "header":
             assert len(raw["text"]["text"]) <= 150
         if raw["type"] == "section":

@@ -11,7 +11,7 @@ import pytest
 from bot.localslack import Message
 from devtools.apisim import serve
 from devtools.slack import DevSlack, block_action
-from tests.slack.support import GPU_LAB, TOKEN, Bot, buttons, running_bot, shown, verdict_payload
+from tests.slack.support import GPU_LAB, TOKEN, Bot, buttons, ready, running_bot, shown, verdict_payload
 
 ALICE = "U0ALICE"  # allowed by name
 BOB = "U0BOB"  # allowed through the S0ONCALL user group
@@ -140,7 +140,10 @@ def test_stop_is_authorized_too(bot: Bot) -> None:
     assert ALICE in stopped[0]
 
 
-def test_ready_when_slack_and_every_cluster_answer(bot: Bot) -> None:
-    ready = bot.get("/readyz")
-    assert ready.status == 200
-    assert ready.json() == {"slack": "ok", "clusters": {"lab": "ok", "other": "ok"}}
+def test_ready_when_slack_and_every_cluster_answer_and_their_caches_have_synced(bot: Bot) -> None:
+    synced = {"state": "ready", "detail": "synced: 3 nodes, 1 bound pods holding extended resources"}
+    assert ready(bot).json() == {
+        "slack": "ok",
+        "clusters": {"lab": "ok", "other": "ok"},
+        "caches": {"lab": synced, "other": synced},
+    }

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
+from devtools.botenv import KUBEWHY
 from tests import corpus
-from tests.slack.support import KUBEWHY
 
 
 def ask(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,15 +1,15 @@
 """Block Kit rendering (bot/blocks.py), a pure unit: Slack's limits hold for any answer, and text from
 people or clusters cannot mention, link or break the markup.
 
-Limits are checked against slack_sdk's own models and against the numbers in Slack's docs (facts/slack.md),
-not against the module's constants.
+Limits are checked against slack_sdk's own models and against the numbers in Slack's Block Kit
+reference (and slackapi/bolt-js#2509 for the total), not against the module's constants.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -27,8 +27,8 @@ AT = datetime(2026, 11, 29, 8, 50, 19, tzinfo=UTC)
 HOSTILE = "<!channel> <@U0BOSS> <https://evil.example|click> & *bold* ```"
 
 
-def check(diagnosis: Diagnosis, name: str = "trainer-0", kind: str = "pod") -> Check:
-    target = Target(kind=kind, namespace="ml", name=name, cluster="prod")  # type: ignore[arg-type]
+def check(diagnosis: Diagnosis, name: str = "trainer-0", kind: Literal["pod", "jobset"] = "pod") -> Check:
+    target = Target(kind=kind, namespace="ml", name=name, cluster="prod")
     return Check(target, Reply(Ref(kind, "ml", name), diagnosis), AT)
 
 
@@ -95,7 +95,9 @@ def test_long_names_keep_the_header_and_button_value_within_limits() -> None:
     name = ".".join(["a" * 63] * 4)  # 255 > 253: the longest valid name is 253
     name = name[:253]
     long = check(diagnosis(), name=name)
-    value = VerdictMeta.of(long).model_dump_json()  # type: ignore[union-attr]
+    meta = VerdictMeta.of(long)
+    assert meta is not None
+    value = meta.model_dump_json()
     message = blocks.verdict_message(long, blocks.ACTION_IDS, value)
     assert_within_slack_limits(message)
     assert message.blocks[0]["text"]["text"].endswith("…")

@@ -1,4 +1,4 @@
-"""Slack text → typed requests (handlers/requests.py): every form of DESIGN.md, and hostile text."""
+"""Slack text → typed requests (handlers/requests.py): every form README lists, and hostile text."""
 
 from __future__ import annotations
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -26,12 +24,12 @@ from tests.slack.support import (
     assert_within_slack_limits,
     buttons,
     new_channel,
+    ready,
     running_bot,
     shown,
+    until,
     verdict_payload,
 )
-
-T = TypeVar("T")
 
 CASES = corpus.cases("triage") + corpus.cases("jobset")
 
@@ -265,11 +263,12 @@ def test_an_unexpected_error_gets_a_polite_reply_with_a_request_id(bot: Bot, cha
 
 def test_health_readiness_and_metrics(bot: Bot) -> None:
     assert bot.get("/healthz").status == 200
-    ready = bot.get("/readyz")
-    assert ready.status == 503  # the `down` cluster cannot be read
-    body = ready.json()
+    said = until(lambda: said if (said := bot.get("/readyz")).json()["clusters"]["lab"] == "ok" else None)
+    assert said.status == 503  # the `down` cluster cannot be read
+    body = said.json()
     assert body["slack"] == "ok"
-    assert body["clusters"]["lab"] == "ok"
+    assert body["caches"]["lab"]["state"] == "ready"  # the default: a cache, synced
+    assert body["caches"]["down"] == {"state": "off", "detail": "cache.enabled is false: read directly"}
     assert "cannot reach the Kubernetes API" in body["clusters"]["down"]
     bot.command("gpu-triage case-taint", new_channel())
     bot.command("gpu-triage case-taint --cluster down", new_channel())
@@ -308,36 +307,66 @@ def test_a_long_pasted_error_is_answered_within_slacks_limits(bot: Bot, channel:
     assert any("…" in shown(m) for m in thread)  # the echoed paste is clipped, with a mark
 
 
-def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
-    """Poll until `found()` gives something (the bot's state changes without calling Slack)."""
-    deadline = time.monotonic() + seconds
-    while (result := found()) is None:
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
-    return result
-
-
-def test_a_cached_cluster_is_ready_once_its_cache_has_synced_and_answers_from_it(tmp_path: Path) -> None:
+def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_meanwhile(
+    tmp_path: Path,
+) -> None:
     with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as lab:
         lab.faults.fail(503, times=None, resource="pods", verb="list")
-        config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig, "cache": {"enabled": True}}}}
+        config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig}}}
         with running_bot(slack, tmp_path, config) as bot:
-            syncing = until(lambda: ready if "retrying" in (ready := bot.get("/readyz")).body else None)
+            syncing = until(lambda: said if "retrying" in (said := bot.get("/readyz")).body else None)
             assert syncing.status == 503
             said = syncing.json()
             assert said["clusters"]["lab"].startswith("cache not synced yet (syncing: nodes ")
-            assert "pods retrying in " in said["caches"]["lab"]
-            assert "HTTP 503" in said["caches"]["lab"]
+            assert said["caches"]["lab"]["state"] == "syncing"
+            assert "pods retrying in " in said["caches"]["lab"]["detail"]
+            assert "HTTP 503" in said["caches"]["lab"]["detail"]
+            # Meanwhile a question is answered from direct reads (a placed pod lists no pods), and says so.
+            channel = new_channel()
+            bot.command("gpu-triage case-ok", channel)
+            verdict = bot.verdict(channel)
+            assert verdict_payload(verdict)["verdict"] == "ok"
+            thread = " ".join(shown(m) for m in bot.thread(channel, verdict.ts))
+            assert "read directly from the API server: kubewhy's cache of this cluster is syncing" in thread
 
             lab.faults.clear()
-            ready = until(lambda: ready if (ready := bot.get("/readyz")).status == 200 else None)
-            assert ready.json() == {
+            assert ready(bot).json() == {
                 "slack": "ok",
                 "clusters": {"lab": "ok"},
-                "caches": {"lab": "synced: 3 nodes, 1 bound pods holding extended resources"},
+                "caches": {
+                    "lab": {
+                        "state": "ready",
+                        "detail": "synced: 3 nodes, 1 bound pods holding extended resources",
+                    }
+                },
             }
+            metrics = bot.get("/metrics").body
+            assert 'kubewhy_cache_ready{cluster="lab"} 1.0' in metrics
+            assert 'kubewhy_cache_objects{cluster="lab",resource="nodes"} 3.0' in metrics
+            assert 'kubewhy_cache_objects{cluster="lab",resource="pods"} 1.0' in metrics
+            assert 'kubewhy_cache_bytes{cluster="lab"} ' in metrics
+            assert 'kubewhy_cache_sync_age_seconds{cluster="lab"} ' in metrics
             start, channel = len(lab.requests), new_channel()
             bot.command("gpu-triage case-exhaust", channel)
-            assert verdict_payload(bot.verdict(channel))["verdict"] == "exhausted"
+            verdict = bot.verdict(channel)
+            assert verdict_payload(verdict)["verdict"] == "exhausted"
+            thread = " ".join(shown(m) for m in bot.thread(channel, verdict.ts))
+            assert "read directly" not in thread
     read = {(r.verb, r.resource) for r in lab.requests[start:]}
     assert read == {("get", "pods"), ("list", "events")}
+
+
+def test_a_cluster_that_opts_out_of_the_cache_is_read_directly(tmp_path: Path) -> None:
+    with DevSlack(bot_token=TOKEN) as slack, serve(GPU_LAB) as lab:
+        config = {"clusters": {"lab": {"kubeconfig": lab.kubeconfig, "cache": {"enabled": False}}}}
+        with running_bot(slack, tmp_path, config) as bot:
+            assert ready(bot).json()["caches"] == {
+                "lab": {"state": "off", "detail": "cache.enabled is false: read directly"}
+            }
+            channel = new_channel()
+            bot.command("gpu-triage case-exhaust", channel)
+            verdict = bot.verdict(channel)
+            assert verdict_payload(verdict)["verdict"] == "exhausted"
+            assert "read directly" not in " ".join(shown(m) for m in bot.thread(channel, verdict.ts))
+            assert "kubewhy_cache_ready{" not in bot.get("/metrics").body
+    assert not [r for r in lab.requests if r.verb == "watch"]

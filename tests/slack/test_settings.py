@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from bot.settings import Config, SettingsError, load_config
+from devtools.botenv import KUBEWHY, bot_env, free_port
 from devtools.slack import DevSlack
-from tests.slack.support import KUBEWHY, TOKEN, bot_env, free_port
+from tests.slack.support import TOKEN
 
 
 def serve_fails(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -119,17 +120,20 @@ def test_no_config_is_one_cluster_found_like_kubectl() -> None:
     assert not config.allow.channels
 
 
-def test_the_cache_is_off_unless_a_cluster_enables_it(tmp_path: Path) -> None:
+def test_the_cache_is_on_unless_a_cluster_opts_out(tmp_path: Path) -> None:
     path = tmp_path / "kubewhy.yaml"
     path.write_text(
-        "clusters: {small: {}, big: {in_cluster: true, cache: {enabled: true, max_objects: 500000}}}\n"
+        "clusters: {big: {in_cluster: true, cache: {max_objects: 500000}}, small: {cache: {enabled: false}},"
+        " demo: {snapshot: lab.json}}\n"
         "default_cluster: big\n"
     )
     config = load_config(path)
-    assert not config.clusters["small"].cache.enabled
-    assert config.clusters["small"].cache.max_objects == 300_000
     assert config.clusters["big"].cache.enabled
     assert config.clusters["big"].cache.max_objects == 500_000
+    assert not config.clusters["small"].cache.enabled
+    assert config.clusters["small"].cache.max_objects == 300_000
+    # A snapshot has nothing to cache: the default does not make it an error, asking for one does.
+    assert config.clusters["demo"].snapshot == tmp_path / "lab.json"
 
 
 def test_paths_in_the_config_are_relative_to_its_folder(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from bot.localslack import Message
 from devtools.apisim import serve
+from devtools.apisim.store import Store
 from devtools.slack import DevSlack, block_action, message_shortcut
 from tests.slack.support import (
     GPU_LAB,
@@ -53,7 +54,7 @@ def lines(bot: Bot, channel: str, ts: str, at_least: int) -> list[str]:
 
 
 @pytest.fixture
-def mutable(world: World) -> Iterator[Any]:
+def mutable(world: World) -> Iterator[Store]:
     """The `mutable` cluster's store; every object a test replaces is put back afterwards."""
     store = world.mutable.store
     saved = {id(c): copy.deepcopy(c.entries) for c in store.collections.values()}
@@ -90,7 +91,7 @@ def test_recheck_in_the_thread_says_nothing_changed(bot: Bot) -> None:
     assert replies[0].args["limit"] in (1, "1")  # the parent holds the verdict: one message read
 
 
-def test_recheck_after_a_change_updates_the_verdict_and_says_what_changed(bot: Bot, mutable: Any) -> None:
+def test_recheck_after_a_change_updates_the_verdict_and_says_what_changed(bot: Bot, mutable: Store) -> None:
     channel, verdict = asked(bot, "gpu-triage case-taint", "mutable")
     node = copy.deepcopy(lab_object("Node", "lab-node-0"))
     node["spec"]["taints"] = []
@@ -98,12 +99,14 @@ def test_recheck_after_a_change_updates_the_verdict_and_says_what_changed(bot: B
     click(bot, verdict, "kubewhy_recheck")
     said = bot.slack.wait_for(lambda: [t for t in lines(bot, channel, verdict.ts, 1) if "Changed since" in t])
     assert said[0].startswith(":arrows_counterclockwise: Changed since the last check: taint → ")
-    after = verdict_payload(bot.slack.find(channel, verdict.ts))  # type: ignore[arg-type]
+    updated = bot.slack.find(channel, verdict.ts)
+    assert updated is not None
+    after = verdict_payload(updated)
     assert after["verdict"] != "taint"
-    assert f"{after['verdict']}: pod gpu-triage/case-taint" in shown(bot.slack.find(channel, verdict.ts))  # type: ignore[arg-type]
+    assert f"{after['verdict']}: pod gpu-triage/case-taint" in shown(updated)
 
 
-def test_a_watch_posts_the_change_and_ends_when_the_pod_is_placed(bot: Bot, mutable: Any) -> None:
+def test_a_watch_posts_the_change_and_ends_when_the_pod_is_placed(bot: Bot, mutable: Store) -> None:
     channel, verdict = asked(bot, "gpu-triage case-exhaust", "mutable")
     click(bot, verdict, "kubewhy_watch")
     bot.slack.wait_for(
@@ -115,7 +118,9 @@ def test_a_watch_posts_the_change_and_ends_when_the_pod_is_placed(bot: Bot, muta
     assert said == [":checkered_flag: Watch of gpu-triage/case-exhaust ended: the verdict is ok."]
     thread = lines(bot, channel, verdict.ts, 1)
     assert any("Changed since the last check: exhausted → ok" in t for t in thread)
-    assert verdict_payload(bot.slack.find(channel, verdict.ts))["verdict"] == "ok"  # type: ignore[arg-type]
+    updated = bot.slack.find(channel, verdict.ts)
+    assert updated is not None
+    assert verdict_payload(updated)["verdict"] == "ok"
 
 
 def test_a_watch_without_change_ends_at_its_time_limit(bot: Bot) -> None:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 
 SETTINGS = settings(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
-WRONG_TYPES = (None, 7, "x", [], {}, True, -1.5)
+WRONG_TYPES: tuple[object, ...] = (None, 7, "x", [], {}, True, -1.5)
 
 
 def tear(value: Any, rng: random.Random, odds: float) -> Any:

@@ -1,7 +1,7 @@
-"""The pasted-message explainer: every error string of facts/jobset.md §1 (and the quota, RuntimeClass,
-LimitRange and validation refusals of facts/scheduler.md §5) maps to its verdict, and the explanation
-names the webhook or plugin that refused and where it stands in the admission order. Anything else is
-`unknown`, with commands that find out more."""
+"""The pasted-message explainer: every error string of JobSet's pod webhooks (and the quota,
+RuntimeClass, LimitRange and validation refusals of the API server's admission plugins) maps to its
+verdict, and the explanation names the webhook or plugin that refused and where it stands in the
+admission order. Anything else is `unknown`, with commands that find out more."""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from diagnosis.model import PodVerdict
+from diagnosis.model import Diagnosis, PodVerdict
+from diagnosis.objects import Object
 from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
 from diagnosis.triage.funnel import Drop, Stage, stage_line
 from diagnosis.views import TriageView
@@ -246,7 +247,7 @@ def test_pending_notes() -> None:
 
 
 def event(
-    pod: dict[str, Any], message: str, when: str, *, api: str = "v1", uid: str | None = None
+    pod: Object, message: str, when: str, *, api: str = "v1", uid: str | None = None
 ) -> dict[str, Any]:
     ref = {
         "apiVersion": "v1",
@@ -290,7 +291,7 @@ def event(
     }
 
 
-def said(found: Any) -> str:
+def said(found: Diagnosis) -> str:
     return next(e for e in found.evidence if e.startswith("scheduler said"))
 
 

@@ -1,6 +1,6 @@
 """The /triage corpus through `classify`: every case gets its verdict, and key evidence is right.
 
-The view is built here from the snapshot's List, the way DESIGN.md says a reader fills it (the pod by
+The view is built here from the snapshot's List, the way ARCHITECTURE.md says a reader fills it (the pod by
 namespace/name, every node, every bound non-terminal pod, the pod's events), so these tests do not
 depend on `cluster/snapshot.py`.
 """

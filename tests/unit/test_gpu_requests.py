@@ -1,4 +1,6 @@
-"""What a pod asks for and what a node has left, with the scheduler's arithmetic (facts §3, §6.4)."""
+"""What a pod asks for and what a node has left, with the scheduler's arithmetic (kube-scheduler's
+`resource.PodRequests` and `NodeInfo.Requested`; the kubelet device manager's capacity and
+allocatable)."""
 
 from __future__ import annotations
 

@@ -4,11 +4,13 @@ that could not exist refused, and the changing ones marked."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 
 import pytest
 
 from diagnosis.commands import collect
 from diagnosis.jobset import commands as kubectl
+from diagnosis.model import Command
 
 
 def test_values_are_quoted_once_and_read_back_whole() -> None:
@@ -46,8 +48,8 @@ def test_a_child_jobs_pods_are_found_as_the_webhook_finds_the_leader() -> None:
 @pytest.mark.parametrize(
     "bad", ["$(reboot)", "a b", "../x", "x;y", "", "A" * 300, "-n", "ns\nkubectl delete"]
 )
-def test_names_that_could_not_exist_give_no_command(build: object, bad: str) -> None:
-    assert build(bad) is None  # type: ignore[operator]
+def test_names_that_could_not_exist_give_no_command(build: Callable[[str], Command | None], bad: str) -> None:
+    assert build(bad) is None
 
 
 def test_isolating_a_node_is_destructive_and_says_when() -> None:

@@ -2,7 +2,7 @@
 JobSet examples) gives its verdict, `pod_verdict` and `cause`, and the evidence names the objects
 that prove it.
 
-The JobSetView is built here from the `kind: List` the way DESIGN.md says a reader builds it (the
+The JobSetView is built here from the `kind: List` the way ARCHITECTURE.md says a reader builds it (the
 JobSet, its Jobs and pods by label, the events about them, all nodes, the non-terminal bound pods, the
 Workloads it owns), so these tests do not depend on the snapshot reader.
 """

@@ -16,6 +16,7 @@ from diagnosis.jobset.admission import explain_message
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis, JobSetVerdict
 from diagnosis.views import JobSetView
+from tests.corpus import Case
 from tests.unit.hostile import SETTINGS, tear
 from tests.unit.test_jobset_corpus import CASES, NOW, _items, view_of
 
@@ -104,7 +105,7 @@ def test_arbitrary_objects_never_raise(
 
 @EXAMPLES
 @given(case=st.sampled_from(CASES), seed=st.integers(0, 2**32), odds=st.sampled_from([0.02, 0.08, 0.2, 0.5]))
-def test_torn_real_objects_never_raise(case: Any, seed: int, odds: float) -> None:
+def test_torn_real_objects_never_raise(case: Case, seed: int, odds: float) -> None:
     view = view_of(_items(case.snapshot), case.namespace, case.name)
     rng = random.Random(seed)
     torn = JobSetView(
@@ -122,7 +123,7 @@ def test_torn_real_objects_never_raise(case: Any, seed: int, odds: float) -> Non
 
 @EXAMPLES
 @given(case=st.sampled_from(CASES), now=st.datetimes(timezones=st.just(UTC)) | st.datetimes())
-def test_any_reading_time_gives_the_same_verdict(case: Any, now: datetime) -> None:
+def test_any_reading_time_gives_the_same_verdict(case: Case, now: datetime) -> None:
     """`now` only dates the evidence; the verdict comes from the objects."""
     view = view_of(_items(case.snapshot), case.namespace, case.name, now)
     assert _same_twice(view).verdict == case.verdict

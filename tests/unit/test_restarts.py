@@ -8,14 +8,18 @@ import copy
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
-from diagnosis.jobset.explain import explain, gke, restarts
+from diagnosis.jobset import gke, restarts
+from diagnosis.jobset.explain import explain
 from diagnosis.jobset.family import Family
 from diagnosis.model import JobSetVerdict, RestartCause
-from diagnosis.objects import Object, kind, name
+from diagnosis.objects import kind, name
 from tests.unit.test_jobset_corpus import CASES, view_of
 
-Edit = Callable[[list[Object]], None]
+Json = dict[str, Any]
+"""An object as decoded from the snapshot file, for tests to change."""
+Edit = Callable[[list[Json]], None]
 
 
 def family(stem: str, edit: Edit | None = None) -> Family:
@@ -26,8 +30,8 @@ def family(stem: str, edit: Edit | None = None) -> Family:
     return Family.of(view_of(tuple(items), case.namespace, case.name))
 
 
-def _of(items: list[Object], kind_: str) -> list[dict]:  # type: ignore[type-arg]
-    return [o for o in items if kind(o) == kind_]  # type: ignore[misc]
+def _of(items: list[Json], kind_: str) -> list[Json]:
+    return [o for o in items if kind(o) == kind_]
 
 
 def test_no_restarts_no_loop() -> None:
@@ -56,7 +60,7 @@ def test_node_shutdown_outweighs_the_exit_codes_it_causes() -> None:
     """The preempted pods' containers exited 143; that is the node's doing, not the program's."""
     assert restarts.cause(family("jobset-preemption-restarts")).cause is RestartCause.NODE_PREEMPTION
 
-    def forget_how_they_ended(items: list[Object]) -> None:
+    def forget_how_they_ended(items: list[Json]) -> None:
         for pod in _of(items, "Pod"):
             pod["status"].pop("reason", None)
             pod["status"]["conditions"] = [
@@ -71,7 +75,7 @@ def test_node_shutdown_outweighs_the_exit_codes_it_causes() -> None:
 def test_spot_nodes_alone_point_at_preemption() -> None:
     assert restarts.cause(family("restarting-unknown")).cause is RestartCause.UNKNOWN
 
-    def on_spot(items: list[Object]) -> None:
+    def on_spot(items: list[Json]) -> None:
         for node in _of(items, "Node"):
             node["metadata"]["labels"]["eks.amazonaws.com/capacityType"] = "SPOT"
 
@@ -95,7 +99,7 @@ def test_a_failed_node_is_named_and_isolating_it_is_marked_destructive() -> None
 
 
 def test_the_same_host_failing_in_two_attempts_is_called_out() -> None:
-    def failed_before(items: list[Object]) -> None:
+    def failed_before(items: list[Json]) -> None:
         stuck = next(o for o in items if kind(o) == "Pod" and o["metadata"].get("deletionTimestamp"))
         earlier = copy.deepcopy(stuck)
         earlier["metadata"]["name"] += "-old"
@@ -120,7 +124,7 @@ def test_the_coordinator_is_found_from_the_spec() -> None:
     assert lead is not None
     assert name(lead).startswith("bert-large-mlm-driver-0-0-")
 
-    def no_coordinator(items: list[Object]) -> None:
+    def no_coordinator(items: list[Json]) -> None:
         for jobset in _of(items, "JobSet"):
             del jobset["spec"]["coordinator"]
 

@@ -1,4 +1,5 @@
-"""Taints, tolerations, cordon, nodeSelector and required node affinity, rule by rule (facts §2, §4).
+"""Taints, tolerations, cordon, nodeSelector and required node affinity, rule by rule (k8s.io/api
+`Toleration.ToleratesTaint`, kube-scheduler's TaintToleration, NodeUnschedulable and NodeAffinity plugins).
 
 Nodes and pods are the GPU lab's own objects with one field changed, so every case is an object the
 API could serve.

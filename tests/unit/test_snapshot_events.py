@@ -10,7 +10,7 @@ import pytest
 from diagnosis import events
 from diagnosis.relations import holds_node, is_terminal, owned_by
 
-POD = {
+POD: dict[str, Any] = {
     "apiVersion": "v1",
     "kind": "Pod",
     "metadata": {

@@ -881,7 +881,7 @@ def pod(
     conditions: list[Obj] = []
     if disruption:
         conditions.append(cond("DisruptionTarget", disruption[0], disruption[1], deleting or 10, probe=True))
-    if node_name:
+    if node is not None and node_name:
         began = started if started is not None else created - 0.2
         running = phase == "Running" and not waiting
         sandbox = "True" if phase != "Pending" else "False"
@@ -901,7 +901,7 @@ def pod(
             if not c["reason"]:
                 del c["reason"]
                 del c["message"]
-        status["hostIP"] = node["status"]["addresses"][0]["address"]  # type: ignore[index]
+        status["hostIP"] = node["status"]["addresses"][0]["address"]
         status["hostIPs"] = [{"ip": status["hostIP"]}]
         if phase != "Pending" or waiting:
             status["podIP"] = f"10.{w.rng.randint(4, 120)}.{w.rng.randint(0, 255)}.{w.rng.randint(2, 250)}"

@@ -1,0 +1,88 @@
+"""ARCHITECTURE.md stays true: its verdict tables are the ones in `diagnosis/__init__.py`, name
+functions that exist and are named after their verdicts, and list them in the order the code runs
+them; its layout tree matches the repository; it names every import contract."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import tomllib
+from collections.abc import Callable
+from typing import Any
+
+import diagnosis
+from diagnosis.jobset.explain import CHECKS
+from diagnosis.model import JobSetVerdict, PodVerdict
+from diagnosis.triage.classify import FUNNEL
+from tests.corpus import ROOT
+
+ARCHITECTURE = (ROOT / "ARCHITECTURE.md").read_text()
+ROW = re.compile(r"^\| ([a-z-]+) \| `([a-z_.]+)`(?: \(funnel step\))? \|$", re.MULTILINE)
+
+
+def table(text: str, question: str) -> list[tuple[str, str]]:
+    """The (verdict, function) rows of the table headed `| `question` verdict | function |`."""
+    rows = text.split(f"| `{question}` verdict | function |", 1)[1].split("\n\n", 1)[0]
+    return ROW.findall(rows)
+
+
+def function(path: str) -> Callable[..., Any]:
+    module, _, attribute = f"diagnosis.{path}".rpartition(".")
+    found: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
+    return found
+
+
+def test_the_verdict_tables_are_the_package_docstrings() -> None:
+    assert diagnosis.__doc__ is not None
+    for question in ("/triage", "/jobset why"):
+        assert table(ARCHITECTURE, question) == table(diagnosis.__doc__, question)
+
+
+def test_every_triage_verdict_has_its_function_in_the_order_the_classifier_runs_them() -> None:
+    rows = table(ARCHITECTURE, "/triage")
+    assert [verdict for verdict, _ in rows] == [v.value for v in PodVerdict]
+    for verdict, path in rows:
+        assert function(path).__name__ == verdict.replace("-", "_")
+    funnel = [(step.verdict.value, step.check) for step in FUNNEL]
+    assert [(v, function(p)) for v, p in rows if (v, function(p)) in funnel] == funnel
+
+
+def test_every_jobset_verdict_has_its_function_in_the_order_of_checks() -> None:
+    rows = table(ARCHITECTURE, "/jobset why")
+    offline = {JobSetVerdict.UNKNOWN.value}
+    assert [verdict for verdict, _ in rows] == [v.value for v in JobSetVerdict if v.value not in offline]
+    functions = [function(path) for _, path in rows]
+    assert [f.__name__ for f in functions] == [v.replace("-", "_") for v, _ in rows]
+    assert functions[: len(CHECKS)] == list(CHECKS)
+
+
+def tree() -> list[str]:
+    """The paths of the layout block: one entry a line, two spaces of indent per level."""
+    block = ARCHITECTURE.split("## Layout", 1)[1].split("```", 2)[1]
+    paths: list[str] = []
+    parents: list[str] = []
+    for line in block.splitlines():
+        entry = re.match(r"^( *)(\S+)  ", line)
+        if entry is None:
+            continue
+        depth = len(entry.group(1)) // 2
+        parents[depth:] = [entry.group(2)]
+        paths.append("".join(parents))
+    return paths
+
+
+def test_the_layout_tree_matches_the_repository() -> None:
+    listed = tree()
+    assert [p for p in listed if not (ROOT / p).exists()] == []
+    packages = {
+        f"{init.parent.relative_to(ROOT)}/"
+        for top in ("bot", "handlers", "cluster", "diagnosis", "devtools", "tests", "bench")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert packages - set(listed) == set()
+
+
+def test_every_import_contract_is_explained() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    names = [c["name"] for c in config["tool"]["importlinter"]["contracts"]]
+    assert [n for n in names if f"| {n} |" not in ARCHITECTURE] == []
