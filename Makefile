@@ -41,6 +41,9 @@ demo: install
 	@echo
 	@echo '== kubewhy ask "/jobset why llm llama3-70b-ft"'
 	@$(BIN)/kubewhy ask "/jobset why llm llama3-70b-ft"
+	@echo
+	@echo '== The sentinel (in-process, thresholds of seconds): an incident posted, followed and resolved in place'
+	@$(BIN)/python -m devtools.sentinel_demo
 
 bench: install
 	$(BIN)/python -m bench

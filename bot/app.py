@@ -22,13 +22,14 @@ from bot.clusters import Clusters
 from bot.edge import Inflight, SeenRequests
 from bot.listeners import Deps, Listeners
 from bot.metrics import Metrics
+from bot.sentinel import SILENCE, Sentinel
 from bot.settings import Config
 from bot.threads import Watches
 
 COMMANDS = ("/triage", "/jobset")
 SHORTCUT_CALLBACK_ID = "triage_with_kubewhy"
 """The message shortcut "Triage with kubewhy"."""
-ACTION_IDS = blocks.ACTION_IDS
+ACTION_IDS = (*blocks.ACTION_IDS, SILENCE)
 BOT_EVENTS = ("app_mention",)
 
 WEB_API_METHODS = (
@@ -37,6 +38,7 @@ WEB_API_METHODS = (
     "chat.update",  # a re-check or a watch shows the current verdict in the verdict message
     "chat.postEphemeral",  # answers and refusals for one person, where no response_url is at hand
     "conversations.replies",  # a follow-up reads its thread's verdict from message metadata
+    "conversations.history",  # the sentinel reads its channels' incidents and silences back from metadata
     "usergroups.users.list",  # authorization by user group (allow.usergroups)
 )
 SOCKET_MODE_METHODS = ("apps.connections.open",)
@@ -58,17 +60,19 @@ def assemble(config: Config, clusters: Clusters, client: AsyncWebClient) -> Deps
     metrics.track_caches(lambda: clusters.caches)
     poster = Poster(client)
     check = Checker(clusters, metrics, config.max_concurrent_checks)
+    access = Access(config, client)
     return Deps(
         config=config,
         client=client,
         clusters=clusters,
-        access=Access(config, client),
+        access=access,
         check=check,
         poster=poster,
         watches=Watches(poster, check, config.watch),
         metrics=metrics,
         seen=SeenRequests(),
         inflight=Inflight(),
+        sentinel=Sentinel(config, clusters, check, client, poster, access, metrics),
     )
 
 
@@ -88,6 +92,7 @@ def build_app(deps: Deps, signing_secret: str) -> AsyncApp:
     app.action(blocks.RECHECK)(listeners.recheck_button)
     app.action(blocks.WATCH)(listeners.watch_button)
     app.action(blocks.DETAILS)(listeners.details_button)
+    app.action(SILENCE)(deps.sentinel.silence)
     app.message_shortcut(SHORTCUT_CALLBACK_ID)(listeners.shortcut)
     app.error(listeners.on_error)
     return app

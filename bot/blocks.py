@@ -262,7 +262,8 @@ def _unmarked(mrkdwn: str) -> str:
 
 
 def plain_text(blocks: Iterable[dict[str, Any]]) -> str:
-    """Blocks as Slack shows them, for a terminal: headers, sections, context lines, [buttons]."""
+    """Blocks as Slack shows them, for a terminal: headers, sections, context lines, [buttons] and
+    [menus]."""
     lines: list[str] = []
     for block in blocks:
         kind = block.get("type")
@@ -271,6 +272,7 @@ def plain_text(blocks: Iterable[dict[str, Any]]) -> str:
         elif kind == "context":
             lines.append(" · ".join(e.get("text", "") for e in block.get("elements", [])))
         elif kind == "actions":
-            buttons = (e.get("text", {}).get("text", "") for e in block.get("elements", []))
+            labels = (e.get("text") or e.get("placeholder") or {} for e in block.get("elements", []))
+            buttons = (label.get("text", "") for label in labels)
             lines.append(" ".join(f"[{b}]" for b in buttons))
     return _unmarked("\n".join(lines))

@@ -9,7 +9,7 @@ unless it opts out (`cache.enabled: false`); the caches are started with the bot
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from bot import messages
@@ -20,13 +20,15 @@ from handlers.requests import Target
 
 if TYPE_CHECKING:
     from cluster.cache import ClusterCache
+    from cluster.lease import Elector, LeaseOptions, Observer
 
 PING_SECONDS = 5.0
 
 
-def build_reader(config: ClusterConfig) -> Reader:
+def build_reader(config: ClusterConfig, pending: bool = False) -> Reader:
     """A reader for one configured cluster. The live client is imported only when a live cluster is
-    configured, so `kubewhy ask` on a snapshot starts quickly."""
+    configured, so `kubewhy ask` on a snapshot starts quickly. `pending`: a sentinel watches the
+    cluster, so its cache also keeps the unscheduled pods (and is started even if not enabled)."""
     if config.snapshot is not None:
         from cluster.snapshot import SnapshotReader
 
@@ -34,7 +36,8 @@ def build_reader(config: ClusterConfig) -> Reader:
     from cluster.cache import CacheOptions
     from cluster.live import LiveReader
 
-    cache = CacheOptions(max_objects=config.cache.max_objects) if config.cache.enabled else None
+    wanted = config.cache.enabled or pending
+    cache = CacheOptions(max_objects=config.cache.max_objects, pending=pending) if wanted else None
     if config.in_cluster:
         return LiveReader.in_cluster(timeout=config.timeout, cache=cache)
     kubeconfig = str(config.kubeconfig) if config.kubeconfig else None
@@ -48,7 +51,8 @@ class Clusters:
 
     @classmethod
     def from_config(cls, config: Config) -> Clusters:
-        return cls({name: build_reader(c) for name, c in config.clusters.items()}, config)
+        watched = {c for channel in config.sentinel_channels for c in config.watched_clusters(channel)}
+        return cls({name: build_reader(c, name in watched) for name, c in config.clusters.items()}, config)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -59,6 +63,25 @@ class Clusters:
         """The caches of the clusters that have one, by cluster name."""
         found = {name: getattr(reader, "cache", None) for name, reader in self._readers.items()}
         return {name: cache for name, cache in found.items() if cache is not None}
+
+    def jobset_restarts(
+        self, cluster: str
+    ) -> Callable[[Sequence[str] | None], Awaitable[dict[tuple[str, str], int]]] | None:
+        """How the sentinel reads the JobSets' restart counts on a live cluster (None for a snapshot)."""
+        found: Callable[[Sequence[str] | None], Awaitable[dict[tuple[str, str], int]]] | None = getattr(
+            self._readers.get(cluster), "jobset_restarts", None
+        )
+        return found
+
+    def elector(self, cluster: str, options: LeaseOptions, identity: str, observer: Observer) -> Elector:
+        """A leader elector on a Lease in `cluster`, which must be live."""
+        make = getattr(self._readers[cluster], "elector", None)
+        if make is None:
+            raise ClusterError(
+                f"cluster {cluster} is a snapshot: it cannot hold a Lease", "set lease.cluster to a live one"
+            )
+        elector: Elector = make(options, identity, observer)
+        return elector
 
     def cache_states(self) -> dict[str, dict[str, str]]:
         """Each cluster's cache, for /readyz: its condition word (`off` when it has none) and a line

@@ -30,6 +30,7 @@ from bot.checks import Checker
 from bot.clusters import Clusters
 from bot.edge import Inflight, SeenRequests, request_key
 from bot.metrics import Metrics
+from bot.sentinel import Sentinel
 from bot.settings import Config
 from bot.threads import Found, Watches, find_verdict, post_change
 from handlers.requests import (
@@ -63,6 +64,7 @@ class Deps:
     metrics: Metrics
     seen: SeenRequests
     inflight: Inflight
+    sentinel: Sentinel
 
 
 class Listeners:

@@ -2,11 +2,12 @@
 sends to an app, built and signed as Slack builds and signs it.
 
 `kubewhy ask` runs the whole Slack pipeline in-process against it, so it needs no workspace or
-internet. It records every call, answers `conversations.replies` from what was posted (with message
-metadata), and rejects what real Slack rejects (more than 50 blocks, a section over 3000 characters, a
-header over 150, a button value over 2000, about 13k characters in all), so a message it accepts is one
-Slack would accept. The tests and benchmarks use `devtools.slack.DevSlack`, which adds what only they
-need: people posting, Socket Mode, injected failures and the other requests Slack sends.
+internet. It records every call, answers `conversations.replies` and `conversations.history` from what
+was posted (with message metadata, which `chat.update` rewrites), and rejects what real Slack rejects
+(more than 50 blocks, a section over 3000 characters, a header over 150, a button value over 2000,
+about 13k characters in all), so a message it accepts is one Slack would accept. The tests and
+benchmarks use `devtools.slack.DevSlack`, which adds what only they need: people posting, Socket Mode,
+injected failures and the other requests Slack sends.
 
 The server runs on its own event loop in a thread, so the code under test (a subprocess, or the
 caller's own event loop) reaches it over real HTTP.
@@ -348,6 +349,30 @@ class LocalSlack:
         return {
             "ok": True,
             "messages": [m.as_api(with_metadata) for m in page],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    def _m_conversations_history(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A channel's top-level messages, newest first, between `oldest` and `latest` (exclusive
+        unless `inclusive`), in pages of `limit` (Slack's default 100)."""
+        channel = args.get("channel", "")
+        oldest, latest = float(args.get("oldest") or 0), float(args.get("latest") or "inf")
+        inclusive = str(args.get("inclusive", "")).lower() in ("1", "true")
+
+        def within(ts: str) -> bool:
+            at = float(ts)
+            return oldest <= at <= latest if inclusive else oldest < at < latest
+
+        with self._changed:
+            found = [m for m in reversed(self.channel_messages(channel)) if within(m.ts)]
+        start = int(args.get("cursor") or 0)
+        limit = int(args.get("limit") or 100)
+        more = start + limit < len(found)
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
+        return {
+            "ok": True,
+            "messages": [m.as_api(with_metadata) for m in found[start : start + limit]],
             "has_more": more,
             "response_metadata": {"next_cursor": str(start + limit) if more else ""},
         }

@@ -221,3 +221,74 @@ def unexpected(request_id: str) -> str:
 
 def detail_fallback(target: str) -> str:
     return f"Evidence and next commands for {target}"
+
+
+# ---- the sentinel (bot/sentinel.py)
+
+SILENCE = "Silence…"
+SILENCE_CHOICES = (
+    ("workload", 60, "This workload for 1 hour"),
+    ("workload", 240, "This workload for 4 hours"),
+    ("workload", 1440, "This workload for 24 hours"),
+    ("namespace", 60, "Its namespace for 1 hour"),
+    ("namespace", 240, "Its namespace for 4 hours"),
+    ("namespace", 1440, "Its namespace for 24 hours"),
+)
+
+
+def minutes(seconds: float) -> str:
+    """A duration as people say it: `45 s`, `12 min`, `3 h 05 min`."""
+    if seconds < 60:
+        return f"{max(0, round(seconds))} s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    hours, rest = divmod(round(seconds / 60), 60)
+    return f"{hours} h {rest:02d} min"
+
+
+def incident_waiting(pods: int, waited: str) -> str:
+    return f"*{pods} pod{'s' if pods != 1 else ''}* waiting for a node for {waited}."
+
+
+def incident_restarting(restarts: int, window: float) -> str:
+    return f"*Restarted {restarts} time{'s' if restarts != 1 else ''}* within {window:g} min."
+
+
+def first_fix(summary: str) -> str:
+    return f"*First fix:* {summary}"
+
+
+def incident_facts(cluster: str, since: str) -> str:
+    return f"cluster *{cluster}* · stuck since {since} UTC · posted by kubewhy's sentinel"
+
+
+def resolved_header(kind: str, what: str) -> str:
+    return f":white_check_mark: resolved: {kind} {what}"
+
+
+def resolved(waited: str, verdict: str) -> str:
+    return f"No pod waits any more: resolved {waited} after it began (it was *{verdict}*)."
+
+
+def resolved_restarts(window: float, verdict: str) -> str:
+    return f"No restart within {window:g} min: resolved (it was *{verdict}*)."
+
+
+def resolved_line(waited: str) -> str:
+    return f":white_check_mark: Resolved, {waited} after it began."
+
+
+def verdict_changed(before: str, after: str, summary: str) -> str:
+    return f"The verdict changed: *{before}* → *{after}*. {summary}"
+
+
+def silenced(scope: str, user: str, until: str) -> str:
+    return f":no_bell: {scope.capitalize()} silenced by <@{user}> until {until} UTC."
+
+
+def held(count: int, limit: int) -> str:
+    return (
+        f":hourglass: {count} more stuck workload{'s' if count != 1 else ''} not posted: this channel's"
+        f" sentinel posts at most {limit} per hour (`channels.ID.sentinel.max_posts_per_hour`)."
+        " Ask with /triage or /jobset why."
+    )

@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -18,6 +25,10 @@ if TYPE_CHECKING:
 
 LOOP_LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 """Slack wants an ack within 3 s; a stall past 100 ms is already felt by every request in flight."""
+
+POST_DELAY_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600)
+"""From a pod's wait beginning to its incident's post: the threshold (10 min by default) plus the
+sentinel's delay."""
 
 
 class Metrics:
@@ -50,6 +61,48 @@ class Metrics:
             registry=self.registry,
             buckets=LOOP_LAG_BUCKETS,
         )
+
+        self.incidents = Counter(
+            "kubewhy_sentinel_incidents",
+            "Sentinel incidents by event: opened, resolved, silenced, held (past the hourly limit).",
+            ["event"],
+            registry=self.registry,
+        )
+        self.post_delay = Histogram(
+            "kubewhy_sentinel_post_delay_seconds",
+            "From the moment the oldest pod of a workload began to wait (or the loop began) to the post.",
+            registry=self.registry,
+            buckets=POST_DELAY_BUCKETS,
+        )
+        self.lease_leading = Gauge(
+            "kubewhy_lease_leading",
+            "1 while this replica holds the Lease and runs the sentinel.",
+            registry=self.registry,
+        )
+        self.lease_holder = Gauge(
+            "kubewhy_lease_holder",
+            "1 for the Lease's current holder, as this replica last read it.",
+            ["holder"],
+            registry=self.registry,
+        )
+        self.lease_transitions = Gauge(
+            "kubewhy_lease_transitions",
+            "The Lease's leaseTransitions: how often it changed hands.",
+            registry=self.registry,
+        )
+
+    def incident(self, event: str) -> None:
+        self.incidents.labels(event=event).inc()
+
+    def posted_after(self, seconds: float) -> None:
+        self.post_delay.observe(seconds)
+
+    def lease(self, holder: str, transitions: int, leading: bool) -> None:
+        self.lease_holder.clear()
+        if holder:
+            self.lease_holder.labels(holder=holder).set(1)
+        self.lease_transitions.set(transitions)
+        self.lease_leading.set(1 if leading else 0)
 
     def track_caches(self, caches: Callable[[], Mapping[str, ClusterCache]]) -> None:
         """Report the caches `caches()` gives (by cluster name) at every scrape."""

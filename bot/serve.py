@@ -23,7 +23,7 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 
-from bot import gate, looplag
+from bot import gate, looplag, sentinel
 from bot.app import assemble, build_app, build_client
 from bot.clusters import Clusters
 from bot.listeners import Deps
@@ -37,7 +37,6 @@ EXIT_CONFIG = 2
 EXIT_UNREACHABLE = 3
 DRAIN_SECONDS = 20.0
 """How long a shutdown waits for answers in flight and watches' last lines (Kubernetes gives 30 s)."""
-
 
 
 def run() -> int:
@@ -76,8 +75,12 @@ async def _serve(settings: Settings, config: Config) -> int:
             return _fail(str(error), EXIT_UNREACHABLE)
         clusters.start()
         deps = assemble(config, clusters, client)
+        deps.sentinel.bot_id = identity.get("bot_id")
         try:
-            async with looplag.watching(deps.metrics.loop_lagged):
+            async with (
+                looplag.watching(deps.metrics.loop_lagged),
+                sentinel.running(config, clusters, deps.sentinel, deps.metrics),
+            ):
                 await _until_stopped(settings, deps)
         except SettingsError as error:
             return _fail(str(error), EXIT_CONFIG)

@@ -24,7 +24,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from handlers.requests import ClusterName, Namespace
+from diagnosis.model import JobSetVerdict, PodVerdict
+from handlers.requests import ClusterName, Namespace, ObjectName
 
 SLACK_API_URL = "https://slack.com/api/"
 MAX_CONFIG_BYTES = 2**20
@@ -100,7 +101,15 @@ def _usergroup_id(value: str) -> str:
     return value
 
 
+def _verdict_word(value: str) -> str:
+    if value not in VERDICT_WORDS:
+        raise ValueError(f"'{value}' is not a verdict word ({', '.join(sorted(VERDICT_WORDS))})")
+    return value
+
+
+VERDICT_WORDS = frozenset(PodVerdict) | frozenset(JobSetVerdict)
 ChannelId = Annotated[str, AfterValidator(_channel_id)]
+VerdictWord = Annotated[str, AfterValidator(_verdict_word)]
 UserId = Annotated[str, AfterValidator(_user_id)]
 UsergroupId = Annotated[str, AfterValidator(_usergroup_id)]
 
@@ -144,6 +153,22 @@ class ClusterConfig(_Strict):
         return self
 
 
+class SentinelConfig(_Strict):
+    """The sentinel in one channel: kubewhy posts the stuck workloads of the channel's clusters and
+    namespaces without being asked (`bot.sentinel`)."""
+
+    enabled: bool = False
+    pending_minutes: float = Field(default=10.0, gt=0)
+    """How long an accelerator pod waits for a node before its workload is reported."""
+    restarts: int = Field(default=3, ge=1)
+    """JobSet restarts within `restarts_window_minutes` that make a restart loop worth reporting."""
+    restarts_window_minutes: float = Field(default=60.0, gt=0)
+    ignore: tuple[VerdictWord, ...] = ()
+    """Verdicts never reported (the workload's, or its blocking pod's)."""
+    max_posts_per_hour: int = Field(default=10, ge=1)
+    """New incidents posted per hour at most; past it, one summary line counts the others."""
+
+
 class ChannelConfig(_Strict):
     cluster: ClusterName | None = None
     """The cluster asked when a command names none."""
@@ -152,7 +177,9 @@ class ChannelConfig(_Strict):
     namespaces: tuple[Namespace, ...] | None = None
     """The namespaces this channel may query; unset: all."""
     clusters: tuple[ClusterName, ...] | None = Field(default=None, min_length=1)
-    """The clusters this channel may query, its default among them; unset: all."""
+    """The clusters this channel may query and its sentinel watches, its default among them; unset: all
+    (the sentinel then watches the channel's default)."""
+    sentinel: SentinelConfig = SentinelConfig()
 
     def default_cluster(self, fallback: str) -> str:
         """The cluster asked when a command names none: the channel's own, else the config's default
@@ -181,6 +208,31 @@ class WatchConfig(_Strict):
     max_minutes: float = Field(default=30.0, gt=0, le=24 * 60)
 
 
+class LeaseConfig(_Strict):
+    """The Lease (`coordination.k8s.io/v1`) under which one replica at a time runs the sentinel."""
+
+    cluster: ClusterName | None = None
+    """The cluster the bot runs in, where the Lease lives; unset: `default_cluster`."""
+    namespace: Namespace | None = None
+    """The bot's namespace; unset: the pod's own (its ServiceAccount's namespace file)."""
+    name: ObjectName = "kubewhy"
+    duration_seconds: float = Field(default=15.0, gt=0)
+    renew_deadline_seconds: float = Field(default=10.0, gt=0)
+    retry_seconds: float = Field(default=2.0, gt=0)
+
+    @model_validator(mode="after")
+    def _timings(self) -> Self:
+        if not self.retry_seconds < self.renew_deadline_seconds < self.duration_seconds:
+            raise ValueError("the lease needs retry_seconds < renew_deadline_seconds < duration_seconds")
+        return self
+
+
+class SentinelTiming(_Strict):
+    interval_seconds: float = Field(default=15.0, gt=0)
+    """How often the leader looks for stuck workloads, re-checks the open incidents and reads back
+    the channels' state (incidents, silences) from Slack."""
+
+
 class Config(_Strict):
     """The KUBEWHY_CONFIG file. Without one: a single cluster found like kubectl finds it, and every
     channel may query every namespace."""
@@ -190,6 +242,8 @@ class Config(_Strict):
     channels: dict[ChannelId, ChannelConfig] = Field(default_factory=dict)
     allow: AllowConfig = AllowConfig()
     watch: WatchConfig = WatchConfig()
+    sentinel: SentinelTiming = SentinelTiming()
+    lease: LeaseConfig = LeaseConfig()
     usergroup_cache_seconds: float = Field(default=300.0, ge=0)
     max_concurrent_checks: int = Field(default=4, ge=1, le=64)
     """Checks (reads and diagnoses) run at once; more wait, already acknowledged (`bot.checks`)."""
@@ -200,11 +254,11 @@ class Config(_Strict):
             raise ValueError("clusters: name at least one cluster")
         if self.default_cluster is None and len(self.clusters) > 1:
             raise ValueError("default_cluster: required when there are several clusters")
-        named = [("default_cluster", self.default_cluster)]
+        named = {"default_cluster": self.default_cluster, "lease.cluster": self.lease.cluster}
         for channel, c in self.channels.items():
-            named += [(f"channels.{channel}.cluster", c.cluster)]
-            named += [(f"channels.{channel}.clusters", listed) for listed in c.clusters or ()]
-        for where, cluster in named:
+            named[f"channels.{channel}.cluster"] = c.cluster
+            named |= {f"channels.{channel}.clusters[{i}]": name for i, name in enumerate(c.clusters or ())}
+        for where, cluster in named.items():
             if cluster is not None and cluster not in self.clusters:
                 raise ValueError(f"{where}: no cluster named '{cluster}' in clusters")
         for channel, c in self.channels.items():
@@ -212,6 +266,14 @@ class Config(_Strict):
                 raise ValueError(
                     f"channels.{channel}.cluster: '{c.cluster}' is not among channels.{channel}.clusters"
                 )
+        if self.sentinel_channels:
+            watched = {c for channel in self.sentinel_channels for c in self.watched_clusters(channel)}
+            for cluster in sorted(watched | {self.lease.cluster or self.fallback_cluster}):
+                if self.clusters[cluster].snapshot is not None:
+                    raise ValueError(
+                        f"clusters.{cluster}: the sentinel watches it or holds its Lease there, so it must be"
+                        " a live cluster, not a snapshot"
+                    )
         return self
 
     @property
@@ -220,6 +282,15 @@ class Config(_Strict):
 
     def channel(self, channel_id: str) -> ChannelConfig:
         return self.channels.get(channel_id, ChannelConfig())
+
+    def watched_clusters(self, channel_id: str) -> tuple[str, ...]:
+        """The clusters a channel's sentinel watches."""
+        channel = self.channel(channel_id)
+        return channel.clusters or (channel.default_cluster(self.fallback_cluster),)
+
+    @property
+    def sentinel_channels(self) -> tuple[str, ...]:
+        return tuple(c for c, config in self.channels.items() if config.sentinel.enabled)
 
     def relative_to(self, folder: Path) -> Config:
         """Paths in the file are relative to the file's folder, as a person writing it expects."""

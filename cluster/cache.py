@@ -53,6 +53,10 @@ log = logging.getLogger(__name__)
 BOUND_PODS = f"spec.nodeName!=,{NOT_TERMINAL}"
 """The pods that count against a node's allocatable (`diagnosis.relations.holds_node`)."""
 
+UNSCHEDULED_PODS = "spec.nodeName=,status.phase=Pending"
+"""The pods waiting for a node (kept with `CacheOptions.pending`, for the sentinel): a pod that is
+bound, or fails before it is, leaves the watch's selection and arrives as DELETED."""
+
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for nodes."""
 
@@ -69,6 +73,9 @@ class CacheOptions:
     stale_seconds: float = 30.0
     """How long the cache still answers after losing its watch, while it reconnects: the data is at
     most this old. Beyond it, the reader reads directly until the watch is back."""
+    pending: bool = False
+    """Also keep the unscheduled pods that ask for a device (`UNSCHEDULED_PODS`, `compact_pending`):
+    the sentinel reads them to find stuck workloads (`bot.sentinel`)."""
     backoff: Retry = field(default_factory=lambda: Retry(attempts=8, base=0.5, cap=30.0))
     """Waits between reconnections: the n-th failure in a row waits as this policy's n-th retry, and
     every failure from its last attempt on as the last (reconnections never end)."""
@@ -116,6 +123,26 @@ def compact_pod(pod: Object) -> dict[str, Any]:
         "spec": kept_spec,
         "status": _pick(status(pod), ("phase",)),
     }
+
+
+def compact_pending(pod: Object) -> dict[str, Any]:
+    """What the sentinel reads of a pod waiting for a node: who it is and who owns it (labels and
+    ownerReferences: its workload), since when it waits (creation, the PodScheduled condition), and
+    whether it asks for a device (extended resources, ResourceClaims)."""
+    kept = compact_pod(pod)
+    kept["metadata"] |= _pick(meta(pod), ("labels", "ownerReferences", "creationTimestamp"))
+    kept["spec"] |= _pick(spec(pod), ("resourceClaims",))
+    kept["status"] |= _pick(status(pod), ("conditions",))
+    return kept
+
+
+def asks_devices(pod: Object) -> bool:
+    """Whether the (compacted) pod asks for an extended resource or names a ResourceClaim."""
+    return holds_devices(pod) or bool(spec(pod).get("resourceClaims"))
+
+
+def _namespace_of(pod: Object) -> tuple[str, ...]:
+    return (namespace(pod),)
 
 
 def holds_devices(pod: Object) -> bool:
@@ -399,10 +426,15 @@ class ClusterCache:
     ) -> None:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
-        self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kubewhy-watch")
+        watches = 3 if self.options.pending else 2  # one thread blocks on each watch's next line
+        self.threads = ThreadPoolExecutor(max_workers=watches, thread_name_prefix="kubewhy-watch")
         self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
         pods = _Resource("pods", BOUND_PODS, compact_pod, holds_devices, _node_of)
         self._pods = _Reflector(self, pods)
+        self._pending = _Reflector(
+            self, _Resource("pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of)
+        )
+        self._reflectors = (self._nodes, self._pods, *((self._pending,) if self.options.pending else ()))
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()
@@ -421,7 +453,7 @@ class ClusterCache:
         """List and watch in the background (call it on the running event loop)."""
         if self._tasks or self._stopped is not None:
             return
-        for reflector in (self._nodes, self._pods):
+        for reflector in self._reflectors:
             task = asyncio.get_running_loop().create_task(
                 reflector.run(), name=f"kubewhy-cache-{reflector.resource.plural}"
             )
@@ -457,7 +489,7 @@ class ClusterCache:
         for task in self._tasks:
             if task is not current:
                 task.cancel()
-        for reflector in (self._nodes, self._pods):
+        for reflector in self._reflectors:
             reflector.listed = False
             reflector.replace({})
             if reflector.response is not None:
@@ -552,6 +584,19 @@ class ClusterCache:
         """The nodes with the label `key=value`."""
         return tuple(self._nodes.indexed.get(f"{key}={value}", {}).values())
 
+    @property
+    def pending_synced(self) -> bool:
+        """The unscheduled pods are listed and watched (`CacheOptions.pending`)."""
+        return self.options.pending and self._stopped is None and self._pending.current(time.monotonic())
+
+    def pending_pods(self, namespaces: Iterable[str] | None = None) -> tuple[Object, ...]:
+        """The unscheduled pods that ask for a device (in these namespaces; None: all), while
+        `pending_synced`."""
+        if namespaces is None:
+            return tuple(self._pending.items.values())
+        on = self._pending.indexed
+        return tuple(pod for ns in sorted(set(namespaces)) for pod in on.get(ns, {}).values())
+
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """The non-terminal pods bound to these nodes that hold an extended resource, any namespace
         (the only ones `diagnosis.triage.resources.holders` counts)."""
@@ -562,7 +607,7 @@ class ClusterCache:
 
     def check_size(self) -> None:
         """Raise _Overflow past `max_objects` (the reflectors call it as objects come)."""
-        held = sum(len(r.items) + r.listing for r in (self._nodes, self._pods))
+        held = sum(len(r.items) + r.listing for r in self._reflectors)
         if held > self.options.max_objects:
             raise _Overflow(
                 f"the cluster has more nodes and bound pods than cache.max_objects"

@@ -50,7 +50,7 @@ class Forbidden(ClusterError):
         qualified = f"{resource}.{group}" if group else resource
         super().__init__(
             f"forbidden: cannot {verb} {qualified} {where}",
-            f"grant the rule {{apiGroups: [\"{group}\"], resources: [\"{resource}\"], verbs: [\"{verb}\"]}}"
+            f'grant the rule {{apiGroups: ["{group}"], resources: ["{resource}"], verbs: ["{verb}"]}}'
             " to kubewhy's ServiceAccount (deploy/base/rbac.yaml)",
         )
         self.verb = verb
@@ -94,3 +94,8 @@ def unread_line(what: str, error: ClusterError | NotFound) -> str:
     if isinstance(error, NotFound):
         return f"{what}: not served by this cluster — left out"
     return f"{what}: not read — {error.message}"
+
+
+class Conflict(ClusterError):
+    """A write lost a race: the object changed since it was read (HTTP 409, a stale
+    `resourceVersion`), or it already exists. Read it again and decide again."""

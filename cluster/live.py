@@ -34,6 +34,7 @@ from kubernetes.config.kube_config import KubeConfigMerger
 
 from cluster.credentials import take_exec
 from cluster.errors import ClusterError, Missing, NotFound, unread_line
+from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
@@ -61,6 +62,7 @@ many calls would be needed, the cluster-wide LIST, read in pages, is fewer calls
 bytes. Nodes asked for by name follow the same rule (GET each, or LIST all)."""
 
 T = TypeVar("T")
+V = TypeVar("V", TriageView, JobSetView)
 
 _JOBSET = "jobset.x-k8s.io", "v1alpha2"
 _WORKLOAD = "kueue.x-k8s.io", "v1beta1"
@@ -184,12 +186,22 @@ class LiveReader:
             await self.cache.aclose()
         await self._api.close()
 
+    def elector(self, options: LeaseOptions, identity: str, observer: Observer | None = None) -> Elector:
+        """A leader elector on a Lease in this cluster (`cluster.lease`), over a connection of its own:
+        a renewal must not wait behind a burst of reads."""
+        timeout = min(self._api.timeout, options.renew_deadline)  # a renewal is late past the deadline
+        api = Transport(ApiClient(self._api.api_client.configuration), timeout)
+        return Elector(api, options, identity, observer)
+
     async def ping(self) -> None:
         await self._api.get(Target("get", VERSION))
 
     # — /triage —
 
     async def triage_view(self, namespace: str, pod: str) -> TriageView:
+        return await self._believed(self._triage_view(namespace, pod), "pod", namespace, pod)
+
+    async def _triage_view(self, namespace: str, pod: str) -> TriageView:
         notes = list(self._notes())
         got, about = await asyncio.gather(
             self._pod(namespace, pod), _optional("events", self._pod_events(namespace, pod), notes)
@@ -278,9 +290,29 @@ class LiveReader:
         keep = set(wanted)
         return tuple(p for p in every if node_name(p) in keep)
 
+    # — the sentinel —
+
+    async def jobset_restarts(self, namespaces: Sequence[str] | None) -> dict[tuple[str, str], int]:
+        """`status.restarts` of every JobSet in these namespaces (None: all), by (namespace, name);
+        empty where JobSet is not installed."""
+        group, version = _JOBSET
+        scopes: Sequence[str | None] = [None] if namespaces is None else namespaces
+        try:
+            found = await asyncio.gather(
+                *(self._api.items(Target("list", "jobsets", ns, group, version=version)) for ns in scopes)
+            )
+        except NotFound:
+            return {}
+        return {
+            (namespace(j), name(j)): int(status(j).get("restarts") or 0) for j in chain.from_iterable(found)
+        }
+
     # — /jobset why —
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
+        return await self._believed(self._jobset_view(namespace, name), "jobset", namespace, name)
+
+    async def _jobset_view(self, namespace: str, name: str) -> JobSetView:
         notes = list(self._notes())
         by_label = f"{JOBSET_NAME_LABEL}={name}"
         got, in_namespace, jobs, pods, workloads = await asyncio.gather(
@@ -360,6 +392,22 @@ class LiveReader:
             return None
 
     # — shared —
+
+    async def _believed(self, read: Awaitable[V], kind: str, namespace: str, name: str) -> V:
+        """`read`, where only the object asked about may be missing: a 404 on any other read (a list
+        of pods, of nodes) says the server is not the Kubernetes API it was (a wrong path prefix, a
+        proxy), or serves an API kubewhy does not know — the cluster cannot be read."""
+        try:
+            return await read
+        except NotFound as err:
+            if (err.kind, err.namespace, err.name) == (kind, namespace, name):
+                raise
+            await self.ping()  # Unavailable when the URL does not serve the Kubernetes API at all
+            raise ClusterError(
+                f"the Kubernetes API at {self._api.server} answered 404 for {err.kind}"
+                f"{f' in namespace {err.namespace}' if err.namespace else ''}",
+                "check that the server URL of the kubeconfig reaches the API server directly",
+            ) from err
 
     async def _missing(
         self,

@@ -36,7 +36,7 @@ import urllib3
 from kubernetes.client.api_client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
+from cluster.errors import ClusterError, Conflict, Forbidden, NotFound, Unavailable
 from diagnosis.objects import mapping, sequence, text
 
 log = logging.getLogger(__name__)
@@ -232,6 +232,21 @@ class Transport:
             lambda cost: self._retried(target, lambda: self._open(target, watch, _JSON, timeout), cost)
         )
 
+    async def send(self, target: Target, method: str, body: Mapping[str, Any] | None = None) -> Response:
+        """`method` (GET, POST, PUT) on `target`'s path with a JSON `body`, for the one object kubewhy
+        writes, in its own namespace: its Lease (`cluster.lease`). A 404 raises NotFound, a 409
+        Conflict."""
+
+        def call(cost: ReadStats) -> Response:
+            response = self._retried(
+                target, lambda: self._open(target, {}, _JSON, self.timeout, method, body), cost
+            )
+            data = response.data
+            cost.bytes += len(data)
+            return Response(_decode(data, self.server), _date(response.headers))
+
+        return await self._in_worker(call)
+
     async def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
         await asyncio.get_running_loop().run_in_executor(None, self.api_client.close)
@@ -301,15 +316,20 @@ class Transport:
         query: Mapping[str, Query],
         accept: str,
         timeout: float | tuple[float, float],
+        verb: str = "GET",
+        content: Mapping[str, Any] | None = None,
     ) -> urllib3.BaseHTTPResponse:
-        """Send a GET as the generated API methods do (the ApiClient's headers, its BearerToken
-        authentication, refreshed by an exec plugin when due) and return the response unread; an
-        answer that is not 2xx raises the client's ApiException, its body read."""
+        """Send a request (a GET, unless `verb` says otherwise, with `content` as its JSON body) as the
+        generated API methods do (the ApiClient's headers, its BearerToken authentication, refreshed by
+        an exec plugin when due) and return the response unread; an answer that is not 2xx raises the
+        client's ApiException, its body read."""
+        json_body = {"Content-Type": _JSON} if content is not None else {}
         method, url, headers, body, form = self.api_client.param_serialize(
-            "GET",
+            verb,
             target.path,
             query_params=[(k, v) for k, v in query.items() if v is not None],
-            header_params={"Accept": accept},
+            header_params={"Accept": accept, **json_body},
+            body=None if content is None else dict(content),
             auth_settings=["BearerToken"],
         )
         answer = self.api_client.call_api(method, url, headers, body, form, _request_timeout=timeout)
@@ -334,6 +354,8 @@ class Transport:
             return NotFound(target.kind or target.resource, target.namespace or "", target.name)
         if status == 403:
             return Forbidden(target.verb, target.resource, target.namespace, target.group)
+        if status == 409:
+            return Conflict(f"cannot {target.verb} {target.resource} {target.name}: {said}", "read it again")
         if status == 410:
             return Expired(
                 f"the Kubernetes API at {self.server} no longer serves {target.resource} from that point"

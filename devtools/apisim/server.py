@@ -1,9 +1,12 @@
 """A Kubernetes API server over HTTP that serves a snapshot: discovery, GET, LIST and WATCH with label
 and field selectors, Tables for kubectl, pod logs, the API's Status errors, and injected faults.
 
-Read-only over HTTP: any other method is recorded and refused (405), so a test can prove nothing tried
-to write. Tests change the cluster through the store (`sim.store.put(obj)`, `sim.store.delete(kind,
-namespace, name)`), and open watches see the change.
+Read-only over HTTP but for Leases (`WRITABLE`), which kubewhy's replicas create and update to elect
+a leader (`cluster.lease`): POST creates one (409 AlreadyExists if it exists), PUT replaces one (409
+Conflict unless the body carries the stored `resourceVersion`, as the API server's optimistic
+concurrency requires). Any other write is recorded and refused (405), so a test can prove nothing else
+tried to write. Tests change the cluster through the store (`sim.store.put(obj)`,
+`sim.store.delete(kind, namespace, name)`), and open watches see the change.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -41,6 +45,12 @@ USER = "system:serviceaccount:kubewhy:kubewhy"
 
 TOKEN = "apisim-token"
 
+_WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+"""The verb the API server's RequestInfoFactory gives a write (k8s.io/apiserver pkg/endpoints/request)."""
+
+WRITABLE = frozenset({("coordination.k8s.io", "leases")})
+"""(group, resource) that may be created and updated over HTTP."""
+
 
 @dataclass(frozen=True)
 class Request:
@@ -50,8 +60,8 @@ class Request:
     path: str
     query: Mapping[str, str]
     verb: str
-    """`get`, `list` or `watch` for resource requests (`get` for discovery and other paths);
-    the lower-case HTTP method for writes (`post`, `put`, `patch`, `delete`)."""
+    """`get`, `list` or `watch` for resource requests (`get` for discovery and other paths); for
+    writes, the verb RBAC names (`create`, `update`, `patch`, `delete`)."""
     group: str = ""
     version: str = ""
     resource: str = ""
@@ -143,7 +153,9 @@ class Simulator:
 
     # — routing —
 
-    def answer(self, method: str, target: str, accept: str) -> tuple[Request, Answer | Fault | Watch]:
+    def answer(
+        self, method: str, target: str, accept: str, body: bytes = b""
+    ) -> tuple[Request, Answer | Fault | Watch]:
         url = urlsplit(target)
         query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         request, route = self._route(method, url.path, query, accept)
@@ -156,6 +168,8 @@ class Simulator:
             return request, fault
         if fault is not None:
             return request, self._forbidden(request)
+        if method in ("POST", "PUT") and (request.group, request.resource) in WRITABLE:
+            return request, self._write(request, body)
         if method != "GET":
             return request, status_answer(405, f"the simulator is read-only: {method} is not allowed")
         return request, route()
@@ -165,7 +179,7 @@ class Simulator:
     ) -> tuple[Request, Callable[[], Answer | Watch]]:
         """The request as the authorizer sees it, and how to answer it (once faults are applied)."""
         parts = [p for p in path.split("/") if p]
-        plain = Request(method, path, query, "get" if method == "GET" else method.lower(), accept=accept)
+        plain = Request(method, path, query, _WRITE_VERBS.get(method, "get"), accept=accept)
         if path.rstrip("/") in ("/healthz", "/readyz", "/livez"):
             return plain, lambda: Answer(200, b"ok", "text/plain; charset=utf-8")
         if path.rstrip("/") == "/version":
@@ -202,7 +216,7 @@ class Simulator:
             method,
             path,
             query,
-            verb if method == "GET" else method.lower(),
+            _WRITE_VERBS.get(method, verb),
             group=group,
             version=version,
             resource=plural,
@@ -385,6 +399,53 @@ class Simulator:
         line = f"{self.now:%Y-%m-%dT%H:%M:%SZ} simulated log of container {container} of pod {name}\n"
         return Answer(200, line.encode(), "text/plain")
 
+    # — writes (Leases only) —
+
+    def _write(self, request: Request, body: bytes) -> Answer:
+        resource = self._lookup(request.group, request.version, request.resource, bool(request.namespace))
+        if resource is None or not request.namespace or request.subresource:
+            return _NOT_SERVED
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            return status_answer(400, "the request body is not JSON")
+        metadata = obj.get("metadata") if isinstance(obj, dict) else None
+        if not isinstance(metadata, dict) or not metadata.get("name"):
+            return status_answer(422, f"{resource.kind} is invalid: metadata.name: Required value")
+        name = str(metadata["name"])
+        if request.method == "PUT" and name != request.name:
+            return status_answer(400, "the name of the object does not match the name on the URL")
+        qualified = self._qualified(resource.plural, resource.group)
+        details = {"name": name, "group": resource.group, "kind": resource.plural}
+        collection = self.store.collection(resource)
+        with self.store.changed:  # read, compare and write as one step, as etcd's transaction does
+            stored = collection.entries.get((request.namespace, name))
+            if request.method == "POST" and stored is not None:
+                return status_answer(409, f'{qualified} "{name}" already exists', details)
+            if request.method == "PUT":
+                if stored is None:
+                    return self._not_found(request, resource)
+                stored_version = str(stored.obj["metadata"].get("resourceVersion"))
+                if str(metadata.get("resourceVersion", "")) != stored_version:
+                    return status_answer(
+                        409,
+                        f'Operation cannot be fulfilled on {qualified} "{name}": the object has been'
+                        " modified; please apply your changes to the latest version and try again",
+                        details,
+                    )
+            kept = stored.obj["metadata"] if stored is not None else {
+                "uid": f"sim-{resource.singular}-{uuid.uuid4().hex[:12]}",
+                "creationTimestamp": f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}",
+            }
+            written = self.store.put(
+                obj | {
+                    "apiVersion": resource.group_version,
+                    "kind": resource.kind,
+                    "metadata": metadata | {"namespace": request.namespace} | kept,
+                }
+            )
+        return _json(201 if request.method == "POST" else 200, written)
+
     # — errors —
 
     @staticmethod
@@ -480,10 +541,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        body = self.rfile.read(length) if length else b""
         sim = self.server.sim
-        request, outcome = sim.answer(self.command, self.path, self.headers.get("Accept", ""))
+        request, outcome = sim.answer(self.command, self.path, self.headers.get("Accept", ""), body)
         if isinstance(outcome, Watch):
             with sim.watching(request, outcome):
                 self._stream(outcome)

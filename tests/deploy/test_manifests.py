@@ -55,8 +55,9 @@ def test_every_rendered_object_is_valid(overlay: str, version: str) -> None:
 
 def test_overlays_render_the_objects_of_their_mode() -> None:
     common = {
-        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
-        "Service", "NetworkPolicy",
+        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+        "ConfigMap",
+        "Deployment", "PodDisruptionBudget", "Service", "NetworkPolicy",
     }
     assert sorted(obj["kind"] for obj in render("http")) == sorted(common | {"Ingress"})
     assert sorted(obj["kind"] for obj in render("socket-mode")) == sorted(common)
@@ -88,11 +89,15 @@ def test_objects_refer_to_each_other(overlay: str) -> None:
         "name": the(objects, "ClusterRole")["metadata"]["name"],
     }
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
+    lease_binding = the(objects, "RoleBinding")
+    assert lease_binding["roleRef"]["name"] == the(objects, "Role")["metadata"]["name"]
+    assert lease_binding["subjects"] == binding["subjects"]
 
     labels = the(objects, "Deployment")["spec"]["template"]["metadata"]["labels"]
     selector = the(objects, "Deployment")["spec"]["selector"]["matchLabels"]
     for chosen in (selector, the(objects, "Service")["spec"]["selector"],
-                   the(objects, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"]):
+                   the(objects, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"],
+                   the(objects, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"]):
         assert chosen.items() <= labels.items()
 
     (config_volume,) = (volume for volume in pod["volumes"] if "configMap" in volume)

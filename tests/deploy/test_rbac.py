@@ -1,11 +1,13 @@
 """Least privilege, proven: the ClusterRole that `kubectl apply -k` installs allows every request the
-live reader makes over the whole test corpus, and grants nothing it does not make.
+live reader makes over the whole test corpus, and grants nothing it does not make; the Role in the
+bot's namespace allows every request of the sentinel's leader election, and nothing else.
 
 The requests are recorded, not listed by hand: the real `kubernetes` client (through `LiveReader`) asks
 the API simulator every question of the corpus, plus the NotFound paths and `ping()`, once reading
-directly and once with the opt-in cache of nodes and bound pods (`clusters.NAME.cache`), and the
+directly and once with the cache of nodes, bound pods and (for the sentinel) unscheduled pods, and the
 simulator records each request as the API server's authorizer sees it (verb, apiGroup, resource,
-subresource).
+subresource, name). The sentinel's JobSet restart counts are read too, and a leader elector creates,
+renews and releases its Lease.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ import pytest
 
 from cluster.cache import CacheOptions
 from cluster.errors import NotFound
+from cluster.lease import GROUP as LEASE_GROUP
+from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
 from devtools.apisim import Request, serve
 from tests.corpus import Case, cases
 from tests.deploy.rendered import OVERLAYS, Object, render, the
 
+BOT_NAMESPACE = "kubewhy"
+"""The namespace deploy/ installs the bot in, where its Lease lives."""
 ABSENT = "kubewhy-absent"
 """A name no corpus snapshot uses, for the NotFound paths (which read more: similar names, rejections)."""
 
@@ -91,6 +97,10 @@ def discovery_allows(path: str) -> bool:
 @dataclass(frozen=True)
 class Recording:
     accesses: frozenset[Access]
+    """The reads of the reader, the cache and the sentinel (the ClusterRole's)."""
+    lease: frozenset[Access]
+    """The leader election's requests (the Role's, in the bot's namespace)."""
+    lease_namespaces: frozenset[str]
     non_resource: frozenset[str]
     """Paths of requests that name no resource (discovery, /version)."""
 
@@ -104,6 +114,8 @@ async def ask_everything(kubeconfig: str, asked: list[Case], cache: CacheOptions
             reader.cache.start()
             assert await reader.cache.wait_synced(10), reader.cache.state
         await reader.ping()
+        await reader.jobset_restarts(None)
+        await reader.jobset_restarts(sorted({case.namespace for case in asked}))
         for case in asked:
             if case.kind == "triage":
                 await reader.triage_view(case.namespace, case.name)
@@ -118,6 +130,24 @@ async def ask_everything(kubeconfig: str, asked: list[Case], cache: CacheOptions
         await reader.aclose()
 
 
+async def elect(kubeconfig: str, namespace: str) -> None:
+    """A leader elector's life: create the Lease, then release it (a read and an update, as a renewal)."""
+    reader = LiveReader.from_kubeconfig(kubeconfig, None)
+    elector = reader.elector(
+        LeaseOptions(namespace, duration=1.0, renew_deadline=0.7, retry=0.05), "kubewhy-0"
+    )
+    try:
+        task = asyncio.create_task(elector.run())
+        async with asyncio.timeout(10):
+            await elector.leading.wait()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await elector.release()
+    finally:
+        await elector.aclose()
+        await reader.aclose()
+
+
 async def record(corpus: list[Case]) -> list[Request]:
     """The requests of every question, one simulator per snapshot, the snapshots asked concurrently."""
     by_snapshot: dict[Path, list[Case]] = {}
@@ -125,10 +155,11 @@ async def record(corpus: list[Case]) -> list[Request]:
         by_snapshot.setdefault(case.snapshot, []).append(case)
     with ExitStack() as stack:
         sims = {snapshot: stack.enter_context(serve([snapshot])) for snapshot in by_snapshot}
-        for cache in (None, CacheOptions()):
+        for cache in (None, CacheOptions(pending=True)):
             await asyncio.gather(
                 *(ask_everything(sims[s].kubeconfig, asked, cache) for s, asked in by_snapshot.items())
             )
+        await elect(next(iter(sims.values())).kubeconfig, BOT_NAMESPACE)
         return [request for sim in sims.values() for request in sim.requests]
 
 
@@ -137,16 +168,24 @@ def recording() -> Recording:
     corpus = cases("triage") + cases("jobset")
     assert corpus, "the corpus is empty: nothing would be recorded"
     requests = asyncio.run(record(corpus))
+    resources = [r for r in requests if r.is_resource]
+    leases = [r for r in resources if r.group == LEASE_GROUP]
     return Recording(
         accesses=frozenset(
-            Access(r.verb, r.group, r.rbac_resource, r.name) for r in requests if r.is_resource
+            Access(r.verb, r.group, r.rbac_resource, r.name) for r in resources if r not in leases
         ),
+        lease=frozenset(Access(r.verb, r.group, r.rbac_resource, r.name) for r in leases),
+        lease_namespaces=frozenset(r.namespace for r in leases),
         non_resource=frozenset(r.path for r in requests if not r.is_resource),
     )
 
 
 def cluster_role(overlay: str) -> Object:
     return the(render(overlay), "ClusterRole")
+
+
+def lease_role(overlay: str) -> Object:
+    return the(render(overlay), "Role")
 
 
 def test_the_reader_only_reads(recording: Recording) -> None:
@@ -167,6 +206,27 @@ def test_cluster_role_allows_every_request(overlay: str, recording: Recording) -
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_cluster_role_grants_nothing_never_requested(overlay: str, recording: Recording) -> None:
     assert excess(cluster_role(overlay), recording.accesses) == []
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_lease_role_allows_the_election_and_nothing_else(overlay: str, recording: Recording) -> None:
+    assert {a.verb for a in recording.lease} == {"create", "get", "update"}
+    assert {a.name for a in recording.lease if a.verb != "create"} == {"kubewhy"}
+    role = lease_role(overlay)
+    assert missing(role, recording.lease) == []
+    assert excess(role, recording.lease) == []
+    assert missing(cluster_role(overlay), recording.lease) == recording_sorted(recording.lease)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_lease_is_written_only_in_the_bots_namespace(overlay: str, recording: Recording) -> None:
+    assert recording.lease_namespaces == {BOT_NAMESPACE}
+    assert lease_role(overlay)["metadata"]["namespace"] == BOT_NAMESPACE
+    assert the(render(overlay), "Namespace")["metadata"]["name"] == BOT_NAMESPACE
+
+
+def recording_sorted(accesses: Iterable[Access]) -> list[Access]:
+    return sorted(set(accesses))
 
 
 def test_non_resource_requests_need_no_rule(recording: Recording) -> None:

@@ -19,14 +19,15 @@ MANIFESTS = {
 EVENTS_PATH = "/slack/events"
 
 # The bot-token scopes each Web API method needs, from "Required scopes" on Slack's page for it
-# (https://docs.slack.dev/reference/methods/<method>). conversations.replies needs the history scope
-# of each kind of conversation it reads: the bot answers in public and private channels.
+# (https://docs.slack.dev/reference/methods/<method>). conversations.replies and .history need the
+# history scope of each kind of conversation they read: the bot answers in public and private channels.
 METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "auth.test": (),  # "No scope required"
     "chat.postMessage": ("chat:write",),
     "chat.update": ("chat:write",),
     "chat.postEphemeral": ("chat:write",),
     "conversations.replies": ("channels:history", "groups:history"),
+    "conversations.history": ("channels:history", "groups:history"),
     "usergroups.users.list": ("usergroups:read",),
 }
 # The scope each bot event needs (https://docs.slack.dev/reference/events/app_mention).

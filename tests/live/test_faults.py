@@ -293,3 +293,21 @@ def _kubeconfig(
     path = folder / "kubeconfig"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+async def test_a_404_on_a_read_other_than_the_object_asked_about_is_an_unreadable_cluster() -> None:
+    """Only the pod or JobSet asked about may be missing: a 404 on listing nodes is no `not-found`."""
+    with serve(GPU_CLUSTER) as sim:
+        sim.faults.fail(404, times=None, resource="nodes")
+        async with live_reader(sim) as reader:
+            with pytest.raises(ClusterError, match=r"answered 404 for nodes — ") as unreadable:
+                await reader.triage_view(*PENDING)
+    assert not isinstance(unreadable.value, NotFound)
+
+
+async def test_a_404_on_version_too_is_no_kubernetes_api() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        sim.faults.fail(404, times=None)
+        async with live_reader(sim) as reader:
+            with pytest.raises(Unavailable, match="HTTP 404 on /version: this URL does not serve"):
+                await reader.jobset_view("ml-train", "resnet-dist")

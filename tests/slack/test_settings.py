@@ -12,7 +12,7 @@ import yaml
 from bot.settings import Config, SettingsError, load_config
 from devtools.botenv import KUBEWHY, bot_env, free_port
 from devtools.slack import DevSlack
-from tests.slack.support import TOKEN
+from tests.slack.support import TOKEN, kubeconfig_for
 
 
 def serve_fails(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -85,7 +85,6 @@ def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
         ("channels: {'#oncall': {}}", "'#oncall' is not a channel ID"),
         ("channels: {C0A: {namespaces: [ML]}}", "'ML' is not a namespace name"),
         ("channels: {C0A: {cluster: prod}}", "channels.C0A.cluster: no cluster named 'prod'"),
-        ("channels: {C0A: {clusters: [prod]}}", "channels.C0A.clusters: no cluster named 'prod'"),
         ("channels: {C0A: {clusters: []}}", "channels.C0A.clusters: Tuple should have at least 1 item"),
         (
             "clusters: {dev: {}, prod: {}}\ndefault_cluster: dev\n"
@@ -101,6 +100,16 @@ def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
         ("clusters: {a: {cache: {max_objects: 0}}}", "clusters.a.cache.max_objects: Input should be greater"),
         ("clusters: {a: {cache: {enable: true}}}", "clusters.a.cache.enable: Extra inputs are not permitted"),
         ("max_concurrent_checks: 0", "max_concurrent_checks: Input should be greater than or equal to 1"),
+        ("channels: {C0A: {sentinel: {ignore: [stuck]}}}", "'stuck' is not a verdict word (allocatable"),
+        ("channels: {C0A: {sentinel: {pending_minutes: 0}}}", "channels.C0A.sentinel.pending_minutes: Input"),
+        ("channels: {C0A: {sentinel: {restarts: 0}}}", "channels.C0A.sentinel.restarts: Input should be"),
+        ("channels: {C0A: {clusters: [prod]}}", "channels.C0A.clusters[0]: no cluster named 'prod'"),
+        ("lease: {cluster: prod}", "lease.cluster: no cluster named 'prod'"),
+        ("lease: {retry_seconds: 20}", "the lease needs retry_seconds < renew_deadline_seconds <"),
+        (
+            "clusters: {demo: {snapshot: x.json}}\nchannels: {C0A: {sentinel: {enabled: true}}}",
+            "clusters.demo: the sentinel watches it or holds its Lease there, so it must be a live cluster",
+        ),
     ],
 )
 def test_a_bad_config_file_names_the_key_and_the_problem(tmp_path: Path, config: str, message: str) -> None:
@@ -110,6 +119,24 @@ def test_a_bad_config_file_names_the_key_and_the_problem(tmp_path: Path, config:
         load_config(path)
     assert str(refused.value).startswith(f"KUBEWHY_CONFIG {path}")
     assert message in str(refused.value)
+
+
+def test_the_sentinel_out_of_a_pod_needs_the_leases_namespace(tmp_path: Path) -> None:
+    config = tmp_path / "kubewhy.yaml"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(kubeconfig_for(f"http://127.0.0.1:{free_port()}")))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": {"prod": {"kubeconfig": str(kubeconfig)}},
+                "channels": {"C0A": {"sentinel": {"enabled": True}}},
+            }
+        )
+    )
+    with DevSlack(bot_token=TOKEN) as slack:
+        done = serve_fails(bot_env(slack, free_port(), config))
+    assert done.returncode == 2
+    assert "lease.namespace is required when kubewhy does not run in a pod" in done.stderr
 
 
 def test_no_config_is_one_cluster_found_like_kubectl() -> None:

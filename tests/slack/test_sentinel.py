@@ -1,0 +1,342 @@
+"""The sentinel, end to end: two `kubewhy serve` processes share one API simulator (served with
+watches) and one local Slack, under one Lease. Pods go pending, cross the threshold, are posted once,
+change verdict, get placed and are resolved; a JobSet enters a restart loop; a burst of 200 pods from
+5 workloads gives 5 incidents; a Silence chosen on the replica that does not lead is honoured; the
+Lease holder is killed mid-incident and the other replica resumes and resolves it.
+
+Every threshold is made small through the config (seconds, not minutes), and every test waits for the
+condition it needs (the local Slack's `wait_for`), never for time to pass.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.localslack import Message
+from bot.sentinel import HELD
+from devtools.apisim import Simulator, serve
+from devtools.apisim.resources import Resource, lookup
+from devtools.botenv import KUBEWHY, bot_env, free_port
+from devtools.slack import DevSlack, block_action
+from devtools.workloads import NODE, gpu_node, gpu_pod, placed
+from tests.slack.support import ONCALL, ROOT, TOKEN, Bot, shown
+
+NAMESPACE = "kubewhy"
+RESTARTS = ROOT / "examples" / "jobset-preemption-restarts.json"
+
+CHANNELS = LIFECYCLE, EARLY, BURST, LOOP, QUIET, LIMITED, FAILOVER = tuple(f"C0SENT{i}" for i in range(7))
+KEY_FIELDS = ("cluster", "namespace", "kind", "name", "cause")
+
+
+def _resource(group: str, version: str, plural: str) -> Resource:
+    found = lookup(group, version, plural)
+    assert found is not None
+    return found
+
+
+JOBSETS = _resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
+FAST = {"enabled": True, "pending_minutes": 0.01}
+"""Reported after 0.6 s of waiting."""
+
+
+def payload(message: Message) -> dict[str, Any]:
+    """The incident's metadata payload (the message is one of the bot's incidents)."""
+    assert message.metadata is not None
+    found: dict[str, Any] = message.metadata["event_payload"]
+    return found
+
+
+@dataclass
+class Replicas:
+    slack: DevSlack
+    sim: Simulator
+    bots: list[Bot]
+
+    def incidents(self, channel: str) -> list[Message]:
+        return [
+            m
+            for m in self.slack.channel_messages(channel)
+            if m.bot_id and (m.metadata or {}).get("event_type") == "kubewhy_incident"
+        ]
+
+    def incident(
+        self, channel: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 20
+    ) -> Message:
+        """The channel's one incident, once its metadata satisfies `predicate`."""
+
+        def found() -> Message | None:
+            messages = self.incidents(channel)
+            assert len(messages) <= 1, [shown(m) for m in messages]
+            return messages[0] if messages and predicate(payload(messages[0])) else None
+
+        return self.slack.wait_for(found, timeout)
+
+    def duplicates(self) -> int:
+        """Incident messages beyond one per workload, over every channel of the module."""
+        messages = [m for c in CHANNELS for m in self.incidents(c)]
+        keys = {(m.channel, *(payload(m)[f] for f in KEY_FIELDS)) for m in messages}
+        return len(messages) - len(keys)
+
+    def leader(self) -> Bot:
+        def leading() -> list[Bot]:
+            return [
+                b
+                for b in self.bots
+                if b.process.poll() is None and "kubewhy_lease_leading 1.0" in b.get("/metrics").body
+            ]
+
+        return self.slack.wait_for(lambda: next(iter(leading()), None))
+
+
+def _start(slack: DevSlack, folder: Path, config_file: Path) -> Bot:
+    port = free_port()
+    log = folder / f"serve-{port}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [str(KUBEWHY), "serve"],
+            env=bot_env(slack, port, config_file),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    bot = Bot(f"http://127.0.0.1:{port}", slack, process, log)
+    deadline = time.monotonic() + 30
+    while bot.get_quietly("/healthz") != 200:
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"kubewhy serve did not start:\n{log.read_text()}")
+        time.sleep(0.05)
+    return bot
+
+
+@contextmanager
+def _stopped_at_the_end(bot: Bot) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if bot.process.poll() is None:
+            bot.process.send_signal(signal.SIGTERM)
+            assert bot.process.wait(30) == 0, bot.log.read_text()
+
+
+@pytest.fixture(scope="module")
+def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
+    folder = tmp_path_factory.mktemp("sentinel")
+    objects: list[Any] = [
+        RESTARTS,
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        gpu_node(NODE, 1),
+        gpu_pod("ml-busy", "holder", 0, node=NODE),  # holds the node's one GPU
+    ]
+    with ExitStack() as stack:
+        slack = stack.enter_context(DevSlack(bot_token=TOKEN))
+        sim = stack.enter_context(serve(objects, now=datetime.now(UTC)))
+        never = {"enabled": True, "pending_minutes": 10**6}  # the example's old pending pods stay quiet
+        config = {
+            "clusters": {"lab": {"kubeconfig": sim.kubeconfig, "timeout": 3}},
+            "channels": {
+                LIFECYCLE: {"namespaces": ["ml-life"], "sentinel": FAST},
+                EARLY: {"namespaces": ["ml-early"], "sentinel": {"enabled": True, "pending_minutes": 0.05}},
+                BURST: {"namespaces": ["ml-burst"], "sentinel": FAST},
+                LOOP: {
+                    "namespaces": ["llm"],
+                    "sentinel": never | {"restarts": 3, "restarts_window_minutes": 10},
+                },
+                QUIET: {"namespaces": ["ml-quiet", "ml-loud"], "sentinel": FAST},
+                LIMITED: {"namespaces": ["ml-limited"], "sentinel": FAST | {"max_posts_per_hour": 2}},
+                FAILOVER: {"namespaces": ["ml-failover"], "sentinel": FAST},
+            },
+            "sentinel": {"interval_seconds": 0.2},
+            "lease": {
+                "namespace": NAMESPACE,
+                "duration_seconds": 1.5,
+                "renew_deadline_seconds": 1.0,
+                "retry_seconds": 0.2,
+            },
+        }
+        config_file = folder / "kubewhy.yaml"
+        config_file.write_text(yaml.safe_dump(config))
+        bots = [_start(slack, folder, config_file) for _ in range(2)]
+        for bot in bots:
+            stack.enter_context(_stopped_at_the_end(bot))
+        yield Replicas(slack, sim, bots)
+
+
+def test_a_pending_pod_is_posted_once_follows_its_verdict_and_is_resolved_in_place(
+    replicas: Replicas,
+) -> None:
+    pod = replicas.sim.store.put(gpu_pod("ml-life", "trainer", 0))
+    incident = replicas.incident(LIFECYCLE, lambda p: True)
+    assert replicas.duplicates() == 0
+    posted = payload(incident)
+    assert (posted["kind"], posted["name"], posted["verdict"], posted["pods"]) == (
+        "Deployment",
+        "trainer",
+        "exhausted",
+        1,
+    )
+    assert "exhausted: Deployment ml-life/trainer" in shown(incident)
+    assert "*1 pod* waiting for a node" in shown(incident) or "1 pod waiting for a node" in shown(incident)
+    assert "Evidence" in shown(replicas.bots[0].thread(LIFECYCLE, incident.ts)[0])
+
+    # the cluster changes: the node is tainted, the verdict follows in place and in the thread
+    node = gpu_node(NODE, 1)
+    node["spec"]["taints"] = [{"key": "nvidia.com/gpu", "value": "maintenance", "effect": "NoSchedule"}]
+    replicas.sim.store.put(node)
+    try:
+        replicas.incident(LIFECYCLE, lambda p: p["verdict"] == "taint")
+        lines = replicas.slack.wait_for(
+            lambda: [
+                m for m in replicas.slack.thread(LIFECYCLE, incident.ts) if "verdict changed" in shown(m)
+            ]
+        )
+        assert "*exhausted* → *taint*" in shown(lines[0]) or "exhausted → taint" in shown(lines[0])
+    finally:
+        replicas.sim.store.put(gpu_node(NODE, 1))
+
+    # the pod is placed: the same message is marked resolved, with the time it took
+    replicas.sim.store.put(placed(pod))
+    resolved = replicas.incident(LIFECYCLE, lambda p: "resolved" in p)
+    assert "resolved: Deployment ml-life/trainer" in shown(resolved)
+    assert "No pod waits any more" in shown(resolved)
+    assert replicas.slack.wait_for(
+        lambda: [m for m in replicas.slack.thread(LIFECYCLE, incident.ts) if "Resolved" in shown(m)]
+    )
+    assert len(replicas.incidents(LIFECYCLE)) == 1
+
+
+def test_pods_that_leave_pending_before_the_threshold_are_not_posted(replicas: Replicas) -> None:
+    quick = replicas.sim.store.put(gpu_pod("ml-early", "quick", 0))
+    replicas.sim.store.put(gpu_pod("ml-early", "slow", 0))
+    replicas.sim.store.put(placed(quick, "elsewhere"))  # bound before its 3 s were up
+    slow = replicas.incident(EARLY, lambda p: True)  # both began waiting at once: by now `quick` would be due
+    assert payload(slow)["name"] == "slow"
+    assert [payload(m)["name"] for m in replicas.incidents(EARLY)] == ["slow"]
+
+
+def test_a_burst_of_200_pending_pods_from_5_workloads_gives_5_incidents(replicas: Replicas) -> None:
+    workloads = [f"burst-{i}" for i in range(5)]
+    for index in range(40):
+        for name in workloads:
+            replicas.sim.store.put(gpu_pod("ml-burst", name, index))
+
+    def five_complete() -> list[Message] | None:
+        found = replicas.incidents(BURST)
+        assert len(found) <= 5
+        complete = [m for m in found if payload(m)["pods"] == 40]
+        return found if len(complete) == 5 else None
+
+    incidents = replicas.slack.wait_for(five_complete, 30)
+    assert sorted(payload(m)["name"] for m in incidents) == workloads
+    assert all("*40 pods* waiting" in str(m.blocks) for m in incidents)
+
+
+def test_a_jobset_restart_loop_is_one_incident_with_its_cause_and_the_gke_workflow(
+    replicas: Replicas,
+) -> None:
+    jobset = replicas.sim.store.collection(JOBSETS).entries["llm", "llama3-70b-ft"].obj
+    for restarts in (5, 6, 7):  # three more restarts, each seen by a sweep or not: counted either way
+        replicas.sim.store.put(jobset | {"status": jobset["status"] | {"restarts": restarts}})
+    incident = replicas.incident(LOOP, lambda p: p["cause"] == "restarts" and p["restarts"] >= 3)
+    loop = payload(incident)
+    assert (loop["kind"], loop["name"], loop["verdict"]) == ("JobSet", "llama3-70b-ft", "restarting")
+    assert "restart cause: *node-preemption*" in str(incident.blocks)
+    thread = replicas.bots[0].thread(LOOP, incident.ts)
+    assert "kube_jobset_restarts" in " ".join(shown(m) for m in thread)
+    assert len(replicas.incidents(LOOP)) == 1
+
+
+def test_a_silence_chosen_on_either_replica_is_honoured_by_the_leader(replicas: Replicas) -> None:
+    replicas.sim.store.put(gpu_pod("ml-quiet", "first", 0))
+    incident = replicas.incident(QUIET, lambda p: True)
+    follower = next(b for b in replicas.bots if b is not replicas.leader())
+    click = block_action(
+        incident, "kubewhy_silence", "", user=ONCALL, response_url=replicas.slack.response_url()
+    )
+    click["actions"] = [
+        {
+            "type": "static_select",
+            "action_id": "kubewhy_silence",
+            "block_id": "incident",
+            "selected_option": {"value": "namespace:60", "text": {"type": "plain_text", "text": "namespace"}},
+            "action_ts": f"{time.time():.6f}",
+        }
+    ]
+    assert follower.interact(click).status == 200
+    replicas.incident(QUIET, lambda p: p.get("silence_scope") == "namespace")
+
+    replicas.sim.store.put(gpu_pod("ml-quiet", "second", 0))  # silenced with its namespace
+    replicas.sim.store.put(gpu_pod("ml-loud", "third", 0))  # not silenced: posted in the same sweep
+
+    def third() -> list[Message] | None:
+        found = [m for m in replicas.incidents(QUIET) if payload(m)["name"] == "third"]
+        return found or None
+
+    replicas.slack.wait_for(third)
+    assert sorted(payload(m)["name"] for m in replicas.incidents(QUIET)) == [
+        "first",
+        "third",
+    ]
+    assert "silenced by <@U0ONCALL>" in str(replicas.slack.find(QUIET, incident.ts).blocks)  # type: ignore[union-attr]
+
+
+def test_past_the_hourly_limit_one_summary_line_counts_the_workloads_not_posted(replicas: Replicas) -> None:
+    for name in ("a", "b", "c", "d"):
+        replicas.sim.store.put(gpu_pod("ml-limited", name, 0))
+
+    def summary() -> list[Message] | None:
+        found = [
+            m
+            for m in replicas.slack.channel_messages(LIMITED)
+            if (m.metadata or {}).get("event_type") == HELD
+        ]
+        return found if found and "2 more stuck workloads not posted" in shown(found[0]) else None
+
+    (line,) = replicas.slack.wait_for(summary)
+    assert "at most 2 per hour" in shown(line)
+    assert len(replicas.incidents(LIMITED)) == 2
+    replicas.sim.store.put(gpu_pod("ml-limited", "e", 0))
+    replicas.slack.wait_for(
+        lambda: "3 more stuck workloads" in shown(replicas.slack.channel_messages(LIMITED)[-1])
+    )
+    assert (
+        len(replicas.slack.channel_messages(LIMITED)) == 3
+    )  # two incidents and the one line, updated in place
+
+
+def test_killing_the_lease_holder_mid_incident_lets_the_other_resume_and_resolve_it(
+    replicas: Replicas,
+) -> None:
+    pod = replicas.sim.store.put(gpu_pod("ml-failover", "trainer", 0))
+    incident = replicas.incident(FAILOVER, lambda p: True)
+    for i in range(250):  # people talk meanwhile: the incident is read back from the second page
+        replicas.slack.post_as_user(FAILOVER, ONCALL, f"looking into it ({i})")
+    leader = replicas.leader()
+    leader.process.kill()  # no release: the other replica waits for the Lease to expire
+    leader.process.wait()
+    survivor = replicas.leader()
+    assert survivor is not leader
+
+    replicas.sim.store.put(placed(pod))
+    resolved = replicas.incident(FAILOVER, lambda p: "resolved" in p)
+    assert resolved.ts == incident.ts
+    assert replicas.duplicates() == 0
+    metrics = survivor.get("/metrics").body
+    assert metric(metrics, 'kubewhy_sentinel_incidents_total{event="resolved"}') >= 1
+    assert metric(metrics, "kubewhy_lease_transitions") >= 1  # it took the Lease over
+    assert metric(metrics, "kubewhy_lease_leading") == 1
+
+
+def metric(exposition: str, sample: str) -> float:
+    """The value of one sample in a Prometheus text exposition."""
+    (value,) = (line.rsplit(" ", 1)[1] for line in exposition.splitlines() if line.startswith(sample + " "))
+    return float(value)
