@@ -7,7 +7,7 @@ import tracemalloc
 from functools import partial
 
 from bench.timing import Row, repeat
-from cluster.cache import holds_devices
+from cluster.cache import compact_node, compact_pod, kept
 from devtools.cluster import NOW, Cluster
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
@@ -21,19 +21,19 @@ def view_of(
 ) -> TriageView:
     """What `LiveReader.triage_view` reads for `target`: its candidate nodes (those matching its
     nodeSelector when `prefiltered`), the live pods bound to the nodes that reach the free-slot
-    check, and the events about it. `devices_only`: the bound pods as the watch-backed cache keeps
-    them, only those holding an extended resource."""
+    check, and the events about it. `devices_only`: the nodes and bound pods as the watch-backed
+    cache serves them: compacted to what the diagnosis reads, and only the pods holding an extended
+    resource, repelling with a required anti-affinity or using a PVC."""
     (pod,) = [p for p in cluster.pods if (p["metadata"]["namespace"], p["metadata"]["name"]) == target]
     selector = pod["spec"].get("nodeSelector", {}) if prefiltered else {}
     nodes = tuple(
-        n for n in cluster.nodes if all(n["metadata"]["labels"].get(k) == v for k, v in selector.items())
+        (compact_node(n) if devices_only else n)
+        for n in cluster.nodes
+        if all(n["metadata"]["labels"].get(k) == v for k, v in selector.items())
     )
     wanted = set(usage_candidates(pod, nodes))
-    bound = tuple(
-        p
-        for p in cluster.pods
-        if holds_node(p) and node_name(p) in wanted and (not devices_only or holds_devices(p))
-    )
+    on_wanted = (p for p in cluster.pods if holds_node(p) and node_name(p) in wanted)
+    bound = tuple(filter(kept, map(compact_pod, on_wanted)) if devices_only else on_wanted)
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
     return TriageView(pod, nodes, bound, events, NOW, prefiltered)
 

@@ -1,5 +1,5 @@
-"""Who may ask what: the channel, the person (directly or through a user group), the cluster and the
-namespace.
+"""Who may ask what: the channel, the person (directly or through a user group), the namespace (the
+cluster a channel may ask is checked where it is resolved, `bot.clusters`).
 
 Checked before any cluster read, on every question and follow-up (a button can be clicked by anyone in
 the channel). A refusal says why, in words the person can act on.
@@ -37,13 +37,9 @@ class Access:
             return messages.channel_not_allowed()
         if (allow.users or allow.usergroups) and not (user in allow.users or await self._in_groups(user)):
             return messages.user_not_allowed()
-        policy = self._config.channel(channel)
-        if target is None:
-            return None
-        if target.cluster is not None and not policy.may_use(target.cluster):
-            return messages.cluster_not_allowed(target.cluster, policy.clusters or ())
-        if policy.namespaces is not None and target.namespace not in policy.namespaces:
-            return messages.namespace_not_allowed(target.namespace, policy.namespaces)
+        namespaces = self._config.channel(channel).namespaces
+        if target is not None and namespaces is not None and target.namespace not in namespaces:
+            return messages.namespace_not_allowed(target.namespace, namespaces)
         return None
 
     async def _in_groups(self, user: str) -> bool:

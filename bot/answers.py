@@ -126,12 +126,19 @@ class Poster:
             channel=channel, ts=ts, text=verdict.text, blocks=list(verdict.blocks), metadata=_metadata(check)
         )
 
-    async def say(self, channel: str, thread_ts: str | None, message: SlackMessage) -> None:
+    async def say(
+        self,
+        channel: str,
+        thread_ts: str | None,
+        message: SlackMessage,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
         await self._client.chat_postMessage(
             channel=channel,
             thread_ts=thread_ts,
             text=message.text,
             blocks=list(message.blocks),
+            metadata=metadata,
             unfurl_links=False,
             unfurl_media=False,
         )

@@ -68,7 +68,7 @@ def assemble(config: Config, clusters: Clusters, client: AsyncWebClient) -> Deps
         access=access,
         check=check,
         poster=poster,
-        watches=Watches(poster, check, config.watch),
+        watches=Watches(poster, check, config.watch, client),
         metrics=metrics,
         seen=SeenRequests(),
         inflight=Inflight(),

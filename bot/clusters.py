@@ -2,8 +2,8 @@
 
 Readers are built once at start (a bad kubeconfig or snapshot stops the start with a clear error) and
 closed at shutdown. A question names its cluster with `--cluster`, else its channel's default, else the
-config's default when the channel may use it (`channels.ID.clusters`). Every live cluster has a cache
-unless it opts out (`cache.enabled: false`); the caches are started with the bot (`start`).
+config's default. Every live cluster has a cache unless it opts out (`cache.enabled: false`); the caches
+are started with the bot (`start`).
 """
 
 from __future__ import annotations
@@ -104,11 +104,14 @@ class Clusters:
             cache.start()
 
     def resolve(self, target: Target, channel: str) -> Target | str:
-        """`target` with its cluster named, or why it cannot be asked (an unknown cluster)."""
-        policy = self._config.channel(channel)
-        cluster = target.cluster or policy.default_cluster(self._config.fallback_cluster)
+        """`target` with its cluster named, or why it cannot be asked (an unknown cluster, or one the
+        channel's `clusters` leaves out)."""
+        cluster = target.cluster or self._config.channel_cluster(channel)
         if cluster not in self._readers:
-            return messages.unknown_cluster(cluster, [c for c in self._readers if policy.may_use(c)])
+            return messages.unknown_cluster(cluster, self._readers)
+        allowed = self._config.channel(channel).clusters
+        if allowed is not None and cluster not in allowed:
+            return messages.cluster_not_allowed(cluster, allowed)
         return target.model_copy(update={"cluster": cluster})
 
     def reader(self, target: Target) -> Reader:

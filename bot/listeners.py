@@ -32,7 +32,7 @@ from bot.edge import Inflight, SeenRequests, request_key
 from bot.metrics import Metrics
 from bot.sentinel import Sentinel
 from bot.settings import Config
-from bot.threads import Found, Watches, find_verdict, post_change
+from bot.threads import Found, Watches, find_verdict, post_change, watch_marker, watched_elsewhere
 from handlers.requests import (
     Explain,
     FollowUp,
@@ -206,10 +206,10 @@ class Listeners:
             if isinstance(why := await self._resolved(place, found.meta.target), str):
                 return await self._refuse(place, why)
             if not self.deps.watches.stop(place.channel, thread_ts, place.user):
-                await self.deps.poster.say(place.channel, thread_ts, note(messages.no_watch()))
+                await self._stop_elsewhere(place, thread_ts, bot_id)
             return "stop"
         if request.action == "watch":
-            return await self._watch(place, found)
+            return await self._watch(place, found, bot_id)
         return await self._recheck(place, found)
 
     async def _recheck(self, place: Place, found: Found) -> str:
@@ -223,13 +223,28 @@ class Listeners:
             await post_change(self.deps.poster, place.channel, place.thread_ts, found, check)
             return check.verdict
 
-    async def _watch(self, place: Place, found: Found) -> str:
+    async def _watch(self, place: Place, found: Found, bot_id: str | None) -> str:
         assert place.thread_ts is not None
         if isinstance(why := await self._resolved(place, found.meta.target), str):
             return await self._refuse(place, why)
-        line = self.deps.watches.start(place.channel, place.thread_ts, found)
-        await self.deps.poster.say(place.channel, place.thread_ts, note(line))
+        watches, channel, thread_ts = self.deps.watches, place.channel, place.thread_ts
+        if watches.marker(channel, thread_ts) is None and await watched_elsewhere(
+            self.deps.client, channel, thread_ts, bot_id
+        ):
+            line = messages.watch_already(str(found.meta.target))  # by the other replica
+        else:
+            line = watches.start(channel, thread_ts, found, bot_id)
+        await self.deps.poster.say(channel, thread_ts, note(line), watches.marker(channel, thread_ts))
         return "watch"
+
+    async def _stop_elsewhere(self, place: Place, thread_ts: str, bot_id: str | None) -> None:
+        """Ask the replica that watches this thread to stop (a marker it reads at its next re-check),
+        or say that nothing is watched."""
+        if await watched_elsewhere(self.deps.client, place.channel, thread_ts, bot_id):
+            marker = watch_marker("stop", by=place.user)
+            await self.deps.poster.say(place.channel, thread_ts, note(messages.watch_stopping()), marker)
+        else:
+            await self.deps.poster.say(place.channel, thread_ts, note(messages.no_watch()))
 
     # ---- buttons
 
@@ -244,10 +259,12 @@ class Listeners:
             )
             self.deps.metrics.answered("recheck", await recheck, time.monotonic() - started)
 
-    async def watch_button(self, ack: AsyncAck, body: Body, action: Body, respond: AsyncRespond) -> None:
+    async def watch_button(
+        self, ack: AsyncAck, body: Body, action: Body, respond: AsyncRespond, context: AsyncBoltContext
+    ) -> None:
         await ack()
         if clicked := self._clicked(body, action, respond):
-            await self._watch(*clicked)
+            await self._watch(*clicked, context.bot_id)
 
     async def details_button(self, ack: AsyncAck, body: Body, action: Body, respond: AsyncRespond) -> None:
         """The whole answer, freshly checked, for the person who clicked (without opening the thread)."""

@@ -162,6 +162,10 @@ def watch_shutdown(target: str) -> str:
     )
 
 
+def watch_stopping() -> str:
+    return "Stopping the watch at its next re-check…"
+
+
 def no_watch() -> str:
     return "Nothing is being watched in this thread."
 
@@ -202,14 +206,14 @@ def namespace_not_allowed(namespace: str, allowed: Iterable[str]) -> str:
     return f"This channel may not query namespace `{namespace}`; it may query: {names}."
 
 
-def cluster_not_allowed(cluster: str, allowed: Iterable[str]) -> str:
-    names = ", ".join(f"`{c}`" for c in allowed) or "none"
-    return f"This channel may not query cluster `{cluster}`; it may query: {names}."
-
-
 def unknown_cluster(cluster: str, known: Iterable[str]) -> str:
     names = ", ".join(f"`{c}`" for c in known)
     return f"There is no cluster named `{cluster}`. Known clusters: {names}."
+
+
+def cluster_not_allowed(cluster: str, allowed: Iterable[str]) -> str:
+    names = ", ".join(f"`{c}`" for c in allowed)
+    return f"This channel may not ask cluster `{cluster}`. It may ask: {names}."
 
 
 def unexpected(request_id: str) -> str:

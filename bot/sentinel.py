@@ -63,6 +63,7 @@ from bot.metrics import Metrics
 from bot.settings import Config, SentinelConfig, SettingsError
 from cluster.errors import ClusterError
 from cluster.lease import LeaseOptions
+from diagnosis.model import JobSetVerdict
 from diagnosis.objects import Object, condition, meta, name, namespace, timestamp
 from diagnosis.relations import workload
 from handlers.reply import Reply
@@ -453,7 +454,7 @@ class Sentinel:
                 held.append(f"{candidate.cluster}/{candidate.namespace}/{candidate.kind}/{candidate.name}")
                 continue
             check = await self._check(candidate.target)
-            if not isinstance(check.outcome, Reply) or check.settled or _words(check) & set(sentinel.ignore):
+            if not self._worth_posting(candidate, check, sentinel):
                 continue
             if not leads():
                 return
@@ -461,6 +462,18 @@ class Sentinel:
             state.posted += 1
         if held:
             await self._hold(channel, state, held, sentinel.max_posts_per_hour)
+
+    @staticmethod
+    def _worth_posting(candidate: Stuck, check: Check, sentinel: SentinelConfig) -> bool:
+        """A diagnosis (not a cluster error), not an ignored verdict, and still stuck: a pending
+        workload whose pod was placed meanwhile is not, while a JobSet seen restarting is, whatever
+        the explainer calls it now (running between two restarts, failed past maxRestarts), unless it
+        completed."""
+        if not isinstance(check.outcome, Reply) or _words(check) & set(sentinel.ignore):
+            return False
+        if candidate.cause == "restarts":
+            return check.verdict != JobSetVerdict.COMPLETED
+        return not check.settled
 
     @staticmethod
     def _due(candidate: Stuck, sentinel: SentinelConfig, now: float) -> bool:

@@ -172,26 +172,14 @@ class SentinelConfig(_Strict):
 class ChannelConfig(_Strict):
     cluster: ClusterName | None = None
     """The cluster asked when a command names none."""
+    clusters: tuple[ClusterName, ...] | None = Field(default=None, min_length=1)
+    """The clusters this channel may ask and its sentinel watches; unset: any may be asked, and the
+    sentinel watches the channel's `cluster`."""
     ephemeral: bool = False
     """Answer only to the person who asked (no thread, no watch)."""
     namespaces: tuple[Namespace, ...] | None = None
     """The namespaces this channel may query; unset: all."""
-    clusters: tuple[ClusterName, ...] | None = Field(default=None, min_length=1)
-    """The clusters this channel may query and its sentinel watches, its default among them; unset: all
-    (the sentinel then watches the channel's default)."""
     sentinel: SentinelConfig = SentinelConfig()
-
-    def default_cluster(self, fallback: str) -> str:
-        """The cluster asked when a command names none: the channel's own, else the config's default
-        when the channel may use it, else the first it may use."""
-        if self.cluster is not None:
-            return self.cluster
-        if self.clusters is None or fallback in self.clusters:
-            return fallback
-        return self.clusters[0]
-
-    def may_use(self, cluster: str) -> bool:
-        return self.clusters is None or cluster in self.clusters
 
 
 class AllowConfig(_Strict):
@@ -257,15 +245,12 @@ class Config(_Strict):
         named = {"default_cluster": self.default_cluster, "lease.cluster": self.lease.cluster}
         for channel, c in self.channels.items():
             named[f"channels.{channel}.cluster"] = c.cluster
+            if c.clusters is not None and c.cluster is not None and c.cluster not in c.clusters:
+                raise ValueError(f"channels.{channel}.cluster: '{c.cluster}' is not among its clusters")
             named |= {f"channels.{channel}.clusters[{i}]": name for i, name in enumerate(c.clusters or ())}
         for where, cluster in named.items():
             if cluster is not None and cluster not in self.clusters:
                 raise ValueError(f"{where}: no cluster named '{cluster}' in clusters")
-        for channel, c in self.channels.items():
-            if c.cluster is not None and not c.may_use(c.cluster):
-                raise ValueError(
-                    f"channels.{channel}.cluster: '{c.cluster}' is not among channels.{channel}.clusters"
-                )
         if self.sentinel_channels:
             watched = {c for channel in self.sentinel_channels for c in self.watched_clusters(channel)}
             for cluster in sorted(watched | {self.lease.cluster or self.fallback_cluster}):
@@ -283,10 +268,14 @@ class Config(_Strict):
     def channel(self, channel_id: str) -> ChannelConfig:
         return self.channels.get(channel_id, ChannelConfig())
 
+    def channel_cluster(self, channel_id: str) -> str:
+        """The cluster a channel's command asks when it names none."""
+        channel = self.channel(channel_id)
+        return channel.cluster or (channel.clusters[0] if channel.clusters else self.fallback_cluster)
+
     def watched_clusters(self, channel_id: str) -> tuple[str, ...]:
         """The clusters a channel's sentinel watches."""
-        channel = self.channel(channel_id)
-        return channel.clusters or (channel.default_cluster(self.fallback_cluster),)
+        return self.channel(channel_id).clusters or (self.channel_cluster(channel_id),)
 
     @property
     def sentinel_channels(self) -> tuple[str, ...]:

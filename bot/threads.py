@@ -3,12 +3,19 @@
 The thread's verdict is read back from Slack (`conversations.replies` with metadata), not from memory,
 so a restarted bot still follows up. Watches are the only state: asyncio tasks that end on their own
 (settled verdict, time limit), on `@kubewhy stop`, or at shutdown, each with a last line in its thread.
+
+With two replicas, a mention reaches either. So each line that starts or ends a watch carries a marker
+in its message metadata (`WATCH_EVENT`): a replica asked to watch a thread another one already watches
+says so instead of starting a second watch, and one asked to stop a watch it does not run posts a
+`stop` marker, which the replica running it reads at its next re-check and ends the watch with the
+usual line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +36,39 @@ MAX_WATCHES = 20
 
 SCAN_LIMIT = 200
 """Replies read when looking for the latest verdict in a thread the bot did not start."""
+
+WATCH_EVENT = "kubewhy_watch"
+"""The metadata event type of the lines that start (`watching`, with `until`), ask to stop (`stop`,
+with `by`) or end (`ended`) a watch."""
+
+
+def watch_marker(state: str, **fields: str | float) -> dict[str, Any]:
+    return {"event_type": WATCH_EVENT, "event_payload": {"state": state, **fields}}
+
+
+async def last_watch_marker(
+    client: AsyncWebClient, channel: str, thread_ts: str, bot_id: str | None
+) -> dict[str, Any] | None:
+    """The payload of the newest watch marker the bot posted in the thread, if any."""
+    thread = await client.conversations_replies(
+        channel=channel, ts=thread_ts, include_all_metadata=True, limit=SCAN_LIMIT
+    )
+    for message in reversed(thread.get("messages") or []):
+        metadata = message.get("metadata") or {}
+        if message.get("bot_id") == bot_id and metadata.get("event_type") == WATCH_EVENT:
+            payload: dict[str, Any] = metadata.get("event_payload") or {}
+            return payload
+    return None
+
+
+async def watched_elsewhere(client: AsyncWebClient, channel: str, thread_ts: str, bot_id: str | None) -> bool:
+    """The thread's newest marker is a watch that has not ended nor passed its time limit."""
+    marker = await last_watch_marker(client, channel, thread_ts, bot_id)
+    return (
+        marker is not None
+        and marker.get("state") == "watching"
+        and float(marker.get("until", 0)) > time.time()
+    )
 
 
 @dataclass(frozen=True)
@@ -81,6 +121,9 @@ async def post_change(poster: Poster, channel: str, thread_ts: str, found: Found
 @dataclass
 class _Watch:
     target: Target
+    until: float
+    """When it ends by itself (epoch seconds)."""
+    bot_id: str | None
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     last_line: str = ""
     task: asyncio.Task[None] | None = None
@@ -90,21 +133,31 @@ class Watches:
     """Re-checks of a thread's target every `interval_seconds`, posting only when the verdict changes."""
 
     def __init__(
-        self, poster: Poster, check: Callable[[Target], Awaitable[Check]], config: WatchConfig
+        self,
+        poster: Poster,
+        check: Callable[[Target], Awaitable[Check]],
+        config: WatchConfig,
+        client: AsyncWebClient,
     ) -> None:
         self._poster = poster
+        self._client = client
         self._check = check
         self._config = config
         self._watches: dict[tuple[str, str], _Watch] = {}
 
-    def start(self, channel: str, thread_ts: str, found: Found) -> str:
+    def marker(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        """The metadata of a line about the thread's watch, when this replica runs one there."""
+        watch = self._watches.get((channel, thread_ts))
+        return watch_marker("watching", until=watch.until) if watch is not None else None
+
+    def start(self, channel: str, thread_ts: str, found: Found, bot_id: str | None) -> str:
         """Start watching in this thread; returns the line to post."""
         what = str(found.meta.target)
         if (channel, thread_ts) in self._watches:
             return messages.watch_already(what)
         if len(self._watches) >= MAX_WATCHES:
             return messages.too_many_watches(MAX_WATCHES)
-        watch = _Watch(found.meta.target)
+        watch = _Watch(found.meta.target, time.time() + self._config.max_minutes * 60, bot_id)
         self._watches[channel, thread_ts] = watch
         watch.task = asyncio.create_task(self._run(channel, thread_ts, found, watch), name=f"watch {what}")
         watch.task.add_done_callback(_log_failure)
@@ -149,8 +202,12 @@ class Watches:
                     await asyncio.wait_for(watch.stopping.wait(), interval)
                     break
                 except TimeoutError:
-                    continue
-            await self._poster.say(channel, thread_ts, blocks.note(watch.last_line))
+                    pass
+                marker = await last_watch_marker(self._client, channel, thread_ts, watch.bot_id)
+                if marker is not None and marker.get("state") == "stop":  # asked on another replica
+                    watch.last_line = messages.watch_stopped(what, str(marker.get("by", "")))
+                    break
+            await self._poster.say(channel, thread_ts, blocks.note(watch.last_line), watch_marker("ended"))
         finally:
             del self._watches[channel, thread_ts]
 

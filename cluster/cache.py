@@ -10,12 +10,15 @@ a bookmark); a 410 Gone means changes were missed, so the resource is listed aga
 retried with backoff. Pods are those bound to a node and not terminal (`BOUND_PODS`): a pod that
 finishes or is deleted leaves the watch's selection and arrives as DELETED.
 
-Only the bound pods that hold an extended resource are kept (`holds_devices`): the diagnosis counts
-nothing else against a node (`diagnosis.triage.resources.holders`), and a pod's extended resources cannot
-change after it is created. On 5,000 nodes and 470,000 bound pods that is a few thousand pods instead
-of every one. Of what is kept, only what the diagnosis reads is kept (`compact_node`, `compact_pod`),
-and at most `max_objects` objects: past that the cache stops, frees what it holds and says why in `state`; the
-reader then reads the cluster directly, as without a cache.
+Only the bound pods that hold an extended resource, have a required pod anti-affinity or use a PVC
+are kept (`kept`): the diagnosis counts nothing else against a node
+(`diagnosis.triage.resources.holders`), only those can repel a pod or fill a CSI attach limit, and
+none of that can change after a pod is created. On 5,000 nodes and 470,000 bound pods that is a few
+thousand pods instead of every one. The pods that a pod's affinity or spread constraints select by
+label are not taken from the cache: the live reader asks the API server for them with the label
+selector. Of what is kept, only what the diagnosis reads is kept (`compact_node`, `compact_pod`),
+and at most `max_objects` objects: past that the cache stops, frees what it holds and says why in
+`state`; the reader then reads the cluster directly, as without a cache.
 
 Threads: LIST pages are read by the transport's worker threads. A watch's response is read line by
 line in the cache's own threads (one per watch; the official client's `Watch` would turn every event
@@ -46,6 +49,7 @@ from cluster.errors import ClusterError, Forbidden, Unavailable
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
 from diagnosis.relations import NOT_TERMINAL
+from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import effective_requests, is_extended
 
 log = logging.getLogger(__name__)
@@ -93,6 +97,9 @@ capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diag
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp")
 
+ANTI_AFFINITY = "podAntiAffinity"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
 _SHARED = frozenset({"namespace", "nodeName", "phase"})
 """Fields whose values repeat across objects: a hundred thousand pods share a few namespaces and
 phases, and a few thousand node names."""
@@ -107,15 +114,29 @@ def compact_node(node: Object) -> dict[str, Any]:
 
 
 def compact_pod(pod: Object) -> dict[str, Any]:
-    """What `diagnosis.triage.resources.holders` reads of a bound pod: who it is, where it is bound, its
-    phase, whether it is terminating, and the extended resources its containers ask for (init containers
-    with their restart policy, which makes a sidecar). A container that asks for no extended resource
-    adds nothing to the pod's effective request and is left out: most pods keep no container."""
-    kept_spec = _pick(spec(pod), ("nodeName",))
+    """What the diagnosis reads of a bound pod: who it is, where it is bound, its phase, whether it is
+    terminating, and the extended resources its containers ask for (init containers with their
+    restart policy, which makes a sidecar) — all `diagnosis.triage.resources.holders` reads —, its
+    required pod anti-affinity (which may repel the pod asked about, `diagnosis.triage.affinity`) and
+    the PVCs of its volumes (which count against a CSI attach limit, `diagnosis.triage.volumes`). A
+    container that asks for no extended resource adds nothing to the pod's effective request and is
+    left out: most pods keep no container."""
+    pod_spec = spec(pod)
+    kept_spec = _pick(pod_spec, ("nodeName",))
     for part in ("initContainers", "containers"):
-        asking = [kept for c in sequence(spec(pod).get(part)) if (kept := _asks(mapping(c)))]
+        asking = [kept for c in sequence(pod_spec.get(part)) if (kept := _asks(mapping(c)))]
         if asking:
             kept_spec[part] = asking
+    repels = spec_terms(pod, ANTI_AFFINITY)
+    if repels:
+        kept_spec["affinity"] = {ANTI_AFFINITY: {_REQUIRED: list(repels)}}
+    claims = [
+        _pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
+        for v in sequence(pod_spec.get("volumes"))
+        if "persistentVolumeClaim" in mapping(v) or "ephemeral" in mapping(v)
+    ]
+    if claims:
+        kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -146,8 +167,15 @@ def _namespace_of(pod: Object) -> tuple[str, ...]:
 
 
 def holds_devices(pod: Object) -> bool:
-    """Whether the (compacted) pod holds an extended resource: the only bound pods the cache keeps."""
+    """Whether the (compacted) pod holds an extended resource."""
     return bool(effective_requests(pod))
+
+
+def kept(pod: Object) -> bool:
+    """Whether the cache keeps the (compacted) bound pod: it holds an extended resource, has a
+    required pod anti-affinity or uses a PVC — the only bound pods the diagnosis reads beyond those
+    its queries select (which are read from the API server)."""
+    return holds_devices(pod) or "affinity" in spec(pod) or "volumes" in spec(pod)
 
 
 def _everything(_: Object) -> bool:
@@ -429,7 +457,7 @@ class ClusterCache:
         watches = 3 if self.options.pending else 2  # one thread blocks on each watch's next line
         self.threads = ThreadPoolExecutor(max_workers=watches, thread_name_prefix="kubewhy-watch")
         self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
-        pods = _Resource("pods", BOUND_PODS, compact_pod, holds_devices, _node_of)
+        pods = _Resource("pods", BOUND_PODS, compact_pod, kept, _node_of)
         self._pods = _Reflector(self, pods)
         self._pending = _Reflector(
             self, _Resource("pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of)
@@ -534,7 +562,7 @@ class ClusterCache:
         if self.synced:
             return (
                 f"synced: {len(self._nodes.items):,} nodes, "
-                f"{len(self._pods.items):,} bound pods holding extended resources"
+                f"{len(self._pods.items):,} bound pods the diagnosis reads"
             )
         return f"{self.condition}: {self._nodes.describe()}; {self._pods.describe()}"
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
@@ -38,12 +39,13 @@ from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
-from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
-from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
+from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
+from diagnosis.triage import affinity, spread, volumes
 from diagnosis.triage.classify import reaches_funnel, usage_candidates
 from diagnosis.triage.scheduling import Placement, node_selector
-from diagnosis.views import JobSetView, TriageView
+from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
 if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run
     from cluster.cache import CacheOptions, ClusterCache
@@ -212,8 +214,24 @@ class LiveReader:
             placed = await _optional("its node", self._nodes_named([node_name(found)]), notes)
             return TriageView(found, tuple(placed), (), _about(about, found), now, notes=tuple(notes))
         nodes, prefiltered = await self._candidate_nodes(found)
-        bound = await self._bound_pods(usage_candidates(found, nodes), None if prefiltered else len(nodes))
-        return TriageView(found, tuple(nodes), bound, _about(about, found), now, prefiltered, tuple(notes))
+        usage = usage_candidates(found, nodes)
+        bound, peers, storage = await asyncio.gather(
+            self._bound_pods(usage, None if prefiltered else len(nodes)),
+            self._peers(found, nodes, prefiltered),
+            self._storage(found, usage),
+        )
+        peers = await self._own_namespace(found, peers, bound)
+        return TriageView(
+            found,
+            tuple(nodes),
+            bound,
+            _about(about, found),
+            now,
+            prefiltered,
+            peers=peers,
+            storage=storage,
+            notes=tuple(notes),
+        )
 
     async def _pod(self, namespace: str, pod: str) -> Response:
         try:
@@ -290,6 +308,141 @@ class LiveReader:
         keep = set(wanted)
         return tuple(p for p in every if node_name(p) in keep)
 
+    # — what the pod's volumes and inter-pod rules read —
+
+    async def _peers(self, pod: Object, nodes: Sequence[Object], prefiltered: bool) -> Peers:
+        """The pods each of the pod's affinity, anti-affinity and spread queries selects (one LIST
+        per namespace, or one for all namespaces, with the query's label selector), the Namespaces a
+        namespaceSelector picks, and the nodes of those pods that are not among `nodes` (every node
+        when a spread constraint counts nodes the nodeSelector excluded)."""
+        queries = [q for q in (*affinity.queries(pod), *spread.queries(pod)) if not q.selector.nothing]
+        if not queries:
+            return Peers()
+        selected = await asyncio.gather(
+            *(
+                self._namespaces(q.namespace_selector.query())
+                for q in queries
+                if q.namespace_selector is not None and not q.everywhere
+            )
+        )
+        namespaces = {name(ns): ns for found in selected for ns in found}
+        reads: dict[tuple[str | None, str], None] = {}
+        for q in queries:
+            label_selector = q.selector.query()
+            if q.everywhere:
+                reads[(None, label_selector)] = None
+                continue
+            in_selected = [
+                n
+                for n, ns in namespaces.items()
+                if q.namespace_selector is not None and q.namespace_selector.matches(labels(ns))
+            ]
+            for ns in sorted({*q.namespaces, *in_selected}):
+                if is_dns1123_label(ns):
+                    reads[(ns, label_selector)] = None
+        found = await asyncio.gather(*(self._pods_selected(ns, sel) for ns, sel in reads))
+        pods = {(namespace(p), name(p)): p for group in found for p in group}
+        known = {name(n) for n in nodes}
+        if prefiltered and spread.needs_every_node(pod):
+            more: Sequence[Object] = await self._all_nodes()
+        else:
+            more = await self._nodes_named({node_name(p) for p in pods.values()} - known)
+        return Peers(tuple(pods.values()), tuple(more), tuple(namespaces.values()))
+
+    async def _pods_selected(self, ns: str | None, label_selector: str) -> list[dict[str, Any]]:
+        """Bound, non-terminal pods matching a label selector, in one namespace or all."""
+        bound = f"spec.nodeName!=,{NOT_TERMINAL}"
+        if ns is None:
+            return await self._api.items(
+                Target("list", "pods"), labelSelector=label_selector, fieldSelector=bound
+            )
+        return await self._api.items(
+            Target("list", "pods", ns), labelSelector=label_selector, fieldSelector=bound
+        )
+
+    async def _namespaces(self, label_selector: str) -> list[dict[str, Any]]:
+        return await self._api.items(Target("list", "namespaces"), labelSelector=label_selector)
+
+    async def _own_namespace(self, pod: Object, peers: Peers, bound: Iterable[Object]) -> Peers:
+        """Add the pod's Namespace when an existing pod's anti-affinity picks namespaces by label:
+        matching it against the pod needs the labels of the pod's own namespace."""
+        ns = namespace(pod)
+        if any(name(n) == ns for n in peers.namespaces) or not any(
+            affinity.has_namespace_selector(p) for p in (*bound, *peers.pods)
+        ):
+            return peers
+        found = await self._get_or_none(Target("get", "namespaces", name=ns, kind="namespace"))
+        return replace(peers, namespaces=(*peers.namespaces, *([found] if found else [])))
+
+    async def _storage(self, pod: Object, usage: Iterable[str]) -> Storage:
+        """The pod's PVCs (by name), their PVs and StorageClasses; every PV when an unbound claim
+        may bind to an existing one; the CSINodes of the nodes reaching the free-slot step when the
+        pod has a CSI volume, and then, when one of them limits its driver, every PVC and PV to
+        count the volumes attached there."""
+        ns = namespace(pod)
+        claims = await self._named(
+            [c for c in volumes.claim_names(pod) if is_dns1123_subdomain(c)],
+            lambda c: self._get_or_none(
+                Target("get", "persistentvolumeclaims", ns, name=c, kind="persistentvolumeclaim")
+            ),
+        )
+        if not claims:
+            return Storage()
+        volume_names = {text(spec(c).get("volumeName")) for c in claims}
+        class_names = {volumes.class_of(c) for c in claims}
+        pvs, classes = await asyncio.gather(
+            self._named(
+                [v for v in volume_names if is_dns1123_subdomain(v)],
+                lambda v: self._get_or_none(
+                    Target("get", "persistentvolumes", name=v, kind="persistentvolume")
+                ),
+            ),
+            self._named(
+                [c for c in class_names if is_dns1123_subdomain(c)],
+                lambda c: self._get_or_none(
+                    Target("get", "storageclasses", group="storage.k8s.io", name=c, kind="storageclass")
+                ),
+            ),
+        )
+        storage = Storage(tuple(claims), tuple(pvs), tuple(classes))
+        every_volume = volumes.needs_every_volume(pod, storage)
+        if every_volume:
+            storage = replace(storage, volumes=tuple(await self._every_volume()))
+        drivers = volumes.csi_drivers(pod, storage)
+        if not drivers:
+            return storage
+        csinodes = await self._named(
+            [n for n in usage if is_dns1123_subdomain(n)],
+            lambda n: self._get_or_none(
+                Target("get", "csinodes", group="storage.k8s.io", name=n, kind="csinode")
+            ),
+        )
+        storage = replace(storage, csinodes=tuple(csinodes))
+        if not volumes.limited(drivers, csinodes):
+            return storage
+        all_claims, all_volumes = await asyncio.gather(
+            self._api.items(Target("list", "persistentvolumeclaims")),
+            # Every PV was read above when an unbound claim may bind to one: not again.
+            asyncio.sleep(0, list(storage.volumes)) if every_volume else self._every_volume(),
+        )
+        return replace(storage, claims=tuple(all_claims), volumes=tuple(all_volumes))
+
+    async def _every_volume(self) -> list[dict[str, Any]]:
+        return await self._api.items(Target("list", "persistentvolumes"))
+
+    async def _named(
+        self, names: Iterable[str], get: Callable[[str], Awaitable[dict[str, Any] | None]]
+    ) -> list[dict[str, Any]]:
+        """Objects read by name, concurrently; those that do not exist are left out."""
+        found = await asyncio.gather(*(get(n) for n in sorted(set(names))))
+        return [o for o in found if o is not None]
+
+    async def _get_or_none(self, target: Target) -> dict[str, Any] | None:
+        try:
+            return (await self._api.get(target)).body
+        except NotFound:
+            return None
+
     # — the sentinel —
 
     async def jobset_restarts(self, namespaces: Sequence[str] | None) -> dict[tuple[str, str], int]:
@@ -328,6 +481,7 @@ class LiveReader:
             raise await self._missing("jobset", namespace, name, names, _unwrap(in_namespace)) from got
         jobset, found_pods = _unwrap(got).body, _unwrap(pods)
         nodes, bound = await self._nodes_for(found_pods)
+        peers, storage = await self._around(found_pods, nodes, bound)
         return JobSetView(
             jobset=jobset,
             jobs=tuple(_unwrap(jobs)),
@@ -337,6 +491,8 @@ class LiveReader:
             bound_pods=bound,
             workloads=tuple(w for w in _unwrap(workloads) if owned_by(w, jobset)),
             now=self._now(_unwrap(got)),
+            peers=peers,
+            storage=storage,
             notes=tuple(notes),
         )
 
@@ -371,6 +527,39 @@ class LiveReader:
         everywhere = [len(nodes) for nodes, prefiltered in candidates if not prefiltered]
         bound = await self._bound_pods(usage, max(everywhere, default=None))
         return tuple(known[n] for n in sorted(known)), bound
+
+    async def _around(
+        self, pods: Sequence[Object], nodes: Sequence[Object], bound: Sequence[Object]
+    ) -> tuple[Peers, Storage]:
+        """What triaging the JobSet's pending pods reads besides nodes and bound pods: the peers of
+        each distinct placement, the storage of each distinct set of claims, merged."""
+        pending = [p for p in pods if _pending(p) and reaches_funnel(p)]
+        placements = list({_scheduling_key(p): p for p in pending}.values())
+        claims = list({volumes.claim_names(p): p for p in pending if volumes.claim_names(p)}.values())
+        usage = {n for p in placements for n in usage_candidates(p, nodes)}
+        found_peers, found_storage = await asyncio.gather(
+            asyncio.gather(*(self._peers(p, nodes, True) for p in placements)),
+            asyncio.gather(*(self._storage(p, usage) for p in claims)),
+        )
+        merged = await asyncio.gather(
+            *(self._own_namespace(p, peers, bound) for p, peers in zip(placements, found_peers, strict=True))
+        )
+
+        def distinct(objects: Iterable[Object]) -> tuple[Object, ...]:
+            return tuple({(namespace(o), name(o)): o for o in objects}.values())
+
+        peers = Peers(
+            distinct(p for group in merged for p in group.pods),
+            distinct(n for group in merged for n in group.nodes),
+            distinct(n for group in merged for n in group.namespaces),
+        )
+        storage = Storage(
+            *(
+                distinct(o for group in found_storage for o in getattr(group, field))
+                for field in ("claims", "volumes", "classes", "csinodes")
+            )
+        )
+        return peers, storage
 
     async def _nodes_named(self, names: Iterable[str]) -> list[Object]:
         """Nodes by name (empty names ignored); a node that is gone is simply absent (see
@@ -478,7 +667,10 @@ def _scheduling_key(pod: Object) -> str:
         for field in ("initContainers", "containers")
         for c in sequence(pod_spec.get(field))
     ]
-    placement = [pod_spec.get(k) for k in ("nodeSelector", "affinity", "tolerations", "schedulingGates")]
+    placement = [
+        pod_spec.get(k)
+        for k in ("nodeSelector", "affinity", "tolerations", "schedulingGates", "topologySpreadConstraints")
+    ]
     return json.dumps([placement, asks], sort_keys=True, default=str)
 
 

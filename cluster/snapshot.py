@@ -1,7 +1,8 @@
 """A saved cluster, read the way the live one is.
 
-A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas -A -o json` prints (a
-`List`), the same in YAML, a multi-document YAML file, a single object, or a folder of such files.
+A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas,pvc,pv,storageclasses,
+csinodes,namespaces -A -o json` prints (a `List`), the same in YAML, a multi-document YAML file, a single
+object, or a folder of such files.
 It is loaded and indexed once; every question is then answered from memory, and always the same way:
 the reading time is the newest timestamp in the objects, not the clock.
 """
@@ -27,7 +28,7 @@ from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
-from diagnosis.views import JobSetView, TriageView
+from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
 _SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -44,6 +45,11 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "ResourceQuota": frozenset({""}),
     "RuntimeClass": frozenset({"node.k8s.io"}),
     "Workload": frozenset({"kueue.x-k8s.io"}),
+    "PersistentVolumeClaim": frozenset({""}),
+    "PersistentVolume": frozenset({""}),
+    "StorageClass": frozenset({"storage.k8s.io"}),
+    "CSINode": frozenset({"storage.k8s.io"}),
+    "Namespace": frozenset({""}),
 }
 """The kinds kubewhy reads, with the API groups that serve them; other objects are ignored."""
 
@@ -241,6 +247,14 @@ class SnapshotReader:
         self._events_about = _group(by_kind["Event"], _regarding_key)
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
+        # The pod rules and volumes read from these (the classifier keeps the ones it needs).
+        self._peers = Peers(pods=self._bound_pods, namespaces=tuple(by_kind["Namespace"]))
+        self._storage = Storage(
+            claims=tuple(by_kind["PersistentVolumeClaim"]),
+            volumes=tuple(by_kind["PersistentVolume"]),
+            classes=tuple(by_kind["StorageClass"]),
+            csinodes=tuple(by_kind["CSINode"]),
+        )
         self.now = now or _reading_time(o for group in by_kind.values() for o in group)
         """The time of the reading (deterministic: a snapshot answers the same way every time)."""
 
@@ -258,6 +272,8 @@ class SnapshotReader:
             bound_pods=self._bound_pods,
             events=self._events(found),
             now=self.now,
+            peers=self._peers,
+            storage=self._storage,
         )
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
@@ -275,6 +291,8 @@ class SnapshotReader:
             bound_pods=self._bound_pods,
             workloads=tuple(w for w in self._workloads_in.get(namespace, ()) if owned_by(w, jobset)),
             now=self.now,
+            peers=self._peers,
+            storage=self._storage,
         )
 
     async def ping(self) -> None:

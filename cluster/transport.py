@@ -189,6 +189,7 @@ class Transport:
         for numbered in enumerate(queries):
             waiting.put(numbered)
         found: list[list[dict[str, Any]]] = [[] for _ in queries]
+        failed: list[ClusterError | NotFound] = []
         stop = threading.Event()
 
         def drain(cost: ReadStats) -> None:
@@ -197,12 +198,18 @@ class Transport:
                     index, query = waiting.get_nowait()
                 except Empty:
                     return
-                found[index] = self._items(target, query, _JSON, cost)
+                try:
+                    found[index] = self._items(target, query, _JSON, cost)
+                except (ClusterError, NotFound) as err:
+                    failed.append(err)
+                    stop.set()  # the others stop after their current LIST
 
         try:
             await asyncio.gather(*(self._in_worker(drain) for _ in range(min(WORKERS, len(queries)))))
         finally:
-            stop.set()  # one failed: the others stop after their current LIST
+            stop.set()  # the caller gave up (cancelled): no more LISTs for it
+        if failed:
+            raise failed[0]
         return found
 
     async def pages(self, target: Target, **query: Query) -> AsyncIterator[dict[str, Any]]:

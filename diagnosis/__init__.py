@@ -25,6 +25,9 @@ has the same tables:
 | no-gpu-node | `triage.classify.no_gpu_node` (funnel step) |
 | allocatable-zero | `triage.classify.allocatable_zero` (funnel step) |
 | exhausted | `triage.classify.exhausted` (funnel step) |
+| volume | `triage.volumes.volume` (funnel step) |
+| topology-spread | `triage.spread.topology_spread` (funnel step) |
+| pod-affinity | `triage.affinity.pod_affinity` (funnel step) |
 | schedulable | `triage.classify.schedulable` |
 
 | `/jobset why` verdict | function |

@@ -21,6 +21,9 @@ class PodVerdict(StrEnum):
     NO_GPU_NODE = "no-gpu-node"
     ALLOCATABLE_ZERO = "allocatable-zero"
     EXHAUSTED = "exhausted"
+    VOLUME = "volume"
+    TOPOLOGY_SPREAD = "topology-spread"
+    POD_AFFINITY = "pod-affinity"
     SCHEDULABLE = "schedulable"
 
 

@@ -13,6 +13,39 @@ from diagnosis.objects import Object
 
 
 @dataclass(frozen=True)
+class Peers:
+    """The pods and namespaces the pod's inter-pod rules look at (`diagnosis.triage.peers.needs`
+    says which): pods matching a label selector of its pod affinity, anti-affinity or topology spread
+    constraints, in any node's domain; the nodes those pods are on beyond the candidates; Namespaces."""
+
+    pods: tuple[Object, ...] = ()
+    """Bound, non-terminal pods matching one of the pod's queries. More may be present: the
+    classifier keeps only those matching a query."""
+    nodes: tuple[Object, ...] = ()
+    """Nodes the view needs besides `TriageView.nodes`: those `pods` are on, and every node when a
+    spread constraint counts nodes the nodeSelector excludes. Nodes may repeat `TriageView.nodes`."""
+    namespaces: tuple[Object, ...] = ()
+    """The Namespaces whose labels a namespaceSelector is matched against (the pod's own among
+    them); more may be present."""
+
+
+@dataclass(frozen=True)
+class Storage:
+    """The storage objects the pod's volumes lead to (`diagnosis.triage.volumes`)."""
+
+    claims: tuple[Object, ...] = ()
+    """PersistentVolumeClaims: the pod's own, and those of the pods on the candidate nodes when a
+    CSI attach limit has to be counted. More may be present."""
+    volumes: tuple[Object, ...] = ()
+    """PersistentVolumes: those the claims are bound to, and every one when an unbound claim may bind
+    to an existing volume. More may be present."""
+    classes: tuple[Object, ...] = ()
+    """StorageClasses of the claims."""
+    csinodes: tuple[Object, ...] = ()
+    """CSINodes of the candidate nodes, when the pod has a CSI volume."""
+
+
+@dataclass(frozen=True)
 class TriageView:
     """Everything `/triage` needs to decide about one pod."""
 
@@ -29,6 +62,8 @@ class TriageView:
     prefiltered: bool = False
     """True when the API server already kept only the nodes matching the pod's nodeSelector
     (a label selector): `nodes` then holds only those, and the funnel says so."""
+    peers: Peers = Peers()
+    storage: Storage = Storage()
     notes: tuple[str, ...] = ()
     """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
     of it syncs): shown after the evidence; the diagnosis never reads it."""
@@ -53,5 +88,9 @@ class JobSetView:
     workloads: tuple[Object, ...]
     """Kueue Workloads (`kueue.x-k8s.io`) owned by the JobSet."""
     now: datetime
+    peers: Peers = Peers()
+    """As TriageView.peers, for the pending pods."""
+    storage: Storage = Storage()
+    """As TriageView.storage, for the pending pods."""
     notes: tuple[str, ...] = ()
     """As TriageView.notes."""

@@ -193,6 +193,38 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("Count", "integer", 1, lambda obj, now: int(obj.get("count") or 1)),
         _NAME,
     ),
+    "PersistentVolumeClaim": (
+        _NAME,
+        ("Status", "string", 0, _field("status", "phase", default="")),
+        ("Volume", "string", 0, _field("spec", "volumeName", default="")),
+        ("Capacity", "string", 0, _field("status", "capacity", "storage", default="")),
+        ("Access Modes", "string", 0, lambda obj, now: ",".join(_get(obj, "status", "accessModes") or [])),
+        ("StorageClass", "string", 0, _field("spec", "storageClassName", default="")),
+        _AGE,
+        ("VolumeMode", "string", 1, _field("spec", "volumeMode", default="")),
+    ),
+    "PersistentVolume": (
+        _NAME,
+        ("Capacity", "string", 0, _field("spec", "capacity", "storage", default="")),
+        ("Reclaim Policy", "string", 0, _field("spec", "persistentVolumeReclaimPolicy", default="")),
+        ("Status", "string", 0, _field("status", "phase", default="")),
+        ("Claim", "string", 0, lambda obj, now: "/".join(
+            str(_get(obj, "spec", "claimRef", k) or "") for k in ("namespace", "name")).strip("/")),
+        ("StorageClass", "string", 0, _field("spec", "storageClassName", default="")),
+        _AGE,
+    ),
+    "StorageClass": (
+        _NAME,
+        ("Provisioner", "string", 0, _field("provisioner", default="")),
+        ("ReclaimPolicy", "string", 0, _field("reclaimPolicy", default="Delete")),
+        ("VolumeBindingMode", "string", 0, _field("volumeBindingMode", default="Immediate")),
+        _AGE,
+    ),
+    "CSINode": (
+        _NAME,
+        ("Drivers", "integer", 0, lambda obj, now: len(_get(obj, "spec", "drivers") or [])),
+        _AGE,
+    ),
     "Job": (
         _NAME,
         ("Status", "string", 0, _job_status),

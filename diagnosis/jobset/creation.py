@@ -47,7 +47,17 @@ def basics(family: Family) -> tuple[Command | None, ...]:
 def triage(family: Family, pod: Object) -> Diagnosis:
     """The GPU classifier's answer on one of the JobSet's pods."""
     view = family.view
-    return gpu.classify(TriageView(pod, view.nodes, view.bound_pods, family.events_about(pod), view.now))
+    return gpu.classify(
+        TriageView(
+            pod,
+            view.nodes,
+            view.bound_pods,
+            family.events_about(pod),
+            view.now,
+            peers=view.peers,
+            storage=view.storage,
+        )
+    )
 
 
 def pod_verdict(diagnosis: Diagnosis) -> PodVerdict | None:

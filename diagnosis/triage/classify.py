@@ -10,11 +10,13 @@ the others. The scheduler's own message is quoted beside it, never used to decid
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
+from diagnosis.triage import affinity, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
@@ -56,7 +58,7 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "reaches_funnel", "usage_candidates"]
+__all__ = ["FUNNEL", "classify", "effective_requests", "funnel_of", "reaches_funnel", "usage_candidates"]
 
 _KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -96,13 +98,25 @@ def reaches_funnel(pod: Object) -> bool:
     return bool(effective_requests(pod)) and not node_name(pod) and not _gates(pod)
 
 
-def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    nodes = candidates(view.nodes)
-    filtered = _filtered(Ask(view.pod, requests), nodes)
+def funnel_of(view: TriageView) -> Funnel:
+    """The funnel run over the view's candidate nodes: what each step kept and dropped."""
+    return _funnel(view, effective_requests(view.pod), candidates(view.nodes))
+
+
+def _funnel(view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...]) -> Funnel:
+    first = Ask(view.pod, requests)
+    filtered = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
-    ask = Ask(view.pod, requests, holders(view.pod, view.bound_pods, map(name, reached)))
-    funnel = Funnel(view, ask, (filtered + run(FUNNEL[-1:], ask, reached)) if reached else filtered)
+    reached_names = frozenset(map(name, reached))
+    held = holders(view.pod, view.bound_pods, reached_names)
+    ask = replace(first, holders=held, view=view, reached=reached_names)
+    return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
+
+
+def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
+    nodes = candidates(view.nodes)
+    funnel = _funnel(view, requests, nodes)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -125,7 +139,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, which alone needs the bound pods (of the nodes this
     leaves): it runs once per classification, and its last stage keeps the usage candidates."""
-    return run(FUNNEL[:-1], ask, nodes)
+    return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
@@ -237,14 +251,14 @@ def taint(ask: Ask, node: Object) -> str | None:
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
     missing = []
     for resource in ask.requests:
-        have = offer(node, resource)
+        have = ask.offer(node, resource)
         if not have.reported:
             missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
     return ", ".join(missing) or None
 
 
 def allocatable_zero(ask: Ask, node: Object) -> str | None:
-    offers = {resource: offer(node, resource) for resource in ask.requests}
+    offers = {resource: ask.offer(node, resource) for resource in ask.requests}
     zero = [
         f"{resource} capacity {have.capacity}, allocatable 0"
         for resource, have in offers.items()
@@ -256,7 +270,7 @@ def allocatable_zero(ask: Ask, node: Object) -> str | None:
 def exhausted(ask: Ask, node: Object) -> str | None:
     short = []
     for resource, wanted in ask.requests.items():
-        allocatable, used = offer(node, resource).allocatable, ask.used(name(node), resource)
+        allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
         if allocatable - used < wanted:
             short.append(
                 f"{resource} allocatable {allocatable}, used {used}, "
@@ -368,8 +382,8 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
     ranked = _by_headroom(ask, nodes)
     best = ranked[0]
     resource, wanted = _tightest(ask, best)
-    largest = max(offer(n, resource).allocatable for n in nodes)
-    free = max(offer(best, resource).allocatable - ask.used(name(best), resource), 0)
+    largest = max(ask.offer(n, resource).allocatable for n in nodes)
+    free = max(ask.offer(best, resource).allocatable - ask.used(name(best), resource), 0)
     if largest < wanted:
         summary = (
             f"The pod asks {wanted} {resource} but no node left has more than {largest} allocatable: "
@@ -415,17 +429,25 @@ FUNNEL: tuple[Step, ...] = (
     Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
          _allocatable_advice),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
+    Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
+    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
+    Step(PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", affinity.pod_affinity,
+         affinity.advise),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
-The free-slot step is last: it alone reads the pods bound to the nodes (`usage_candidates`)."""
+From the free-slot step on, the steps read the pods bound to the nodes (`usage_candidates`), and the
+view's peers and storage."""
+
+_FREE_SLOT = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdict.EXHAUSTED)
+"""The steps before it decide which nodes' bound pods a reader fetches."""
 
 
 def schedulable(funnel: Funnel) -> Advice:
     ask, kept = funnel.ask, funnel.last.kept
     best = _by_headroom(ask, kept)[0]
     resource, _ = _tightest(ask, best)
-    free = offer(best, resource).allocatable - ask.used(name(best), resource)
+    free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
     said = last_said(funnel.view.pod, funnel.view.events, funnel.view.now)
     summary = (
         f"Nothing in the objects blocks the pod: {len(kept)} node{'s pass' if len(kept) > 1 else ' passes'} "
@@ -434,9 +456,8 @@ def schedulable(funnel: Funnel) -> Advice:
     )
     evidence = (
         f"nodes that pass every check: {names(kept)}",
-        "not checked by kubewhy: cpu, memory, pods per node, host ports, volumes, pod (anti-)affinity, "
-        "topology spread, DRA claims, and pods of higher priority nominated to these nodes; the scheduler's "
-        "message names whichever of these holds the pod",
+        "not checked by kubewhy: cpu, memory, pods per node, host ports, DRA claims, and pods of higher "
+        "priority nominated to these nodes; the scheduler's message names whichever of these holds the pod",
     )
     return Advice(summary, evidence, collect(kubectl.node_details(name(best))))
 
@@ -479,7 +500,7 @@ def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:
 
 def _spare(ask: Ask, node: Object, resource: str) -> int:
     """Free minus asked: negative when the resource is short on the node."""
-    return offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
+    return ask.offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
 
 
 def _headroom(ask: Ask, node: Object) -> int:

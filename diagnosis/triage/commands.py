@@ -181,3 +181,72 @@ def device_plugin_logs(resources: Iterable[str]) -> Command | None:
         "the GPU Operator's default namespace: change -n if it is installed elsewhere",
         "logs", "-n", namespace, "-l", selector, "--prefix", "--tail=50",
     )
+
+
+def pod_spread(namespace: str, pod: str) -> Command | None:
+    return _pod_jsonpath(
+        namespace,
+        pod,
+        "{.spec.topologySpreadConstraints}",
+        "the pod's topology spread constraints, as stored (matchLabelKeys already merged)",
+    )
+
+
+def pod_affinity(namespace: str, pod: str) -> Command | None:
+    purpose = f"the pod affinity and anti-affinity of {namespace}/{pod}, as stored"
+    return _pod_jsonpath(namespace, pod, "{.spec.affinity}", purpose)
+
+
+def pods_matching(namespace: str | None, selector: str) -> Command | None:
+    """The bound pods a label selector picks (in one namespace, or all when None), with their nodes."""
+    if not selector or (namespace is not None and not is_dns1123_label(namespace)):
+        return None
+    scope = ("-n", namespace) if namespace is not None else ("-A",)
+    return kubectl(
+        "the pods the selector matches, and the nodes they are on",
+        "get", "pods", *scope, "-l", selector, "--field-selector", NOT_TERMINAL, "-o", "wide",
+    )
+
+
+def claims(namespace: str, names: Iterable[str]) -> Command | None:
+    """The PVCs named (they exist), or, with no name, every PVC of the namespace."""
+    valid = [n for n in dict.fromkeys(names) if is_dns1123_subdomain(n)]
+    if not is_dns1123_label(namespace):
+        return None
+    if not valid:
+        return kubectl(
+            "the namespace's PersistentVolumeClaims: is the one the pod names there under another name?",
+            "get", "pvc", "-n", namespace, "-o", "wide",
+        )
+    return kubectl(
+        "the pod's PersistentVolumeClaims: status, volume, StorageClass",
+        "get", "pvc", *valid, "-n", namespace, "-o", "wide",
+    )
+
+
+def persistent_volume(volume: str) -> Command | None:
+    if not is_dns1123_subdomain(volume):
+        return None
+    return kubectl(
+        f"where PV {volume} may be used: its zone labels and node affinity",
+        "get", "pv", volume, "-o", 'jsonpath={.metadata.labels}{"\\n"}{.spec.nodeAffinity}',
+    )
+
+
+def storage_classes(names: Iterable[str]) -> Command | None:
+    valid = [n for n in dict.fromkeys(names) if is_dns1123_subdomain(n)]
+    if not valid:
+        return None
+    return kubectl(
+        "the StorageClasses: provisioner, volumeBindingMode, allowedTopologies",
+        "get", "storageclass", *valid, "-o", "yaml",
+    )
+
+
+def csinode(node: str) -> Command | None:
+    if not is_dns1123_subdomain(node):
+        return None
+    return kubectl(
+        f"the CSI drivers on {node} and how many volumes each may attach",
+        "get", "csinode", node, "-o", "jsonpath={.spec.drivers}",
+    )

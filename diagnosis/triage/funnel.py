@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, name
-from diagnosis.triage.resources import Holder
+from diagnosis.triage.resources import Holder, Offer, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 
@@ -29,18 +30,38 @@ class Ask:
     """Extended resource → the pod's effective request."""
     holders: Mapping[str, tuple[Holder, ...]] = field(default_factory=dict)
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
+    view: TriageView | None = None
+    """The whole view, for the steps that look beyond the node: volumes, spread, pod affinity."""
+    reached: frozenset[str] = frozenset()
+    """The nodes that reached the free-slot step: those whose bound pods the view holds."""
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    """What a step works out once for all nodes (its counts per domain, the pod's claims)."""
+    offers: dict[tuple[int, str], Offer] = field(default_factory=dict, compare=False, repr=False)
+    """Each node's offer of each resource asked, by (id(node), resource): read once per node for the
+    whole classification, not again at every step and in the advice (the funnel's nodes live as long
+    as the view, so their ids stay theirs). Shared by an Ask `replace`d with its holders."""
 
     @cached_property
     def placement(self) -> Placement:
         """What the pod asks of a node's labels and taints, read from the pod once for all nodes."""
         return Placement.of(self.pod)
 
+    def offer(self, node: Object, resource: str) -> Offer:
+        """`resources.offer(node, resource)`, read once per node."""
+        key = (id(node), resource)
+        found = self.offers.get(key)
+        if found is None:
+            found = self.offers[key] = offer(node, resource)
+        return found
+
     def used(self, node: str, resource: str) -> int:
+        """What the pods holding `resource` on the node (by name) hold of it together."""
         return sum(h.requests.get(resource, 0) for h in self.holders.get(node, ()))
 
 
-@dataclass(frozen=True)
-class Drop:
+class Drop(NamedTuple):
+    """A node a step dropped, and why (a tuple: a step may drop thousands)."""
+
     node: Object
     why: str
 

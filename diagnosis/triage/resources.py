@@ -14,7 +14,7 @@ from functools import lru_cache
 from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
 from diagnosis.quantity import count
-from diagnosis.relations import holds_node
+from diagnosis.relations import is_terminal
 
 
 @lru_cache(maxsize=1024)
@@ -131,26 +131,26 @@ def holders(
     seen: set[tuple[str, str]] = set()
     found: dict[str, list[Holder]] = {}
     for other in bound_pods:
-        node = text(spec(other).get("nodeName"))
-        if node not in wanted:
+        # Most bound pods ask for no extended resource: a glance at their keys spares the rest.
+        other_spec = spec(other)
+        node = text(other_spec.get("nodeName"))
+        if node not in wanted or not _names_extended(other_spec) or is_terminal(other):
             continue
         other_meta = meta(other)
         key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
         if key == me or (my_uid and text(other_meta.get("uid")) == my_uid) or key in seen:
             continue
         seen.add(key)
-        # Most bound pods ask for no extended resource: a glance at their keys spares the arithmetic.
-        asks = effective_requests(other) if _names_extended(other) and holds_node(other) else {}
+        asks = effective_requests(other)
         if asks:
             terminating = other_meta.get("deletionTimestamp") is not None
             found.setdefault(node, []).append(Holder(key[0], key[1], asks, terminating))
     return {node: tuple(sorted(pods, key=lambda h: (h.namespace, h.name))) for node, pods in found.items()}
 
 
-def _names_extended(pod: Object) -> bool:
-    """Whether some container of the pod names a resource with a `/` in its limits or requests: every
-    extended resource has one, and most pods name only cpu and memory."""
-    pod_spec = spec(pod)
+def _names_extended(pod_spec: Object) -> bool:
+    """Whether some container of the pod (its spec) names a resource with a `/` in its limits or
+    requests: every extended resource has one, and most pods name only cpu and memory."""
     for field in ("initContainers", "containers"):
         for container in sequence(pod_spec.get(field)):
             resources = mapping(mapping(container).get("resources"))

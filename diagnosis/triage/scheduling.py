@@ -136,7 +136,11 @@ class Placement:
         """The node's taints that keep the pod off it: the cordon first (the scheduler checks it
         before taints), then every `NoSchedule`/`NoExecute` taint no toleration of the pod tolerates.
         The scheduler names only the first; all are listed so one fix covers them."""
-        found = [CORDON] if cordoned(node) and self.blocks(CORDON) else []
+        node_spec = spec(node)
+        cordon = node_spec.get("unschedulable") is True
+        if not cordon and not node_spec.get("taints"):  # most nodes: nothing to tolerate
+            return ()
+        found = [CORDON] if cordon and self.blocks(CORDON) else []
         for taint in taints(node):
             if taint.effect in BLOCKING_EFFECTS and taint not in found and self.blocks(taint):
                 found.append(taint)

@@ -107,6 +107,12 @@ async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served:
             assert ours.prefiltered == live.prefiltered
     finally:
         await reader.aclose()
+    async with triage.cached_reader(served, 30) as (cached, _):
+        for pod, prefiltered in ((cluster.unpinned, False), (cluster.pinned, True)):
+            ours = classifier.view_of(cluster, pod, prefiltered, devices_only=True)
+            served_view = await cached.triage_view(*pod)
+            assert sorted(ours.nodes, key=name) == sorted(served_view.nodes, key=name)
+            assert sorted(ours.bound_pods, key=name) == sorted(served_view.bound_pods, key=name)
     rows = classifier.measure(cluster, "tiny", runs=2, budget_s=5)
     assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4  # each pod on both views
     assert sum(r.case.endswith("as the cache serves it") for r in rows) == 2
@@ -215,7 +221,8 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     expected = {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI", "f. soak"}
     assert benchmarks == expected
     cases = {line.split("|")[3].strip(): line for line in lines[1:]}
-    assert "exhausted; 4 calls a run" in cases["kubewhy triage through a kubeconfig, process start to exit"]
+    live = cases["kubewhy triage through a kubeconfig, process start to exit"]
+    assert "exhausted; 4 calls a run; CPU time " in live
     bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
     assert "requests" in bare
     assert "kubewhy's whole /triage takes" in bare

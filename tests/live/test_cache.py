@@ -161,7 +161,7 @@ async def test_only_bound_pods_holding_an_extended_resource_are_kept() -> None:
             sim.store.put(taker)  # the watch delivers events in order: the CPU pod came first
             await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
             assert held_on(reader, HALF) == {HOLDER, "nightly-eval-29411580-x2v7c"}
-            assert cache.state == "synced: 5 nodes, 4 bound pods holding extended resources"
+            assert cache.state == "synced: 5 nodes, 4 bound pods the diagnosis reads"
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
 
 
@@ -272,7 +272,7 @@ async def test_an_api_server_down_at_start_is_retried_until_it_answers() -> None
             sim.faults.clear()
             assert await cache.wait_synced(10)
             assert cache.condition == "ready"
-            assert cache.state == "synced: 5 nodes, 3 bound pods holding extended resources"
+            assert cache.state == "synced: 5 nodes, 3 bound pods the diagnosis reads"
         finally:
             await reader.aclose()
 

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from cluster.errors import Forbidden
 from cluster.live import PER_NODE_ALWAYS
 from cluster.snapshot import SnapshotReader
-from cluster.transport import PAGE_SIZE
+from cluster.transport import PAGE_SIZE, WORKERS
 from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
 from diagnosis.triage.classify import classify
@@ -115,6 +116,18 @@ async def test_a_pod_that_fits_a_pool_reads_that_pools_pods_node_by_node(
     )
     assert len(view.bound_pods) == 8 * len(generated.gpu_nodes)
     assert classify(view).verdict is PodVerdict.EXHAUSTED
+
+
+async def test_a_refused_per_node_list_stops_the_others_and_is_named(generated: Generated) -> None:
+    """The 100 per-node LISTs are shared out among the workers; the first refusal stops them all
+    after the LIST each has in flight, and is the error raised."""
+    with serve(generated.objects) as refusing:
+        refusing.faults.fail(403, times=None, resource="pods", verb="list")
+        async with live_reader(refusing) as reader:
+            with pytest.raises(Forbidden) as refused:
+                await reader.triage_view(NAMESPACE, UNPINNED)
+    assert (refused.value.verb, refused.value.resource, refused.value.namespace) == ("list", "pods", None)
+    assert 1 <= len(_lists_of_pods(refusing.requests)) <= WORKERS < len(generated.gpu_nodes)
 
 
 async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:

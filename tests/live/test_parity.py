@@ -87,9 +87,11 @@ async def test_jobset_verdict_is_the_snapshots(case: Case) -> None:
 
 def _cacheable(request: Request) -> bool:
     """A read the cache answers instead: nodes, or pods selected by the node they are bound to (not
-    the cache's own watches, which it may open once its lists are in)."""
+    the cache's own watches, which it may open once its lists are in). Pods selected by a label
+    selector (the peers of pod affinity and spread) are read from the API server even with the cache."""
+    by_node = "spec.nodeName" in request.query.get("fieldSelector", "")
     return request.verb != "watch" and (
-        request.resource == "nodes" or "spec.nodeName" in request.query.get("fieldSelector", "")
+        request.resource == "nodes" or (by_node and "labelSelector" not in request.query)
     )
 
 

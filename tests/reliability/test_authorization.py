@@ -41,18 +41,19 @@ TARGET = "gpu-triage case-taint"
 REFUSALS = {
     "channel": "kubewhy is not enabled in this channel",
     "user": "You are not allowed to query kubewhy",
-    "cluster": "This channel may not query cluster `prod`; it may query: `dev`.",
+    "cluster": "This channel may not ask cluster `prod`. It may ask: `dev`.",
 }
 
 
 def why_refused(user: str, channel: str, cluster: str) -> str | None:
-    """The reason the policy gives, checked in its order (channel, person, cluster), or None."""
+    """The reason the policy gives, checked in its order (the cluster, where the target is resolved;
+    then the channel and the person), or None."""
+    if channel == DEV and cluster != "dev":
+        return "cluster"
     if channel == CLOSED:
         return "channel"
     if user != ALICE:
         return "user"
-    if channel == DEV and cluster != "dev":
-        return "cluster"
     return None
 
 

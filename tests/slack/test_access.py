@@ -17,6 +17,7 @@ ALICE = "U0ALICE"  # allowed by name
 BOB = "U0BOB"  # allowed through the S0ONCALL user group
 MALLORY = "U0MALLORY"  # neither
 OPEN, EPHEMERAL, LIMITED, OTHER_CLUSTER, CLOSED = "C0OPEN", "C0EPHEMERAL", "C0LIMITED", "C0PINNED", "C0CLOSED"
+ONE_CLUSTER = "C0ONECLUSTER"
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
             "default_cluster": "lab",
             "clusters": {"lab": {"kubeconfig": lab.kubeconfig}, "other": {"kubeconfig": other.kubeconfig}},
             "allow": {
-                "channels": [OPEN, EPHEMERAL, LIMITED, OTHER_CLUSTER],
+                "channels": [OPEN, EPHEMERAL, LIMITED, OTHER_CLUSTER, ONE_CLUSTER],
                 "users": [ALICE],
                 "usergroups": ["S0ONCALL"],
             },
@@ -38,6 +39,7 @@ def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
                 EPHEMERAL: {"ephemeral": True},
                 LIMITED: {"namespaces": ["research"]},
                 OTHER_CLUSTER: {"cluster": "other"},
+                ONE_CLUSTER: {"clusters": ["other"]},
             },
         }
         with running_bot(slack, tmp_path_factory.mktemp("access"), config) as running:
@@ -79,6 +81,13 @@ def test_a_namespace_the_channel_may_not_query_is_refused(bot: Bot) -> None:
 def test_a_channel_default_cluster_is_used_and_recorded(bot: Bot) -> None:
     bot.command("gpu-triage case-ok", OTHER_CLUSTER, user=ALICE)
     assert verdict_payload(bot.verdict(OTHER_CLUSTER))["cluster"] == "other"
+
+
+def test_a_channel_with_clusters_asks_only_those_the_first_by_default(bot: Bot) -> None:
+    told = refusal(bot, "gpu-triage case-ok --cluster lab", ONE_CLUSTER, ALICE)
+    assert "This channel may not ask cluster `lab`. It may ask: `other`." in told
+    bot.command("gpu-triage case-ok", ONE_CLUSTER, user=ALICE)
+    assert verdict_payload(bot.verdict(ONE_CLUSTER))["cluster"] == "other"
 
 
 def test_an_ephemeral_channel_answers_the_asker_only_and_recheck_stays_private(bot: Bot) -> None:
@@ -141,7 +150,7 @@ def test_stop_is_authorized_too(bot: Bot) -> None:
 
 
 def test_ready_when_slack_and_every_cluster_answer_and_their_caches_have_synced(bot: Bot) -> None:
-    synced = {"state": "ready", "detail": "synced: 3 nodes, 1 bound pods holding extended resources"}
+    synced = {"state": "ready", "detail": "synced: 3 nodes, 1 bound pods the diagnosis reads"}
     assert ready(bot).json() == {
         "slack": "ok",
         "clusters": {"lab": "ok", "other": "ok"},

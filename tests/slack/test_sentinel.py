@@ -156,6 +156,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
                 FAILOVER: {"namespaces": ["ml-failover"], "sentinel": FAST},
             },
             "sentinel": {"interval_seconds": 0.2},
+            "watch": {"interval_seconds": 0.3, "max_minutes": 1},
             "lease": {
                 "namespace": NAMESPACE,
                 "duration_seconds": 1.5,
@@ -311,6 +312,31 @@ def test_past_the_hourly_limit_one_summary_line_counts_the_workloads_not_posted(
     assert (
         len(replicas.slack.channel_messages(LIMITED)) == 3
     )  # two incidents and the one line, updated in place
+
+
+def test_a_watch_started_on_one_replica_is_stopped_from_the_other(replicas: Replicas) -> None:
+    """Slack delivers each mention to either replica: the thread's watch markers tell them apart."""
+    channel = "C0WATCHING"
+    pod = replicas.sim.store.put(gpu_pod("ml-watch", "trainer", 0))
+    first, second = replicas.bots
+    first.command(f"ml-watch {pod['metadata']['name']}", channel)
+    verdict = first.verdict(channel)
+    first.mention(channel, "watch", thread_ts=verdict.ts)
+    replicas.slack.wait_for(lambda: said(replicas, channel, verdict.ts, "Watching ml-watch/"))
+    second.mention(channel, "watch", thread_ts=verdict.ts)  # not a second watch
+    replicas.slack.wait_for(lambda: said(replicas, channel, verdict.ts, "Already watching ml-watch/"))
+
+    second.mention(channel, "stop", thread_ts=verdict.ts, user="U0LEAD")
+    (stopped,) = replicas.slack.wait_for(lambda: said(replicas, channel, verdict.ts, "stopped by <@U0LEAD>"))
+    assert stopped == f":octagonal_sign: Watch of ml-watch/{pod['metadata']['name']} stopped by <@U0LEAD>."
+    assert len(said(replicas, channel, verdict.ts, "Watching ml-watch/")) == 1
+    second.mention(channel, "stop", thread_ts=verdict.ts)
+    replicas.slack.wait_for(lambda: said(replicas, channel, verdict.ts, "Nothing is being watched"))
+
+
+def said(replicas: Replicas, channel: str, thread_ts: str, words: str) -> list[str]:
+    """The lines of the thread that say `words`."""
+    return [shown(m) for m in replicas.slack.thread(channel, thread_ts) if words in shown(m)]
 
 
 def test_killing_the_lease_holder_mid_incident_lets_the_other_resume_and_resolve_it(

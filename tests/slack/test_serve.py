@@ -336,7 +336,7 @@ def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_m
                 "caches": {
                     "lab": {
                         "state": "ready",
-                        "detail": "synced: 3 nodes, 1 bound pods holding extended resources",
+                        "detail": "synced: 3 nodes, 1 bound pods the diagnosis reads",
                     }
                 },
             }

@@ -46,6 +46,9 @@ def test_funnel_is_one_ordered_tuple_of_the_contract_steps() -> None:
         PodVerdict.NO_GPU_NODE,
         PodVerdict.ALLOCATABLE_ZERO,
         PodVerdict.EXHAUSTED,
+        PodVerdict.VOLUME,
+        PodVerdict.TOPOLOGY_SPREAD,
+        PodVerdict.POD_AFFINITY,
     ]
 
 

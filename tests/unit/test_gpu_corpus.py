@@ -18,7 +18,7 @@ import pytest
 
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.triage.classify import classify, usage_candidates
-from diagnosis.views import TriageView
+from diagnosis.views import Peers, Storage, TriageView
 from tests.corpus import ROOT, Case, cases
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
@@ -63,12 +63,27 @@ def view_of(
         and o["status"].get("phase") not in ("Succeeded", "Failed")
         and (only_nodes is None or o["spec"]["nodeName"] in only_nodes)
     )
+    def of(kind: str) -> tuple[dict[str, Any], ...]:
+        return tuple(o for o in objects if o["kind"] == kind)
+
+    every_bound = tuple(
+        o
+        for o in of("Pod")
+        if o["spec"].get("nodeName") and o["status"].get("phase") not in ("Succeeded", "Failed")
+    )
     return TriageView(
         pod=pod,
-        nodes=tuple(o for o in objects if o["kind"] == "Node"),
+        nodes=of("Node"),
         bound_pods=bound,
         events=tuple(o for o in objects if o["kind"] == "Event" and _about(o, pod)),
         now=NOW,
+        peers=Peers(pods=every_bound, namespaces=of("Namespace")),
+        storage=Storage(
+            claims=of("PersistentVolumeClaim"),
+            volumes=of("PersistentVolume"),
+            classes=of("StorageClass"),
+            csinodes=of("CSINode"),
+        ),
     )
 
 

@@ -5,21 +5,28 @@ they should."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
+from bot.checks import Check
 from bot.localslack import BOT_ID, block_problem
 from bot.sentinel import (
     HOUR,
     SUMMARY_CHARS,
+    Cause,
     IncidentMeta,
     RestartCounter,
+    Sentinel,
     Stuck,
     incident_message,
     waiting_workloads,
 )
+from bot.settings import SentinelConfig
+from diagnosis.model import Diagnosis, JobSetVerdict, PodVerdict
+from diagnosis.objects import Ref
 from diagnosis.relations import workload
+from handlers.reply import Reply
 from handlers.requests import Target
 
 T0 = 1_796_000_000.0
@@ -202,3 +209,29 @@ def test_only_the_bots_own_well_formed_incident_messages_are_trusted() -> None:
         "metadata": {"event_type": "kubewhy_incident", "event_payload": {"name": "../x"}},
     }
     assert IncidentMeta.from_message(forged, BOT_ID) is None
+
+
+def _check(verdict: PodVerdict | JobSetVerdict, pod_verdict: PodVerdict | None = None) -> Check:
+    kind: Literal["pod", "jobset"] = "jobset" if isinstance(verdict, JobSetVerdict) else "pod"
+    diagnosis = Diagnosis(verdict, "why", (), (), pod_verdict=pod_verdict)
+    target = Target(kind=kind, namespace="ml", name="x", cluster="prod")
+    return Check(target, Reply(Ref(kind, "ml", "x"), diagnosis), datetime(2026, 12, 1, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("cause", "check", "ignore", "posted"),
+    [
+        ("pending", _check(PodVerdict.EXHAUSTED), (), True),
+        ("pending", _check(PodVerdict.OK), (), False),  # placed meanwhile
+        ("pending", _check(JobSetVerdict.PODS_PENDING, PodVerdict.GATED), ("gated",), False),
+        ("restarts", _check(JobSetVerdict.RESTARTING), (), True),
+        ("restarts", _check(JobSetVerdict.RUNNING), (), True),  # between two restarts
+        ("restarts", _check(JobSetVerdict.FAILED), (), True),  # past maxRestarts
+        ("restarts", _check(JobSetVerdict.COMPLETED), (), False),
+        ("restarts", _check(JobSetVerdict.RESTARTING), ("restarting",), False),
+    ],
+)
+def test_what_is_worth_posting(cause: Cause, check: Check, ignore: tuple[str, ...], posted: bool) -> None:
+    target = Target(kind="pod", namespace="ml", name="x", cluster="prod")
+    candidate = Stuck("prod", "ml", "JobSet", "x", cause, T0, target)
+    assert Sentinel._worth_posting(candidate, check, SentinelConfig(ignore=ignore)) is posted

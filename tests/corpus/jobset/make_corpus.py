@@ -83,6 +83,11 @@ class World:
             "ResourceQuota": 5,
             "RuntimeClass": 6,
             "Workload": 7,
+            "PersistentVolumeClaim": 8,
+            "PersistentVolume": 9,
+            "StorageClass": 10,
+            "CSINode": 11,
+            "Namespace": 12,
         }
         items = sorted(self.items, key=lambda o: order[o["kind"]])
         return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
@@ -107,9 +112,10 @@ def gke_node(
     created: float = 4000,
     spot: bool = False,
     group: str | None = None,
+    zone: str = GKE_ZONE[1],
 ) -> Obj:
     name = f"gke-{cluster}-{pool}-{group or w.hexid(8)}-{w.suffix(4)}"
-    region, zone = GKE_ZONE
+    region = GKE_ZONE[0]
     labels = {
         "beta.kubernetes.io/arch": "amd64",
         "beta.kubernetes.io/instance-type": machine,
@@ -1599,6 +1605,8 @@ class Scenario:
     verdict: str
     pod_verdict: str | None
     cause: str | None
+    target: str = ""
+    """The JobSet asked about, when the snapshot holds several (else the first)."""
 
 
 SCENARIOS: list[Scenario] = []
@@ -1606,15 +1614,21 @@ SCENARIOS: list[Scenario] = []
 
 
 def scenario(
-    seed: str, verdict: str, *, pod_verdict: str | None = None, cause: str | None = None, path: str = ""
+    seed: str,
+    verdict: str,
+    *,
+    pod_verdict: str | None = None,
+    cause: str | None = None,
+    path: str = "",
+    target: str = "",
 ) -> Callable[[Callable[[World], None]], Callable[[World], None]]:
     """Registers a scenario builder. `seed` names the snapshot and seeds its random source; the snapshot
     is written to `tests/corpus/jobset/<seed>.json` unless `path` (from the repository root) says
     otherwise."""
 
     def register(build: Callable[[World], None]) -> Callable[[World], None]:
-        target = path or f"tests/corpus/jobset/{seed}.json"
-        SCENARIOS.append(Scenario(build, seed, target, verdict, pod_verdict, cause))
+        file = path or f"tests/corpus/jobset/{seed}.json"
+        SCENARIOS.append(Scenario(build, seed, file, verdict, pod_verdict, cause, target))
         return build
 
     return register
@@ -2265,6 +2279,581 @@ def running_after_restarts(w: World) -> None:
 # --- writing -----------------------------------------------------------------------------------
 
 
+# --- /triage cases of the placement filters: volumes, topology spread, pod (anti-)affinity ----------
+
+TRIAGE_CASES: list[tuple[str, Callable[[World], None]]] = []
+"""(seed, builder) of the snapshots written to `tests/corpus/triage/<seed>.json`; their entries in
+`tests/corpus/triage/index.yaml` are written by hand, with the rule each one shows."""
+
+
+def triage_case(seed: str) -> Callable[[Callable[[World], None]], Callable[[World], None]]:
+    def register(build: Callable[[World], None]) -> Callable[[World], None]:
+        TRIAGE_CASES.append((seed, build))
+        return build
+
+    return register
+
+
+def app_pod(
+    w: World,
+    ns: str,
+    owner: tuple[str, str],
+    labels: dict[str, str],
+    resource: tuple[str, str],
+    *,
+    node: Obj | None = None,
+    extra: Obj | None = None,
+    unschedulable: str = "",
+    created: float = 45,
+) -> Obj:
+    """A pod of a Deployment (through its ReplicaSet, `pod-template-hash` and all), a StatefulSet or a
+    Job: Running on `node`, or Pending with the scheduler's `unschedulable` message and its
+    FailedScheduling event. `extra`: more pod spec (volumes, affinity, spread constraints)."""
+    kind, owner_name = owner
+    request, amount = resource
+    own_labels = dict(labels)
+    if kind == "Deployment":
+        template_hash = w.suffix(10)
+        kind, owner_name = "ReplicaSet", f"{owner_name}-{template_hash}"
+        own_labels["pod-template-hash"] = template_hash
+        name = f"{owner_name}-{w.suffix()}"
+    elif kind == "StatefulSet":
+        name = f"{owner_name}-{sum(1 for o in w.items if o['kind'] == 'Pod')}"
+        own_labels["apps.kubernetes.io/pod-index"] = name.rsplit("-", 1)[1]
+        own_labels["statefulset.kubernetes.io/pod-name"] = name
+    else:
+        name = f"{owner_name}-{w.suffix()}"
+        own_labels["batch.kubernetes.io/job-name"] = owner_name
+    api = {"ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "Job": "batch/v1"}[kind]
+    spec: Obj = {
+        "containers": [
+            {
+                "image": GPU_IMAGE,
+                "name": "main",
+                "resources": {"limits": {request: amount}, "requests": {request: amount}},
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File",
+            }
+        ],
+        "dnsPolicy": "ClusterFirst",
+        "enableServiceLinks": True,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "priority": 0,
+        "restartPolicy": "Never" if kind == "Job" else "Always",
+        "schedulerName": "default-scheduler",
+        "serviceAccountName": "default",
+        "terminationGracePeriodSeconds": 30,
+        "tolerations": [
+            *([{"effect": "NoSchedule", "key": request, "operator": "Exists"}] if "/" in request else []),
+            *(
+                {"effect": "NoExecute", "key": f"node.kubernetes.io/{k}", "operator": "Exists", "tolerationSeconds": 300}
+                for k in ("not-ready", "unreachable")
+            ),
+        ],
+        **(extra or {}),
+    }
+    status: Obj = {"phase": "Pending", "qosClass": "BestEffort"}
+    if node is not None:
+        spec["nodeName"] = node["metadata"]["name"]
+        status = {
+            "conditions": [
+                {"lastProbeTime": None, "lastTransitionTime": ts(created - 1), "status": "True", "type": t}
+                for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+            ],
+            "hostIP": node["status"]["addresses"][0]["address"],
+            "phase": "Running",
+            "podIP": f"10.{w.rng.randint(4, 120)}.{w.rng.randint(0, 255)}.{w.rng.randint(2, 250)}",
+            "qosClass": "BestEffort",
+            "startTime": ts(created - 0.5),
+        }
+    elif unschedulable:
+        status["conditions"] = [
+            {**cond("PodScheduled", "Unschedulable", unschedulable, created - 0.1, "False"), "lastProbeTime": None}
+        ]
+    p = w.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "creationTimestamp": ts(created),
+                "labels": own_labels,
+                "name": name,
+                "namespace": ns,
+                "ownerReferences": [owner_ref(api, kind, owner_name, w.uid())],
+                "resourceVersion": w.rv(),
+                "uid": w.uid(),
+            },
+            "spec": spec,
+            "status": status,
+        }
+    )
+    if unschedulable:
+        failed_scheduling(w, p, unschedulable, 12, first=created - 0.2)
+    return p
+
+
+def namespace_object(w: World, name: str, labels: dict[str, str] | None = None) -> Obj:
+    return w.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "creationTimestamp": ts(90000),
+                "labels": {"kubernetes.io/metadata.name": name, **(labels or {})},
+                "name": name,
+                "resourceVersion": w.rv(),
+                "uid": w.uid(),
+            },
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"},
+        }
+    )
+
+
+def storage_class(
+    w: World, name: str, provisioner: str, mode: str, *, parameters: dict[str, str] | None = None,
+    allowed: list[Obj] | None = None,
+) -> Obj:
+    return w.add(
+        {
+            "allowVolumeExpansion": provisioner != "kubernetes.io/no-provisioner",
+            **({"allowedTopologies": allowed} if allowed else {}),
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"creationTimestamp": ts(90000), "name": name, "resourceVersion": w.rv(), "uid": w.uid()},
+            **({"parameters": parameters} if parameters else {}),
+            "provisioner": provisioner,
+            "reclaimPolicy": "Delete" if provisioner != "kubernetes.io/no-provisioner" else "Retain",
+            "volumeBindingMode": mode,
+        }
+    )
+
+
+def claim(
+    w: World, ns: str, name: str, storage_class_name: str, size: str, *, selected_node: str = "",
+    access: str = "ReadWriteOnce",
+) -> Obj:
+    """A PVC as the API serves it before binding (`bind` binds it to a PV)."""
+    annotations = {"volume.kubernetes.io/selected-node": selected_node} if selected_node else {}
+    return w.add(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {
+                **({"annotations": annotations} if annotations else {}),
+                "creationTimestamp": ts(3000),
+                "finalizers": ["kubernetes.io/pvc-protection"],
+                "name": name,
+                "namespace": ns,
+                "resourceVersion": w.rv(),
+                "uid": w.uid(),
+            },
+            "spec": {
+                "accessModes": [access],
+                "resources": {"requests": {"storage": size}},
+                "storageClassName": storage_class_name,
+                "volumeMode": "Filesystem",
+            },
+            "status": {"phase": "Pending"},
+        }
+    )
+
+
+def volume(
+    w: World, name: str, storage_class_name: str, size: str, *, driver: str = "", handle: str = "",
+    affinity: tuple[str, list[str]] | None = None, labels: dict[str, str] | None = None,
+    local_path: str = "", bound_to: Obj | None = None,
+) -> Obj:
+    """A PV: a CSI volume (`driver`, `handle`) or a local one (`local_path`), with a required node
+    affinity `(key, values)`, and bound to the PVC `bound_to` (which is then bound to it)."""
+    source: Obj = (
+        {"csi": {"driver": driver, "fsType": "ext4", "volumeHandle": handle}}
+        if driver
+        else {"local": {"path": local_path}}
+    )
+    spec: Obj = {
+        "accessModes": ["ReadWriteOnce"],
+        "capacity": {"storage": size},
+        **source,
+        "persistentVolumeReclaimPolicy": "Delete" if driver else "Retain",
+        "storageClassName": storage_class_name,
+        "volumeMode": "Filesystem",
+    }
+    if affinity is not None:
+        key, values = affinity
+        term = {"matchExpressions": [{"key": key, "operator": "In", "values": values}]}
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [term]}}
+    phase = "Available"
+    if bound_to is not None:
+        meta = bound_to["metadata"]
+        spec["claimRef"] = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "resourceVersion": meta["resourceVersion"],
+            "uid": meta["uid"],
+        }
+        phase = "Bound"
+        bound_to["spec"]["volumeName"] = name
+        bound_to["metadata"].setdefault("annotations", {}).update(
+            {
+                "pv.kubernetes.io/bind-completed": "yes",
+                "pv.kubernetes.io/bound-by-controller": "yes",
+                **({"volume.beta.kubernetes.io/storage-provisioner": driver,
+                    "volume.kubernetes.io/storage-provisioner": driver} if driver else {}),
+            }
+        )
+        bound_to["status"] = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": size}, "phase": "Bound"}
+    return w.add(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {
+                "annotations": {"pv.kubernetes.io/provisioned-by": driver} if driver else {},
+                "creationTimestamp": ts(2990),
+                "finalizers": ["kubernetes.io/pv-protection"],
+                **({"labels": labels} if labels else {}),
+                "name": name,
+                "resourceVersion": w.rv(),
+                "uid": w.uid(),
+            },
+            "spec": spec,
+            "status": {"lastPhaseTransitionTime": ts(2990), "phase": phase},
+        }
+    )
+
+
+def pod_volume(volume_name: str, claim_name: str) -> Obj:
+    """The pod spec volume `volume_name` backed by the PVC `claim_name`."""
+    return {"volumes": [{"name": volume_name, "persistentVolumeClaim": {"claimName": claim_name}}]}
+
+
+def spread(key: str, labels: dict[str, str], max_skew: int = 1, **more: Any) -> Obj:
+    return {
+        "topologySpreadConstraints": [
+            {
+                "labelSelector": {"matchLabels": labels},
+                "maxSkew": max_skew,
+                "topologyKey": key,
+                "whenUnsatisfiable": "DoNotSchedule",
+                **more,
+            }
+        ]
+    }
+
+
+def full_of(w: World, ns: str, owner: tuple[str, str], node: Obj, gpus: str) -> Obj:
+    """Another workload's running pod holding `gpus` GPUs on `node`."""
+    return app_pod(w, ns, owner, {"app": owner[1]}, ("nvidia.com/gpu", gpus), node=node, created=900)
+
+
+PD_CSI = "pd.csi.storage.gke.io"
+GKE_TOPOLOGY_ZONE = "topology.gke.io/zone"
+
+
+@triage_case("gke-pvc-bound-other-zone")
+def pvc_bound_other_zone(w: World) -> None:
+    """The checkpoint PVC was first used by a run in us-central1-c; its PD (and so its PV's node
+    affinity) stays there, while the H100 nodes with free GPUs are all in us-central1-a."""
+    cpu_node(w, "ml-prod")
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
+    full_of(w, "llm", ("Job", "llama-sft-7"), nodes[0], "8")
+    premium = storage_class(w, "premium-rwo", PD_CSI, "WaitForFirstConsumer", parameters={"type": "pd-ssd"})
+    pvc = claim(w, "llm", "llama-ckpt", premium["metadata"]["name"], "2Ti",
+                selected_node="gke-ml-prod-a3-pool-6c1d2e0f-q7zx")
+    pv = f"pvc-{pvc['metadata']['uid']}"
+    volume(w, pv, "premium-rwo", "2Ti", driver=PD_CSI,
+           handle=f"projects/ml-platform-prod/zones/us-central1-c/disks/{pv}",
+           affinity=(GKE_TOPOLOGY_ZONE, ["us-central1-c"]), bound_to=pvc)
+    message = (
+        "0/3 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity, 2 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    )
+    app_pod(w, "llm", ("Job", "llama-eval-ckpt-120"), {"app": "llama-eval"}, ("nvidia.com/gpu", "8"),
+            extra=pod_volume("ckpt", "llama-ckpt"), unschedulable=message)
+
+
+@triage_case("eks-pv-zone-label")
+def pv_zone_label(w: World) -> None:
+    """A statically created PV for a restored EBS snapshot carries zone labels (no node affinity): it
+    is in us-west-2a, and the p4d node group is in us-west-2b."""
+    nodes = [eks_p4d(w, i) for i in range(2)]
+    full_of(w, "research", ("Job", "protein-fold-311"), nodes[0], "8")
+    storage_class(w, "gp3", "ebs.csi.aws.com", "WaitForFirstConsumer", parameters={"type": "gp3"})
+    pvc = claim(w, "research", "alphafold-db", "gp3", "3Ti")
+    volume(w, "alphafold-db-restored", "gp3", "3Ti", driver="ebs.csi.aws.com", handle="vol-0a83c5f1e29b74d61",
+           labels={"topology.kubernetes.io/region": "us-west-2", "topology.kubernetes.io/zone": "us-west-2a"},
+           bound_to=pvc)
+    message = (
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had no available volume zone. "
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+    )
+    app_pod(w, "research", ("Job", "alphafold-infer-17"), {"app": "alphafold"}, ("nvidia.com/gpu", "4"),
+            extra=pod_volume("db", "alphafold-db"), unschedulable=message)
+
+
+@triage_case("onprem-local-pv-wffc")
+def local_pv_wffc(w: World) -> None:
+    """The dataset cache is a local NVMe volume: only gpu-node-03 has one big enough, and its GPUs
+    are all taken; the class has no provisioner, so nothing can be made on the other nodes."""
+    nodes = [lab_node(w, i) for i in range(1, 4)]
+    full_of(w, "vision", ("Job", "sam2-train-4"), nodes[2], "8")
+    storage_class(w, "local-nvme", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")
+    claim(w, "vision", "imagenet-cache", "local-nvme", "2Ti")
+    for node, size in ((nodes[0], "900Gi"), (nodes[1], "900Gi"), (nodes[2], "3500Gi")):
+        host = node["metadata"]["name"]
+        volume(w, f"local-pv-{w.hexid(8)}", "local-nvme", size, local_path="/mnt/nvme0",
+               affinity=("kubernetes.io/hostname", [host]))
+    message = (
+        "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't find available persistent volumes to bind. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    )
+    app_pod(w, "vision", ("Job", "vit-eval-9"), {"app": "vit-eval"}, ("nvidia.com/gpu", "2"),
+            extra=pod_volume("cache", "imagenet-cache"), unschedulable=message)
+
+
+@triage_case("gke-pvc-missing")
+def pvc_missing(w: World) -> None:
+    """The Job names `shared-dataset`; the PVC is `shared-datasets`."""
+    nodes = pool(w, 2, g2, "ml-prod", "l4-pool")
+    storage_class(w, "standard-rwx", "filestore.csi.storage.gke.io", "WaitForFirstConsumer")
+    pvc = claim(w, "ml-train", "shared-datasets", "standard-rwx", "1Ti", access="ReadWriteMany")
+    volume(w, f"pvc-{pvc['metadata']['uid']}", "standard-rwx", "1Ti", driver="filestore.csi.storage.gke.io",
+           handle="modeInstance/us-central1-a/pvc-datasets/vol1", bound_to=pvc)
+    del nodes
+    message = (
+        '0/2 nodes are available: persistentvolumeclaim "shared-dataset" not found. '
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
+    app_pod(w, "ml-train", ("Job", "bert-finetune-3"), {"app": "bert-finetune"}, ("nvidia.com/gpu", "1"),
+            extra=pod_volume("data", "shared-dataset"), unschedulable=message)
+
+
+def csinode(w: World, node: Obj, driver: str, count: int) -> Obj:
+    """The CSINode the kubelet registers for `node`: `driver` may attach `count` volumes."""
+    name = node["metadata"]["name"]
+    return w.add(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {
+                "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"},
+                "creationTimestamp": node["metadata"]["creationTimestamp"],
+                "name": name,
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}
+                ],
+                "resourceVersion": w.rv(),
+                "uid": w.uid(),
+            },
+            "spec": {
+                "drivers": [
+                    {
+                        "allocatable": {"count": count},
+                        "name": driver,
+                        "nodeID": node["spec"]["providerID"].rsplit("/", 1)[-1] or name,
+                        "topologyKeys": ["kubernetes.io/os", "topology.ebs.csi.aws.com/zone", "topology.kubernetes.io/zone"],
+                    }
+                ]
+            },
+        }
+    )
+
+
+@triage_case("eks-ebs-attach-limit")
+def ebs_attach_limit(w: World) -> None:
+    """The p4d nodes' EBS CSI driver may attach 15 volumes (instance store and EFA interfaces take the
+    rest of the 28 Nitro slots); the feature-store shards already hold 15 on each node."""
+    nodes = [eks_p4d(w, i) for i in range(2)]
+    storage_class(w, "gp3", "ebs.csi.aws.com", "WaitForFirstConsumer", parameters={"type": "gp3"})
+    for node in nodes:
+        node["spec"]["providerID"] = f"aws:///us-west-2b/i-0{w.hexid(16)}"
+        csinode(w, node, "ebs.csi.aws.com", 15)
+        for _ in range(15):
+            shard = claim(w, "features", f"shard-{w.suffix(8)}", "gp3", "200Gi")
+            volume(w, f"pvc-{shard['metadata']['uid']}", "gp3", "200Gi", driver="ebs.csi.aws.com",
+                   handle=f"vol-0{w.hexid(16)}", affinity=("topology.ebs.csi.aws.com/zone", ["us-west-2b"]),
+                   bound_to=shard)
+            app_pod(w, "features", ("StatefulSet", "feature-shard"), {"app": "feature-shard"}, ("cpu", "1"),
+                    node=node, extra=pod_volume("data", shard["metadata"]["name"]), created=5000)
+    claim(w, "features", "embeddings-scratch", "gp3", "500Gi")
+    message = (
+        "0/2 nodes are available: 2 node(s) exceed max volume count. "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
+    app_pod(w, "features", ("Job", "embed-refresh-88"), {"app": "embed-refresh"}, ("nvidia.com/gpu", "2"),
+            extra=pod_volume("scratch", "embeddings-scratch"), unschedulable=message)
+
+
+@triage_case("gke-spread-zones-l4")
+def spread_zones_l4(w: World) -> None:
+    """whisper-asr spreads over zones (maxSkew 1); us-central1-b and -c have one L4 node each, both
+    full, so the only free L4s are in us-central1-a, which already has one replica more."""
+    a = pool(w, 2, g2, "ml-prod", "l4-pool", zone="us-central1-a")
+    b = pool(w, 1, g2, "ml-prod", "l4-pool-b", zone="us-central1-b")
+    c = pool(w, 1, g2, "ml-prod", "l4-pool-c", zone="us-central1-c")
+    labels = {"app": "whisper-asr"}
+    constraint = spread("topology.kubernetes.io/zone", labels)
+    owner = ("Deployment", "whisper-asr")
+    for node in (a[0], a[0], b[0], c[0]):
+        app_pod(w, "speech", owner, labels, ("nvidia.com/gpu", "1"), node=node, extra=constraint, created=600)
+    full_of(w, "speech", ("StatefulSet", "tts-serve"), b[0], "1")
+    full_of(w, "speech", ("StatefulSet", "tts-serve"), c[0], "1")
+    message = (
+        "0/4 nodes are available: 1 node(s) didn't match pod topology spread constraints, 3 Insufficient nvidia.com/gpu. "
+        "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
+    )
+    app_pod(w, "speech", owner, labels, ("nvidia.com/gpu", "1"), extra=constraint, unschedulable=message)
+
+
+@triage_case("gke-spread-min-domains")
+def spread_min_domains(w: World) -> None:
+    """vLLM replicas must span three zones (minDomains 3) but H100 nodes exist in two: the global
+    minimum stays 0, and any zone with a replica is one too many."""
+    a = pool(w, 1, a3, "ml-prod", "a3-pool-a", zone="us-central1-a")
+    b = pool(w, 1, a3, "ml-prod", "a3-pool-b", zone="us-central1-b")
+    cpu_node(w, "ml-prod")
+    labels = {"app": "vllm-llama-70b"}
+    constraint = spread(
+        "topology.kubernetes.io/zone", labels, minDomains=3, nodeAffinityPolicy="Honor"
+    )
+    extra = {**constraint, "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}}
+    for node in (a[0], b[0]):
+        app_pod(w, "serving", ("StatefulSet", "vllm-llama-70b"), labels, ("nvidia.com/gpu", "4"), node=node,
+                extra=extra, created=700)
+    message = (
+        "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 node(s) didn't match pod topology spread constraints. "
+        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
+    )
+    app_pod(w, "serving", ("StatefulSet", "vllm-llama-70b"), labels, ("nvidia.com/gpu", "4"), extra=extra,
+            unschedulable=message)
+
+
+@triage_case("eks-spread-hostname")
+def spread_hostname(w: World) -> None:
+    """bert-pretrain spreads over hosts (maxSkew 1); the third p4d node is full of another team's
+    pods, but it still counts as a domain with 0 of them, so each other node is one too many."""
+    nodes = [eks_p4d(w, i) for i in range(3)]
+    labels = {"app": "bert-pretrain", "team": "nlp"}
+    constraint = spread("kubernetes.io/hostname", {"app": "bert-pretrain"})
+    for node in nodes[:2]:
+        app_pod(w, "nlp", ("Job", "bert-pretrain"), labels, ("nvidia.com/gpu", "4"), node=node, extra=constraint,
+                created=300)
+    full_of(w, "research", ("Job", "protein-fold-312"), nodes[2], "8")
+    message = (
+        "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match pod topology spread constraints. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 No preemption victims found for incoming pod."
+    )
+    app_pod(w, "nlp", ("Job", "bert-pretrain"), labels, ("nvidia.com/gpu", "4"), extra=constraint,
+            unschedulable=message)
+
+
+def anti_affinity(key: str, labels: dict[str, str]) -> Obj:
+    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
+    return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+
+
+@triage_case("gke-anti-affinity-one-per-node")
+def anti_affinity_one_per_node(w: World) -> None:
+    """sdxl-serve keeps one replica per node; each L4 node already runs one (with an L4 free)."""
+    nodes = pool(w, 3, g2, "ml-prod", "l4-pool")
+    labels = {"app": "sdxl-serve"}
+    extra = anti_affinity("kubernetes.io/hostname", labels)
+    for node in nodes:
+        app_pod(w, "inference", ("Deployment", "sdxl-serve"), labels, ("nvidia.com/gpu", "1"), node=node,
+                extra=extra, created=800)
+    message = (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
+    app_pod(w, "inference", ("Deployment", "sdxl-serve"), labels, ("nvidia.com/gpu", "1"), extra=extra,
+            unschedulable=message)
+
+
+@triage_case("gke-pod-affinity-cache-zone")
+def pod_affinity_cache_zone(w: World) -> None:
+    """The ranker must run in the zone of its feature cache (required pod affinity by zone, to the
+    namespaces labelled serves=recsys); the cache runs in us-central1-b, the L4 nodes are in
+    us-central1-a."""
+    nodes = pool(w, 2, g2, "ml-prod", "l4-pool")
+    cache_nodes = [gke_node(w, "ml-prod", "default-pool", "e2-standard-8", {}, {}, zone="us-central1-b")]
+    namespace_object(w, "recsys", {"team": "recsys", "tier": "online"})
+    namespace_object(w, "platform-cache", {"team": "platform", "serves": "recsys"})
+    # The cache keeps batch pods of any namespace labelled tier=batch off its nodes.
+    batch_off = {
+        "labelSelector": {"matchLabels": {"workload": "batch"}},
+        "namespaceSelector": {"matchLabels": {"tier": "batch"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    for _ in range(2):
+        app_pod(w, "platform-cache", ("StatefulSet", "feature-cache"), {"app": "feature-cache"}, ("cpu", "2"),
+                node=cache_nodes[0], created=2000,
+                extra={"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [batch_off]}}})
+    term = {
+        "labelSelector": {"matchLabels": {"app": "feature-cache"}},
+        "namespaceSelector": {"matchLabels": {"serves": "recsys"}},
+        "topologyKey": "topology.kubernetes.io/zone",
+    }
+    extra = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+    del nodes
+    message = (
+        "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match pod affinity rules. "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
+    app_pod(w, "recsys", ("Deployment", "ranker"), {"app": "ranker"}, ("nvidia.com/gpu", "1"), extra=extra,
+            unschedulable=message)
+
+
+# --- JobSets colliding under exclusive placement ------------------------------------------------------
+
+
+def colliding(w: World, holder: str, waiting: str, pools: list[list[Obj]], rj: RJ, key: str) -> None:
+    """JobSet `holder` runs one Job per domain of `key`, using part of each domain; JobSet `waiting`
+    (same priority) is created later: its leaders' anti-affinity refuses every domain `holder` holds,
+    though their free nodes fit."""
+    running = jobset(w, holder, "llm", [rj], created=300, topology=key,
+                     status=jobset_status(rj_status(rj.name, ready=len(pools), active=len(pools))))
+    for i, nodes in enumerate(pools):
+        full_job(running, rj, i, nodes[: rj.parallelism], created=299)
+    js = jobset(w, waiting, "llm", [rj], created=20, topology=key,
+                status=jobset_status(rj_status(rj.name, active=len(pools))))
+    n = len(pools)
+    message = (
+        f"0/{sum(map(len, pools))} nodes are available: {sum(map(len, pools)) - n * rj.parallelism} node(s) didn't match pod anti-affinity rules, "
+        f"{n * rj.parallelism} Insufficient {rj.resource[0]}. preemption: 0/{sum(map(len, pools))} nodes are available: "
+        f"{sum(map(len, pools))} No preemption victims found for incoming pod."
+    )
+    for i in range(n):
+        j = job(js, rj, i, created=19.9, active=1)
+        new_leader(j, 19.8, unschedulable=message, attempts=8)
+        failed_create(j, NOT_SET.format(webhook="vpod.kb.io"), 12, first=19.7, last=0.5 + i)
+
+
+@scenario(
+    "leader-pending-exclusive-collision",
+    "leader-pending",
+    pod_verdict="pod-affinity",
+    target="llama-70b-sft-b",
+)
+def leader_pending_exclusive_collision(w: World) -> None:
+    """Two fine-tuning JobSets ask for a node pool each per Job; the first holds both A3 pools with
+    half their nodes, so the second's leaders are kept out by their own anti-affinity."""
+    pools = [pool(w, 4, a3, "ml-prod", f"a3-pool-{i}") for i in (1, 2)]
+    colliding(w, "llama-70b-sft-a", "llama-70b-sft-b", pools, gpu_rj("trainer", 2, 2), NODEPOOL)
+
+
+@scenario(
+    "leader-pending-exclusive-tpu", "leader-pending", pod_verdict="pod-affinity", target="gemma-ablation"
+)
+def leader_pending_exclusive_tpu(w: World) -> None:
+    """Two TPU JobSets with a slice per node pool: the first one's slices use 2 of the 4 hosts of each
+    pool, and the second one's leaders may not share a pool with them."""
+    pools = [pool(w, 4, tpu_v5e, "ml-prod", f"tpu-v5e-pool-{i}") for i in (1, 2)]
+    rj = RJ("slice", 2, 2, ("google.com/tpu", "4"), TPU_IMAGE, "jax", dict(TPU_SELECTOR), list(TPU_TOLERATION))
+    colliding(w, "gemma-pretrain", "gemma-ablation", pools, rj, NODEPOOL)
+
+
 def index_entry(s: Scenario, jobset_meta: Obj) -> str:
     """The scenario's entry in `index.yaml` (format in tests/corpus.py)."""
     lines = [
@@ -2286,13 +2875,23 @@ def main() -> None:
         world = World(s.seed)
         s.build(world)
         (ROOT / s.path).write_text(json.dumps(world.snapshot(), indent=4) + "\n")
-        jobset_meta = next(o["metadata"] for o in world.items if o["kind"] == "JobSet")
+        jobset_meta = next(
+            o["metadata"]
+            for o in world.items
+            if o["kind"] == "JobSet" and s.target in ("", o["metadata"]["name"])
+        )
         entries.append(index_entry(s, jobset_meta))
     header = (
         "# JobSet corpus: snapshot files and what `/jobset why` must answer (format in tests/corpus.py).\n"
         "# Written by tests/corpus/jobset/make_corpus.py; edit the generator, not the files.\n"
     )
     (HERE / "index.yaml").write_text(header + "\n".join(entries) + "\n")
+    for seed, build in TRIAGE_CASES:
+        world = World(seed)
+        build(world)
+        (ROOT / "tests" / "corpus" / "triage" / f"{seed}.json").write_text(
+            json.dumps(world.snapshot(), indent=4) + "\n"
+        )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,322 @@
+"""The `pod-affinity` step: kube-scheduler's InterPodAffinity Filter
+(`pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`, `AffinityTerm` in
+`k8s.io/kube-scheduler/framework/types.go`).
+
+Only required terms filter. A term's namespaces are those it lists, plus those its
+`namespaceSelector` picks (`{}`: every namespace), or the pod's own when it has neither. Per node, in
+the scheduler's order:
+1. the pod's required affinity: every term's topology key is on the node, and the node's domain holds
+   a pod matching all the terms — unless no pod anywhere matches them and the pod matches its own
+   terms (the first pod of its group);
+2. the pod's required anti-affinity: no pod matching a term in the node's domain for that term;
+3. existing pods' required anti-affinity: no pod whose term matches this pod sits in a domain that
+   this node shares (any of the node's labels).
+Existing pods are the bound pods that are not terminal, terminating ones included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from diagnosis import objects
+from diagnosis.commands import collect
+from diagnosis.model import Command
+from diagnosis.objects import Object, labels, name, namespace, sequence, text
+from diagnosis.relations import node_name
+from diagnosis.selectors import SelectorError, parse
+from diagnosis.triage import commands as kubectl
+from diagnosis.triage.funnel import Advice, Ask, Funnel
+from diagnosis.triage.peers import (
+    Query,
+    existing,
+    namespace_labels,
+    owners_text,
+    pods_text,
+    spec_terms,
+    universe,
+)
+from diagnosis.views import TriageView
+
+AFFINITY = "podAffinity"
+ANTI_AFFINITY = "podAntiAffinity"
+EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+"""JobSet's exclusive placement: its pod webhook gives the leader the pod affinity and anti-affinity
+that keep each child Job alone in its domain of this label (JobSet `pkg/webhooks/pod_webhook.go`)."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """One required pod (anti-)affinity term, parsed."""
+
+    query: Query
+    topology_key: str
+
+    @classmethod
+    def of(cls, raw: Mapping[str, object], own_namespace: str) -> Term:
+        """Raises SelectorError when a selector would not parse."""
+        listed = frozenset(n for n in sequence(raw.get("namespaces")) if isinstance(n, str))
+        raw_selector = raw.get("namespaceSelector")
+        ns_selector = None if raw_selector is None else parse(raw_selector)
+        if not listed and ns_selector is None:
+            listed = frozenset({own_namespace})
+        return cls(Query(parse(raw.get("labelSelector")), listed, ns_selector), text(raw.get("topologyKey")))
+
+    def __str__(self) -> str:
+        where = sorted(self.query.namespaces)
+        scope = "all namespaces" if self.query.everywhere else ", ".join(where)
+        if self.query.namespace_selector is not None and not self.query.everywhere:
+            scope += f" + namespaces matching {self.query.namespace_selector}"
+        return f"{self.query.selector} in {scope or 'no namespace'}, topologyKey {self.topology_key}"
+
+
+def terms(pod: Object, kind: str) -> tuple[Term, ...]:
+    """The pod's required terms of `podAffinity` or `podAntiAffinity`; raises SelectorError."""
+    return tuple(Term.of(raw, namespace(pod)) for raw in spec_terms(pod, kind))
+
+
+def queries(pod: Object) -> tuple[Query, ...]:
+    """The pods the pod's own terms look at."""
+    try:
+        return tuple(t.query for kind in (AFFINITY, ANTI_AFFINITY) for t in terms(pod, kind))
+    except SelectorError:
+        return ()
+
+
+def has_namespace_selector(pod: Object) -> bool:
+    """Some required anti-affinity term of this (existing) pod picks namespaces by their labels:
+    matching it against a pod needs that pod's Namespace."""
+    return any(
+        isinstance(raw.get("namespaceSelector"), Mapping) and raw.get("namespaceSelector")
+        for raw in spec_terms(pod, ANTI_AFFINITY)
+    )
+
+
+@dataclass(frozen=True)
+class Affinity:
+    """The counts per topology domain the three checks read, worked out once for all nodes."""
+
+    affinity: tuple[Term, ...]
+    anti_affinity: tuple[Term, ...]
+    affinity_pods: Mapping[tuple[str, str], tuple[Object, ...]]
+    """(key, value) → the pods there matching all affinity terms."""
+    anti_pods: tuple[Mapping[str, tuple[Object, ...]], ...]
+    """Per anti-affinity term: domain value → the pods there matching it."""
+    repelling: Mapping[tuple[str, str], tuple[Object, ...]]
+    """(key, value) → the existing pods whose anti-affinity term matching this pod covers it."""
+    self_match: bool
+    error: str = ""
+
+    @classmethod
+    def of(cls, ask: Ask) -> Affinity:
+        found = ask.memo.get("affinity")
+        if isinstance(found, Affinity):
+            return found
+        ask.memo["affinity"] = found = cls._worked_out(ask)
+        return found
+
+    @classmethod
+    def _worked_out(cls, ask: Ask) -> Affinity:
+        pod = ask.pod
+        try:
+            wanted, unwanted = terms(pod, AFFINITY), terms(pod, ANTI_AFFINITY)
+        except SelectorError as err:
+            return cls((), (), {}, (), {}, False, f"parsing pod: {err}")
+        if ask.view is None:
+            return cls(wanted, unwanted, {}, tuple({} for _ in unwanted), {}, False)
+        view: TriageView = ask.view
+        nodes = universe(view)
+        ns_labels = namespace_labels(view)
+        # Without terms of its own, only existing pods' anti-affinity can refuse the pod: the pods
+        # that have some are the only ones to look at (few, in most clusters).
+        keep = None if wanted or unwanted else _has_anti_affinity
+        pods = existing(view, queries(pod), ask.reached, keep)
+        affinity_pods: dict[tuple[str, str], list[Object]] = {}
+        anti_pods: list[dict[str, list[Object]]] = [{} for _ in unwanted]
+        repelling: dict[tuple[str, str], list[Object]] = {}
+        own_labels = ns_labels.get(namespace(pod), {})
+        for other in pods:
+            node_labels = labels(nodes[node_name(other)])
+            if wanted and all(t.query.matches(other, ns_labels) for t in wanted):
+                for t in wanted:
+                    if t.topology_key in node_labels:
+                        pair = (t.topology_key, node_labels[t.topology_key])
+                        affinity_pods.setdefault(pair, []).append(other)
+            for index, t in enumerate(unwanted):
+                if t.topology_key in node_labels and t.query.matches(other, ns_labels):
+                    anti_pods[index].setdefault(node_labels[t.topology_key], []).append(other)
+            for t in _existing_terms(other):
+                if t.topology_key in node_labels and _repels(t, pod, own_labels):
+                    pair = (t.topology_key, node_labels[t.topology_key])
+                    repelling.setdefault(pair, []).append(other)
+        return cls(
+            wanted,
+            unwanted,
+            {k: tuple(v) for k, v in affinity_pods.items()},
+            tuple({d: tuple(p) for d, p in m.items()} for m in anti_pods),
+            {k: tuple(v) for k, v in repelling.items()},
+            all(t.query.matches(pod, ns_labels) for t in wanted),
+        )
+
+    def failure(self, node: Object) -> str | None:
+        found = self.blocking(node)
+        return None if found is None else found.why
+
+    def blocking(self, node: Object) -> Block | None:
+        """Why the node is refused, by the first of the three checks that fails (the scheduler stops
+        there), with the domain and the pods that decide; None when it passes."""
+        if self.error:
+            return Block(ERROR, "", (), self.error)
+        node_labels = labels(node)
+        # 1. The pod's own required affinity (UU: preemption cannot help).
+        if self.affinity:
+            missing = [t.topology_key for t in self.affinity if t.topology_key not in node_labels]
+            if missing:
+                why = f"no label {missing[0]} (the topologyKey of the pod's required pod affinity)"
+                return Block(AFFINITY, f"no {missing[0]}", (), why)
+            empty = [t for t in self.affinity if not self.affinity_pods.get(_pair(t, node_labels))]
+            if empty and not (not self.affinity_pods and self.self_match):
+                domain = f"{empty[0].topology_key}={node_labels[empty[0].topology_key]}"
+                why = f"no pod matching the pod's required affinity ({empty[0].query.selector}) in {domain}"
+                return Block(AFFINITY, domain, (), why)
+        # 2. The pod's own required anti-affinity.
+        for index, t in enumerate(self.anti_affinity):
+            value = node_labels.get(t.topology_key)
+            there = self.anti_pods[index].get(value, ()) if value is not None else ()
+            if there:
+                domain = f"{t.topology_key}={value}"
+                why = f"{domain} holds {pods_text(there)}, matching the pod's anti-affinity"
+                return Block(ANTI_AFFINITY, domain, there, why)
+        # 3. Existing pods' required anti-affinity, over every label of the node.
+        for key, value in sorted(node_labels.items()):
+            there = self.repelling.get((key, value), ())
+            if there:
+                domain = f"{key}={value}"
+                return Block(
+                    EXISTING,
+                    domain,
+                    there,
+                    f"{domain} holds {pods_text(there)}, whose anti-affinity repels the pod",
+                )
+        return None
+
+
+@dataclass(frozen=True)
+class Block:
+    """Why one node is refused: which check, the domain, the pods that decide, in words."""
+
+    check: str
+    domain: str
+    pods: tuple[Object, ...]
+    why: str
+
+
+ERROR, EXISTING = "error", "existing"
+
+
+def _has_anti_affinity(pod: Object) -> bool:
+    return bool(spec_terms(pod, ANTI_AFFINITY))
+
+
+def _pair(term: Term, node_labels: Mapping[str, str]) -> tuple[str, str]:
+    return term.topology_key, node_labels[term.topology_key]
+
+
+def _existing_terms(pod: Object) -> tuple[Term, ...]:
+    """An existing pod's required anti-affinity terms; a term that would not parse is left out (the
+    scheduler could not have read it either)."""
+    found = []
+    for raw in spec_terms(pod, ANTI_AFFINITY):
+        try:
+            found.append(Term.of(raw, namespace(pod)))
+        except SelectorError:
+            continue
+    return tuple(found)
+
+
+def _repels(term: Term, pod: Object, own_namespace_labels: Mapping[str, str]) -> bool:
+    """`AffinityTerm.Matches(pod, nsLabels)`: the term's namespaces hold the pod (by name, or by its
+    Namespace's labels) and its selector matches the pod's labels."""
+    query = term.query
+    in_namespace = namespace(pod) in query.namespaces or (
+        query.namespace_selector is not None and query.namespace_selector.matches(own_namespace_labels)
+    )
+    return in_namespace and query.selector.matches(labels(pod))
+
+
+def pod_affinity(ask: Ask, node: Object) -> str | None:
+    return Affinity.of(ask).failure(node)
+
+
+def _summary(pod: Object, affinity: Affinity, blocks: list[Block]) -> str:
+    """One line: which check refuses the nodes, the domains, and the workloads that hold them."""
+    first = blocks[0]
+    if first.check == ERROR:
+        return f"The scheduler cannot read the pod's pod affinity: {first.why}"
+    same = [b for b in blocks if b.check == first.check]
+    domains = list(dict.fromkeys(b.domain for b in same))
+    shown = ", ".join(domains[:5]) + (f" and {len(domains) - 5} more" if len(domains) > 5 else "")
+    if first.check == AFFINITY and not first.pods and first.why.startswith("no label"):
+        return f"No node left satisfies the pod's required pod affinity: they have {first.why}"
+    if first.check == AFFINITY:
+        where = ", ".join(f"{k}={v}" for k, v in sorted(affinity.affinity_pods))
+        found = f"; matching pods are in {where}" if where else "; no pod matches it anywhere"
+        verb = "has" if len(domains) == 1 else "have"
+        head = "No node left satisfies the pod's required pod affinity"
+        return f"{head}: {shown} {verb} no matching pod{found}"
+    holders = owners_text(p for b in same for p in b.pods)
+    whose = (
+        "the pod's own anti-affinity" if first.check == ANTI_AFFINITY else "the anti-affinity of pods there"
+    )
+    verb = "is" if len(domains) == 1 else "are"
+    summary = f"Every node left is refused by {whose}: {shown} {verb} held by {holders}"
+    key = objects.annotations(pod).get(EXCLUSIVE_TOPOLOGY)
+    if key:
+        summary += f" (JobSet exclusive placement: one child Job per {key} domain, per priority)"
+    return summary
+
+
+def deciding_pods(affinity: Affinity) -> Iterable[Object]:
+    """The pods whose presence decides the step: those the anti-affinity terms meet, and the
+    existing pods that repel the pod."""
+    seen: set[tuple[str, str]] = set()
+    for group in (*(p for m in affinity.anti_pods for p in m.values()), *affinity.repelling.values()):
+        for pod in group:
+            key = (namespace(pod), name(pod))
+            if key not in seen:
+                seen.add(key)
+                yield pod
+
+
+def advise(funnel: Funnel) -> Advice:
+    affinity = Affinity.of(funnel.ask)
+    pod = funnel.view.pod
+    blocks = [b for d in funnel.last.dropped if (b := affinity.blocking(d.node)) is not None]
+    summary = _summary(pod, affinity, blocks)
+    evidence = [f"required pod affinity: {t}" for t in affinity.affinity]
+    evidence += [f"required pod anti-affinity: {t}" for t in affinity.anti_affinity]
+    if affinity.affinity and not affinity.affinity_pods:
+        evidence.append(
+            "no pod matches all the affinity terms in any domain"
+            + (
+                "; the pod matches them itself, so it may go where the topology keys exist "
+                "(the first pod of its group)"
+                if affinity.self_match
+                else " and the pod does not match them itself, so no node qualifies"
+            )
+        )
+    for key_value, pods in sorted(affinity.affinity_pods.items())[:5]:
+        evidence.append(f"{key_value[0]}={key_value[1]} holds pods matching the affinity: {pods_text(pods)}")
+    deciding = list(deciding_pods(affinity))
+    if deciding:
+        evidence.append(f"pods that keep it out: {pods_text(deciding, 10)}")
+    keys = sorted({t.topology_key for t in (*affinity.affinity, *affinity.anti_affinity)})
+    commands: list[Command | None] = [
+        kubectl.pod_affinity(namespace(pod), name(pod)),
+        kubectl.nodes_with_labels(keys or [k for k, _ in affinity.repelling]),
+    ]
+    for t in (*affinity.affinity, *affinity.anti_affinity)[:2]:
+        scope = None if t.query.everywhere or len(t.query.namespaces) != 1 else next(iter(t.query.namespaces))
+        commands.append(kubectl.pods_matching(scope, t.query.selector.query()))
+    commands += (kubectl.pod_affinity(namespace(other), name(other)) for other in deciding[:2])
+    return Advice(summary, tuple(evidence), collect(*commands))

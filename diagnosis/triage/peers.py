@@ -1,0 +1,142 @@
+"""The pods, nodes and namespaces that the pod's inter-pod rules (pod affinity, anti-affinity,
+topology spread) read, shared by the readers (which fetch them) and the classifier (which keeps
+exactly the same ones, so a snapshot holding more answers as the live cluster does).
+
+Each rule reads the pods matching one label selector in some namespaces: a `Query`, which the API
+server answers with a `labelSelector` (and the namespaces whose labels a `namespaceSelector` picks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
+from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, node_name
+from diagnosis.selectors import Selector
+from diagnosis.views import TriageView
+
+
+@dataclass(frozen=True)
+class Query:
+    """Pods matching `selector` in the namespaces named, plus those whose Namespace matches
+    `namespace_selector` (None: no selector; everything: every namespace)."""
+
+    selector: Selector
+    namespaces: frozenset[str]
+    namespace_selector: Selector | None = None
+
+    @property
+    def everywhere(self) -> bool:
+        return self.namespace_selector is not None and self.namespace_selector.everything
+
+    def in_namespace(self, ns: str, namespace_labels: Mapping[str, Mapping[str, str]]) -> bool:
+        """`AffinityTerm.Matches`'s namespace half, with the Namespace labels read."""
+        if ns in self.namespaces or self.everywhere:
+            return True
+        selector = self.namespace_selector
+        return selector is not None and ns in namespace_labels and selector.matches(namespace_labels[ns])
+
+    def matches(self, pod: Object, namespace_labels: Mapping[str, Mapping[str, str]]) -> bool:
+        return self.in_namespace(namespace(pod), namespace_labels) and self.selector.matches(labels(pod))
+
+
+def namespace_labels(view: TriageView) -> dict[str, Mapping[str, str]]:
+    """Namespace name → its labels, for the Namespaces the view holds."""
+    return {name(ns): labels(ns) for ns in view.peers.namespaces}
+
+
+def universe(view: TriageView) -> dict[str, Object]:
+    """Every node the view holds, by name: the candidates and the peers' nodes."""
+    found: dict[str, Object] = {}
+    for node in (*view.nodes, *view.peers.nodes):
+        found.setdefault(name(node), node)
+    return found
+
+
+def existing(
+    view: TriageView,
+    queries: Iterable[Query],
+    reached: Iterable[str],
+    keep: Callable[[Object], bool] | None = None,
+) -> tuple[Object, ...]:
+    """The pods the inter-pod rules look at: bound, not terminal, on a node the view holds, and
+    either matching a query or bound to a node that reached the free-slot step (the bound pods
+    every reader fetches). The pod itself never counts. `keep`, when given, is asked first: a cheap
+    test that spares the rest for most pods of a large cluster."""
+    kept_queries = tuple(q for q in queries if not q.selector.nothing)
+    nodes, where = universe(view), set(reached)
+    ns_labels = namespace_labels(view)
+    me = (namespace(view.pod), name(view.pod))
+    found: dict[tuple[str, str], Object] = {}
+    if kept_queries:
+        for pod in view.peers.pods:
+            if (keep is None or keep(pod)) and any(q.matches(pod, ns_labels) for q in kept_queries):
+                found.setdefault((namespace(pod), name(pod)), pod)
+    for pod in view.bound_pods:
+        if (keep is None or keep(pod)) and node_name(pod) in where:
+            found.setdefault((namespace(pod), name(pod)), pod)
+    return tuple(
+        p for key, p in sorted(found.items()) if key != me and holds_node(p) and node_name(p) in nodes
+    )
+
+
+def owner(pod: Object) -> tuple[str, str] | None:
+    """(kind, name) of what made the pod, read from its controller ownerReference: a ReplicaSet named
+    `<deployment>-<pod-template-hash>` is a Deployment's."""
+    for ref in map(mapping, sequence(meta(pod).get("ownerReferences"))):
+        if ref.get("controller") is True:
+            kind, owner_name = text(ref.get("kind")), text(ref.get("name"))
+            template_hash = labels(pod).get("pod-template-hash", "")
+            if kind == "ReplicaSet" and template_hash and owner_name.endswith(f"-{template_hash}"):
+                return "Deployment", owner_name[: -len(template_hash) - 1]
+            return kind, owner_name
+    return None
+
+
+def owner_text(pod: Object) -> str:
+    """`ml/trainer-0 (Job llama-workers-0 of JobSet llama, on node-1)`: the pod and what made it."""
+    made_by = owner(pod)
+    what = ""
+    if made_by is not None:
+        what = f"{made_by[0]} {made_by[1]}"
+        jobset = labels(pod).get(JOBSET_NAME_LABEL, "")
+        if jobset and made_by[0] == "Job":
+            what += f" of JobSet {jobset}"
+    where = node_name(pod)
+    about = ", ".join(part for part in (what, f"on {where}" if where else "") if part)
+    return f"{namespace(pod)}/{name(pod)}" + (f" ({about})" if about else "")
+
+
+def owners_text(pods: Iterable[Object]) -> str:
+    """What made these pods, each workload once: `JobSet llama (Jobs llama-w-0, llama-w-1); Deployment
+    sdxl-serve`; a pod nothing made is named itself."""
+    found: dict[str, list[str]] = {}
+    for pod in pods:
+        made_by = owner(pod)
+        jobset = labels(pod).get(JOBSET_NAME_LABEL, "")
+        if made_by is not None and made_by[0] == "Job" and jobset:
+            parts = found.setdefault(f"JobSet {namespace(pod)}/{jobset}", [])
+            if made_by[1] not in parts:
+                parts.append(made_by[1])
+        elif made_by is not None:
+            found.setdefault(f"{made_by[0]} {namespace(pod)}/{made_by[1]}", [])
+        else:
+            found.setdefault(f"pod {namespace(pod)}/{name(pod)}", [])
+    return "; ".join(
+        what + (f" (Job{'s' if len(jobs) > 1 else ''} {', '.join(jobs)})" if jobs else "")
+        for what, jobs in found.items()
+    )
+
+
+def pods_text(pods: Iterable[Object], limit: int = 3) -> str:
+    """Up to `limit` pods with their owners, then how many more."""
+    listed = list(pods)
+    shown = "; ".join(owner_text(p) for p in listed[:limit])
+    return shown + (f" and {len(listed) - limit} more" if len(listed) > limit else "")
+
+
+def spec_terms(pod: Object, kind: str) -> tuple[Mapping[str, object], ...]:
+    """The required terms of the pod's `podAffinity` or `podAntiAffinity`."""
+    rules = mapping(mapping(spec(pod).get("affinity")).get(kind))
+    return tuple(map(mapping, sequence(rules.get("requiredDuringSchedulingIgnoredDuringExecution"))))

@@ -1,0 +1,232 @@
+"""The `topology-spread` step: kube-scheduler's PodTopologySpread Filter
+(`pkg/scheduler/framework/plugins/podtopologyspread/common.go`, `filtering.go`).
+
+Only `whenUnsatisfiable: DoNotSchedule` constraints filter. The built-in default constraints
+(`defaultingType: System`) are `ScheduleAnyway`, so a pod without constraints of its own is never held
+here. Per constraint: the selector is `labelSelector` with `matchLabelKeys` merged in as `key In
+(the pod's value)`; `minDomains` defaults to 1, `nodeAffinityPolicy` to Honor, `nodeTaintsPolicy` to
+Ignore. Matching pods of the pod's namespace are counted on the eligible nodes (those with every
+constraint's topology key, and passing the policies); a node without the key fails; otherwise the
+skew is its domain's count, plus 1 when the pod matches its own selector, minus the smallest domain
+count (0 while there are fewer domains than `minDomains`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from diagnosis.commands import collect
+from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
+from diagnosis.selectors import Requirement, Selector, SelectorError, parse
+from diagnosis.triage import commands as kubectl
+from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, names
+from diagnosis.triage.peers import Query, existing, universe
+from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, taints
+from diagnosis.views import TriageView
+
+
+@dataclass(frozen=True)
+class Constraint:
+    key: str
+    max_skew: int
+    min_domains: int
+    selector: Selector
+    honor_affinity: bool
+    honor_taints: bool
+
+    def __str__(self) -> str:
+        return f"{self.key} maxSkew {self.max_skew}" + (
+            f" minDomains {self.min_domains}" if self.min_domains > 1 else ""
+        )
+
+
+def constraints(pod: Object) -> tuple[Constraint, ...]:
+    """The pod's DoNotSchedule constraints, as the scheduler reads them; raises SelectorError for a
+    selector that would not parse."""
+    pod_labels = labels(pod)
+    found = []
+    for item in map(mapping, sequence(spec(pod).get("topologySpreadConstraints"))):
+        if item.get("whenUnsatisfiable") != "DoNotSchedule":
+            continue
+        merged = tuple(
+            Requirement(key, "In", (pod_labels[key],))
+            for key in map(text, sequence(item.get("matchLabelKeys")))
+            if key in pod_labels
+        )
+        min_domains = item.get("minDomains")
+        max_skew = item.get("maxSkew")
+        found.append(
+            Constraint(
+                key=text(item.get("topologyKey")),
+                max_skew=max_skew if isinstance(max_skew, int) else 1,
+                min_domains=min_domains if isinstance(min_domains, int) and min_domains > 0 else 1,
+                selector=parse(item.get("labelSelector")).with_requirements(merged),
+                honor_affinity=item.get("nodeAffinityPolicy", "Honor") != "Ignore",
+                honor_taints=item.get("nodeTaintsPolicy") == "Honor",
+            )
+        )
+    return tuple(found)
+
+
+def queries(pod: Object) -> tuple[Query, ...]:
+    """The pods the constraints count: their selector, in the pod's namespace."""
+    try:
+        found = constraints(pod)
+    except SelectorError:
+        return ()
+    return tuple(Query(c.selector, frozenset({namespace(pod)})) for c in found)
+
+
+def needs_every_node(pod: Object) -> bool:
+    """A constraint counts nodes outside the pod's nodeSelector (`nodeAffinityPolicy: Ignore`): a
+    reader that kept only the nodes matching it must read the others too."""
+    try:
+        return any(not c.honor_affinity for c in constraints(pod))
+    except SelectorError:
+        return False
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The constraints with their counts per domain, worked out once for all nodes."""
+
+    constraints: tuple[Constraint, ...]
+    counts: tuple[Mapping[str, int], ...]
+    """Per constraint: domain (topology value) → matching pods on its eligible nodes."""
+    matched: tuple[Mapping[str, tuple[Object, ...]], ...]
+    """Per constraint: domain → the matching pods counted there."""
+    self_match: tuple[bool, ...]
+    error: str = ""
+
+    @classmethod
+    def of(cls, ask: Ask) -> Spread:
+        found = ask.memo.get("spread")
+        if isinstance(found, Spread):
+            return found
+        ask.memo["spread"] = found = cls._worked_out(ask)
+        return found
+
+    @classmethod
+    def _worked_out(cls, ask: Ask) -> Spread:
+        pod = ask.pod
+        try:
+            found = constraints(pod)
+        except SelectorError as err:
+            return cls((), (), (), (), f"parsing pod: {err}")
+        if not found or ask.view is None:
+            return cls(found, tuple({} for _ in found), tuple({} for _ in found), (False,) * len(found))
+        view: TriageView = ask.view
+        nodes = universe(view)
+        keys = [c.key for c in found]
+        eligible: list[dict[str, str]] = [{} for _ in found]
+        """Per constraint: eligible node name → its domain."""
+        for node in nodes.values():
+            node_labels = labels(node)
+            if not all(k in node_labels for k in keys):
+                continue
+            for i, c in enumerate(found):
+                if _included(c, ask.placement, node):
+                    eligible[i][name(node)] = node_labels[c.key]
+        counts: list[dict[str, int]] = [dict.fromkeys(e.values(), 0) for e in eligible]
+        matched: list[dict[str, list[Object]]] = [{} for _ in found]
+        pods = existing(view, queries(pod), ask.reached)
+        for other in pods:
+            if namespace(other) != namespace(pod) or meta(other).get("deletionTimestamp") is not None:
+                continue
+            host = text(spec(other).get("nodeName"))
+            for i, c in enumerate(found):
+                domain = eligible[i].get(host)
+                if domain is not None and c.selector.matches(labels(other)):
+                    counts[i][domain] += 1
+                    matched[i].setdefault(domain, []).append(other)
+        return cls(
+            found,
+            tuple(counts),
+            tuple({d: tuple(p) for d, p in m.items()} for m in matched),
+            tuple(c.selector.matches(labels(pod)) for c in found),
+        )
+
+    def minimum(self, index: int) -> int:
+        counts, constraint = self.counts[index], self.constraints[index]
+        if len(counts) < constraint.min_domains or not counts:
+            return 0
+        return min(counts.values())
+
+    def failure(self, node: Object) -> str | None:
+        """Why the node breaks a constraint (the first that fails, as the scheduler stops there)."""
+        if self.error:
+            return self.error
+        node_labels = labels(node)
+        for index, c in enumerate(self.constraints):
+            domain = node_labels.get(c.key)
+            if domain is None:
+                return f"no label {c.key} (a topology spread constraint's topologyKey)"
+            have, own = self.counts[index].get(domain, 0), int(self.self_match[index])
+            low = self.minimum(index)
+            skew = have + own - low
+            if skew > c.max_skew:
+                mine = " + this pod" if own else ""
+                return (
+                    f"{c.key}={domain} has {have} matching pod{'' if have == 1 else 's'}{mine}, "
+                    f"min {low}{self._why_min(index)}: skew {skew} > maxSkew {c.max_skew}"
+                )
+        return None
+
+    def _why_min(self, index: int) -> str:
+        domains, wanted = len(self.counts[index]), self.constraints[index].min_domains
+        if domains < wanted:
+            return f" ({domains} domain{'' if domains == 1 else 's'} < minDomains {wanted})"
+        return ""
+
+    def domains_line(self, index: int) -> str:
+        c, counts = self.constraints[index], self.counts[index]
+        listed = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]))
+        shown = ", ".join(f"{d}: {n}" for d, n in listed[:SHOWN])
+        more = f" and {len(listed) - SHOWN} more" if len(listed) > SHOWN else ""
+        return (
+            f"spread constraint {c} over {c.selector}: matching pods per {c.key} domain "
+            f"(eligible nodes only): {shown or 'no eligible domain'}{more}; "
+            f"min {self.minimum(index)}{self._why_min(index)}"
+        )
+
+
+def _included(c: Constraint, placement: Placement, node: Object) -> bool:
+    """`matchNodeInclusionPolicies`: Honor affinity keeps the nodes the pod's nodeSelector and
+    required affinity accept; Honor taints the nodes with no untolerated NoSchedule/NoExecute taint."""
+    if c.honor_affinity and placement.mismatch(node) is not None:
+        return False
+    if c.honor_taints:
+        return not any(t.effect in BLOCKING_EFFECTS and placement.blocks(t) for t in taints(node))
+    return True
+
+
+def topology_spread(ask: Ask, node: Object) -> str | None:
+    return Spread.of(ask).failure(node)
+
+
+def advise(funnel: Funnel) -> Advice:
+    spread = Spread.of(funnel.ask)
+    pod, dropped = funnel.view.pod, funnel.last.dropped
+    first = dropped[0]
+    if spread.error:
+        summary = f"The scheduler cannot read the pod's topology spread constraints: {spread.error}"
+    else:
+        constraint_index = next((i for i, c in enumerate(spread.constraints) if c.key in first.why), 0)
+        c = spread.constraints[constraint_index]
+        summary = (
+            f"Every node left would break the pod's topology spread constraint ({c}, DoNotSchedule): "
+            f"e.g. {name(first.node)}: {first.why}"
+        )
+    evidence = [spread.domains_line(i) for i in range(len(spread.constraints))]
+    for index, per_domain in enumerate(spread.matched):
+        for domain, pods in sorted(per_domain.items())[:3]:
+            if pods:
+                listed = names(f"{namespace(p)}/{name(p)}" for p in pods)
+                evidence.append(f"{spread.constraints[index].key}={domain} counts {listed}")
+    commands = collect(
+        kubectl.pod_spread(namespace(pod), name(pod)),
+        kubectl.nodes_with_labels(c.key for c in spread.constraints),
+        *(kubectl.pods_matching(namespace(pod), c.selector.query()) for c in spread.constraints[:2]),
+    )
+    return Advice(summary, tuple(evidence), commands)

@@ -1,0 +1,84 @@
+"""What the placement steps read from a live cluster: only what a step needs, by name or with a
+server-side selector, and nothing for a pod with no volume, no pod affinity and no spread constraint
+(`tests/live/test_economy.py` counts that pod's calls)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cluster.snapshot import SnapshotReader
+from devtools.apisim import Request, serve
+from diagnosis.triage.classify import classify
+from tests.corpus import ROOT
+from tests.live.support import live_reader
+
+TRIAGE = ROOT / "tests" / "corpus" / "triage"
+STORAGE = frozenset({"persistentvolumeclaims", "persistentvolumes", "storageclasses", "csinodes"})
+
+
+async def _requests(snapshot: Path, namespace: str, pod: str) -> list[Request]:
+    with serve(snapshot, now=SnapshotReader.from_path(snapshot).now) as sim:
+        async with live_reader(sim) as reader:
+            view = await reader.triage_view(namespace, pod)
+        offline = await SnapshotReader.from_path(snapshot).triage_view(namespace, pod)
+        assert classify(view).verdict == classify(offline).verdict
+        return list(sim.requests)
+
+
+def _shape(request: Request) -> tuple[str, ...]:
+    return (
+        request.verb,
+        request.resource,
+        request.namespace,
+        request.name,
+        request.query.get("labelSelector", ""),
+    )
+
+
+async def test_a_bound_claim_reads_its_pvc_pv_and_class_by_name_and_the_candidates_csinodes() -> None:
+    asked = await _requests(TRIAGE / "gke-pvc-bound-other-zone.json", "llm", "llama-eval-ckpt-120-mlkhl")
+    storage = sorted(_shape(r) for r in asked if r.resource in STORAGE)
+    volume = next(r.name for r in asked if r.resource == "persistentvolumes")
+    assert [s[:4] for s in storage if s[1] != "csinodes"] == [
+        ("get", "persistentvolumeclaims", "llm", "llama-ckpt"),
+        ("get", "persistentvolumes", "", volume),
+        ("get", "storageclasses", "", "premium-rwo"),
+    ]
+    # Its PV is a CSI volume: the CSINodes of the two H100 nodes (those reaching the free-slot step).
+    csinodes = [s for s in storage if s[1] == "csinodes"]
+    assert len(csinodes) == 2
+    assert all(s[0] == "get" and "a3-pool" in s[3] for s in csinodes)
+
+
+async def test_an_attach_limit_reads_every_claim_and_volume_once() -> None:
+    asked = await _requests(TRIAGE / "eks-ebs-attach-limit.json", "features", "embed-refresh-88-shm64")
+    lists = sorted(_shape(r)[:2] for r in asked if r.resource in STORAGE and r.verb == "list")
+    assert lists == [("list", "persistentvolumeclaims"), ("list", "persistentvolumes")]
+
+
+async def test_an_unbound_wait_for_first_consumer_claim_lists_the_volumes_it_may_bind() -> None:
+    asked = await _requests(TRIAGE / "onprem-local-pv-wffc.json", "vision", "vit-eval-9-crcln")
+    lists = sorted(_shape(r)[:2] for r in asked if r.resource in STORAGE and r.verb == "list")
+    assert lists == [("list", "persistentvolumes")]
+
+
+async def test_anti_affinity_lists_the_pods_its_term_selects_in_its_namespace() -> None:
+    asked = await _requests(
+        TRIAGE / "gke-anti-affinity-one-per-node.json", "inference", "sdxl-serve-qnrqk8spsn-qrjmh"
+    )
+    selected = [_shape(r) for r in asked if r.resource == "pods" and "labelSelector" in r.query]
+    assert selected == [("list", "pods", "inference", "", "app in (sdxl-serve)")]
+    assert not [r for r in asked if r.resource in STORAGE | {"namespaces"}]
+
+
+async def test_a_namespace_selector_lists_the_namespaces_it_picks_then_their_pods() -> None:
+    asked = await _requests(TRIAGE / "gke-pod-affinity-cache-zone.json", "recsys", "ranker-jztgn48jw7-g595p")
+    namespaces = [_shape(r) for r in asked if r.resource == "namespaces"]
+    # The namespaces the term's selector picks; then the pod's own, whose labels the cache pods'
+    # anti-affinity (a namespaceSelector too) is matched against.
+    assert namespaces == [
+        ("list", "namespaces", "", "", "serves in (recsys)"),
+        ("get", "namespaces", "", "recsys", ""),
+    ]
+    selected = [_shape(r) for r in asked if r.resource == "pods" and "labelSelector" in r.query]
+    assert selected == [("list", "pods", "platform-cache", "", "app in (feature-cache)")]

@@ -1,0 +1,232 @@
+"""The placement steps on what kube-scheduler's tables do not cover: CSI attach limits, StorageClass
+allowedTopologies, the selected-node annotation, generic ephemeral volumes, `matchLabelKeys` and
+`nodeTaintsPolicy` of spread constraints, namespaceSelector of anti-affinity terms, unparsable
+selectors. Each expectation follows the scheduler's code (`nodevolumelimits/csi.go`,
+`volumebinding/binder.go`, `podtopologyspread/common.go`, `interpodaffinity/filtering.go`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from diagnosis.model import PodVerdict
+from diagnosis.triage.classify import classify
+from diagnosis.views import Peers, Storage, TriageView
+from tests.unit.test_upstream_placement import (
+    NOW,
+    OK,
+    Obj,
+    Row,
+    claim,
+    exists,
+    node,
+    outcome,
+    pod,
+    spread,
+    storage_class,
+    term,
+    volume,
+    with_claims,
+)
+
+V, S, A = PodVerdict.VOLUME.value, PodVerdict.TOPOLOGY_SPREAD.value, PodVerdict.POD_AFFINITY.value
+DRIVER = "ebs.csi.aws.com"
+
+
+def csinode(name: str, limit: int) -> Obj:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": name},
+        "spec": {"drivers": [{"name": DRIVER, "nodeID": name, "allocatable": {"count": limit}}]},
+    }
+
+
+def csi_volume(name: str, handle: str) -> Obj:
+    found = volume(name, "gp3")
+    found["spec"]["csi"] = {"driver": DRIVER, "volumeHandle": handle}
+    return found
+
+
+def row(name: str, incoming: Obj, nodes: tuple[Obj, ...], want: dict[str, str], **more: Any) -> Row:
+    return Row("kubewhy", name, incoming, nodes, want, **more)
+
+
+def attach_row(name: str, existing_claims: tuple[str, ...], want: str) -> Row:
+    """node-a lets the EBS driver attach 2 volumes; a pod there uses `existing_claims`; the pod asked
+    about uses data-0 (bound to vol-0)."""
+    claims = tuple(claim(c, "gp3", volume=f"pv-{c}") for c in ("data-0", "data-1", "data-2"))
+    volumes = tuple(csi_volume(f"pv-data-{i}", f"vol-{i}") for i in range(3))
+    storage = Storage(
+        claims, volumes, (storage_class("gp3", "WaitForFirstConsumer", DRIVER),), (csinode("node-a", 2),)
+    )
+    holder = pod("holder", on="node-a", **with_claims(*existing_claims))
+    return row(
+        name,
+        pod("p", **with_claims("data-0")),
+        (node("node-a"),),
+        {"node-a": want},
+        pods=(holder,),
+        storage=storage,
+    )
+
+
+def test_the_attach_limit_counts_the_volumes_of_the_pods_on_the_node() -> None:
+    assert outcome(attach_row("2 attached + 1 new > 2", ("data-1", "data-2"), V)) == {"node-a": V}
+    assert outcome(attach_row("1 attached + 1 new = 2", ("data-1",), OK)) == {"node-a": OK}
+
+
+def test_a_volume_already_attached_to_the_node_is_not_counted_again() -> None:
+    assert outcome(attach_row("the pod's volume is one of the 2", ("data-0", "data-1"), OK)) == {"node-a": OK}
+
+
+def test_an_unbound_claim_counts_as_a_new_volume_of_its_class_provisioner() -> None:
+    base = attach_row("unbound", ("data-1", "data-2"), V)
+    unbound = claim("scratch", "gp3")
+    storage = Storage(
+        (*base.storage.claims, unbound), base.storage.volumes, base.storage.classes, base.storage.csinodes
+    )
+    incoming = pod("p", **with_claims("scratch"))
+    assert outcome(Row("kubewhy", "unbound", incoming, base.nodes, {}, base.pods, storage))["node-a"] == V
+
+
+def test_allowed_topologies_exclude_the_nodes_outside_them() -> None:
+    limited = storage_class("zonal", "WaitForFirstConsumer", "pd.csi.storage.gke.io")
+    limited["allowedTopologies"] = [
+        {"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["us-central1-a"]}]}
+    ]
+    storage = Storage((claim("cache", "zonal"),), (), (limited,))
+    nodes = (
+        node("in-a", **{"topology.kubernetes.io/zone": "us-central1-a"}),
+        node("in-b", **{"topology.kubernetes.io/zone": "us-central1-b"}),
+    )
+    found = outcome(row("allowedTopologies", pod("p", **with_claims("cache")), nodes, {}, storage=storage))
+    assert found == {"in-a": OK, "in-b": V}
+
+
+def test_a_claim_given_another_node_refuses_every_other_node() -> None:
+    chosen = claim("cache", "wait")
+    chosen["metadata"]["annotations"] = {"volume.kubernetes.io/selected-node": "node-b"}
+    storage = Storage(
+        (chosen,), (), (storage_class("wait", "WaitForFirstConsumer", "pd.csi.storage.gke.io"),)
+    )
+    found = outcome(
+        row(
+            "selected-node",
+            pod("p", **with_claims("cache")),
+            (node("node-a"), node("node-b")),
+            {},
+            storage=storage,
+        )
+    )
+    assert found == {"node-a": V, "node-b": OK}
+
+
+def test_a_generic_ephemeral_volume_waits_for_its_claim_and_needs_it_to_be_the_pods() -> None:
+    incoming = pod(
+        "trainer", volumes=[{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]
+    )
+    view = TriageView(incoming, (node("node-a"),), (), (), NOW)
+    missing = classify(view)
+    assert missing.verdict is PodVerdict.VOLUME
+    assert (
+        'waiting for ephemeral volume controller to create the persistentvolumeclaim "trainer-scratch"'
+        in missing.summary
+    )
+    stranger = claim("trainer-scratch", "wait", volume="pv-x")
+    stranger["metadata"]["ownerReferences"] = [
+        {"kind": "Pod", "name": "other", "uid": "uid-other", "controller": True}
+    ]
+    storage = Storage(
+        (stranger,), (volume("pv-x", "wait"),), (storage_class("wait", "WaitForFirstConsumer"),)
+    )
+    refused = classify(TriageView(incoming, (node("node-a"),), (), (), NOW, storage=storage))
+    assert "was not created for pod default/trainer (pod is not owner)" in refused.summary
+    stranger["metadata"]["ownerReferences"][0].update(name="trainer", uid="uid-default-trainer")
+    assert (
+        classify(TriageView(incoming, (node("node-a"),), (), (), NOW, storage=storage)).verdict
+        is PodVerdict.SCHEDULABLE
+    )
+
+
+def test_match_label_keys_narrow_the_spread_to_the_pods_own_revision() -> None:
+    """Pods of the previous revision do not count once `pod-template-hash` is a matchLabelKey."""
+    constraint = {
+        **spread(1, "zone", {"matchLabels": {"app": "asr"}}),
+        "matchLabelKeys": ["pod-template-hash"],
+    }
+    nodes = (node("node-a", zone="z1"), node("node-b", zone="z2"))
+    old = tuple(
+        pod(f"old-{i}", on="node-a", labels={"app": "asr", "pod-template-hash": "v1"}) for i in range(2)
+    )
+    incoming = pod(
+        "p", labels={"app": "asr", "pod-template-hash": "v2"}, topologySpreadConstraints=[constraint]
+    )
+    assert outcome(row("new revision", incoming, nodes, {}, pods=old)) == {"node-a": OK, "node-b": OK}
+    plain = pod(
+        "p",
+        labels={"app": "asr", "pod-template-hash": "v2"},
+        topologySpreadConstraints=[constraint | {"matchLabelKeys": []}],
+    )
+    assert outcome(row("any revision", plain, nodes, {}, pods=old)) == {"node-a": S, "node-b": OK}
+
+
+def test_honoured_taints_remove_a_domain_from_the_minimum() -> None:
+    """With nodeTaintsPolicy Honor, an empty zone whose only node is tainted is no domain: the minimum
+    is the other zone's count, so a second pod there is allowed (Ignore: the empty zone keeps it 0)."""
+    tainted = node("node-c", zone="z3")
+    tainted["spec"]["taints"] = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
+    nodes = (node("node-a", zone="z1"), node("node-b", zone="z2"), tainted)
+    existing = (pod("e1", on="node-a", labels={"foo": ""}), pod("e2", on="node-b", labels={"foo": ""}))
+    ignore = pod("p", labels={"foo": ""}, topologySpreadConstraints=[spread(1, "zone", exists("foo"))])
+    honor = pod(
+        "p",
+        labels={"foo": ""},
+        topologySpreadConstraints=[spread(1, "zone", exists("foo")) | {"nodeTaintsPolicy": "Honor"}],
+    )
+    assert outcome(row("ignore", ignore, nodes, {}, pods=existing)) == {
+        "node-a": S,
+        "node-b": S,
+        "node-c": PodVerdict.TAINT.value,
+    }
+    assert outcome(row("honor", honor, nodes, {}, pods=existing)) == {
+        "node-a": OK,
+        "node-b": OK,
+        "node-c": PodVerdict.TAINT.value,
+    }
+
+
+def test_an_existing_pods_namespace_selector_is_matched_against_the_pods_namespace_labels() -> None:
+    """The cache keeps batch pods off its node: only a pod whose Namespace is labelled tier=batch is
+    repelled."""
+    rule = term("kubernetes.io/hostname", {"key": "workload", "operator": "In", "values": ["batch"]})
+    rule["namespaceSelector"] = {"matchLabels": {"tier": "batch"}}
+    cache = pod(
+        "cache-0",
+        on="node-a",
+        ns="platform",
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [rule]}},
+    )
+    nodes = (node("node-a", **{"kubernetes.io/hostname": "node-a"}),)
+    incoming = pod("p", ns="nightly", labels={"workload": "batch"})
+
+    def verdict(tier: str) -> PodVerdict:
+        namespace = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "nightly", "labels": {"tier": tier}},
+        }
+        view = TriageView(incoming, nodes, (cache,), (), NOW, peers=Peers(namespaces=(namespace,)))
+        verdict = classify(view).verdict
+        assert isinstance(verdict, PodVerdict)
+        return verdict
+
+    assert verdict("batch") is PodVerdict.POD_AFFINITY
+    assert verdict("online") is PodVerdict.SCHEDULABLE
+
+
+def test_a_selector_that_does_not_parse_refuses_every_node() -> None:
+    bad = {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}, "topologyKey": "zone"}
+    incoming = pod("p", affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [bad]}})
+    diagnosis = classify(TriageView(incoming, (node("node-a", zone="z1"),), (), (), NOW))
+    assert diagnosis.verdict is PodVerdict.POD_AFFINITY
+    assert "parsing pod" in diagnosis.summary
