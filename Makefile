@@ -29,6 +29,10 @@ demo: install
 	  printf '  %-16s ' $$pod; $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json --format word; \
 	done
 	@echo
+	@echo "== The first screen of each, with its fix (checked: the funnel, run again on the changed objects)"
+	@for pod in case-ok case-nogpunode case-alloc0 case-taint case-label case-exhaust; do \
+	  $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
+	done
 	@echo "== JobSet incidents: kubewhy jobset why NS NAME --snapshot examples/jobset-*.json --format word"
 	@printf '  %-44s ' duplicate-leader; $(BIN)/kubewhy jobset why llm llm-pretrain --snapshot examples/jobset-leader-duplicate.json --format word
 	@printf '  %-44s ' preemption-restarts; $(BIN)/kubewhy jobset why llm llama3-70b-ft --snapshot examples/jobset-preemption-restarts.json --format word

@@ -7,13 +7,14 @@ from bench.timing import Row
 from bench.triage import repeat_reads
 from cluster.live import LiveReader
 from handlers.jobset import why
+from handlers.reply import Scope
 
 BENCHMARK = "d. /jobset why"
 
 
 async def measure(reader: LiveReader, served: Served, method: str, runs: int, budget_s: float) -> Row:
     case = f"{method}, {served.jobset[0]}/{served.jobset[1]} (leader pending)"
-    done = await repeat_reads(reader, lambda: why(reader, *served.jobset), runs, budget_s)
+    done = await repeat_reads(reader, lambda: why(reader, *served.jobset, Scope("bench")), runs, budget_s)
     if isinstance(done, str):
         return Row(BENCHMARK, served.label, case, "0", "—", "—", done, "< 1 s", "NO")
     sample, diagnosis = done.sample, done.reply.diagnosis

@@ -37,7 +37,7 @@ from diagnosis.objects import name
 from diagnosis.relations import NOT_TERMINAL, holds_node
 from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.views import TriageView
-from handlers.reply import Reply
+from handlers.reply import Reply, Scope
 from handlers.triage import triage
 
 BENCHMARK = "a. /triage"
@@ -148,7 +148,7 @@ async def repeat_reads(
 
 async def measure_kubewhy(reader: LiveReader, target: Key, runs: int, budget_s: float) -> Measured:
     """`/triage` through `reader`; the detail is what the last run cost the API server."""
-    done = await repeat_reads(reader, lambda: triage(reader, *target), runs, budget_s)
+    done = await repeat_reads(reader, lambda: triage(reader, *target, Scope("bench")), runs, budget_s)
     if isinstance(done, str):
         return Measured(None, "", done)
     return Measured(done.sample, str(done.reply.diagnosis.verdict), detail=done.cost)

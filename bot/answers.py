@@ -12,15 +12,20 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import blocks
+from bot import blocks, messages
 from bot.blocks import SlackMessage
 from bot.checks import Check
 from handlers.reply import Reply
 from handlers.requests import Target
 
 EVENT_TYPE = "kubewhy_verdict"
+
+NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
+"""What chat.postMessage answers where the bot is not a member: a channel it was not invited to, a
+private channel, or a direct message between people."""
 
 
 class VerdictMeta(Target):
@@ -96,24 +101,40 @@ class Poster:
         self._client = client
 
     async def answer(self, place: Place, check: Check) -> str | None:
-        """Post `check`; returns the ts of its verdict message (None when it went to the asker only)."""
+        """Post `check`; returns the ts of its verdict message (None when it went to the asker only).
+
+        Where the bot cannot post (not invited to the channel, or a direct message between people),
+        the asker still gets the whole answer, privately through the command's response_url, with the
+        line that fixes it: `/invite @kubewhy`."""
         if place.ephemeral:
-            for message in blocks.detail_messages(check, actions(check, True), _button(check)):
-                await self.personal(place, message)
+            await self._privately(place, check)
             return None
         verdict = blocks.verdict_message(check, actions(check, False), _button(check))
-        response = await self._client.chat_postMessage(
-            channel=place.channel,
-            thread_ts=place.thread_ts,
-            text=verdict.text,
-            blocks=list(verdict.blocks),
-            metadata=_metadata(check),
-            unfurl_links=False,
-            unfurl_media=False,
-        )
+        try:
+            response = await self._client.chat_postMessage(
+                channel=place.channel,
+                thread_ts=place.thread_ts,
+                text=verdict.text,
+                blocks=list(verdict.blocks),
+                metadata=_metadata(check),
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        except SlackApiError as error:
+            if place.respond is None or error.response.get("error") not in NOT_A_MEMBER:
+                raise
+            await self.personal(place, blocks.note(messages.not_in_channel()))
+            await self._privately(place, check)
+            return None
         ts: str = response["ts"]
         await self.details(place.channel, place.thread_ts or ts, check)
         return ts
+
+    async def _privately(self, place: Place, check: Check) -> None:
+        """The whole answer to the asker alone: the verdict (with the buttons that work without a
+        thread), then the details."""
+        for message in blocks.detail_messages(check, actions(check, True), _button(check)):
+            await self.personal(place, message)
 
     async def details(self, channel: str, thread_ts: str, check: Check) -> None:
         for message in blocks.detail_messages(check):

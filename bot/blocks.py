@@ -25,7 +25,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot import messages
+from bot import messages, render
 from cluster.errors import NotFound
 from handlers.reply import Reply
 
@@ -151,10 +151,18 @@ def verdict_blocks(
     at = check.at.strftime("%H:%M:%S")
     blocks: list[Block] = []
     if isinstance(outcome, Reply):
+        # The first screen (DESIGN.md): verdict and target, one line of cause, the first fix, how long
+        # it has waited and the cluster; the rest is in the thread.
         diagnosis = outcome.diagnosis
-        blocks += [_header(messages.header(check.verdict, kind, what)), _section(escape(diagnosis.summary))]
+        blocks += [
+            _header(messages.header(check.verdict, kind, what, diagnosis.pod_state)),
+            _section(escape(" ".join(diagnosis.summary.split()))),
+        ]
+        if diagnosis.fixes:
+            blocks.append(_section(messages.fix(escape(render.fix_line(diagnosis.fixes[0])))))
         facts = [messages.cause(str(diagnosis.cause))] if diagnosis.cause else []
         facts += [messages.blocking_pod(str(diagnosis.pod_verdict))] if diagnosis.pod_verdict else []
+        facts += [messages.pending_for(waited)] if (waited := render.waiting(diagnosis)) else []
         facts.append(messages.checked_on(cluster, at) if check.target else messages.EXPLAINED_OFFLINE)
         facts += [messages.details_in_thread()] if threaded else []
         blocks.append(_context(*facts))
@@ -188,7 +196,19 @@ def detail_blocks(check: Check) -> list[Block]:
     if not isinstance(check.outcome, Reply):
         return []
     diagnosis = check.outcome.diagnosis
-    blocks: list[Block] = list(_sections([f"• {escape(e)}" for e in diagnosis.evidence], messages.EVIDENCE))
+    blocks: list[Block] = []
+    if diagnosis.fixes:
+        blocks += _sections([f"• {escape(render.fix_line(f))}" for f in diagnosis.fixes], messages.FIXES)
+    for fix in diagnosis.fixes:
+        if fix.pod_patch is not None:
+            title = messages.pod_patch(escape(fix.summary))
+            blocks += _code_sections(title, render.patch_json(fix.pod_patch))
+    if diagnosis.holders:
+        held = [f"• {escape(render.holding_line(h))}" for h in diagnosis.holders]
+        blocks += _sections(held, messages.HELD_BY)
+    if diagnosis.competing:
+        blocks += _sections([escape(", ".join(diagnosis.competing))], messages.COMPETING)
+    blocks += _sections([f"• {escape(e)}" for e in diagnosis.evidence], messages.EVIDENCE)
     if diagnosis.next_commands:
         blocks.append(_section(messages.NEXT_COMMANDS))
     for command in diagnosis.next_commands:

@@ -15,9 +15,9 @@ from bot.clusters import Clusters
 from bot.metrics import Metrics
 from cluster.errors import ClusterError, NotFound
 from cluster.reader import Reader
-from diagnosis.model import JobSetVerdict, PodVerdict
+from diagnosis.model import JobSetVerdict, PodState, PodVerdict
 from handlers import jobset, triage
-from handlers.reply import Reply
+from handlers.reply import Reply, Scope
 from handlers.requests import Target
 
 Outcome = Reply | NotFound | ClusterError
@@ -53,17 +53,21 @@ class Check:
 
     @property
     def settled(self) -> bool:
+        """Watching is pointless: a placed pod that runs (or has ended), a JobSet done or running, a
+        target gone. A placed pod still starting is watched on: it may yet fail."""
+        if isinstance(self.outcome, Reply) and self.outcome.diagnosis.pod_state is PodState.STARTING:
+            return False
         return self.verdict in SETTLED
 
 
-async def run(reader: Reader, target: Target) -> Check:
+async def run(reader: Reader, target: Target, scope: Scope) -> Check:
     """Diagnose `target` (its names already validated) with the handler for its kind."""
     outcome: Outcome
     try:
         if target.kind == "pod":
-            outcome = await triage.triage(reader, target.namespace, target.name)
+            outcome = await triage.triage(reader, target.namespace, target.name, scope)
         else:
-            outcome = await jobset.why(reader, target.namespace, target.name)
+            outcome = await jobset.why(reader, target.namespace, target.name, scope)
     except (NotFound, ClusterError) as error:
         outcome = error
     return Check(target, outcome, datetime.now(UTC))
@@ -89,7 +93,7 @@ class Checker:
 
     async def __call__(self, target: Target) -> Check:
         async with self._slots:
-            check = await run(self._clusters.reader(target), target)
+            check = await run(self._clusters.reader(target), target, self._clusters.scope(target))
         if isinstance(check.outcome, ClusterError):
             self._metrics.api_error(type(check.outcome).__name__)
         return check

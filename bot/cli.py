@@ -26,7 +26,7 @@ from bot import render
 from cluster.errors import ClusterError, NotFound
 from cluster.reader import Reader
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
-from handlers.reply import Reply
+from handlers.reply import Reply, Scope
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1
@@ -34,7 +34,7 @@ EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 EXIT_INTERRUPTED = 130
 
-Question = Callable[[Reader, argparse.Namespace], Coroutine[Any, Any, Reply]]
+Question = Callable[[Reader, argparse.Namespace, Scope], Coroutine[Any, Any, Reply]]
 
 _FORMATS: dict[str, Callable[[Reply], str]] = {
     "text": render.as_text,
@@ -147,17 +147,17 @@ def _check(args: argparse.Namespace) -> None:
         parser.error(f"invalid {args.kind} name {args.name!r}: {_NAME_RULE.format(args.kind)}")
 
 
-async def _triage(reader: Reader, args: argparse.Namespace) -> Reply:
+async def _triage(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     # Each command imports only its own handler: a process start is part of every answer.
     from handlers.triage import triage
 
-    return await triage(reader, args.namespace, args.name)
+    return await triage(reader, args.namespace, args.name, scope)
 
 
-async def _why(reader: Reader, args: argparse.Namespace) -> Reply:
+async def _why(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     from handlers.jobset import why
 
-    return await why(reader, args.namespace, args.name)
+    return await why(reader, args.namespace, args.name, scope)
 
 
 def _answer(args: argparse.Namespace) -> int:
@@ -185,7 +185,7 @@ def _reply(args: argparse.Namespace) -> Reply:
         from cluster.snapshot import SnapshotReader
 
         reader = SnapshotReader.from_path(args.snapshot)
-        return asyncio.run(question(reader, args))
+        return asyncio.run(question(reader, args, Scope(args.snapshot)))
     return asyncio.run(_ask_live(question, args))
 
 
@@ -194,8 +194,10 @@ async def _ask_live(question: Question, args: argparse.Namespace) -> Reply:
     from cluster.live import LiveReader
 
     reader = LiveReader.from_kubeconfig(args.kubeconfig, args.context)
+    # Named on the command line: the commands name them too. Else kubectl's defaults are the reader's.
+    scope = Scope(reader.context or "in-cluster", args.context, args.kubeconfig)
     try:
-        return await question(reader, args)
+        return await question(reader, args, scope)
     finally:
         await reader.aclose()
 

@@ -16,6 +16,7 @@ from bot import messages
 from bot.settings import ClusterConfig, Config
 from cluster.errors import ClusterError
 from cluster.reader import Reader
+from handlers.reply import Scope
 from handlers.requests import Target
 
 if TYPE_CHECKING:
@@ -117,6 +118,18 @@ class Clusters:
     def reader(self, target: Target) -> Reader:
         """The reader of a resolved target's cluster."""
         return self._readers[target.cluster or self._config.fallback_cluster]
+
+    def scope(self, target: Target) -> Scope:
+        """How a resolved target's answer names its cluster and aims its kubectl commands: a live
+        cluster's commands carry `--context` (the configured context, else the cluster's own name: a
+        wrong context makes kubectl refuse, where none would hit whichever cluster is current) and
+        the configured `--kubeconfig`. A snapshot cluster is read from a file: nothing to aim at."""
+        name = target.cluster or self._config.fallback_cluster
+        config = self._config.clusters.get(name)
+        if config is None or config.snapshot is not None:
+            return Scope(name)
+        kubeconfig = str(config.kubeconfig) if config.kubeconfig else None
+        return Scope(name, config.context or name, kubeconfig)
 
     async def not_ready(self) -> dict[str, str]:
         """The clusters that cannot be read now, or whose cache has not synced yet, with why (for

@@ -131,12 +131,17 @@ class Listeners:
             text=messages.checking(str(request)) if isinstance(request, Target) else messages.explaining()
         )
         channel = command["channel_id"]
+        # A direct message has no room for a thread the bot may post in (app_mention is not sent there
+        # either): the answer goes to the asker alone, with a line saying where threads work.
+        direct = channel.startswith("D")
         place = Place(
             channel,
             command["user_id"],
-            ephemeral=self.deps.config.channel(channel).ephemeral,
+            ephemeral=direct or self.deps.config.channel(channel).ephemeral,
             respond=respond,
         )
+        if direct:
+            await self.deps.poster.personal(place, note(messages.direct_message()))
         return await self._answer(place, request)
 
     async def _answer(self, place: Place, request: Target | Explain) -> str:

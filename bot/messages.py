@@ -34,6 +34,9 @@ RECHECK = "Re-check"
 WATCH = "Watch"
 DETAILS = "Details"
 EVIDENCE = "*Evidence*"
+FIXES = "*Fixes*, best first (each checked: the pod would then pass every check on the nodes named)"
+HELD_BY = "*Who holds the devices*"
+COMPETING = "*Other pending pods after the same nodes*"
 NEXT_COMMANDS = "*Next commands*"
 CHANGES_CLUSTER = ":warning: *changes the cluster*"
 EXPLAINED_OFFLINE = "explained offline from the pasted message; nothing was read from a cluster"
@@ -52,7 +55,18 @@ _EMOJI = {
 }
 
 
-def emoji(verdict: str) -> str:
+_STATE_EMOJI = {
+    "running": ":white_check_mark:",
+    "succeeded": ":white_check_mark:",
+    "starting": ":large_yellow_circle:",
+    "failed": ":red_circle:",
+}
+"""A placed pod (`ok`) is ✅ only once it runs and is Ready (or has succeeded)."""
+
+
+def emoji(verdict: str, state: str | None = None) -> str:
+    if verdict == "ok" and state is not None:
+        return _STATE_EMOJI.get(state, ":large_yellow_circle:")
     return _EMOJI.get(verdict, ":red_circle:")
 
 
@@ -68,8 +82,32 @@ def explaining() -> str:
     return "Explaining the pasted message…"
 
 
-def header(verdict: str, kind: str, target: str) -> str:
-    return " ".join(filter(None, (emoji(verdict), f"{verdict}:", kind, target)))
+def header(verdict: str, kind: str, target: str, state: str | None = None) -> str:
+    """`:large_yellow_circle: ok: pod ml/x`: a placed pod's emoji says whether it runs (`state`)."""
+    return " ".join(filter(None, (emoji(verdict, state), f"{verdict}:", kind, target)))
+
+
+def pod_patch(summary: str) -> str:
+    return f"_Merge patch for: {summary}_"
+
+
+def direct_message() -> str:
+    return (
+        "In a direct message the answer comes to you alone, without a thread: re-check with the button."
+        " For a thread that others see, with watches and `@kubewhy` follow-ups, ask in a channel"
+        " (`/invite @kubewhy` there first)."
+    )
+
+
+def not_in_channel() -> str:
+    return (
+        ":wave: I can't post in this conversation, so here is the answer for you alone."
+        " To share answers, threads and watches here, invite me: `/invite @kubewhy`."
+    )
+
+
+def pending_for(waited: str) -> str:
+    return f"waiting *{waited}*"
 
 
 def kind_name(kind: str) -> str:

@@ -7,12 +7,16 @@ shape.
 
 from __future__ import annotations
 
+import json
 import shlex
+from collections.abc import Mapping
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from cluster.errors import NotFound
-from diagnosis.model import Command
+from diagnosis.model import Command, Diagnosis, Fix, Holding
+from diagnosis.objects import age, utc
 from handlers.reply import Reply
 
 _KIND_NAMES = {"pod": "Pod", "jobset": "JobSet"}
@@ -28,9 +32,10 @@ def as_word(reply: Reply) -> str:
 
 
 def as_json(reply: Reply) -> dict[str, Any]:
-    """The JSON object of `--format json`: `verdict`, `summary`, `evidence`, `next_commands` (complete
-    shell commands), `cause`, `pod_verdict`, `target`, `commands` (with purpose and whether each changes
-    the cluster) and `snippets`."""
+    """The JSON object of `--format json` (DESIGN.md): `verdict`, `summary`, `evidence`,
+    `next_commands` (complete shell commands, the one list of them), `cause`, `pod_verdict`, `target`,
+    `cluster`, `checked_at`, `pending_since`, `fixes`, `holders` (who holds the devices, by workload),
+    `competing` (other pending pods after the same nodes) and `snippets`."""
     d = reply.diagnosis
     return {
         "verdict": d.verdict.value,
@@ -40,10 +45,76 @@ def as_json(reply: Reply) -> dict[str, Any]:
         "cause": d.cause.value if d.cause else None,
         "pod_verdict": d.pod_verdict.value if d.pod_verdict else None,
         "target": asdict(reply.target) if reply.target else None,
-        "commands": [
-            {"command": c.text, "purpose": c.purpose, "changes": c.changes} for c in d.next_commands
+        "cluster": reply.cluster or None,
+        "checked_at": _rfc3339(d.checked_at),
+        "pending_since": _rfc3339(d.pending_since),
+        "fixes": [
+            {"summary": f.summary, "pod_patch": f.pod_patch, "opens": list(f.opens)} for f in d.fixes
         ],
+        "holders": [_holding(h) for h in d.holders],
+        "competing": list(d.competing),
         "snippets": [{"title": s.title, "language": s.language, "text": s.text} for s in d.snippets],
+    }
+
+
+def first_screen(reply: Reply) -> tuple[str, ...]:
+    """What a person must see first, in at most four lines (the channel message says the same): the
+    verdict and target, the cluster and how long it has waited, one line of cause, the first fix."""
+    d = reply.diagnosis
+    verdict = f"Verdict: {d.verdict.value}" + (f" (cause: {d.cause.value})" if d.cause else "")
+    about = []
+    if reply.target:
+        about.append(f"{_KIND_NAMES.get(reply.target.kind, reply.target.kind)}: {reply.target}")
+    if d.pod_verdict:
+        about.append(f"blocking pod's verdict: {d.pod_verdict.value}")
+    if reply.cluster:
+        about.append(f"cluster: {reply.cluster}")
+    if waited := waiting(d):
+        about.append(f"pending for {waited}")
+    lines = [verdict, " · ".join(about), _one_line(d.summary)]
+    if d.fixes:
+        lines.append(f"Fix: {fix_line(d.fixes[0])}")
+    return tuple(line for line in lines if line)
+
+
+def waiting(diagnosis: Diagnosis) -> str:
+    """How long the pod (or the JobSet's blocking pod) has waited, as of the reading: `42m`."""
+    if diagnosis.checked_at is None:
+        return ""
+    return age(diagnosis.checked_at, diagnosis.pending_since)
+
+
+def fix_line(fix: Fix) -> str:
+    """A fix in one line: what to change and, when it opens few nodes, which."""
+    return fix.summary
+
+
+def patch_json(patch: Mapping[str, Any]) -> str:
+    """A pod patch as `kubectl patch --type merge -p` takes it: one line of JSON."""
+    return json.dumps(patch, separators=(",", ":"), ensure_ascii=False)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _rfc3339(when: datetime | None) -> str | None:
+    return None if when is None else utc(when).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _holding(h: Holding) -> dict[str, Any]:
+    return {
+        "kind": h.kind,
+        "namespace": h.namespace,
+        "name": h.name,
+        "pods": list(h.pods),
+        "nodes": list(h.nodes),
+        "devices": dict(h.devices),
+        "priority_class": h.priority_class or None,
+        "priority": h.priority,
+        "preemptible": h.preemptible,
+        "own": h.own,
+        "terminating": h.terminating,
     }
 
 
@@ -52,7 +123,13 @@ def as_text(reply: Reply) -> str:
     evidence, then the next commands under `#` comments (so the block can be pasted into a shell), the
     ones that change the cluster marked, and the snippets indented."""
     d = reply.diagnosis
-    sections = [_heading(reply), d.summary]
+    sections = ["\n".join(first_screen(reply))]
+    if len(d.fixes) > 1:
+        sections.append("\n".join(["Other fixes:", *(_bullet(fix_line(f)) for f in d.fixes[1:])]))
+    if d.holders:
+        sections.append("\n".join(["Held by:", *(_bullet(holding_line(h)) for h in d.holders)]))
+    if d.competing:
+        sections.append("\n".join(["Also waiting for these nodes:", _bullet(", ".join(d.competing))]))
     if d.evidence:
         sections.append("\n".join(["Evidence:", *(_bullet(line) for line in d.evidence)]))
     if d.next_commands:
@@ -81,15 +158,18 @@ def not_found(error: NotFound) -> str:
     return "\n".join(lines)
 
 
-def _heading(reply: Reply) -> str:
-    d = reply.diagnosis
-    lines = [f"Verdict: {d.verdict.value}" + (f" (cause: {d.cause.value})" if d.cause else "")]
-    if reply.target:
-        kind = _KIND_NAMES.get(reply.target.kind, reply.target.kind)
-        lines.append(f"{kind}: {reply.target}")
-    if d.pod_verdict:
-        lines.append(f"Blocking pod's verdict: {d.pod_verdict.value}")
-    return "\n".join(lines)
+def holding_line(h: Holding) -> str:
+    """`JobSet llm/maxtext (this JobSet's own): 4 pods hold google.com/tpu ×16 on 4 nodes; priority
+    0 (default); preemptible by this pod`."""
+    whose = " (this JobSet's own pods)" if h.own else ""
+    devices = ", ".join(f"{r} ×{n}" for r, n in sorted(h.devices.items()))
+    pods = h.pods[0] if len(h.pods) == 1 else f"{len(h.pods)} pods"
+    nodes = h.nodes[0] if len(h.nodes) == 1 else f"{len(h.nodes)} nodes"
+    rank = f"priority {h.priority}" + (f" ({h.priority_class})" if h.priority_class else "")
+    terminating = f"; {h.terminating} terminating" if h.terminating else ""
+    may = "preemptible by this pod" if h.preemptible else "not preemptible by this pod"
+    held = f"{pods} hold{'s' if len(h.pods) == 1 else ''} {devices} on {nodes}"
+    return f"{h.kind} {h.namespace}/{h.name}{whose}: {held}; {rank}; {may}{terminating}"
 
 
 def _bullet(line: str) -> str:

@@ -51,6 +51,7 @@ from diagnosis.objects import Object, labels, mapping, meta, name, namespace, se
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import effective_requests, is_extended
+from diagnosis.workloads import OWNER_LABELS
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,7 @@ _NODE_FIELDS = {
 capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp")
+_OWNER_REF = ("kind", "name", "uid", "controller")
 
 ANTI_AFFINITY = "podAntiAffinity"
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -118,11 +120,12 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     terminating, and the extended resources its containers ask for (init containers with their
     restart policy, which makes a sidecar) — all `diagnosis.triage.resources.holders` reads —, its
     required pod anti-affinity (which may repel the pod asked about, `diagnosis.triage.affinity`) and
-    the PVCs of its volumes (which count against a CSI attach limit, `diagnosis.triage.volumes`). A
+    the PVCs of its volumes (which count against a CSI attach limit, `diagnosis.triage.volumes`), and
+    its owner and priority (holders are grouped by workload, `diagnosis.workloads`). A
     container that asks for no extended resource adds nothing to the pod's effective request and is
     left out: most pods keep no container."""
     pod_spec = spec(pod)
-    kept_spec = _pick(pod_spec, ("nodeName",))
+    kept_spec = _pick(pod_spec, ("nodeName", "priority", "priorityClassName"))
     for part in ("initContainers", "containers"):
         asking = [kept for c in sequence(pod_spec.get(part)) if (kept := _asks(mapping(c)))]
         if asking:
@@ -137,10 +140,18 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     ]
     if claims:
         kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
+    kept_meta = _pick(meta(pod), _POD_META)
+    # Whose pod it is (`diagnosis.workloads.top_owner`): holders are grouped by workload.
+    owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(meta(pod).get("ownerReferences"))]
+    if owners:
+        kept_meta["ownerReferences"] = owners
+    owner_labels = _pick(mapping(meta(pod).get("labels")), OWNER_LABELS)
+    if owner_labels:
+        kept_meta["labels"] = owner_labels
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": _pick(meta(pod), _POD_META),
+        "metadata": kept_meta,
         "spec": kept_spec,
         "status": _pick(status(pod), ("phase",)),
     }

@@ -43,7 +43,7 @@ from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
 from diagnosis.triage import affinity, spread, volumes
-from diagnosis.triage.classify import reaches_funnel, usage_candidates
+from diagnosis.triage.classify import reaches_funnel, serving_nothing, usage_candidates
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
@@ -109,6 +109,8 @@ class LiveReader:
     ) -> None:
         self._api = Transport(api_client, timeout, retry)
         self.cache = cache
+        self.context = ""
+        """The kubeconfig context read (the one named, else the current one); "" in a cluster."""
 
     @classmethod
     def from_kubeconfig(
@@ -153,7 +155,9 @@ class LiveReader:
             ) from None
         if credential is not None:
             configuration.refresh_api_key_hook = credential.refresh  # type: ignore[assignment]
-        return cls._connected(ApiClient(configuration), timeout, cache)
+        reader = cls._connected(ApiClient(configuration), timeout, cache)
+        reader.context = context or text(mapping(merged.value).get("current-context"))
+        return reader
 
     @classmethod
     def in_cluster(cls, timeout: float = 5.0, cache: CacheOptions | None = None) -> LiveReader:
@@ -215,8 +219,11 @@ class LiveReader:
             return TriageView(found, tuple(placed), (), _about(about, found), now, notes=tuple(notes))
         nodes, prefiltered = await self._candidate_nodes(found)
         usage = usage_candidates(found, nodes)
-        bound, peers, storage = await asyncio.gather(
+        # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
+        serving = [n for n in serving_nothing(found, nodes) if n not in usage]
+        bound, theirs, peers, storage = await asyncio.gather(
             self._bound_pods(usage, None if prefiltered else len(nodes)),
+            self._pods_on(serving),
             self._peers(found, nodes, prefiltered),
             self._storage(found, usage),
         )
@@ -224,12 +231,13 @@ class LiveReader:
         return TriageView(
             found,
             tuple(nodes),
-            bound,
+            (*bound, *theirs),
             _about(about, found),
             now,
             prefiltered,
             peers=peers,
             storage=storage,
+            bound_nodes=frozenset((*usage, *serving)),
             notes=tuple(notes),
         )
 
@@ -290,6 +298,15 @@ class LiveReader:
             return cache.nodes()
         return await self._api.items(Target("list", "nodes"))
 
+    async def _pods_on(self, node_names: Iterable[str]) -> tuple[Object, ...]:
+        """Every non-terminated pod bound to these few nodes, read live (the cache keeps only pods
+        that hold devices, and the ones wanted here serve them)."""
+        wanted = sorted({n for n in node_names if is_dns1123_subdomain(n)})
+        if not wanted:
+            return ()
+        queries = [{"fieldSelector": f"spec.nodeName={node},{NOT_TERMINAL}"} for node in wanted]
+        return tuple(chain.from_iterable(await self._api.lists(Target("list", "pods"), queries)))
+
     async def _bound_pods(self, node_names: Iterable[str], cluster_nodes: int | None) -> tuple[Object, ...]:
         """The non-terminated pods bound to these nodes, any namespace: from the cache, else node by
         node, or all bound pods of the cluster when that is cheaper (see PER_NODE_MAX). `cluster_nodes`
@@ -302,8 +319,7 @@ class LiveReader:
         if not wanted:
             return ()
         if _per_node(len(wanted), cluster_nodes):
-            queries = [{"fieldSelector": f"spec.nodeName={node},{NOT_TERMINAL}"} for node in wanted]
-            return tuple(chain.from_iterable(await self._api.lists(target, queries)))
+            return await self._pods_on(wanted)
         every = await self._api.items(target, fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}")
         keep = set(wanted)
         return tuple(p for p in every if node_name(p) in keep)

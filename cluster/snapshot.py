@@ -27,7 +27,7 @@ from cluster.errors import Missing, NotFound, SnapshotError
 from diagnosis import events
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
-from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
+from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, is_pending, owned_by
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
 _SUFFIXES = (".json", ".yaml", ".yml")
@@ -241,6 +241,7 @@ class SnapshotReader:
         self._nodes = tuple(by_kind["Node"])
         self._pods = {(namespace(p), name(p)): p for p in by_kind["Pod"]}
         self._bound_pods = tuple(p for p in by_kind["Pod"] if holds_node(p))
+        self._pending_pods = tuple(p for p in by_kind["Pod"] if is_pending(p))
         self._jobsets = {(namespace(j), name(j)): j for j in by_kind["JobSet"]}
         self._jobs_of_jobset = _group(by_kind["Job"], _jobset_key)
         self._pods_of_jobset = _group(by_kind["Pod"], _jobset_key)
@@ -274,6 +275,7 @@ class SnapshotReader:
             now=self.now,
             peers=self._peers,
             storage=self._storage,
+            pending_pods=self._pending_pods,
         )
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:

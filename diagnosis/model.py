@@ -6,8 +6,11 @@ objects always give an equal result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 
 class PodVerdict(StrEnum):
@@ -25,6 +28,17 @@ class PodVerdict(StrEnum):
     TOPOLOGY_SPREAD = "topology-spread"
     POD_AFFINITY = "pod-affinity"
     SCHEDULABLE = "schedulable"
+
+
+class PodState(StrEnum):
+    """Where a placed pod is: `ok` only says the scheduler is done with it."""
+
+    RUNNING = "running"
+    """Phase Running and condition Ready True."""
+    STARTING = "starting"
+    """Pending or not Ready: pulling images, creating the sandbox, init containers, probes…"""
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
 
 
 class JobSetVerdict(StrEnum):
@@ -80,6 +94,47 @@ class Snippet:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """A change that removes a verdict's cause, checked by running the funnel on the changed objects.
+
+    `pod_patch` is a JSON merge patch (RFC 7386) to the pod (to its template, for a pod a controller
+    owns), or None when the change is in the cluster; `opens` names the nodes on which the pod passes
+    every check once the change is made (never empty: a change that opens nothing is not offered)."""
+
+    summary: str
+    pod_patch: Mapping[str, Any] | None = field(hash=False)
+    opens: tuple[str, ...]
+    commands: tuple[Command, ...] = ()
+    """The commands that make a cluster-side change (each `changes=True`)."""
+    objects: tuple[str, ...] = ()
+    """The objects a cluster-side change touches, as `kind/name` or `kind/namespace/name`."""
+
+
+@dataclass(frozen=True)
+class Holding:
+    """Pods of one workload that hold devices on the nodes a pod needs, grouped by their top owner
+    (a pod of a Job of a JobSet is the JobSet's)."""
+
+    kind: str
+    """The top owner's kind (`JobSet`, `Deployment`, `LeaderWorkerSet`…), or `Pod` for a bare pod."""
+    namespace: str
+    name: str
+    pods: tuple[str, ...]
+    nodes: tuple[str, ...]
+    devices: Mapping[str, int] = field(hash=False)
+    """Resource → how many the group's pods hold there."""
+    priority_class: str
+    priority: int
+    preemptible: bool
+    """The pod asked about may preempt these: its priority is higher and its preemptionPolicy is
+    not Never."""
+    own: bool = False
+    """The group is the JobSet asked about (its own pods hold the devices)."""
+    terminating: int = 0
+    """How many of the pods are already being deleted."""
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """A verdict with the evidence behind it and what to run next."""
 
@@ -92,3 +147,15 @@ class Diagnosis:
     """Only for `restarting`."""
     pod_verdict: PodVerdict | None = None
     """The triage verdict of the pod that blocks a JobSet, where one applies."""
+    fixes: tuple[Fix, ...] = ()
+    """Best (least disruptive) first."""
+    holders: tuple[Holding, ...] = ()
+    """Who holds the devices on the nodes the pod needs, where that is the answer."""
+    competing: tuple[str, ...] = ()
+    """Other pending pods (`namespace/name`) that ask for the same devices on the same nodes."""
+    pending_since: datetime | None = None
+    """Since when the pod (or the JobSet's blocking pod) has waited to be scheduled."""
+    checked_at: datetime | None = None
+    """The time of the reading the diagnosis was made from."""
+    pod_state: PodState | None = None
+    """For `ok`: whether the placed pod runs (Running and Ready), is still starting, or has ended."""

@@ -105,6 +105,19 @@ def timestamp(value: object) -> datetime | None:
         return None
 
 
+def age(now: datetime, then: datetime | None) -> str:
+    """`45s`, `12m`, `3h`, `2d`: how long before `now` `then` was; empty when unknown or later."""
+    if then is None:
+        return ""
+    seconds = int((utc(now) - utc(then)).total_seconds())
+    if seconds < 0:
+        return ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
 @dataclass(frozen=True)
 class Ref:
     """What a question is about: `kind` is `pod` or `jobset`."""

@@ -45,6 +45,14 @@ def owned_by(obj: Object, owner: Object) -> bool:
     return False
 
 
+def is_pending(pod: Object) -> bool:
+    """Not bound to a node yet, and not ended: the scheduler still has to place it."""
+    return not node_name(pod) and status(pod).get("phase") == "Pending"
+
+
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+"""Set by the LeaderWorkerSet controller on its pods."""
+
 POD_TEMPLATE_HASH = "pod-template-hash"
 """Set by the Deployment controller on a ReplicaSet's pods; the ReplicaSet is named DEPLOYMENT-HASH."""
 
@@ -52,9 +60,12 @@ POD_TEMPLATE_HASH = "pod-template-hash"
 def workload(pod: Object) -> tuple[str, str]:
     """(kind, name) of what runs the pod, as an on-call names it: its JobSet (the label its Jobs'
     pods carry), the Deployment of its ReplicaSet (named from the pod's `pod-template-hash`, without
-    reading the ReplicaSet), else its controller (Job, StatefulSet, DaemonSet, …), else the pod."""
+    reading the ReplicaSet), else its controller (Job, StatefulSet, DaemonSet, …), else the pod. A
+    LeaderWorkerSet's pods are its own (`leaderworkerset.sigs.k8s.io/name`)."""
     if jobset := text(labels(pod).get(JOBSET_NAME_LABEL)):
         return "JobSet", jobset
+    if lws := text(labels(pod).get(LWS_NAME_LABEL)):
+        return "LeaderWorkerSet", lws
     refs = [mapping(r) for r in sequence(meta(pod).get("ownerReferences"))]
     owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else None)
     if owner is None:

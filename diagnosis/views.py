@@ -64,6 +64,13 @@ class TriageView:
     (a label selector): `nodes` then holds only those, and the funnel says so."""
     peers: Peers = Peers()
     storage: Storage = Storage()
+    pending_pods: tuple[Object, ...] = ()
+    """Other pods waiting to be scheduled (no node, phase Pending), any namespace: those that want the
+    same devices on the same nodes compete with the pod. Snapshots give them; the live reader does not
+    read them yet (a cluster-wide LIST per question, which its cache does not keep)."""
+    bound_nodes: frozenset[str] | None = None
+    """The nodes whose bound pods were read, when not every node's were: a fix that opens another
+    node cannot be proven (its pods were not counted), so it does not claim that node."""
     notes: tuple[str, ...] = ()
     """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
     of it syncs): shown after the evidence; the diagnosis never reads it."""

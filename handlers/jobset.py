@@ -8,17 +8,19 @@ from cluster.reader import Reader
 from diagnosis.jobset import admission
 from diagnosis.jobset.explain import explain
 from diagnosis.objects import Ref
-from handlers.reply import Reply, noted
+from handlers.reply import Reply, Scope, noted
 
 
-async def why(reader: Reader, namespace: str, name: str) -> Reply:
+async def why(reader: Reader, namespace: str, name: str, scope: Scope) -> Reply:
     """Read the JobSet with its Jobs, pods, events and nodes, and explain it. Names are validated by
     the caller; NotFound and ClusterError propagate for the caller to word.
 
     `explain` runs in a worker thread, as `classify` does for /triage (it triages the blocking pod
-    over every candidate node), so a large JobSet never stalls the event loop."""
+    over every candidate node), so a large JobSet never stalls the event loop. `scope` names the
+    cluster in the reply and aims its kubectl commands at it."""
     view = await reader.jobset_view(namespace, name)
-    return Reply(Ref("jobset", namespace, name), noted(await asyncio.to_thread(explain, view), view.notes))
+    explained = noted(await asyncio.to_thread(explain, view), view.notes)
+    return Reply.of(Ref("jobset", namespace, name), explained, scope)
 
 
 def explain_message(text: str) -> Reply:

@@ -1,11 +1,49 @@
-"""The neutral answer a handler gives: what was asked about and the diagnosis. `bot` renders it."""
+"""The neutral answer a handler gives: what was asked about, on which cluster, and the diagnosis.
+`bot` renders it."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, replace
 
-from diagnosis.model import Diagnosis
+from diagnosis.model import Command, Diagnosis, Fix
 from diagnosis.objects import Ref
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where an answer was read from, and how a person's kubectl reaches that same cluster."""
+
+    cluster: str
+    """The configured cluster's name, the kubeconfig context, or the snapshot's path."""
+    context: str | None = None
+    """The kubeconfig context every suggested kubectl command names (`--context`): in a channel that
+    answers for several clusters, a pasted command must not hit whichever is current."""
+    kubeconfig: str | None = None
+    """The kubeconfig file the answer was read with, when one was named."""
+
+    def kubectl(self, command: Command) -> Command:
+        """The command aimed at this cluster: `kubectl --kubeconfig K --context C …`."""
+        flags = [
+            *(("--kubeconfig", self.kubeconfig) if self.kubeconfig else ()),
+            *(("--context", self.context) if self.context else ()),
+        ]
+        if not flags or not command.text.startswith("kubectl "):
+            return command
+        return replace(
+            command, text=f"{shlex.join(('kubectl', *flags))} {command.text.removeprefix('kubectl ')}"
+        )
+
+    def aim(self, diagnosis: Diagnosis) -> Diagnosis:
+        """The diagnosis with every command (the next ones and the fixes') aimed at this cluster."""
+        return replace(
+            diagnosis,
+            next_commands=tuple(map(self.kubectl, diagnosis.next_commands)),
+            fixes=tuple(self._fix(f) for f in diagnosis.fixes),
+        )
+
+    def _fix(self, fix: Fix) -> Fix:
+        return replace(fix, commands=tuple(map(self.kubectl, fix.commands)))
 
 
 @dataclass(frozen=True)
@@ -13,6 +51,12 @@ class Reply:
     target: Ref | None
     """The pod or JobSet asked about; None for an explained pasted message."""
     diagnosis: Diagnosis
+    cluster: str = ""
+    """Where it was read (`Scope.cluster`); empty for an explained pasted message."""
+
+    @classmethod
+    def of(cls, target: Ref, diagnosis: Diagnosis, scope: Scope) -> Reply:
+        return cls(target, scope.aim(diagnosis), scope.cluster)
 
 
 def noted(diagnosis: Diagnosis, notes: tuple[str, ...]) -> Diagnosis:

@@ -6,7 +6,7 @@ engineer pasted, offline. The first rule whose pattern is found wins, so the mor
 webhook that could not be called, the JobSet pod webhooks' own denials) stand before the generic ones
 (any webhook denial, any `forbidden`). Error strings are quoted from their sources: JobSet's pod and
 JobSet webhooks (kubernetes-sigs/jobset `pkg/webhooks/pod_webhook.go`, split into
-`pod_mutating_webhook.go` and `pod_admission_webhook.go` before v0.12.0, and `jobset_webhook.go`), the
+`pod_mutating_webhook.go` and `pod_admission_webhook.go` in older releases, and `jobset_webhook.go`), the
 API server's webhook dispatcher, and its ResourceQuota, RuntimeClass and LimitRanger admission plugins
 (kubernetes/kubernetes `plugin/pkg/admission/{resourcequota,runtimeclass,limitranger}`).
 """
@@ -19,6 +19,13 @@ from dataclasses import dataclass
 
 from diagnosis.commands import collect
 from diagnosis.jobset import commands as kubectl
+from diagnosis.jobset.upstream import (
+    DUPLICATE_LEADER,
+    JOB_CREATION_EVENT,
+    LEADER_NODE_GONE,
+    POD_WEBHOOK_SELECTOR,
+    SELECTOR_BEFORE_LEADER,
+)
 from diagnosis.model import Command, Diagnosis, JobSetVerdict
 
 MUTATING_POD_WEBHOOK = (
@@ -41,14 +48,12 @@ POD_WEBHOOK_ORDER = (
     "leader pod (…), but got N`), 4) the leader is scheduled (`leader pod not yet scheduled`). The "
     "selector checks come before the leader checks, so an unscheduled or missing leader is reported as "
     "a missing selector.",
-    "Version: this order holds in every release through v0.12.0 and on main; PR #1188 (open, unmerged) "
-    "would check the leader first (issue #1187).",
+    SELECTOR_BEFORE_LEADER.note,
 )
 WEBHOOK_CALL_ORDER = (
     "Order: the API server calls each admission webhook before it stores the object; every JobSet "
     "webhook has `failurePolicy: Fail`, so while the webhook's service has no ready endpoint every create "
-    "it covers is refused — pod creates of JobSet pods (objectSelector `jobset.sigs.k8s.io/jobset-name`, "
-    "since v0.3.1) and JobSet creates.",
+    "it covers is refused — pod creates of JobSet pods and JobSet creates. " + POD_WEBHOOK_SELECTOR.note,
     "Kueue registers webhooks with the same names (`mjobset.kb.io`, `vjobset.kb.io`, `mpod.kb.io`, "
     "`vpod.kb.io`): the service in the URL tells whose webhook is down.",
 )
@@ -81,7 +86,7 @@ VALIDATION_ORDER = (
 )
 CONTROLLER_ORDER = (
     "Order: the JobSet controller creates the child Jobs; when the API server refuses one it records a "
-    "Warning `JobCreationFailed` event on the JobSet (since v0.5.0) and retries.",
+    "Warning `JobCreationFailed` event on the JobSet and retries. " + JOB_CREATION_EVENT.note,
 )
 OTHER_WEBHOOK_ORDER = (
     "Order: admission webhooks run after the built-in mutating plugins; this one is not JobSet's "
@@ -195,19 +200,19 @@ RULES: tuple[Rule, ...] = (
         "so every create it covers fails until its controller pods serve again.",
         WEBHOOK_CALL_ORDER,
     ),
-    # The leader-count denial names its cause exactly: two or more leaders is the deadlock of
-    # JobSet ≤ v0.12.0, zero is a leader not created yet.
+    # The leader-count denial names its cause exactly: two or more leaders is a Failed leader beside
+    # its replacement (`upstream.DUPLICATE_LEADER`), zero is a leader not created yet.
     _rule(
         "leader-duplicate",
-        "{count} leader pods named `{leader}`: the deadlock of JobSet ≤ v0.12.0",
+        "{count} leader pods named `{leader}`: a Failed leader beside its replacement",
         r"expected 1 leader pod \((?P<leader>[^)]{0,253})\), but got (?P<count>[2-9]|\d{2,})\b",
         JobSetVerdict.LEADER_DUPLICATE,
         VALIDATING_POD_WEBHOOK + " (its leader lookup; also logged by `mpod.kb.io` as `finding leader "
         "pod for follower`)",
         "{count} pods carry the leader's name `{leader}`: a Failed leader beside its replacement. "
-        "JobSet ≤ v0.12.0 counts the Failed one, so every follower is refused forever and the Job never "
-        'fails (the failure policy and maxRestarts never fire) — "transient" is wrong here. Fixed on '
-        "main by PR #1276 (unreleased); delete the Failed leader pod.",
+        "The webhook counts the Failed one, so every follower is refused and the Job never fails (the "
+        'failure policy and maxRestarts never fire) — "transient" is wrong here. Delete the Failed leader '
+        "pod. " + DUPLICATE_LEADER.note,
         POD_WEBHOOK_ORDER,
     ),
     _rule(
@@ -240,8 +245,8 @@ RULES: tuple[Rule, ...] = (
         JobSetVerdict.TOPOLOGY_LABEL_MISSING,
         MUTATING_POD_WEBHOOK,
         "The leader is bound to node `{node}`, which no longer exists, so the webhook cannot read the "
-        "leader's topology label (v0.11.0+ refuses; v0.10.x and earlier admitted followers with an empty "
-        "selector that never schedules, issue #1088). Delete the orphaned leader so the Job recreates it.",
+        "leader's topology label. Delete the orphaned leader so the Job recreates it. "
+        + LEADER_NODE_GONE.note,
         POD_WEBHOOK_ORDER,
     ),
     # The validating webhook's follower denials: all of them mean "look at the leader".
@@ -449,7 +454,10 @@ def excerpt(text: str) -> str:
 
 
 def explain_message(text: str) -> Diagnosis:
-    """The verdict a pasted admission error implies, and the webhook order behind it, offline."""
+    """The verdict a pasted admission error implies, and the webhook order behind it, offline. A pasted
+    scheduler message is no admission error: it points to `/triage` for the pod it is about."""
+    if _SCHEDULER.search(text):
+        return _scheduled(text)
     found = match(text)
     if found is None:
         return _unknown(text)
@@ -495,6 +503,25 @@ def offline_commands(found: Match) -> tuple[Command, ...]:
     )
 
 
+_SCHEDULER = re.compile(r"\b\d+/\d+ nodes are available")
+"""The scheduler's `FailedScheduling` text (kube-scheduler `framework.FitError`)."""
+
+
+def _scheduled(text: str) -> Diagnosis:
+    return Diagnosis(
+        verdict=JobSetVerdict.UNKNOWN,
+        summary="unknown: this is the scheduler's message about a pod it cannot place, not an admission "
+        "error; ask `/triage NAMESPACE POD` (or `kubewhy triage NAMESPACE POD`) about that pod.",
+        evidence=(
+            f"Message: `{excerpt(text)}`",
+            "The scheduler writes `0/N nodes are available: …` on a pod it could not place (its PodScheduled "
+            "condition and a FailedScheduling event). The pod exists: /triage reads it and its nodes and "
+            "names the one cause, where this message lists only the first filter each node failed.",
+        ),
+        next_commands=collect(kubectl.pending_everywhere()),
+    )
+
+
 def _unknown(text: str) -> Diagnosis:
     return Diagnosis(
         verdict=JobSetVerdict.UNKNOWN,
@@ -503,7 +530,6 @@ def _unknown(text: str) -> Diagnosis:
             f"Message: `{excerpt(text)}`" if text.strip() else "Message: (empty)",
             "It matches none of the JobSet webhook, webhook-call, quota, RuntimeClass, LimitRange or "
             "validation errors kubewhy knows.",
-            *POD_WEBHOOK_ORDER[:1],
         ),
         next_commands=collect(
             kubectl.failed_creates_everywhere(),

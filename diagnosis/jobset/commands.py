@@ -7,7 +7,7 @@ from __future__ import annotations
 from diagnosis.commands import describe, events_about, kubectl, label_selector, pods_on_node, valid_names
 from diagnosis.jobset.keys import COMPLETION_INDEX_KEY, JOB_INDEX_LABEL, REPLICATED_JOB_LABEL
 from diagnosis.model import Command
-from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.relations import JOBSET_NAME_LABEL
 
 JOBSET_SYSTEM = "jobset-system"
@@ -234,4 +234,32 @@ def isolate_node(node: str, proven: bool) -> tuple[Command | None, ...]:
             "--delete-emptydir-data",
             changes=True,
         ),
+    )
+
+
+def label_node(node: str, key: str, value: str) -> Command | None:
+    if not (is_dns1123_subdomain(node) and is_label_key(key) and is_label_value(value)):
+        return None
+    return kubectl(
+        f"Give node {node} the topology label {key}={value}",
+        "label", "node", node, f"{key}={value}",
+        changes=True,
+    )
+
+
+def pending_everywhere() -> Command:
+    return kubectl(
+        "The pods waiting to be scheduled, in every namespace: the one the message is about is among them",
+        "get", "pods", "-A", "--field-selector", "spec.nodeName=,status.phase=Pending",
+    )
+
+
+def scale_to_zero(kind: str, namespace: str, name: str) -> Command | None:
+    """Scale a Deployment or StatefulSet to zero: deleting its pods would only have them made again."""
+    if kind not in ("Deployment", "StatefulSet") or not valid_names(namespace, name):
+        return None
+    return kubectl(
+        f"Scale {kind} {namespace}/{name} to zero to free its devices (note its replicas to restore them)",
+        "scale", kind.lower(), name, "-n", namespace, "--replicas=0",
+        changes=True,
     )

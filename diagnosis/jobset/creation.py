@@ -9,8 +9,9 @@ message beside them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from diagnosis.commands import collect, describe, describe_node
 from diagnosis.jobset import admission
@@ -19,12 +20,16 @@ from diagnosis.jobset.admission import POD_WEBHOOK_ORDER, WEBHOOK_CALL_ORDER
 from diagnosis.jobset.family import Child, Family, Refusal, completion_index, is_live, phase
 from diagnosis.jobset.keys import EXCLUSIVE_TOPOLOGY_KEY
 from diagnosis.jobset.restarts import disruption, exits
-from diagnosis.model import Command, Diagnosis, JobSetVerdict, PodVerdict
-from diagnosis.objects import Object, labels, meta, name, status, text
-from diagnosis.relations import node_name
+from diagnosis.jobset.upstream import DUPLICATE_LEADER
+from diagnosis.model import Command, Diagnosis, Fix, JobSetVerdict, PodVerdict
+from diagnosis.objects import Object, labels, meta, name, namespace, status, text
+from diagnosis.patch import merge_patch
+from diagnosis.relations import holds_node, node_name
 from diagnosis.triage import classify as gpu
+from diagnosis.triage.fixes import POOL_LABELS
 from diagnosis.triage.scheduler_message import last_said, quoted
 from diagnosis.views import TriageView
+from diagnosis.workloads import top_owner
 
 FIRST_LINK = {
     PodVerdict.EXHAUSTED: "capacity short: every fitting node's devices are taken",
@@ -58,6 +63,14 @@ def triage(family: Family, pod: Object) -> Diagnosis:
             storage=view.storage,
         )
     )
+
+
+def blocked_by(found: Diagnosis | None) -> dict[str, Any]:
+    """What a JobSet answer takes from the triage of the pod that blocks it: its fixes, who holds the
+    devices it needs, and since when it has waited."""
+    if found is None:
+        return {}
+    return {"fixes": found.fixes, "holders": found.holders, "pending_since": found.pending_since}
 
 
 def pod_verdict(diagnosis: Diagnosis) -> PodVerdict | None:
@@ -141,23 +154,33 @@ def _duplicate(family: Family, child: Child, failed: list[Object], live: Object)
         f"(…), but got {len(failed) + 1}. this is an expected, transient error` in the jobset-controller "
         "log), add no nodeSelector, and refuse every follower — forever, not transiently.",
         "The Job never reaches Failed, so the JobSet's failurePolicy and maxRestarts never fire.",
-        "Version: every release through v0.12.0 (and release-0.12) deadlocks this way; main fixed it with "
-        "PR #1276 (merged 2026-07-14, unreleased), which also ignores Failed/Succeeded leaders.",
-        f"Fix: delete the Failed leader {name(failed[0])}; the webhook then finds one leader and admits "
-        "the followers.",
+        DUPLICATE_LEADER.note,
     ]
+    deletes = collect(
+        *(
+            kubectl.delete_pod(
+                ns, name(p), "Delete the Failed leader so the webhooks find exactly one leader again"
+            )
+            for p in failed
+        )
+    )
+    opens = follower_opens(family, child, live)
+    fix = Fix(
+        f"delete the Failed leader {', '.join(name(p) for p in failed)}: the webhooks then find one leader "
+        f"({name(live)}) and admit the followers, which {_opening(opens)}",
+        None,
+        opens,
+        deletes,
+        tuple(f"pod/{ns}/{name(p)}" for p in failed),
+    )
     return Diagnosis(
         verdict=JobSetVerdict.LEADER_DUPLICATE,
         summary=f"Child Job {child.name} has a Failed leader {name(failed[0])} beside its replacement "
-        f"{name(live)}: JobSet ≤ v0.12.0 refuses its followers forever.",
+        f"{name(live)}: its followers are refused until the Failed one is deleted.",
         evidence=tuple(evidence),
+        fixes=(fix,),
         next_commands=collect(
-            *(
-                kubectl.delete_pod(
-                    ns, name(p), "Delete the Failed leader so the webhooks find exactly one leader again"
-                )
-                for p in failed
-            ),
+            *deletes,
             kubectl.job_pods(ns, family.name, child.replicated_job, child.index),
             _events_of_job(family, child),
             kubectl.jobset_version(),
@@ -184,7 +207,8 @@ def topology_label_missing(family: Family) -> Diagnosis | None:
         node = family.node(node_name(leader)) if leader is not None else None
         key = (said.found.groups.get("key") if said and said.found else None) or child.topology_key
         lacks = node is not None and key not in labels(node)
-        if said is not None or lacks:
+        # A refusal the node's labels now contradict is stale (events outlive the fix): objects win.
+        if lacks or (said is not None and node is None):
             return _topology(family, child, key, leader, node, said)
     return None
 
@@ -212,8 +236,6 @@ def _topology(
         *([str(said)] if said is not None else []),
         f"Refused by {found.rule.source}. {found.meaning}",
         *POD_WEBHOOK_ORDER[1:2],
-        f"Fix: label the nodes of that pool with `{key}`, or point the JobSet's exclusive-topology "
-        "annotation at a label the nodes have; then delete the leader so it is placed again.",
     ]
     return Diagnosis(
         verdict=JobSetVerdict.TOPOLOGY_LABEL_MISSING,
@@ -221,6 +243,7 @@ def _topology(
         "label "
         f"{key} is missing: its followers are refused.",
         evidence=tuple(evidence),
+        fixes=_labelling(family, key) if node is not None and leader is not None else (),
         next_commands=collect(
             kubectl.nodes_with_label(key),
             describe_node(node_ref, f"Node {node_ref}: its labels and state")
@@ -232,6 +255,84 @@ def _topology(
             *basics(family),
         ),
     )
+
+
+def _labelling(family: Family, key: str) -> tuple[Fix, ...]:
+    """Label every blocked leader's node that lacks the key with its topology domain: the fix checked
+    by running the follower of the first such child Job through the funnel on the labelled nodes."""
+    found: dict[str, tuple[Object, str]] = {}
+    blocked: list[tuple[Child, Object]] = []
+    for child in _blocked_exclusive(family):
+        leader = child.leader
+        node = family.node(node_name(leader)) if leader is not None else None
+        if leader is not None and node is not None and child.topology_key == key and key not in labels(node):
+            found.setdefault(name(node), (node, _domain(family, node, key)))
+            blocked.append((child, leader))
+    if not blocked:
+        return ()
+    labelled = {
+        n: merge_patch(node, {"metadata": {"labels": {key: value}}}) for n, (node, value) in found.items()
+    }
+    child, leader = blocked[0]
+    opens = follower_opens(family, child, leader, labelled)
+    nodes = ", ".join(f"{n} ({key}={value})" for n, (_, value) in list(found.items())[:3])
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return (
+        Fix(
+            f"label node{'s' if len(found) > 1 else ''} {nodes}{more} (the domain of each node's pool, else "
+            f"the node's own): the webhooks then copy it to the followers, which {_opening(opens)}",
+            None,
+            opens,
+            collect(*(kubectl.label_node(n, key, value) for n, (_, value) in found.items())),
+            tuple(f"node/{n}" for n in found),
+        ),
+    )
+
+
+def _domain(family: Family, node: Object, key: str) -> str:
+    """The value to give `node` for the topology label: the one the nodes of its pool already have,
+    else its pool's name, else its own name (a domain of one node)."""
+    pool = next(((k, labels(node)[k]) for k in POOL_LABELS if k in labels(node)), None)
+    if pool is not None:
+        kin = [
+            labels(n)[key]
+            for n in family.view.nodes
+            if labels(n).get(pool[0]) == pool[1] and key in labels(n)
+        ]
+        return kin[0] if kin else pool[1]
+    return name(node)
+
+
+def follower_opens(
+    family: Family, child: Child, leader: Object, changed: Mapping[str, Object] | None = None
+) -> tuple[str, ...]:
+    """Where a follower of `child` would pass every check once admitted: the leader's pod spec (a
+    replicatedJob's pods share one template) with the nodeSelector the mutating webhook copies from the
+    leader's node, run through the triage funnel (`changed`: nodes as a fix would change them)."""
+    view = family.view
+    changed = changed or {}
+    host = changed.get(node_name(leader)) or family.node(node_name(leader))
+    key = child.topology_key
+    value = labels(host).get(key) if host is not None else None
+    if value is None:
+        return ()
+    nodes = tuple(changed.get(name(n), n) for n in view.nodes)
+    follower = merge_patch(
+        leader,
+        {
+            "metadata": {"name": f"{name(leader)}-follower", "uid": None},
+            "spec": {"nodeName": None, "nodeSelector": {key: value}},
+            "status": {"phase": "Pending", "conditions": None, "nominatedNodeName": None},
+        },
+    )
+    return gpu.passing(TriageView(follower, nodes, view.bound_pods, (), view.now))
+
+
+def _opening(opens: tuple[str, ...]) -> str:
+    if not opens:
+        return "then find no node with room in that domain (see the leader's pod on it)"
+    shown = ", ".join(opens[:3]) + (f" and {len(opens) - 3} more" if len(opens) > 3 else "")
+    return f"can then run on {shown}"
 
 
 def leader_pending(family: Family) -> Diagnosis | None:
@@ -260,6 +361,8 @@ class _Leader:
     evidence: tuple[str, ...]
     commands: tuple[Command | None, ...] = ()
     verdict: PodVerdict | None = None
+    triage: Diagnosis | None = None
+    """The leader's own triage: its fixes, holders and waiting time are the JobSet's."""
 
 
 def _pending(family: Family, child: Child, waiting: list[Child]) -> Diagnosis:
@@ -294,6 +397,78 @@ def _pending(family: Family, child: Child, waiting: list[Child]) -> Diagnosis:
             *basics(family),
         ),
         pod_verdict=leader.verdict,
+        **_with_domain(family, child, blocked_by(leader.triage)),
+    )
+
+
+def _with_domain(family: Family, child: Child, taken: dict[str, Any]) -> dict[str, Any]:
+    """The leader's own fixes, after the one that frees a whole topology domain for the child Job (a
+    leader alone does not start a slice: its followers need room in the same domain)."""
+    leader = child.leader
+    whole = _free_domain(family, child, leader) if leader is not None and child.topology_key else None
+    if whole is None:
+        return taken
+    return {**taken, "fixes": (whole, *taken.get("fixes", ()))}
+
+
+def _free_domain(family: Family, child: Child, leader: Object) -> Fix | None:
+    """End the pods of other workloads that hold the devices of the smallest topology domain where the
+    whole child Job would then fit: the leader, with that domain selected, passes every check on at least
+    as many nodes as the child Job has pods. A domain holding this JobSet's own pods is left alone."""
+    view, key, need = family.view, child.topology_key, child.wanted
+    asks = gpu.effective_requests(leader)
+    if not asks or need < 1:
+        return None
+    own = top_owner(leader)
+    domains: dict[str, list[str]] = {}
+    for node in view.nodes:
+        if value := labels(node).get(key):
+            domains.setdefault(value, []).append(name(node))
+    best: tuple[int, str, list[Object], tuple[str, ...]] | None = None
+    for value, members in sorted(domains.items()):
+        if len(members) < need:
+            continue
+        held = [
+            p
+            for p in view.bound_pods
+            if node_name(p) in members and set(gpu.effective_requests(p)) & set(asks) and holds_node(p)
+        ]
+        if not held or any(top_owner(p) == own and namespace(p) == family.namespace for p in held):
+            continue
+        gone = {(namespace(p), name(p)) for p in held}
+        placed = merge_patch(leader, {"spec": {"nodeSelector": {key: value}}})
+        rest = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in gone)
+        opens = gpu.passing(TriageView(placed, view.nodes, rest, (), view.now))
+        if len(opens) >= need and (best is None or len(held) < best[0]):
+            best = (len(held), value, held, opens)
+    if best is None:
+        return None
+    _, value, held, opens = best
+    owners: dict[tuple[str, str, str], int] = {}
+    for pod in held:
+        key_of = (top_owner(pod).kind, namespace(pod), top_owner(pod).name)
+        owners[key_of] = owners.get(key_of, 0) + 1
+    whose = ", ".join(
+        f"{k} {ns}/{n} ({count} pod{'s' if count > 1 else ''})" for (k, ns, n), count in owners.items()
+    )
+    commands = collect(
+        *(
+            kubectl.scale_to_zero(k, ns, n) if k in ("Deployment", "StatefulSet") else None
+            for (k, ns, n) in owners
+        ),
+        *(
+            kubectl.delete_pod(namespace(p), name(p), f"End {name(p)} to free its devices")
+            for p in held
+            if top_owner(p).kind not in ("Deployment", "StatefulSet")
+        ),
+    )
+    return Fix(
+        f"free the topology domain {key}={value} for the whole child Job {child.name}: end {whose}; its "
+        f"{need} pods then fit on {', '.join(opens[:4])}{' …' if len(opens) > 4 else ''}",
+        None,
+        opens,
+        commands,
+        tuple(f"pod/{namespace(p)}/{name(p)}" for p in held),
     )
 
 
@@ -338,6 +513,7 @@ def _unscheduled(family: Family, child: Child, leader: Object, masked: str) -> _
         evidence,
         (leader_details, *found.next_commands[:4]),
         verdict,
+        found,
     )
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from diagnosis.commands import collect, describe, describe_node
 from diagnosis.jobset import commands as kubectl
 from diagnosis.jobset import gke, restarts
 from diagnosis.jobset.creation import (
     basics,
+    blocked_by,
     create_rejected,
     leader_duplicate,
     leader_pending,
@@ -61,8 +63,8 @@ def explain(view: JobSetView) -> Diagnosis:
     for check in CHECKS:
         found = check(family)
         if found is not None:
-            return found
-    return running(family)
+            return replace(found, checked_at=view.now)
+    return replace(running(family), checked_at=view.now)
 
 
 def _condition_line(obj: Object, type_: str) -> str:
@@ -258,12 +260,24 @@ def restarting(family: Family) -> Diagnosis | None:
         )
     return Diagnosis(
         verdict=JobSetVerdict.RESTARTING,
-        summary=f"JobSet {family.name} keeps restarting (restarts: {family.restarts}); "
+        summary=f"JobSet {family.name} keeps restarting ({_restarts_of_max(family)}); "
         f"cause: {finding.cause}.",
         evidence=tuple(evidence),
         next_commands=collect(*commands, *basics(family)),
         snippets=snippets,
         cause=finding.cause,
+    )
+
+
+def _restarts_of_max(family: Family) -> str:
+    """`restarts 3 of maxRestarts 10`: how many of its restarts the JobSet has used (those that count
+    toward the limit, `status.restartsCountTowardsMax`, where the controller reports it)."""
+    policy = mapping(spec(family.jobset).get("failurePolicy"))
+    counted = integer(status(family.jobset).get("restartsCountTowardsMax"))
+    used = family.restarts if counted is None else counted
+    limit = integer(policy.get("maxRestarts")) or 0
+    return f"restarts {used} of maxRestarts {limit}" + (
+        f", {family.restarts} in all" if used != family.restarts else ""
     )
 
 
@@ -335,6 +349,7 @@ def pods_pending(family: Family) -> Diagnosis | None:
         next_commands=collect(*found.next_commands, *basics(family)),
         snippets=found.snippets,
         pod_verdict=pod_verdict(found),
+        **blocked_by(found),
     )
 
 

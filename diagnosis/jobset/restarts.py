@@ -18,6 +18,7 @@ from typing import Any
 from diagnosis import events
 from diagnosis.jobset.family import Family, completion_index, integer, is_live, stamp
 from diagnosis.jobset.keys import JOB_INDEX_LABEL, REPLICATED_JOB_LABEL, RESTART_ATTEMPT_LABEL
+from diagnosis.jobset.upstream import RESTARTING_CONDITION
 from diagnosis.model import RestartCause
 from diagnosis.objects import (
     Object,
@@ -136,8 +137,8 @@ def loop(family: Family) -> Loop | None:
         return None
     if restarting is None:
         signs.append(
-            "No RestartingJobSet condition: it exists from JobSet v0.12.0; older versions show restarts "
-            "only in status.restarts, the restart-attempt label and *FailurePolicyAction events."
+            "No RestartingJobSet condition: restarts show in status.restarts, the restart-attempt label and "
+            "*FailurePolicyAction events. " + RESTARTING_CONDITION.note
         )
     began = (
         timestamp(restarting.get("lastTransitionTime")) if restarting is not None and in_progress else None

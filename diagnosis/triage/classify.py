@@ -13,26 +13,31 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from diagnosis.commands import collect, describe, events_about
-from diagnosis.model import Command, Diagnosis, PodVerdict
+from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
-from diagnosis.triage import affinity, spread, volumes
+from diagnosis.triage import affinity, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
+    container_states,
     hardware_labels,
     holders_text,
     label_inventory,
     pending_notes,
     pod_problems,
+    pod_state,
     request_line,
     request_snippet,
     scheduler_lines,
     taint_words,
     tolerations,
     visible_devices,
+    waiting_since,
     zero_asks,
 )
+from diagnosis.triage.fixes import CHECKED, Change, changed, pool_of
 from diagnosis.triage.funnel import (
     SHOWN,
     Advice,
@@ -43,6 +48,8 @@ from diagnosis.triage.funnel import (
     Step,
     and_,
     candidates,
+    competing,
+    holdings,
     names,
     run,
     stage_line,
@@ -58,7 +65,17 @@ from diagnosis.triage.scheduling import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "classify", "effective_requests", "funnel_of", "reaches_funnel", "usage_candidates"]
+__all__ = [
+    "FUNNEL",
+    "checked",
+    "classify",
+    "effective_requests",
+    "funnel_of",
+    "passing",
+    "reaches_funnel",
+    "serving_nothing",
+    "usage_candidates",
+]
 
 _KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -90,6 +107,18 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
         return ()
     reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
+
+
+def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+    """When the verdict is that no node left serves the pod's devices (no resource, or allocatable 0),
+    the first nodes it names: a reader fetches their pods too, so the answer can quote the device
+    plugin, operator and driver pods there (`diagnosis.triage.devices`)."""
+    if not reaches_funnel(pod):
+        return ()
+    last = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1]
+    if last.kept or last.step.verdict not in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO):
+        return ()
+    return tuple(name(n) for n in last.entered[:SHOWN_NODES])
 
 
 def reaches_funnel(pod: Object) -> bool:
@@ -142,8 +171,47 @@ def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
+def passing(view: TriageView) -> tuple[str, ...]:
+    """The nodes on which the view's pod passes every check, by name: none when it does not reach the
+    funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
+    if not reaches_funnel(view.pod):
+        return ()
+    nodes = candidates(view.nodes)
+    if not nodes:
+        return ()
+    last = _funnel(view, effective_requests(view.pod), nodes).last
+    read = view.bound_nodes
+    return tuple(name(n) for n in last.kept if read is None or name(n) in read)
+
+
+def checked(view: TriageView, changes: Iterable[Change]) -> tuple[Fix, ...]:
+    """The changes that open a node once made, as fixes, in the order proposed; each one checked by
+    running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`)."""
+    fixes = []
+    for change in tuple(changes)[:CHECKED]:
+        if not change.checkable:
+            fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
+            continue
+        after = changed(view, change)
+        opened = passing(after)
+        if not opened:
+            continue
+        opened_nodes = [n for n in candidates(after.nodes) if name(n) in opened]
+        fixes.append(
+            Fix(
+                summary=change.summary.replace("{opens}", pool_of(opened_nodes)),
+                pod_patch=change.pod_patch,
+                opens=opened,
+                commands=change.commands,
+                objects=change.objects,
+            )
+        )
+    return tuple(fixes)
+
+
 def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
     ns, pod = namespace(view.pod), name(view.pod)
+    fixes = checked(view, advice.fixes)
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
@@ -151,9 +219,15 @@ def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: 
         next_commands=collect(
             describe("pod", ns, pod, "the pod, its conditions and events"),
             *advice.commands,
+            *(c for fix in fixes[:1] for c in fix.commands),
             events_about(ns, pod, "everything recorded about the pod, oldest first"),
         ),
         snippets=advice.snippets,
+        fixes=fixes,
+        holders=advice.holders,
+        competing=advice.competing,
+        pending_since=waiting_since(view.pod),
+        checked_at=view.now,
     )
 
 
@@ -191,16 +265,32 @@ def no_request(view: TriageView) -> Diagnosis:
 
 def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     pod = view.pod
-    host, phase = node_name(pod), _phase(pod)
+    host, phase, state = node_name(pod), _phase(pod), pod_state(pod)
     problems = pod_problems(pod)
-    outcome = problems[0] if problems else "the scheduler is done with it"
+    states = container_states(pod)
+    if problems:
+        outcome = problems[0]
+    elif state is PodState.RUNNING:
+        outcome = "it runs and is Ready"
+    elif state is PodState.STARTING:
+        outcome = f"it is not Ready yet ({_starting(states)})"
+    else:
+        outcome = "it has ended"
     summary = f"The pod is placed on {host} and {phase}: {outcome}"
-    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *problems)
+    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *states, *problems)
     commands = collect(
         kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
         kubectl.node_details(host) if problems else None,
     )
-    return _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence)
+    return replace(
+        _diagnosis(view, PodVerdict.OK, Advice(summary, commands=commands), evidence), pod_state=state
+    )
+
+
+def _starting(states: list[str]) -> str:
+    """What the containers of a pod that is not Ready are doing, in a few words."""
+    waiting = [s for s in states if "waiting" in s or "not ready" in s]
+    return "; ".join(waiting[:2]) or "no container status reported yet"
 
 
 def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
@@ -296,7 +386,7 @@ def _label_advice(funnel: Funnel) -> Advice:
     keys = selector_keys(pod)
     evidence = tuple(label_inventory(key, nodes) for key in keys[:4])
     commands = collect(kubectl.nodes_with_labels(keys), kubectl.pod_placement(namespace(pod), name(pod)))
-    return Advice(summary, evidence, commands)
+    return Advice(summary, evidence, commands, fixes=remedies.for_label(funnel))
 
 
 def _taint_advice(funnel: Funnel) -> Advice:
@@ -328,7 +418,9 @@ def _taint_advice(funnel: Funnel) -> Advice:
             else None,
         )
     distinct = tuple(dict.fromkeys(t for taints in found.values() for t in taints))
-    return Advice(summary, tuple(evidence), collect(*commands), tolerations(distinct))
+    return Advice(
+        summary, tuple(evidence), collect(*commands), tolerations(distinct), remedies.for_taint(funnel)
+    )
 
 
 def _no_gpu_advice(funnel: Funnel) -> Advice:
@@ -338,7 +430,7 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
         summary = f"{name(nodes[0])} does not report {and_(requests)} ({stage.dropped[0].why})"
     else:
         summary = f"None of the {len(nodes)} nodes left reports {and_(requests)}"
-    summary += ": no device plugin serves it there"
+    summary += ": no device plugin serves it there" + _failing_note(funnel.view, nodes)
     reported: dict[str, list[str]] = {}
     for node in nodes:
         for resource in reported_resources(node):
@@ -346,7 +438,8 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
     listed = "; ".join(f"{r} ({names(on)})" for r, on in sorted(reported.items()))
     evidence = [
         "extended resources the nodes left do report: "
-        + (listed or "none (no device plugin has registered on them)")
+        + (listed or "none (no device plugin has registered on them)"),
+        *root_cause(funnel.view, nodes),
     ]
     if "nvidia.com/gpu" in requests and any(r.startswith("nvidia.com/mig-") for r in reported):
         evidence.append(
@@ -356,25 +449,31 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
     commands = [kubectl.nodes_offer(requests)]
     for node in nodes[:2]:
         commands += (kubectl.node_details(name(node)), kubectl.device_plugin_pods(name(node)))
-    return Advice(summary, tuple(evidence), collect(*commands))
+    return Advice(summary, tuple(evidence), collect(*commands), fixes=remedies.for_no_device(funnel))
 
 
 def _allocatable_advice(funnel: Funnel) -> Advice:
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
-        summary = f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+        summary = (
+            f"{name(nodes[0])} reports {stage.dropped[0].why}: its devices are unhealthy or not served"
+            + _failing_note(funnel.view, nodes)
+        )
     else:
         summary = (
             f"All {len(nodes)} nodes left that report {and_(requests)} have allocatable 0: "
-            "their devices are unhealthy or not served"
+            "their devices are unhealthy or not served" + _failing_note(funnel.view, nodes)
         )
-    evidence = tuple(line for node in nodes[:SHOWN] if (line := hardware_labels(node)))
+    evidence = (
+        *(line for node in nodes[:SHOWN] if (line := hardware_labels(node))),
+        *root_cause(funnel.view, nodes),
+    )
     commands: list[Command | None] = []
     for node in nodes[:2]:
         commands += (kubectl.node_offer(name(node), requests), kubectl.device_plugin_pods(name(node)))
     commands += (kubectl.device_plugin_logs(requests), kubectl.node_details(name(nodes[0])))
-    return Advice(summary, evidence, collect(*commands))
+    return Advice(summary, evidence, collect(*commands), fixes=remedies.for_allocatable_zero(funnel))
 
 
 def _exhausted_advice(funnel: Funnel) -> Advice:
@@ -418,7 +517,14 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
     commands: list[Command | None] = []
     for node in ranked[:2]:
         commands += (kubectl.consumers(name(node), ask.requests), kubectl.node_details(name(node)))
-    return Advice(summary, tuple(evidence), collect(*commands))
+    return Advice(
+        summary,
+        tuple(evidence),
+        collect(*commands),
+        fixes=remedies.for_exhausted(funnel),
+        holders=holdings(ask, nodes),
+        competing=competing(ask, funnel.view.pending_pods, nodes),
+    )
 
 
 FUNNEL: tuple[Step, ...] = (
@@ -488,6 +594,16 @@ def _nodes_line(view: TriageView, nodes: tuple[Object, ...]) -> str:
             "(nodes without these labels were not read)"
         )
     return f"nodes: {len(nodes)} in the cluster"
+
+
+def _failing_note(view: TriageView, nodes: tuple[Object, ...]) -> str:
+    """`; on lab-node-1 the NVIDIA device plugin is failing (…)`: the root cause, when one node shows it."""
+    found = [(node, device) for node in nodes[:SHOWN] if (device := failing(view, name(node)))]
+    if not found:
+        return ""
+    node, device = found[0]
+    more = f" (and on {len(found) - 1} more node{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    return f"; on {name(node)} the {device.role.title} is failing{more}"
 
 
 def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:

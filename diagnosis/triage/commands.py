@@ -183,6 +183,27 @@ def device_plugin_logs(resources: Iterable[str]) -> Command | None:
     )
 
 
+def delete_pod(namespace: str, pod: str) -> Command | None:
+    if not valid_names(namespace, pod):
+        return None
+    return kubectl(
+        f"end {namespace}/{pod} to free what it holds (its controller, if any, makes a new one)",
+        "delete", "pod", pod, "-n", namespace,
+        changes=True,
+    )
+
+
+def previous_logs(namespace: str, pod: str, container: str) -> Command | None:
+    """The last words of a container that keeps failing (its previous run)."""
+    if not valid_names(namespace, pod):
+        return None
+    pick = ("-c", container) if is_dns1123_label(container) else ("--all-containers",)
+    return kubectl(
+        f"why {namespace}/{pod} keeps failing: its last run's output",
+        "logs", pod, "-n", namespace, *pick, "--previous", "--tail=50",
+    )
+
+
 def pod_spread(namespace: str, pod: str) -> Command | None:
     return _pod_jsonpath(
         namespace,

@@ -8,10 +8,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
-from diagnosis.model import Snippet
+from diagnosis.model import PodState, Snippet
 from diagnosis.names import is_label_key, is_label_value
-from diagnosis.objects import Object, labels, mapping, meta, name, sequence, spec, status, text
+from diagnosis.objects import (
+    Object,
+    condition,
+    condition_true,
+    labels,
+    mapping,
+    meta,
+    name,
+    sequence,
+    spec,
+    status,
+    text,
+    timestamp,
+)
 from diagnosis.quantity import count
 from diagnosis.triage.funnel import candidates, names
 from diagnosis.triage.resources import Holder, containers, is_extended
@@ -86,6 +100,59 @@ def pending_notes(pod: Object) -> tuple[str, ...]:
     if meta(pod).get("deletionTimestamp") is not None:
         found.append("the pod is being deleted (metadata.deletionTimestamp is set)")
     return tuple(found)
+
+
+def waiting_since(pod: Object) -> datetime | None:
+    """Since when the pod has waited: for a pod not scheduled, since its PodScheduled condition turned
+    False (else since it was created); for a placed pod not yet Running and Ready, since it was
+    created; None for a pod that runs and is Ready, or has finished."""
+    phase = status(pod).get("phase")
+    if phase in ("Succeeded", "Failed") or (phase == "Running" and condition_true(pod, "Ready")):
+        return None
+    scheduled = condition(pod, "PodScheduled")
+    if scheduled is not None and scheduled.get("status") == "False":
+        since = timestamp(scheduled.get("lastTransitionTime"))
+        if since is not None:
+            return since
+    return timestamp(meta(pod).get("creationTimestamp"))
+
+
+def pod_state(pod: Object) -> PodState:
+    phase = status(pod).get("phase")
+    if phase == "Succeeded":
+        return PodState.SUCCEEDED
+    if phase == "Failed":
+        return PodState.FAILED
+    if phase == "Running" and condition_true(pod, "Ready"):
+        return PodState.RUNNING
+    return PodState.STARTING
+
+
+def container_states(pod: Object) -> list[str]:
+    """Each container's state as the kubelet reports it: `container cuda: running, ready, 3 restarts`,
+    `init container warmup: waiting (ContainerCreating)`, `container main: terminated (Error, exit 1)`."""
+    found = []
+    for field, kind in (("initContainerStatuses", "init container"), ("containerStatuses", "container")):
+        for item in map(mapping, sequence(status(pod).get(field))):
+            state = mapping(item.get("state"))
+            words = []
+            if running := mapping(state.get("running")):
+                since = text(running.get("startedAt"))
+                words.append(f"running since {since}" if since else "running")
+            elif waiting := mapping(state.get("waiting")):
+                words.append(f"waiting ({text(waiting.get('reason')) or 'no reason given'})")
+            elif terminated := mapping(state.get("terminated")):
+                code = terminated.get("exitCode")
+                words.append(f"terminated ({text(terminated.get('reason')) or 'no reason'}, exit {code})")
+            else:
+                words.append("no state reported yet")
+            if kind == "container":
+                words.append("ready" if item.get("ready") is True else "not ready")
+            restarts = item.get("restartCount")
+            if isinstance(restarts, int) and restarts:
+                words.append(f"{restarts} restart{'s' if restarts > 1 else ''}")
+            found.append(f"{kind} {text(item.get('name'))}: {', '.join(words)}")
+    return found
 
 
 def pod_problems(pod: Object) -> list[str]:

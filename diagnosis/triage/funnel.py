@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from diagnosis.model import Command, PodVerdict, Snippet
-from diagnosis.objects import Object, name
-from diagnosis.triage.resources import Holder, Offer, offer
+from diagnosis.model import Command, Holding, PodVerdict, Snippet
+from diagnosis.objects import Object, name, namespace, spec
+from diagnosis.triage.fixes import Change
+from diagnosis.triage.resources import Holder, Offer, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
+from diagnosis.workloads import priority, top_owner
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
@@ -91,12 +93,16 @@ class Funnel:
 
 @dataclass(frozen=True)
 class Advice:
-    """What a verdict adds to the funnel: its one-line summary, evidence, commands and snippets."""
+    """What a verdict adds to the funnel: its one-line summary, evidence, commands and snippets, and
+    the changes that may remove its cause (checked before any is offered: `diagnosis.triage.fixes`)."""
 
     summary: str
     evidence: tuple[str, ...] = ()
     commands: tuple[Command, ...] = ()
     snippets: tuple[Snippet, ...] = ()
+    fixes: tuple[Change, ...] = ()
+    holders: tuple[Holding, ...] = ()
+    competing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -163,6 +169,65 @@ def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
     hidden = len(stage.dropped) - counted
     tail = f"; {hidden} more for other reasons" if hidden else ""
     return f"{line}; dropped {'; '.join(parts)}{tail}"
+
+
+def holdings(ask: Ask, nodes: Iterable[Object]) -> tuple[Holding, ...]:
+    """Who holds the pod's devices on these nodes, grouped by top owner (`diagnosis.workloads`): the
+    pod's own JobSet first, then lowest priority first (the cheapest to move)."""
+    own = top_owner(ask.pod)
+    groups: dict[tuple[str, str, str], list[tuple[str, Holder]]] = {}
+    for node in nodes:
+        for holder in ask.holders.get(name(node), ()):
+            if any(holder.requests.get(r) for r in ask.requests):
+                key = (holder.owner.kind, holder.namespace, holder.owner.name or holder.name)
+                groups.setdefault(key, []).append((name(node), holder))
+    found = []
+    for (owner_kind, ns, owner_name), held in groups.items():
+        devices: dict[str, int] = {}
+        for _, holder in held:
+            for resource in ask.requests:
+                if holder.requests.get(resource):
+                    devices[resource] = devices.get(resource, 0) + holder.requests[resource]
+        first = held[0][1]
+        found.append(
+            Holding(
+                kind=owner_kind,
+                namespace=ns,
+                name=owner_name,
+                pods=tuple(sorted({h.name for _, h in held})),
+                nodes=tuple(sorted({n for n, _ in held})),
+                devices=devices,
+                priority_class=first.priority_class,
+                priority=min(h.priority for _, h in held),
+                preemptible=all(h.preemptible for _, h in held),
+                own=owner_kind == "JobSet" and own == first.owner and ns == namespace(ask.pod),
+                terminating=sum(h.terminating for _, h in held),
+            )
+        )
+    return tuple(sorted(found, key=lambda h: (not h.own, h.priority, h.namespace, h.name)))
+
+
+def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> tuple[str, ...]:
+    """The other pending pods that ask for some of the same devices and may land on these nodes (their
+    selector and tolerations admit at least one): `ns/name (priority P, asks 2 nvidia.com/gpu)`, those
+    of higher priority first (the scheduler tries them first)."""
+    me = (namespace(ask.pod), name(ask.pod))
+    nodes = tuple(nodes)
+    found = []
+    for other in pending:
+        if (namespace(other), name(other)) == me or spec(other).get("schedulingGates"):
+            continue
+        asks = {r: n for r, n in effective_requests(other).items() if r in ask.requests}
+        if not asks:
+            continue
+        placement = Placement.of(other)
+        if any(placement.mismatch(n) is None and not placement.untolerated(n) for n in nodes):
+            found.append((priority(other), namespace(other), name(other), asks))
+    found.sort(key=lambda f: (-f[0], f[1], f[2]))
+    return tuple(
+        f"{ns}/{pod} (priority {rank}, asks {', '.join(f'{n} {r}' for r, n in asks.items())})"
+        for rank, ns, pod, asks in found[:SHOWN]
+    )
 
 
 def and_(words: Iterable[str]) -> str:

@@ -15,6 +15,7 @@ from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
 from diagnosis.quantity import count
 from diagnosis.relations import is_terminal
+from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
 
 
 @lru_cache(maxsize=1024)
@@ -109,6 +110,9 @@ def reported_resources(node: Object) -> tuple[str, ...]:
     return tuple(sorted(k for k, v in capacity.items() if is_extended(k) and count(v)))
 
 
+_NO_OWNER = Owner("Pod", "")
+
+
 @dataclass(frozen=True)
 class Holder:
     """A pod that holds extended resources on a node."""
@@ -117,6 +121,11 @@ class Holder:
     name: str
     requests: Mapping[str, int]
     terminating: bool
+    owner: Owner = _NO_OWNER
+    priority: int = 0
+    priority_class: str = ""
+    preemptible: bool = False
+    """The pod asked about may preempt this one (`diagnosis.workloads.may_preempt`)."""
 
 
 def holders(
@@ -144,7 +153,18 @@ def holders(
         asks = effective_requests(other)
         if asks:
             terminating = other_meta.get("deletionTimestamp") is not None
-            found.setdefault(node, []).append(Holder(key[0], key[1], asks, terminating))
+            found.setdefault(node, []).append(
+                Holder(
+                    key[0],
+                    key[1],
+                    asks,
+                    terminating,
+                    top_owner(other),
+                    priority(other),
+                    priority_class(other),
+                    may_preempt(pod, other),
+                )
+            )
     return {node: tuple(sorted(pods, key=lambda h: (h.namespace, h.name))) for node, pods in found.items()}
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from diagnosis.events import count, is_about, last_time, message, newest_first, reason
-from diagnosis.objects import Object, condition, text, timestamp, utc
+from diagnosis.objects import Object, age, condition, text, timestamp
 
 _QUOTE_LIMIT = 700
 """Characters quoted; the scheduler's text is one line per distinct reason and rarely longer."""
@@ -35,7 +35,7 @@ def last_said(pod: Object, events: Iterable[Object], now: datetime) -> Said | No
     the newest FailedScheduling event about this pod (the event text is cut at 1024 bytes)."""
     scheduled = condition(pod, "PodScheduled")
     if scheduled is not None and scheduled.get("status") == "False" and text(scheduled.get("message")):
-        since = _age(now, timestamp(scheduled.get("lastTransitionTime")))
+        since = age(now, timestamp(scheduled.get("lastTransitionTime")))
         why = text(scheduled.get("reason"))
         return Said(
             f"PodScheduled=False{f', {why}' if why else ''}{f', for {since}' if since else ''}",
@@ -47,7 +47,7 @@ def last_said(pod: Object, events: Iterable[Object], now: datetime) -> Said | No
     if not failed:
         return None
     newest = newest_first(failed)[0]
-    ago = _age(now, last_time(newest))
+    ago = age(now, last_time(newest))
     times = count(newest)
     return Said(
         "newest FailedScheduling event"
@@ -86,14 +86,3 @@ def notes(said: Said, requests: Mapping[str, int], nodes_seen: int | None) -> tu
     return tuple(found)
 
 
-def _age(now: datetime, then: datetime | None) -> str:
-    """`45s`, `12m`, `3h`, `2d`; empty when unknown. Times without an offset are taken as UTC."""
-    if then is None:
-        return ""
-    seconds = int((utc(now) - utc(then)).total_seconds())
-    if seconds < 0:
-        return ""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"

@@ -80,17 +80,21 @@ def test_json_for_tools() -> None:
     assert answer["summary"]
     assert all(isinstance(line, str) for line in answer["evidence"])
     assert any("gke-ml-a100-pool-3f1c2b7e-7xkq" in line for line in answer["evidence"])
-    assert answer["next_commands"] == [c["command"] for c in answer["commands"]]
     for command in answer["next_commands"]:
         assert shlex.split(command)[0] == "kubectl"
-    assert all(set(c) == {"command", "purpose", "changes"} for c in answer["commands"])
+    assert "commands" not in answer  # one list of commands: next_commands
+    assert answer["cluster"] == SNAPSHOT[1]
+    assert answer["checked_at"].endswith("Z")
+    assert answer["pending_since"] < answer["checked_at"]
+    assert all(set(f) == {"summary", "pod_patch", "opens"} for f in answer["fixes"])
     assert all(set(s) == {"title", "language", "text"} for s in answer["snippets"])
 
 
 def test_text_for_people_is_the_default() -> None:
     done = kubewhy("triage", "ml", "notebook-gpu", *SNAPSHOT)
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout.startswith("Verdict: taint\nPod: ml/notebook-gpu\n\n")
+    first = f"Verdict: taint\nPod: ml/notebook-gpu · cluster: {SNAPSHOT[1]} · pending for"
+    assert done.stdout.startswith(first)
     assert "\nEvidence:\n  - " in done.stdout
     assert "\nNext commands:\n" in done.stdout
     assert "nvidia.com/gpu=present:NoSchedule" in done.stdout
@@ -127,7 +131,9 @@ def test_a_folder_of_yaml_and_events_api_objects_answers_like_the_list(tmp_path:
         from_folder = kubewhy("triage", "ml", pod, "--snapshot", str(tmp_path), "--format", "json")
         from_list = kubewhy("triage", "ml", pod, *SNAPSHOT, "--format", "json")
         assert from_folder.returncode == 0, from_folder.stderr
-        assert json.loads(from_folder.stdout) == json.loads(from_list.stdout)
+        folder, listed = json.loads(from_folder.stdout), json.loads(from_list.stdout)
+        assert (folder.pop("cluster"), listed.pop("cluster")) == (str(tmp_path), str(CLUSTER))
+        assert folder == listed
 
 
 def _events_api(event: dict[str, Any]) -> dict[str, Any]:
@@ -162,7 +168,8 @@ def test_jobset_why() -> None:
     answer = json.loads(done.stdout)
     assert answer["verdict"] == "running"
     assert answer["target"] == {"kind": "jobset", "namespace": "ml", "name": "trainer"}
-    assert {"cause", "pod_verdict", "evidence", "next_commands", "commands", "snippets"} <= answer.keys()
+    keys = {"cause", "pod_verdict", "evidence", "next_commands", "fixes", "cluster", "snippets"}
+    assert keys <= answer.keys()
     assert answer["cause"] is None
 
 

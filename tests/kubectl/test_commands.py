@@ -16,6 +16,8 @@ from devtools.apisim import Simulator, serve
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Command, Diagnosis
 from diagnosis.triage.classify import classify
+from handlers.reply import Reply, Scope
+from handlers.triage import triage
 from tests.corpus import Case, cases
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
 
@@ -107,3 +109,32 @@ def test_only_reading_commands_are_unmarked(case: Case) -> None:
         answer = _answer(sim, case)
     unmarked = {c.text: _verb(c) for c in answer.next_commands if not c.changes}
     assert {text: verb for text, verb in unmarked.items() if verb not in READING} == {}
+
+
+LAB_CASES = [c for c in cases("triage") if c.snapshot.name == "gpu-lab.json"]
+
+
+@pytest.mark.parametrize("case", LAB_CASES, ids=lambda c: c.id)
+def test_commands_aimed_at_a_named_context_work_without_a_current_one(case: Case, tmp_path: Path) -> None:
+    """An answer read through a named kubeconfig and context aims every command at them: kubectl runs
+    each one with no KUBECONFIG and no ~/.kube/config, so a command without them would fail."""
+
+    async def read(sim: Simulator) -> Reply:
+        async with live_reader(sim) as reader:
+            return await triage(reader, case.namespace, case.name, Scope("lab", "apisim", sim.kubeconfig))
+
+    with serve(case.snapshot) as sim:
+        reply = asyncio.run(read(sim))
+        env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+        aimed = ["kubectl", "--kubeconfig", sim.kubeconfig, "--context", "apisim"]
+        commands = [*reply.diagnosis.next_commands, *(c for f in reply.diagnosis.fixes for c in f.commands)]
+        assert commands
+        for command in commands:
+            argv = shlex.split(command.text)
+            assert argv[:5] == aimed, command.text
+            if command.changes:
+                continue
+            done = subprocess.run(
+                [str(KUBECTL), *argv[1:]], env=env, capture_output=True, text=True, timeout=60, check=False
+            )
+            assert done.returncode == 0, f"{command.text}\n{done.stderr.strip()}"

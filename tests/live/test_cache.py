@@ -23,6 +23,7 @@ from diagnosis.objects import kind, meta, name, sequence, spec
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
 from diagnosis.triage.resources import effective_requests
+from handlers.reply import Scope
 from handlers.triage import triage
 from tests.corpus import cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
@@ -56,7 +57,7 @@ DIRECT = "Nodes and bound pods read directly from the API server: kubewhy's cach
 async def read_directly(reader: LiveReader, target: tuple[str, str]) -> str | None:
     """The condition the answer's evidence gives for reading the cluster directly, or None when it
     says nothing of the kind (the cache answered)."""
-    evidence = (await triage(reader, *target)).diagnosis.evidence
+    evidence = (await triage(reader, *target, Scope("lab"))).diagnosis.evidence
     said = [line.removeprefix(DIRECT) for line in evidence if line.startswith(DIRECT)]
     assert len(said) <= 1, said
     return said[0].split(" ", 1)[0] if said else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -71,11 +72,33 @@ def lab_object(kind: str, name: str) -> dict[str, Any]:
     return next(o for o in items if o["kind"] == kind and o["metadata"]["name"] == name)
 
 
-def placed(pod: dict[str, Any], node: str) -> dict[str, Any]:
-    """The pod as the API serves it once the scheduler bound it and it started."""
+def placed(pod: dict[str, Any], node: str, ready: bool = True) -> dict[str, Any]:
+    """The pod as the API serves it once the scheduler bound it: Running and Ready, or (not `ready`)
+    still creating its container."""
     pod = copy.deepcopy(pod)
     pod["spec"]["nodeName"] = node
-    pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    if ready:
+        pod["status"] = {
+            "phase": "Running",
+            "conditions": [
+                {"type": "PodScheduled", "status": "True"},
+                {"type": "Ready", "status": "True"},
+            ],
+        }
+    else:
+        name = pod["spec"]["containers"][0]["name"]
+        pod["status"] = {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "True"}],
+            "containerStatuses": [
+                {
+                    "name": name,
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {"waiting": {"reason": "ContainerCreating"}},
+                }
+            ],
+        }
     return pod
 
 
@@ -113,11 +136,17 @@ def test_a_watch_posts_the_change_and_ends_when_the_pod_is_placed(bot: Bot, muta
         lambda: any("Watching gpu-triage/case-exhaust" in t for t in lines(bot, channel, verdict.ts, 1))
     )
     pod = lab_object("Pod", "case-exhaust")
+    mutable.add(placed(pod, "lab-node-0", ready=False))
+    # Placed is not running: the watch says so and goes on until the pod runs (or fails).
+    bot.slack.wait_for(
+        lambda: any(
+            "Changed since the last check: exhausted → ok" in t for t in lines(bot, channel, verdict.ts, 1)
+        )
+    )
+    assert not any("Watch of" in t for t in lines(bot, channel, verdict.ts, 1))
     mutable.add(placed(pod, "lab-node-0"))
     said = bot.slack.wait_for(lambda: [t for t in lines(bot, channel, verdict.ts, 1) if "Watch of" in t])
     assert said == [":checkered_flag: Watch of gpu-triage/case-exhaust ended: the verdict is ok."]
-    thread = lines(bot, channel, verdict.ts, 1)
-    assert any("Changed since the last check: exhausted → ok" in t for t in thread)
     updated = bot.slack.find(channel, verdict.ts)
     assert updated is not None
     assert verdict_payload(updated)["verdict"] == "ok"
@@ -159,7 +188,10 @@ def test_details_shows_the_whole_answer_to_the_clicker_only(bot: Bot) -> None:
     text = "\n".join(shown(r) for r in answers)
     assert "no-gpu-node: pod gpu-triage/case-nogpunode" in text
     assert "Evidence" in text
-    assert "kubectl describe pod case-nogpunode -n gpu-triage" in text
+    # Aimed at the cluster it was read from: the bot's kubeconfig and context for it.
+    assert re.search(
+        r"kubectl --kubeconfig \S+ --context \S+ describe pod case-nogpunode -n gpu-triage", text
+    )
     assert all(r["response_type"] == "ephemeral" and r["replace_original"] is False for r in answers)
     assert len(bot.bot_messages(channel)) == 1  # nothing new in the channel
 

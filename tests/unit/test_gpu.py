@@ -182,7 +182,7 @@ def test_capacity_zero_is_no_gpu_node() -> None:
     assert found.verdict == PodVerdict.NO_GPU_NODE
     assert found.summary == (
         "lab-node-2 does not report nvidia.com/gpu (nvidia.com/gpu capacity 0): "
-        "no device plugin serves it there"
+        "no device plugin serves it there; on lab-node-2 the GPU Operator validator is failing"
     )
 
 

@@ -42,7 +42,7 @@ def test_one_kubectl_invocation_in_canonical_quoting(case: Case, command: Comman
     assert command.purpose
     verb = argv[1]
     assert (verb not in READ_VERBS) is command.changes, command.text
-    assert verb in READ_VERBS | {"uncordon"}
+    assert verb in READ_VERBS | {"uncordon", "delete", "label"}
 
 
 def test_changing_commands_are_marked() -> None:

@@ -207,7 +207,8 @@ EXPECTED = {
         "Coordinator (spec.coordinator): pod bert-large-mlm-driver-0-0-",
         "kubectl logs bert-large-mlm-driver-0-0-",
         "--previous",
-        "No RestartingJobSet condition: it exists from JobSet v0.12.0",
+        "No RestartingJobSet condition: restarts show in status.restarts",
+        "JobSet v0.12.0 and later set the RestartingJobSet condition",
     ),
     "restarting-node-failure": (
         "DeletionByTaintManager",

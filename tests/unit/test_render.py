@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from bot.render import CHANGES_MARK, as_json, as_text, as_word, not_found
 from cluster.errors import Missing, NotFound
-from diagnosis.model import Command, Diagnosis, JobSetVerdict, PodVerdict, RestartCause, Snippet
+from diagnosis.model import Command, Diagnosis, Fix, JobSetVerdict, PodVerdict, RestartCause, Snippet
 from diagnosis.objects import Ref
 from handlers.reply import Reply
+
+TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 TAINT = Reply(
     Ref("pod", "ml", "notebook-gpu"),
@@ -33,7 +36,17 @@ TAINT = Reply(
                 "tolerations:\n- key: nvidia.com/gpu\n  operator: Exists\n  effect: NoSchedule",
             ),
         ),
+        fixes=(
+            Fix(
+                "tolerate nvidia.com/gpu=present:NoSchedule in the Job's pod template",
+                {"spec": {"tolerations": [TOLERATION]}},
+                ("a100-node-7xkq",),
+            ),
+        ),
+        pending_since=datetime(2026, 11, 29, 8, 18, 30, tzinfo=UTC),
+        checked_at=datetime(2026, 11, 29, 9, 0, tzinfo=UTC),
     ),
+    "gke-prod",
 )
 
 RESTARTING = Reply(
@@ -77,18 +90,18 @@ def test_json_has_every_key_of_the_contract() -> None:
         "cause": None,
         "pod_verdict": None,
         "target": {"kind": "pod", "namespace": "ml", "name": "notebook-gpu"},
-        "commands": [
+        "cluster": "gke-prod",
+        "checked_at": "2026-11-29T09:00:00Z",
+        "pending_since": "2026-11-29T08:18:30Z",
+        "fixes": [
             {
-                "command": "kubectl get node a100-node-7xkq -o jsonpath='{.spec.taints}'",
-                "purpose": "Show the node's taints",
-                "changes": False,
-            },
-            {
-                "command": "kubectl cordon a100-node-7xkq",
-                "purpose": "Stop new pods landing there",
-                "changes": True,
-            },
+                "summary": "tolerate nvidia.com/gpu=present:NoSchedule in the Job's pod template",
+                "pod_patch": {"spec": {"tolerations": [TOLERATION]}},
+                "opens": ["a100-node-7xkq"],
+            }
         ],
+        "holders": [],
+        "competing": [],
         "snippets": [
             {
                 "title": "Toleration to add to the pod",
@@ -122,9 +135,9 @@ def test_text_for_people() -> None:
     assert as_text(TAINT) == "\n".join(
         [
             "Verdict: taint",
-            "Pod: ml/notebook-gpu",
-            "",
+            "Pod: ml/notebook-gpu · cluster: gke-prod · pending for 41m",
             "Node a100-node-7xkq has the untolerated taint nvidia.com/gpu=present:NoSchedule.",
+            "Fix: tolerate nvidia.com/gpu=present:NoSchedule in the Job's pod template",
             "",
             "Evidence:",
             "  - 2 nodes; nodeSelector cloud.google.com/gke-accelerator=nvidia-tesla-a100 keeps 1",
@@ -159,10 +172,10 @@ def test_text_marks_every_changing_command_and_no_other() -> None:
 def test_text_of_a_jobset_and_of_a_pasted_message() -> None:
     assert as_text(RESTARTING).splitlines()[:3] == [
         "Verdict: restarting (cause: node-preemption)",
-        "JobSet: ml/trainer",
-        "Blocking pod's verdict: exhausted",
+        "JobSet: ml/trainer · blocking pod's verdict: exhausted",
+        "JobSet ml/trainer restarted 4 times; its pods ended when spot nodes were preempted.",
     ]
-    assert as_text(PASTED) == "Verdict: unknown\n\nThe message is not one JobSet's webhooks write."
+    assert as_text(PASTED) == "Verdict: unknown\nThe message is not one JobSet's webhooks write."
 
 
 def test_not_found_suggests_names_and_quotes_refusals() -> None:

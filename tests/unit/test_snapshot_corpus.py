@@ -8,17 +8,21 @@ import pytest
 
 from cluster.snapshot import SnapshotReader
 from handlers.jobset import why
+from handlers.reply import Scope
 from handlers.triage import triage
 from tests.corpus import Case, cases
 
 
 @pytest.mark.parametrize("case", cases("triage"), ids=lambda c: c.id)
 async def test_triage_corpus(case: Case) -> None:
-    reply = await triage(SnapshotReader.from_path(case.snapshot), case.namespace, case.name)
+    scope = Scope(str(case.snapshot))
+    reply = await triage(SnapshotReader.from_path(case.snapshot), case.namespace, case.name, scope)
     assert reply.diagnosis.verdict == case.verdict
+    assert reply.cluster == str(case.snapshot)
 
 
 @pytest.mark.parametrize("case", cases("jobset"), ids=lambda c: c.id)
 async def test_jobset_corpus(case: Case) -> None:
-    answer = (await why(SnapshotReader.from_path(case.snapshot), case.namespace, case.name)).diagnosis
+    reader, scope = SnapshotReader.from_path(case.snapshot), Scope(str(case.snapshot))
+    answer = (await why(reader, case.namespace, case.name, scope)).diagnosis
     assert (answer.verdict, answer.pod_verdict, answer.cause) == (case.verdict, case.pod_verdict, case.cause)

@@ -1,0 +1,199 @@
+"""Fixes: changes to the objects that would remove a verdict's cause, proposed per funnel step.
+
+A step proposes `Change`s; none is offered on faith. `diagnosis.triage.classify.checked` applies each
+one to a copy of the view (`changed`) and runs the same funnel again: the nodes on which the pod then
+passes every check are what the fix `opens`, and a change that opens no node is dropped. A change is
+a JSON merge patch to the pod (RFC 7386; `kubectl patch --type merge` sends the same), or a change in
+the cluster: merge patches to nodes (uncordon, label, a repaired device plugin's allocatable), pods
+that end (holders freed). Proposers list their changes best first: least disruptive first.
+
+Plugging in a step's fixes: give its `Advice` a `fixes=` tuple of `Change`s built with the helpers
+here (`pod_change`, `node_change`, `ending`); the check, the ordering and the rendering are shared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from diagnosis.commands import collect
+from diagnosis.model import Command
+from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
+from diagnosis.patch import merge_patch
+from diagnosis.quantity import count
+from diagnosis.triage import commands as kubectl
+from diagnosis.views import TriageView
+
+CHECKED = 6
+"""Changes checked per diagnosis at most: each one runs the funnel again over every node."""
+
+POOL_LABELS = (
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "karpenter.sh/nodepool",
+    "kubernetes.azure.com/agentpool",
+    "node.kubernetes.io/instance-type",
+)
+"""Labels that name a node's pool (GKE, EKS, Karpenter, AKS), the instance type last: how a fix names
+the nodes it opens."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """A candidate fix: what to say, and what it changes. Empty parts change nothing."""
+
+    summary: str
+    pod_patch: Mapping[str, Any] | None = field(default=None, hash=False)
+    node_patches: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
+    """Node name → a merge patch to that node."""
+    ended: frozenset[tuple[str, str]] = frozenset()
+    """Pods (namespace, name) that are gone once the change is made."""
+    commands: tuple[Command, ...] = ()
+    objects: tuple[str, ...] = ()
+    """What a cluster-side change touches: `node/NAME`, `pod/NAMESPACE/NAME`."""
+    checkable: bool = True
+    """False when the objects do not say what the change would bring (a repaired device plugin on a
+    node that never said how many devices it has): offered as opening nothing that can be shown."""
+
+
+def changed(view: TriageView, change: Change) -> TriageView:
+    """The view as it would read after the change: copies, the view itself untouched."""
+    pod = merge_patch(view.pod, change.pod_patch) if change.pod_patch is not None else view.pod
+    nodes = tuple(
+        merge_patch(node, change.node_patches[name(node)]) if name(node) in change.node_patches else node
+        for node in view.nodes
+    )
+    bound = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in change.ended)
+    peers = tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
+    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=replace(view.peers, pods=peers))
+
+
+def pod_change(summary: str, patch: Mapping[str, Any]) -> Change:
+    return Change(summary, pod_patch=patch)
+
+
+def node_change(
+    summary: str,
+    patches: Mapping[str, Mapping[str, Any]],
+    commands: Iterable[Command] = (),
+    also: Iterable[str] = (),
+) -> Change:
+    """A change to these nodes (`also`: the other objects it touches, e.g. a device plugin pod)."""
+    return Change(
+        summary,
+        node_patches=patches,
+        commands=tuple(commands),
+        objects=(*(f"node/{n}" for n in patches), *also),
+    )
+
+
+def ending(summary: str, pods: Sequence[tuple[str, str]], commands: Iterable[Command] = ()) -> Change:
+    return Change(
+        summary,
+        ended=frozenset(pods),
+        commands=tuple(commands),
+        objects=tuple(f"pod/{ns}/{n}" for ns, n in pods),
+    )
+
+
+def patch_text(patch: Mapping[str, Any]) -> str:
+    """A merge patch as one line of JSON, keys in a stable order."""
+    return json.dumps(patch, separators=(",", ":"), sort_keys=True)
+
+
+def where(pod: Object) -> str:
+    """Where a pod change must be made: the pod's own spec cannot take most of them once it exists,
+    so a pod a controller made is changed through its template."""
+    owners = [text(mapping(o).get("kind")) for o in sequence(meta(pod).get("ownerReferences"))]
+    owner = next((o for o in owners if o), "")
+    return f"in the {owner}'s pod template" if owner else "in the pod spec (recreate the pod)"
+
+
+def pool_of(nodes: Iterable[Object]) -> str:
+    """`pool l4-pool` / `pools a, b` / `nodes x, y`: how to name the nodes a fix opens."""
+    listed = list(nodes)
+    for key in POOL_LABELS:
+        values = sorted({labels(n).get(key, "") for n in listed})
+        if all(values):
+            kind = "instance type" if key == "node.kubernetes.io/instance-type" else "pool"
+            return f"{kind}{'s' if len(values) > 1 else ''} {', '.join(values[:3])}"
+    shown = sorted(name(n) for n in listed)
+    return f"node{'s' if len(shown) > 1 else ''} {', '.join(shown[:3])}" + (
+        f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+    )
+
+
+def with_asks(pod: Object, resource: str, budget: int) -> Mapping[str, Any] | None:
+    """A merge patch that lowers the pod's ask for `resource` to at most `budget`: app containers
+    (and sidecars) share the budget, first come first served; each plain init container is capped at
+    it. Lists are replaced whole (RFC 7386), so the patch carries every container. None when nothing
+    would change."""
+    patch: dict[str, Any] = {}
+    left = budget
+    for field_name in ("initContainers", "containers"):
+        items = [mapping(c) for c in sequence(spec(pod).get(field_name))]
+        if not items:
+            continue
+        new, touched = [], False
+        for item in items:
+            resources = mapping(item.get("resources"))
+            asked = max(
+                count(mapping(resources.get(kind)).get(resource)) or 0 for kind in ("limits", "requests")
+            )
+            plain_init = field_name == "initContainers" and item.get("restartPolicy") != "Always"
+            allowed = min(asked, budget) if plain_init else min(asked, max(left, 0))
+            if not plain_init:
+                left -= allowed
+            if asked and allowed != asked:
+                touched = True
+                item = merge_patch(item, {"resources": _asks(resources, resource, allowed)})
+            new.append(item)
+        if touched:
+            patch[field_name] = new
+    return {"spec": patch} if patch else None
+
+
+def _asks(resources: Mapping[str, Any], resource: str, amount: int) -> dict[str, Any]:
+    """The resources patch that sets `resource` to `amount` wherever it is written (0: removed)."""
+    value = str(amount) if amount else None
+    return {
+        kind: {resource: value} for kind in ("limits", "requests") if resource in mapping(resources.get(kind))
+    }
+
+
+def node_status_patch(node: Object, resource: str, amount: int, *, capacity: bool) -> dict[str, Any]:
+    """A node status patch reporting `amount` of `resource` allocatable (and as capacity too, when it
+    reports none): what a repaired device plugin would report."""
+    fields: dict[str, Any] = {"allocatable": {resource: str(amount)}}
+    if capacity:
+        fields["capacity"] = {resource: str(amount)}
+    del node
+    return {"status": fields}
+
+
+def hardware_count(node: Object, resource: str, nodes: Iterable[Object]) -> int:
+    """How many of `resource` the node's hardware has, as its objects say it: its own capacity; the
+    GPU Feature Discovery or GKE count label for an NVIDIA GPU; else what nodes of the same instance
+    type report. 0 when nothing says."""
+    own = count(mapping(status(node).get("capacity")).get(resource)) or 0
+    if own:
+        return own
+    if resource == "nvidia.com/gpu":
+        for key in ("nvidia.com/gpu.count", "cloud.google.com/gke-accelerator-count"):
+            said = count(labels(node).get(key)) or 0
+            if said:
+                return said
+    kind = labels(node).get("node.kubernetes.io/instance-type")
+    if kind:
+        for other in nodes:
+            if labels(other).get("node.kubernetes.io/instance-type") == kind:
+                said = count(mapping(status(other).get("capacity")).get(resource)) or 0
+                if said:
+                    return said
+    return 0
+
+
+def delete_pods(pods: Sequence[tuple[str, str]]) -> tuple[Command, ...]:
+    return collect(*(kubectl.delete_pod(ns, pod) for ns, pod in pods))

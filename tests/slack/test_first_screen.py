@@ -1,0 +1,65 @@
+"""The first screen of every corpus answer (the channel message, and the head of `--format text`) fits in
+five lines and says the verdict and target, the cause, the first fix, how long it waited and the
+cluster. Everything else is in the thread."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from bot import blocks
+from bot.checks import Check
+from bot.render import as_text, first_screen
+from cluster.snapshot import SnapshotReader
+from handlers import jobset, triage
+from handlers.reply import Reply, Scope
+from handlers.requests import Target
+from tests.corpus import Case, cases
+
+CASES = [*cases("triage"), *cases("jobset")]
+CLUSTER = "gke-prod"
+
+
+async def _reply(case: Case) -> Reply:
+    reader, scope = SnapshotReader.from_path(case.snapshot), Scope(CLUSTER)
+    if case.kind == "triage":
+        return await triage.triage(reader, case.namespace, case.name, scope)
+    return await jobset.why(reader, case.namespace, case.name, scope)
+
+
+def _check(case: Case, reply: Reply) -> Check:
+    target = Target(
+        kind="pod" if case.kind == "triage" else "jobset",
+        namespace=case.namespace,
+        name=case.name,
+        cluster=CLUSTER,
+    )
+    return Check(target, reply, datetime(2026, 11, 29, 9, 0, tzinfo=UTC))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+async def test_the_channel_message_fits_in_five_lines(case: Case) -> None:
+    reply = await _reply(case)
+    shown = blocks.plain_text(blocks.verdict_message(_check(case, reply), blocks.ACTION_IDS, "{}").blocks)
+    lines = shown.splitlines()
+    assert len(lines) <= 5, shown
+    assert f"{case.verdict}:" in lines[0]
+    assert f"{case.namespace}/{case.name}" in lines[0]
+    assert f"cluster {CLUSTER}" in shown
+    if reply.diagnosis.fixes:
+        assert lines[2].startswith("Fix: ")
+    if reply.diagnosis.pending_since is not None:
+        assert "waiting " in shown
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+async def test_the_text_answer_starts_with_the_same_first_screen(case: Case) -> None:
+    reply = await _reply(case)
+    screen = first_screen(reply)
+    assert len(screen) <= 5
+    assert as_text(reply).startswith("\n".join(screen) + "\n\n") or as_text(reply) == "\n".join(screen)
+    assert screen[0].startswith(f"Verdict: {case.verdict}")
+    assert f"cluster: {CLUSTER}" in screen[1]
+    if reply.diagnosis.fixes:
+        assert screen[-1] == f"Fix: {reply.diagnosis.fixes[0].summary}"
