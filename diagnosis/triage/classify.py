@@ -16,9 +16,10 @@ from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
-from diagnosis.triage import affinity, remedies, spread, volumes
+from diagnosis.triage import affinity, dra_advice, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
+from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     container_states,
@@ -44,6 +45,7 @@ from diagnosis.triage.funnel import (
     Ask,
     Drop,
     Funnel,
+    Shared,
     Stage,
     Step,
     and_,
@@ -54,7 +56,7 @@ from diagnosis.triage.funnel import (
     run,
     stage_line,
 )
-from diagnosis.triage.resources import effective_requests, holders, offer, reported_resources
+from diagnosis.triage.resources import effective_requests, offer, reported_resources
 from diagnosis.triage.scheduler_message import last_said
 from diagnosis.triage.scheduling import (
     CORDON,
@@ -87,7 +89,7 @@ def classify(view: TriageView) -> Diagnosis:
     """The verdict on the view's pod, with the evidence and the next commands."""
     requests = effective_requests(view.pod)
     # A pod that asks for no device starts without one: nothing below could explain a missing GPU.
-    if not requests:
+    if not requests and not asks_claims(view.pod):
         return no_request(view)
     # A bound pod is past the scheduler; whatever holds it now is the kubelet's or the app's.
     if node_name(view.pod):
@@ -95,6 +97,11 @@ def classify(view: TriageView) -> Diagnosis:
     # The scheduler does not look at a gated pod at all until the gates' owners remove them.
     if _gates(view.pod):
         return gated(view, requests)
+    # The scheduler does not try a pod whose claims are missing or unusable (PreEnqueue, PreFilter).
+    claimed = asks_claims(view.pod)
+    problem = claim_problem(view.pod, view.dra, candidates(view.nodes), view.events) if claimed else None
+    if problem is not None:
+        return claim(view, requests, problem)
     # Only now do nodes matter: the funnel says which step leaves none.
     return _funneled(view, requests)
 
@@ -103,7 +110,7 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
     bound pods `classify` reads (it ignores pods bound elsewhere). Empty when the pod will not reach
     the funnel (no request, already bound, gated)."""
-    if not reaches_funnel(pod):
+    if not reaches_funnel(pod) or not effective_requests(pod):
         return ()
     reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
@@ -122,9 +129,9 @@ def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
 
 
 def reaches_funnel(pod: Object) -> bool:
-    """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet and
-    is not gated (the first three rungs of `classify`)."""
-    return bool(effective_requests(pod)) and not node_name(pod) and not _gates(pod)
+    """Whether the verdict on this pod depends on nodes: it asks for a device (an extended resource or
+    a ResourceClaim), is not placed yet and is not gated (the first three rungs of `classify`)."""
+    return (bool(effective_requests(pod)) or asks_claims(pod)) and not node_name(pod) and not _gates(pod)
 
 
 def funnel_of(view: TriageView) -> Funnel:
@@ -132,20 +139,27 @@ def funnel_of(view: TriageView) -> Funnel:
     return _funnel(view, effective_requests(view.pod), candidates(view.nodes))
 
 
-def _funnel(view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...]) -> Funnel:
-    first = Ask(view.pod, requests)
-    filtered = _filtered(first, nodes)
+def _funnel(
+    view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...], shared: Shared | None = None
+) -> Funnel:
+    shared = shared or Shared()
+    shared.alive.append(view)
+    first = Ask(view.pod, requests, offers=shared.offers, devices=_devices(view))
+    # The steps before the free slots read only the pod and the nodes: a fix that ends pods leaves both.
+    filtered = shared.filtered.get((id(view.pod), id(nodes)))
+    if filtered is None:
+        filtered = shared.filtered[(id(view.pod), id(nodes))] = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
     reached_names = frozenset(map(name, reached))
-    held = holders(view.pod, view.bound_pods, reached_names)
-    ask = replace(first, holders=held, view=view, reached=reached_names)
+    ask = replace(first, holders=shared.holders_of(view, reached_names), view=view, reached=reached_names)
     return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    nodes = candidates(view.nodes)
-    funnel = _funnel(view, requests, nodes)
+    shared = Shared()
+    nodes = shared.candidates(view.nodes)
+    funnel = _funnel(view, requests, nodes, shared)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -154,15 +168,17 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         verdict, advice = PodVerdict.SCHEDULABLE, schedulable(funnel)
     else:
         verdict, advice = funnel.last.step.verdict, funnel.last.step.advise(funnel)
+    devices = funnel.ask.devices
+    shown = {**requests, **dra_advice.asked(devices)}
     evidence = (
-        request_line(view.pod, requests),
+        *_request_lines(view.pod, requests, devices),
         _nodes_line(view, nodes),
-        *(stage_line(i, stage, requests) for i, stage in enumerate(funnel.stages, 1)),
+        *(stage_line(i, stage, shown) for i, stage in enumerate(funnel.stages, 1)),
         *advice.evidence,
         *scheduler_lines(view, requests, nodes),
         *pending_notes(view.pod),
     )
-    return _diagnosis(view, verdict, advice, evidence)
+    return _diagnosis(view, verdict, advice, evidence, shared)
 
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
@@ -171,32 +187,37 @@ def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
-def passing(view: TriageView) -> tuple[str, ...]:
+def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
     """The nodes on which the view's pod passes every check, by name: none when it does not reach the
     funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
     if not reaches_funnel(view.pod):
         return ()
-    nodes = candidates(view.nodes)
+    shared = shared or Shared()
+    nodes = shared.candidates(view.nodes)
     if not nodes:
         return ()
-    last = _funnel(view, effective_requests(view.pod), nodes).last
+    last = _funnel(view, effective_requests(view.pod), nodes, shared).last
     read = view.bound_nodes
     return tuple(name(n) for n in last.kept if read is None or name(n) in read)
 
 
-def checked(view: TriageView, changes: Iterable[Change]) -> tuple[Fix, ...]:
+def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None = None) -> tuple[Fix, ...]:
     """The changes that open a node once made, as fixes, in the order proposed; each one checked by
-    running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`)."""
+    running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`), reusing what
+    the classification's own run worked out about the nodes and pods the change leaves as they were
+    (`shared`)."""
     fixes = []
     for change in tuple(changes)[:CHECKED]:
         if not change.checkable:
             fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
             continue
         after = changed(view, change)
-        opened = passing(after)
+        if shared is not None and change.ended:
+            shared.ending(view.bound_pods, after.bound_pods, change.ended)
+        opened = passing(after, shared)
         if not opened:
             continue
-        opened_nodes = [n for n in candidates(after.nodes) if name(n) in opened]
+        opened_nodes = [n for n in (shared or Shared()).candidates(after.nodes) if name(n) in opened]
         fixes.append(
             Fix(
                 summary=change.summary.replace("{opens}", pool_of(opened_nodes)),
@@ -209,9 +230,15 @@ def checked(view: TriageView, changes: Iterable[Change]) -> tuple[Fix, ...]:
     return tuple(fixes)
 
 
-def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
+def _diagnosis(
+    view: TriageView,
+    verdict: PodVerdict,
+    advice: Advice,
+    evidence: Iterable[str],
+    shared: Shared | None = None,
+) -> Diagnosis:
     ns, pod = namespace(view.pod), name(view.pod)
-    fixes = checked(view, advice.fixes)
+    fixes = checked(view, advice.fixes, shared)
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
@@ -239,11 +266,12 @@ def no_request(view: TriageView) -> Diagnosis:
     host = node_name(pod)
     where = f"; it is on {host} ({_phase(pod)})" if host else ""
     summary = (
-        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…): "
-        f"it can start, but no accelerator is given to it{where}"
+        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…) and names no "
+        f"ResourceClaim: it can start, but no accelerator is given to it{where}"
     )
     evidence = [
-        "extended resources in the pod's limits and requests: none (a request of 0 is no request)",
+        "extended resources in the pod's limits and requests: none (a request of 0 is no request); "
+        "spec.resourceClaims: none",
         *zero_asks(pod),
         *visible_devices(pod),
     ]
@@ -277,7 +305,12 @@ def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     else:
         outcome = "it has ended"
     summary = f"The pod is placed on {host} and {phase}: {outcome}"
-    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *states, *problems)
+    evidence = (
+        *_request_lines(pod, requests, _devices(view)),
+        f"spec.nodeName: {host}; phase: {phase}",
+        *states,
+        *problems,
+    )
     commands = collect(
         kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
         kubectl.node_details(host) if problems else None,
@@ -301,7 +334,7 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         f"{_gate_meaning(gates[0])}"
     )
     evidence = [
-        request_line(pod, requests),
+        *_request_lines(pod, requests, _devices(view)),
         f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
         *(f"{g}: {_gate_meaning(g)}" for g in gates),
         *scheduler_lines(view, requests),
@@ -315,6 +348,27 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         kubectl.kueue_workloads(ns) if queue or any("kueue" in g.lower() for g in gates) else None,
     )
     return _diagnosis(view, PodVerdict.GATED, Advice(summary, commands=commands), evidence)
+
+
+def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) -> Diagnosis:
+    advice = dra_advice.claim_advice(view.pod, problem)
+    evidence = (
+        *_request_lines(view.pod, requests, _devices(view)),
+        *advice.evidence,
+        *scheduler_lines(view, requests),
+        *pending_notes(view.pod),
+    )
+    return _diagnosis(view, PodVerdict.CLAIM, advice, evidence)
+
+
+def _devices(view: TriageView) -> Devices | None:
+    return Devices(view.pod, view.dra) if asks_claims(view.pod) else None
+
+
+def _request_lines(pod: Object, requests: Mapping[str, int], devices: Devices | None) -> tuple[str, ...]:
+    """What the pod asks: its extended resources, and what its claims request."""
+    lines = (request_line(pod, requests),) if requests else ()
+    return lines + (dra_advice.request_lines(devices) if devices is not None else ())
 
 
 def _gate_meaning(gate: str) -> str:
@@ -339,25 +393,45 @@ def taint(ask: Ask, node: Object) -> str | None:
 
 
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
+    missing = _unreported(ask, node)
+    if ask.devices is not None and (dra := ask.devices.no_device(node)):
+        missing.append(dra)
+    return ", ".join(missing) or None
+
+
+def _unreported(ask: Ask, node: Object) -> list[str]:
     missing = []
     for resource in ask.requests:
         have = ask.offer(node, resource)
         if not have.reported:
             missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
-    return ", ".join(missing) or None
+    return missing
 
 
 def allocatable_zero(ask: Ask, node: Object) -> str | None:
+    zero = _zero(ask, node)
+    if ask.devices is not None and (dra := ask.devices.tainted(node)):
+        zero.append(dra)
+    return ", ".join(zero) or None
+
+
+def _zero(ask: Ask, node: Object) -> list[str]:
     offers = {resource: ask.offer(node, resource) for resource in ask.requests}
-    zero = [
+    return [
         f"{resource} capacity {have.capacity}, allocatable 0"
         for resource, have in offers.items()
         if have.allocatable == 0
     ]
-    return ", ".join(zero) or None
 
 
 def exhausted(ask: Ask, node: Object) -> str | None:
+    short = _short(ask, node)
+    if ask.devices is not None and (dra := ask.devices.unallocatable(node)):
+        short.append(dra)
+    return ", ".join(short) or None
+
+
+def _short(ask: Ask, node: Object) -> list[str]:
     short = []
     for resource, wanted in ask.requests.items():
         allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
@@ -366,7 +440,7 @@ def exhausted(ask: Ask, node: Object) -> str | None:
                 f"{resource} allocatable {allocatable}, used {used}, "
                 f"free {max(allocatable - used, 0)} < {wanted} asked"
             )
-    return ", ".join(short) or None
+    return short
 
 
 def _label_advice(funnel: Funnel) -> Advice:
@@ -424,6 +498,8 @@ def _taint_advice(funnel: Funnel) -> Advice:
 
 
 def _no_gpu_advice(funnel: Funnel) -> Advice:
+    if not any(_unreported(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.no_device_advice(funnel)
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
@@ -453,6 +529,8 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
 
 
 def _allocatable_advice(funnel: Funnel) -> Advice:
+    if not any(_zero(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.tainted_advice(funnel)
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
@@ -477,6 +555,8 @@ def _allocatable_advice(funnel: Funnel) -> Advice:
 
 
 def _exhausted_advice(funnel: Funnel) -> Advice:
+    if not any(_short(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.exhausted_advice(funnel)
     ask, nodes = funnel.ask, funnel.last.entered
     ranked = _by_headroom(ask, nodes)
     best = ranked[0]
@@ -528,17 +608,26 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
 
 
 FUNNEL: tuple[Step, ...] = (
-    Step(PodVerdict.LABEL_MISMATCH, "matches the nodeSelector and required node affinity",
-         label_mismatch, _label_advice),
+    Step(
+        PodVerdict.LABEL_MISMATCH,
+        "matches the nodeSelector and required node affinity",
+        label_mismatch,
+        _label_advice,
+    ),
     Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", taint, _taint_advice),
     Step(PodVerdict.NO_GPU_NODE, "reports {resources}", no_gpu_node, _no_gpu_advice),
-    Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
-         _allocatable_advice),
+    Step(
+        PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero, _allocatable_advice
+    ),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
     Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
     Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
-    Step(PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", affinity.pod_affinity,
-         affinity.advise),
+    Step(
+        PodVerdict.POD_AFFINITY,
+        "satisfies pod affinity and anti-affinity",
+        affinity.pod_affinity,
+        affinity.advise,
+    ),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
@@ -552,18 +641,23 @@ _FREE_SLOT = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdi
 def schedulable(funnel: Funnel) -> Advice:
     ask, kept = funnel.ask, funnel.last.kept
     best = _by_headroom(ask, kept)[0]
-    resource, _ = _tightest(ask, best)
-    free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
+    if ask.requests:
+        resource, _ = _tightest(ask, best)
+        free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
+        room = f"{name(best)} has {free} {resource} free"
+    else:
+        room = f"{name(best)} has devices for every claim"
     said = last_said(funnel.view.pod, funnel.view.events, funnel.view.now)
     summary = (
         f"Nothing in the objects blocks the pod: {len(kept)} node{'s pass' if len(kept) > 1 else ' passes'} "
-        f"every check ({name(best)} has {free} {resource} free); "
+        f"every check ({room}); "
         + ("see what the scheduler said" if said else "the scheduler has not reported on it yet")
     )
     evidence = (
         f"nodes that pass every check: {names(kept)}",
-        "not checked by kubewhy: cpu, memory, pods per node, host ports, DRA claims, and pods of higher "
-        "priority nominated to these nodes; the scheduler's message names whichever of these holds the pod",
+        *dra_advice.schedulable_lines(ask.devices, kept),
+        "not checked by kubewhy: cpu, memory, pods per node, host ports, and pods of higher priority "
+        "nominated to these nodes; the scheduler's message names whichever of these holds the pod",
     )
     return Advice(summary, evidence, collect(kubectl.node_details(name(best))))
 
@@ -575,7 +669,8 @@ def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
     elif verdict is PodVerdict.LABEL_MISMATCH:
         summary = "There are no nodes: none can match the pod's nodeSelector and affinity"
     else:
-        summary = f"There are no nodes: none reports {and_(funnel.ask.requests)}"
+        wanted = and_(funnel.ask.requests) if funnel.ask.requests else "a DRA device"
+        summary = f"There are no nodes: none reports {wanted}"
     command = (
         kubectl.nodes_with_labels(selector_keys(view.pod))
         if verdict is PodVerdict.LABEL_MISMATCH
@@ -620,8 +715,8 @@ def _spare(ask: Ask, node: Object, resource: str) -> int:
 
 
 def _headroom(ask: Ask, node: Object) -> int:
-    """How close the node comes to fitting: its tightest resource's spare."""
-    return min(_spare(ask, node, r) for r in ask.requests)
+    """How close the node comes to fitting: its tightest resource's spare (0 with no extended resource)."""
+    return min((_spare(ask, node, r) for r in ask.requests), default=0)
 
 
 def _by_headroom(ask: Ask, nodes: Iterable[Object]) -> list[Object]:
