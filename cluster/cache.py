@@ -392,7 +392,7 @@ class _Reflector:
         )
         self.phase, self.lost_at = "watching", None
         self.cache.changed()
-        lines: Iterator[str] = iter_resp_lines(self.response)  # type: ignore[no-untyped-call]
+        lines: Iterator[str] = iter_resp_lines(self.response)  # type: ignore[no-untyped-call]  # untyped in kubernetes
         loop = asyncio.get_running_loop()
         try:
             while (
@@ -638,6 +638,12 @@ class ClusterCache:
                 + (f"; {dra}" if dra else "")
             )
         return f"{self.condition}: {self._nodes.describe()}; {self._pods.describe()}"
+
+    @property
+    def watches(self) -> int:
+        """How many watches it keeps open once started: one a resource it keeps (an optional resource
+        the API server does not serve ends its reflector)."""
+        return sum(1 for task in self._tasks if not task.done())
 
     @property
     def held(self) -> dict[str, int]:

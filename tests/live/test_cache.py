@@ -5,10 +5,8 @@ while it cannot be trusted the reader reads the cluster directly."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -26,7 +24,7 @@ from diagnosis.triage.resources import effective_requests
 from handlers.reply import Scope
 from handlers.triage import triage
 from tests.corpus import ROOT, cases
-from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
+from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled
 
 DRA_LAB = ROOT / "examples" / "gpu-dra.json"
 NO_DRA_OBJECTS = {"deviceclasses": 0, "resourceclaims": 0, "resourceslices": 0}
@@ -65,14 +63,6 @@ async def read_directly(reader: LiveReader, target: tuple[str, str]) -> str | No
     said = [line.removeprefix(DIRECT) for line in evidence if line.startswith(DIRECT)]
     assert len(said) <= 1, said
     return said[0].split(" ", 1)[0] if said else None
-
-
-async def settled(condition: Callable[[], bool]) -> None:
-    """Wait for the cache to apply what the API server sent, or the simulator to see a request:
-    watches are asynchronous, and the simulator runs in threads of its own (nothing to await)."""
-    async with asyncio.timeout(10):
-        while not condition():  # noqa: ASYNC110 (polls state kept by other threads)
-            await asyncio.sleep(0.01)
 
 
 async def watches_open(sim: Simulator) -> None:
@@ -208,7 +198,6 @@ async def test_compact_copies_keep_what_makes_an_init_container_a_sidecar() -> N
 async def test_a_cut_watch_resumes_from_the_last_revision_without_listing_again() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, QUICK) as reader:
-            await watches_open(sim)
             sweep = "sweep-lr-3e4-2-bk9vd"
             revision = sim.store.delete("Pod", "ml-train", sweep)["metadata"]["resourceVersion"]
             await settled(lambda: sweep not in held_on(reader, FULL))
@@ -231,7 +220,6 @@ async def test_a_watch_too_old_to_resume_lists_again() -> None:
         async with cached_reader(sim, QUICK) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             sim.faults.fail(503, times=None, resource="pods", verb="watch")
             start = len(sim.requests)
             sim.drop_watches("pods")
@@ -249,7 +237,6 @@ async def test_a_watch_too_old_to_resume_lists_again() -> None:
 async def test_an_http_410_on_reconnect_lists_again() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, QUICK) as reader:
-            await watches_open(sim)
             sim.faults.fail(410, times=1, resource="pods", verb="watch")
             start = len(sim.requests)
             sim.drop_watches("pods")
@@ -314,7 +301,6 @@ async def test_a_watch_lost_for_longer_than_stale_seconds_sends_the_reader_to_th
         async with cached_reader(sim, options) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             sim.faults.fail(503, times=None, resource="nodes", verb="watch")
             sim.drop_watches("nodes")
             await settled(lambda: not cache.synced)
@@ -407,7 +393,6 @@ async def test_idle_watches_do_not_block_the_event_loop() -> None:
         async with cached_reader(sim, CacheOptions(watch_seconds=3600)) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             sim.store.delete("Pod", "ml-train", HOLDER)
@@ -448,7 +433,7 @@ async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
 async def test_the_cache_watches_what_it_listed() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim):
-            await watches_open(sim)
+            pass  # it returns once the cache has listed and both watches are served
     cache_reads = {(r.verb, r.path, r.query.get("fieldSelector", "")) for r in sim.requests}
     assert cache_reads == {
         ("list", "/api/v1/nodes", ""),
