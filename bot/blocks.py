@@ -151,8 +151,8 @@ def verdict_blocks(
     at = check.at.strftime("%H:%M:%S")
     blocks: list[Block] = []
     if isinstance(outcome, Reply):
-        # The first screen (DESIGN.md): verdict and target, one line of cause, the first fix, how long
-        # it has waited and the cluster; the rest is in the thread.
+        # The first screen (README, *In Slack*): verdict and target, one line of cause, the first fix,
+        # how long it has waited and the cluster; the rest is in the thread.
         diagnosis = outcome.diagnosis
         blocks += [
             _header(messages.header(check.verdict, kind, what, diagnosis.pod_state)),

@@ -32,7 +32,7 @@ def as_word(reply: Reply) -> str:
 
 
 def as_json(reply: Reply) -> dict[str, Any]:
-    """The JSON object of `--format json` (DESIGN.md): `verdict`, `summary`, `evidence`,
+    """The JSON object of `--format json` (README, *The CLI*): `verdict`, `summary`, `evidence`,
     `next_commands` (complete shell commands, the one list of them), `cause`, `pod_verdict`, `target`,
     `cluster`, `checked_at`, `pending_since`, `fixes`, `holders` (who holds the devices, by workload),
     `competing` (other pending pods after the same nodes) and `snippets`."""

@@ -1,14 +1,16 @@
 """A saved cluster, read the way the live one is.
 
 A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas,pvc,pv,storageclasses,
-csinodes,namespaces -A -o json` prints (a `List`), the same in YAML, a multi-document YAML file, a single
-object, or a folder of such files.
+csinodes,namespaces -A -o json` prints (a `List`; add `resourceclaims,resourceclaimtemplates,
+deviceclasses,resourceslices` for DRA), the same in YAML, a multi-document YAML file, a single object,
+or a folder of such files.
 It is loaded and indexed once; every question is then answered from memory, and always the same way:
 the reading time is the newest timestamp in the objects, not the clock.
 """
 
 from __future__ import annotations
 
+import codecs
 import gc
 import json
 import re
@@ -24,6 +26,8 @@ import yaml
 
 from cluster.errors import Missing, NotFound, SnapshotError
 from diagnosis import events
+from diagnosis.dra_objects import GROUP, Dra
+from diagnosis.dra_objects import KINDS as DRA_KINDS
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, is_pending, is_terminal, owned_by
@@ -31,6 +35,10 @@ from diagnosis.triage.resources import nominated_node
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
 _SUFFIXES = (".json", ".yaml", ".yml")
+
+MAX_BYTES = 2 * 2**30
+"""The largest snapshot file read: 5,000 nodes with 100,000 pods are ~540 MB of JSON."""
+_CHUNK = 2**20
 
 _KINDS: Mapping[str, frozenset[str]] = {
     "Node": frozenset({""}),
@@ -47,6 +55,7 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "StorageClass": frozenset({"storage.k8s.io"}),
     "CSINode": frozenset({"storage.k8s.io"}),
     "Namespace": frozenset({""}),
+    **{k: frozenset({GROUP}) for k in DRA_KINDS},
 }
 """The kinds kubewhy reads, with the API groups that serve them; other objects are ignored."""
 
@@ -57,27 +66,28 @@ K = TypeVar("K", bound=Hashable)
 Obj = TypeVar("Obj", bound=Object)
 
 
-class _Loader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
-    """Safe YAML, keeping timestamps as the strings the API serves (kubectl quotes them, people do not)."""
+class YamlLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML, keeping timestamps as the strings the API serves (kubectl quotes them, people do not).
+    libyaml's loader when PyYAML was built with it (a base mypy cannot check, picked at import)."""
 
 
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+YamlLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
 
 
-def load_objects(path: str | PathLike[str]) -> list[dict[str, Any]]:
+def load_objects(path: str | PathLike[str], max_bytes: int = MAX_BYTES) -> list[dict[str, Any]]:
     """The objects of the kinds kubewhy reads, from a snapshot file or a folder of them (`*.json`,
-    `*.yaml`, `*.yml`, in name order), each once. Raises SnapshotError naming the file and what is
-    wrong."""
+    `*.yaml`, `*.yml`, in name order), each once; no file larger than `max_bytes` is read. Raises
+    SnapshotError naming the file and what is wrong."""
     root = Path(path)
     if not root.is_dir():
-        return _distinct(_load_file(root))
+        return _distinct(_load_file(root, max_bytes))
     try:
         files = sorted(p for p in root.iterdir() if p.suffix in _SUFFIXES and p.is_file())
     except OSError as err:
         raise SnapshotError(str(root), _os_problem(err)) from err
     if not files:
         raise SnapshotError(str(root), "the folder holds no .json, .yaml or .yml file")
-    return _distinct(obj for file in files for obj in _load_file(file))
+    return _distinct(obj for file in files for obj in _load_file(file, max_bytes))
 
 
 def _distinct(objects: Iterable[Obj]) -> list[Obj]:
@@ -87,13 +97,8 @@ def _distinct(objects: Iterable[Obj]) -> list[Obj]:
     return list({(kind(o), namespace(o), name(o)): o for o in objects}.values())
 
 
-def _load_file(path: Path) -> list[dict[str, Any]]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise SnapshotError(str(path), f"not UTF-8 text (byte {err.start})") from err
-    except OSError as err:
-        raise SnapshotError(str(path), _os_problem(err)) from err
+def _load_file(path: Path, max_bytes: int) -> list[dict[str, Any]]:
+    raw = _read_text(path, max_bytes)
     documents = [d for d in _parse(path, raw) if d is not None]
     if not documents:
         raise SnapshotError(str(path), "the file is empty: it holds no Kubernetes List or object")
@@ -107,6 +112,31 @@ def _load_file(path: Path) -> list[dict[str, Any]]:
     return objects
 
 
+def _read_text(path: Path, max_bytes: int) -> str:
+    """The file's text, read in chunks so that a device or a stream that never ends (`/dev/zero`, a
+    runaway pipe) is refused as soon as it shows it is no snapshot, and at the latest at `max_bytes`."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    parts: list[str] = []
+    size = 0
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                if b"\0" in chunk:
+                    raise SnapshotError(str(path), f"not text (a NUL byte at byte {size + chunk.index(0)})")
+                if size + len(chunk) > max_bytes:
+                    raise SnapshotError(str(path), f"larger than {max_bytes // 2**20} MiB: not read further")
+                start = size - len(decoder.getstate()[0])  # where the bytes being decoded begin
+                size += len(chunk)
+                parts.append(decoder.decode(chunk))
+            start = size - len(decoder.getstate()[0])
+            parts.append(decoder.decode(b"", final=True))
+    except UnicodeDecodeError as err:
+        raise SnapshotError(str(path), f"not UTF-8 text (byte {start + err.start})") from None
+    except OSError as err:
+        raise SnapshotError(str(path), _os_problem(err)) from err
+    return "".join(parts)
+
+
 def _parse(path: Path, raw: str) -> list[Any]:
     """The documents of the file: JSON when it is named so or reads like it (as from
     `--snapshot <(kubectl get … -o json)`), else YAML, which may hold several."""
@@ -118,15 +148,19 @@ def _parse(path: Path, raw: str) -> list[Any]:
             raise SnapshotError(
                 str(path), f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
             ) from None
+        except RecursionError:
+            raise SnapshotError(str(path), "nested too deeply to be a Kubernetes List") from None
     try:
         with _decoding(len(raw)):
-            return list(yaml.load_all(raw, Loader=_Loader))
+            return list(yaml.load_all(raw, Loader=YamlLoader))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise SnapshotError(str(path), f"not valid YAML: {err.problem or err.context}{at}") from None
     except yaml.YAMLError as err:
         raise SnapshotError(str(path), f"not valid YAML: {' '.join(str(err).split())}") from None
+    except RecursionError:
+        raise SnapshotError(str(path), "nested too deeply to be a Kubernetes List") from None
 
 
 _LARGE = 32 * 2**20
@@ -231,6 +265,7 @@ class SnapshotReader:
             classes=tuple(by_kind["StorageClass"]),
             csinodes=tuple(by_kind["CSINode"]),
         )
+        self._dra = Dra.of(o for k in DRA_KINDS for o in by_kind[k])
         self.now = now or _reading_time(o for group in by_kind.values() for o in group)
         """The time of the reading (deterministic: a snapshot answers the same way every time)."""
 
@@ -254,6 +289,7 @@ class SnapshotReader:
             workloads=self._workloads_in.get(namespace, ()),
             queues=self._queues_in.get(namespace, ()),
             pending_pods=self._pending_pods,
+            dra=self._dra,
         )
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
@@ -274,6 +310,7 @@ class SnapshotReader:
             peers=self._peers,
             storage=self._storage,
             nominated_pods=self._nominated_pods,
+            dra=self._dra,
         )
 
     async def ping(self) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from bot.localslack import LocalSlack
@@ -25,6 +27,15 @@ def tool(name: str) -> Path:
 
 KUBEWHY = tool("kubewhy")
 KUBECTL = tool("kubectl")
+
+
+def kubectl(args: Sequence[str], kubeconfig: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """Run the real kubectl against `kubeconfig` (an API simulator's), with a HOME of its own (kubectl
+    caches discovery there) and nothing else from the developer's environment."""
+    env = {"KUBECONFIG": kubeconfig, "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [str(KUBECTL), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
 
 
 def free_port() -> int:

@@ -20,6 +20,7 @@ class PodVerdict(StrEnum):
     OK = "ok"
     GATED = "gated"
     PREEMPTING = "preempting"
+    CLAIM = "claim"
     LABEL_MISMATCH = "label-mismatch"
     TAINT = "taint"
     NO_GPU_NODE = "no-gpu-node"

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from cluster.snapshot import SnapshotReader
+from cluster.snapshot import SnapshotReader, YamlLoader
 from devtools.apisim import resources
 from devtools.apisim.faults import DROP, Fault, Faults
 from devtools.apisim.resources import Resource, status_object
@@ -701,13 +701,6 @@ def _unpacked(obj: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
             yield from _unpacked({**implied, **item})
 
 
-class _Loader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
-    """Safe YAML that keeps timestamps as the strings the API serves."""
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
-
-
 def _load(path: Path) -> Iterator[Mapping[str, Any]]:
     """Every object of a snapshot file or folder. Not `cluster.snapshot.load_objects`, which keeps
     only the kinds kubewhy reads: the cluster a snapshot was taken from also had its LocalQueues,
@@ -719,7 +712,7 @@ def _load(path: Path) -> Iterator[Mapping[str, Any]]:
     )
     for file in files:
         raw = file.read_text()
-        documents = [json.loads(raw)] if file.suffix == ".json" else yaml.load_all(raw, Loader=_Loader)
+        documents = [json.loads(raw)] if file.suffix == ".json" else yaml.load_all(raw, Loader=YamlLoader)
         for document in documents:
             if isinstance(document, Mapping):
                 yield from _unpacked(document)

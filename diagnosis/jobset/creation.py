@@ -65,6 +65,7 @@ def triage(family: Family, pod: Object) -> Diagnosis:
             peers=view.peers,
             storage=view.storage,
             nominated_pods=view.nominated_pods,
+            dra=view.dra,
         )
     )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import burst, classifier, jobset, triage
+from bench import burst, classifier, jobset, soak, triage
 from bench.__main__ import BEGIN, END, write_markdown
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row, Sample, repeat, table
@@ -29,7 +29,9 @@ TINY = {"nodes": 40, "pods_per_node": 10, "slices": 2, "hosts_per_slice": 4}
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    with simulated(**TINY) as cluster:
+    with simulated(
+        TINY["nodes"], TINY["pods_per_node"], slices=TINY["slices"], hosts_per_slice=TINY["hosts_per_slice"]
+    ) as cluster:
         yield cluster
 
 
@@ -220,13 +222,27 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
     assert lines[0].startswith("| Benchmark")
     benchmarks = {line.split("|")[1].strip() for line in lines[1:]}
-    assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI"}
+    expected = {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI", "f. soak"}
+    assert benchmarks == expected
     cases = {line.split("|")[3].strip(): line for line in lines[1:]}
     live = cases["kubewhy triage through a kubeconfig, process start to exit"]
     assert "exhausted; 5 calls a run; CPU time " in live
     bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
     assert "requests" in bare
     assert "kubewhy's whole /triage takes" in bare
+    dra = [line for line in lines if "GPUs by DRA" in line and "kubewhy + cache, unpinned pod" in line]
+    assert len(dra) == 1
+    assert "| exhausted, 2 calls" in dra[0]
     assert done.stdout.count("| Benchmark") == 1
     assert "- CPUs (nproc):" in done.stdout
     assert "python -m bench --quick" in out.read_text()
+
+
+async def test_the_soak_answers_every_command_under_faults_and_reports_what_the_bot_holds() -> None:
+    rows = await soak.measure(2 * soak.WAVE)
+    answered, memory, files, log = rows
+    assert answered.runs == str(2 * soak.WAVE)
+    assert answered.met == "yes", answered.result
+    assert " MiB" in memory.result
+    assert files.result.startswith("files ")
+    assert "0 tracebacks" in log.result

@@ -10,7 +10,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from devtools.cluster import MAX_PODS, NOW, TOPOLOGY_KEY, Cluster, _allocatable, generate
+from devtools.cluster import MAX_PODS, NOW, TOPOLOGY_KEY, Cluster, allocatable, generate
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 Obj = dict[str, Any]
@@ -149,10 +149,10 @@ def test_bound_pods_fit_their_nodes_and_take_every_healthy_accelerator(cluster: 
             used[node]["pods"] += 1
     for name, node in nodes.items():
         for resource in ("cpu", "memory", "nvidia.com/gpu", "google.com/tpu"):
-            assert used[name][resource] <= _allocatable(node, resource), (name, resource)
+            assert used[name][resource] <= allocatable(node, resource), (name, resource)
         assert used[name]["pods"] <= MAX_PODS
         for resource in ("nvidia.com/gpu", "google.com/tpu"):
-            assert used[name][resource] == _allocatable(node, resource), (name, resource)
+            assert used[name][resource] == allocatable(node, resource), (name, resource)
 
 
 def test_pods_are_owned_by_their_controllers(cluster: Cluster) -> None:

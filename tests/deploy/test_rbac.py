@@ -28,9 +28,10 @@ from cluster.errors import NotFound
 from cluster.lease import GROUP as LEASE_GROUP
 from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
-from devtools.apisim import Request, serve
+from devtools.apisim import Request, Simulator, serve
 from tests.corpus import Case, cases
 from tests.deploy.rendered import OVERLAYS, Object, render, the
+from tests.live.support import start_cache
 
 BOT_NAMESPACE = "kubewhy"
 """The namespace deploy/ installs the bot in, where its Lease lives."""
@@ -105,14 +106,13 @@ class Recording:
     """Paths of requests that name no resource (discovery, /version)."""
 
 
-async def ask_everything(kubeconfig: str, asked: list[Case], cache: CacheOptions | None) -> None:
+async def ask_everything(sim: Simulator, asked: list[Case], cache: CacheOptions | None) -> None:
     """Every question of the corpus about one snapshot, its NotFound neighbours, and a ping; with the
-    cache, once it has synced."""
-    reader = LiveReader.from_kubeconfig(kubeconfig, None, cache=cache)
+    cache, once it has listed and its watches are served."""
+    reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=cache)
     try:
         if reader.cache is not None:
-            reader.cache.start()
-            assert await reader.cache.wait_synced(10), reader.cache.state
+            await start_cache(reader, sim)
         await reader.ping()
         await reader.jobset_restarts(None)
         await reader.jobset_restarts(sorted({case.namespace for case in asked}))
@@ -157,7 +157,7 @@ async def record(corpus: list[Case]) -> list[Request]:
         sims = {snapshot: stack.enter_context(serve([snapshot])) for snapshot in by_snapshot}
         for cache in (None, CacheOptions(pending=True)):
             await asyncio.gather(
-                *(ask_everything(sims[s].kubeconfig, asked, cache) for s, asked in by_snapshot.items())
+                *(ask_everything(sims[s], asked, cache) for s, asked in by_snapshot.items())
             )
         await elect(next(iter(sims.values())).kubeconfig, BOT_NAMESPACE)
         return [request for sim in sims.values() for request in sim.requests]
@@ -193,9 +193,10 @@ def test_the_reader_only_reads(recording: Recording) -> None:
     assert {a.verb for a in recording.accesses} <= {"get", "list", "watch"}
 
 
-def test_only_the_cache_watches_and_only_nodes_and_pods(recording: Recording) -> None:
+def test_only_the_cache_watches_and_only_nodes_pods_and_dra_objects(recording: Recording) -> None:
     watched = {(a.group, a.resource) for a in recording.accesses if a.verb == "watch"}
-    assert watched == {("", "nodes"), ("", "pods")}
+    dra = {("resource.k8s.io", r) for r in ("deviceclasses", "resourceclaims", "resourceslices")}
+    assert watched == {("", "nodes"), ("", "pods"), *dra}
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

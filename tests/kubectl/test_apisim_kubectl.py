@@ -4,19 +4,16 @@ all namespaces), selectors, describe with the events of both APIs, logs, custom 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from devtools import botenv
 from devtools.apisim import Simulator, serve
 from tests.live.support import GPU_CLUSTER
 
 pytestmark = pytest.mark.kubectl
-
-KUBECTL = Path(sys.executable).with_name("kubectl")
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +28,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def kubectl(sim: Simulator, home: Path, *args: str) -> str:
-    env = {"KUBECONFIG": sim.kubeconfig, "HOME": str(home), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [str(KUBECTL), *args], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
+    done = botenv.kubectl(args, sim.kubeconfig, home)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

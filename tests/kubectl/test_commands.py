@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from devtools.apisim import Simulator, serve
+from devtools.botenv import kubectl
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Command, Diagnosis
 from diagnosis.triage.classify import classify
@@ -22,8 +21,6 @@ from tests.corpus import Case, cases
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
 
 pytestmark = pytest.mark.kubectl
-
-KUBECTL = Path(sys.executable).with_name("kubectl")
 
 CASES = [*cases("triage"), *OWN_TRIAGE, *cases("jobset"), *OWN_JOBSET]
 
@@ -89,16 +86,8 @@ def test_read_commands_exit_0(case: Case, tmp_path: Path) -> None:
     with serve(case.snapshot) as sim:
         answer = _answer(sim, case)
         assert answer.verdict == case.verdict
-        env = {"KUBECONFIG": sim.kubeconfig, "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
         for command in (c for c in answer.next_commands if not c.changes):
-            done = subprocess.run(
-                [str(KUBECTL), *shlex.split(command.text)[1:]],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
+            done = kubectl(shlex.split(command.text)[1:], sim.kubeconfig, tmp_path)
             assert done.returncode == 0, f"{command.text}\n{done.stderr.strip()}"
 
 
@@ -125,7 +114,6 @@ def test_commands_aimed_at_a_named_context_work_without_a_current_one(case: Case
 
     with serve(case.snapshot) as sim:
         reply = asyncio.run(read(sim))
-        env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
         aimed = ["kubectl", "--kubeconfig", sim.kubeconfig, "--context", "apisim"]
         commands = [*reply.diagnosis.next_commands, *(c for f in reply.diagnosis.fixes for c in f.commands)]
         assert commands
@@ -134,7 +122,5 @@ def test_commands_aimed_at_a_named_context_work_without_a_current_one(case: Case
             assert argv[:5] == aimed, command.text
             if command.changes:
                 continue
-            done = subprocess.run(
-                [str(KUBECTL), *argv[1:]], env=env, capture_output=True, text=True, timeout=60, check=False
-            )
+            done = kubectl(argv[1:], sim.kubeconfig, tmp_path)
             assert done.returncode == 0, f"{command.text}\n{done.stderr.strip()}"

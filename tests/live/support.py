@@ -1,9 +1,11 @@
-"""What the live tests share: this folder's own realistic cases (beside the corpus) and readers over
-a running simulator (direct, or with a synced cache) that are always closed."""
+"""What the live tests share: this folder's own realistic cases (beside the corpus), readers over a
+running simulator (direct, or with a cache in its steady state) that are always closed, and waiting
+for state that other threads keep."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -49,12 +51,29 @@ async def live_reader(sim: Simulator, call_timeout: float = 5.0) -> AsyncIterato
 async def cached_reader(
     sim: Simulator, options: CacheOptions | None = None, call_timeout: float = 5.0
 ) -> AsyncIterator[LiveReader]:
-    """A reader whose cache of nodes and bound pods has synced."""
+    """A reader whose cache of nodes and bound pods is in its steady state (see `start_cache`)."""
     reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, call_timeout, cache=options or CacheOptions())
-    assert reader.cache is not None
     try:
-        reader.cache.start()
-        assert await reader.cache.wait_synced(10), reader.cache.state
+        await start_cache(reader, sim)
         yield reader
     finally:
         await reader.aclose()
+
+
+async def start_cache(reader: LiveReader, sim: Simulator) -> None:
+    """Start the reader's cache and wait until it has listed what it keeps and the simulator serves
+    its watches. Synced is not enough: a synced cache opens its watches afterwards, and those
+    requests would land among the ones a test counts after it."""
+    cache = reader.cache
+    assert cache is not None
+    cache.start()
+    assert await cache.wait_synced(10), cache.state
+    await settled(lambda: sim.open_watches() == cache.watches)
+
+
+async def settled(condition: Callable[[], bool]) -> None:
+    """Wait until `condition()` holds: the cache applying what the API server sent, or the simulator
+    seeing a request. Both happen in threads of their own, so there is nothing to await: it is polled."""
+    async with asyncio.timeout(10):
+        while not condition():  # noqa: ASYNC110 (polls state kept by other threads)
+            await asyncio.sleep(0.01)

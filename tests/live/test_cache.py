@@ -5,10 +5,8 @@ while it cannot be trusted the reader reads the cluster directly."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,8 +26,12 @@ from diagnosis.triage.resources import effective_requests
 from diagnosis.workloads import priority
 from handlers.reply import Scope
 from handlers.triage import triage
-from tests.corpus import cases
-from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
+from tests.corpus import ROOT, cases
+from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled
+
+DRA_LAB = ROOT / "examples" / "gpu-dra.json"
+NO_DRA_OBJECTS = {"deviceclasses": 0, "resourceclaims": 0, "resourceslices": 0}
+"""The lab cluster's API serves resource.k8s.io, with no object in it."""
 
 PINNED = ("ml-train", "llama-ft-0-x7k2p")
 """Asks 2 GPUs of the A100 pool, whose two nodes hold 2 and 1 of their 2: exhausted."""
@@ -66,17 +68,10 @@ async def read_directly(reader: LiveReader, target: tuple[str, str]) -> str | No
     return said[0].split(" ", 1)[0] if said else None
 
 
-async def settled(condition: Callable[[], bool]) -> None:
-    """Wait for the cache to apply what the API server sent, or the simulator to see a request:
-    watches are asynchronous, and the simulator runs in threads of its own (nothing to await)."""
-    async with asyncio.timeout(10):
-        while not condition():  # noqa: ASYNC110 (polls state kept by other threads)
-            await asyncio.sleep(0.01)
-
-
 async def watches_open(sim: Simulator) -> None:
-    """Wait until the cache's two watches are served (a synced cache may still be opening them)."""
-    await settled(lambda: sim.open_watches() == 2)
+    """Wait until the cache's five watches are served (a synced cache may still be opening them): nodes,
+    bound pods, and the DRA DeviceClasses, ResourceClaims and ResourceSlices."""
+    await settled(lambda: sim.open_watches() == 5)
 
 
 def held_on(reader: LiveReader, node: str) -> set[str]:
@@ -217,7 +212,6 @@ async def test_compact_copies_keep_what_makes_an_init_container_a_sidecar() -> N
 async def test_a_cut_watch_resumes_from_the_last_revision_without_listing_again() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, QUICK) as reader:
-            await watches_open(sim)
             sweep = "sweep-lr-3e4-2-bk9vd"
             revision = sim.store.delete("Pod", "ml-train", sweep)["metadata"]["resourceVersion"]
             await settled(lambda: sweep not in held_on(reader, FULL))
@@ -240,7 +234,6 @@ async def test_a_watch_too_old_to_resume_lists_again() -> None:
         async with cached_reader(sim, QUICK) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             sim.faults.fail(503, times=None, resource="pods", verb="watch")
             start = len(sim.requests)
             sim.drop_watches("pods")
@@ -258,7 +251,6 @@ async def test_a_watch_too_old_to_resume_lists_again() -> None:
 async def test_an_http_410_on_reconnect_lists_again() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, QUICK) as reader:
-            await watches_open(sim)
             sim.faults.fail(410, times=1, resource="pods", verb="watch")
             start = len(sim.requests)
             sim.drop_watches("pods")
@@ -308,7 +300,7 @@ async def test_while_the_cache_syncs_the_reader_reads_directly_and_says_so() -> 
             assert await read_directly(reader, PINNED) is None
             assert not reads_of_nodes_or_bound_pods(sim.requests[start:])
             # What /metrics reports of it: the objects held, their memory, how long since it last heard.
-            assert cache.held == {"nodes": 5, "pods": 7}
+            assert cache.held == {"nodes": 5, "pods": 7, **NO_DRA_OBJECTS}
             assert 5 * 200 < cache.estimated_bytes() < 5 * 20_000
             age = cache.age()
             assert age is not None
@@ -323,7 +315,6 @@ async def test_a_watch_lost_for_longer_than_stale_seconds_sends_the_reader_to_th
         async with cached_reader(sim, options) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             sim.faults.fail(503, times=None, resource="nodes", verb="watch")
             sim.drop_watches("nodes")
             await settled(lambda: not cache.synced)
@@ -355,7 +346,7 @@ async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_dir
             )
             assert reader.cache.state.endswith(" > 6); reading the cluster directly")
             assert reader.cache.nodes() == ()
-            assert reader.cache.held == {"nodes": 0, "pods": 0}
+            assert reader.cache.held == {"nodes": 0, "pods": 0, **NO_DRA_OBJECTS}
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             assert reads_of_nodes_or_bound_pods(sim.requests[start:])
@@ -416,7 +407,6 @@ async def test_idle_watches_do_not_block_the_event_loop() -> None:
         async with cached_reader(sim, CacheOptions(watch_seconds=3600)) as reader:
             cache = reader.cache
             assert cache is not None
-            await watches_open(sim)
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             sim.store.delete("Pod", "ml-train", HOLDER)
@@ -426,16 +416,57 @@ async def test_idle_watches_do_not_block_the_event_loop() -> None:
             assert reads_of_nodes_or_bound_pods(sim.requests[start:]) == []
 
 
+async def test_a_cluster_without_dra_syncs_without_it() -> None:
+    """Where `resource.k8s.io` is not served (DRA off), its three reflectors end at the 404 and the
+    cache is synced with nodes and pods alone; a DRA pod is then read directly."""
+    with serve(GPU_CLUSTER, without=("resource.k8s.io",)) as sim:
+        async with cached_reader(sim) as reader:
+            assert reader.cache is not None
+            assert reader.cache.synced
+            assert not reader.cache.dra_synced
+            await settled(lambda: sim.open_watches() == 2)
+
+
+async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
+    """On the DRA lab: the verdict through the cache is the direct one; a claim freed by the watch
+    turns exhausted into schedulable without a LIST of claims or slices."""
+    with serve(DRA_LAB) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            await watches_open(sim)
+            assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.EXHAUSTED
+            sim.store.delete("ResourceClaim", "dra-lab", "llm-finetune-gpus", "resource.k8s.io/v1")
+            await settled(lambda: ("dra-lab", "llm-finetune-gpus") not in cache.dra().claim_index)
+            start = len(sim.requests)
+            assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.SCHEDULABLE
+    read = [r.path for r in sim.requests[start:]]
+    assert [p for p in read if "resourceclaims" in p or "resourceslices" in p] == []
+
+
 async def test_the_cache_watches_what_it_listed() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim):
-            await watches_open(sim)
+            pass  # it returns once the cache has listed and both watches are served
     cache_reads = {(r.verb, r.path, r.query.get("fieldSelector", "")) for r in sim.requests}
     assert cache_reads == {
         ("list", "/api/v1/nodes", ""),
         ("watch", "/api/v1/nodes", ""),
         ("list", "/api/v1/pods", BOUND_PODS),
         ("watch", "/api/v1/pods", BOUND_PODS),
+        *(
+            (verb, f"/apis/resource.k8s.io/v1/{plural}", "")
+            for verb in ("list", "watch")
+            for plural in ("deviceclasses", "resourceclaims", "resourceslices")
+        ),
     }
     watches = [r.query for r in sim.requests if r.verb == "watch"]
     assert all(q["allowWatchBookmarks"] == "true" and q["timeoutSeconds"] == "300" for q in watches)
+
+
+async def test_a_dra_pod_on_a_cluster_without_dra_is_told_so() -> None:
+    with serve(DRA_LAB, without=("resource.k8s.io",)) as sim:
+        async with live_reader(sim) as reader:
+            found = classify(await reader.triage_view("dra-lab", "case-dra-exhaust"))
+    assert found.verdict is PodVerdict.CLAIM
+    assert "serves no resource.k8s.io/v1 API" in found.summary

@@ -112,7 +112,7 @@ async def test_an_abandoned_lease_is_taken_once_it_expires(sim: Simulator, elect
 
 
 async def test_a_write_from_a_stale_read_is_refused_with_409(sim: Simulator) -> None:
-    api = Transport(new_client_from_config(config_file=sim.kubeconfig))  # type: ignore[no-untyped-call]
+    api = Transport(new_client_from_config(config_file=sim.kubeconfig))  # type: ignore[no-untyped-call]  # untyped in kubernetes
     collection = Target("create", "leases", NAMESPACE, GROUP)
     target = Target("update", "leases", NAMESPACE, GROUP, "race")
     try:

@@ -291,7 +291,9 @@ def test_a_silence_chosen_on_either_replica_is_honoured_by_the_leader(replicas: 
         "first",
         "third",
     ]
-    assert "silenced by <@U0ONCALL>" in str(replicas.slack.find(QUIET, incident.ts).blocks)  # type: ignore[union-attr]
+    silenced = replicas.slack.find(QUIET, incident.ts)
+    assert silenced is not None
+    assert "silenced by <@U0ONCALL>" in str(silenced.blocks)
 
 
 def test_past_the_hourly_limit_one_summary_line_counts_the_workloads_not_posted(replicas: Replicas) -> None:

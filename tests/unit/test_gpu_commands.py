@@ -4,15 +4,13 @@ snapshot they were made from."""
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from devtools.apisim import serve
-from devtools.botenv import KUBECTL
+from devtools.botenv import kubectl as kubectl_run
 from diagnosis.commands import describe, events_about
 from diagnosis.model import Command
 from diagnosis.triage import commands as kubectl
@@ -114,18 +112,10 @@ EXAMPLES = _examples()
 
 @pytest.mark.kubectl
 @pytest.mark.parametrize("snapshot", sorted(EXAMPLES), ids=lambda p: p.stem)
-def test_read_commands_run_against_the_snapshot(snapshot: Path) -> None:
+def test_read_commands_run_against_the_snapshot(snapshot: Path, tmp_path: Path) -> None:
     """Each shape of read command, run by real kubectl against the simulator serving the snapshot it
     was made from, exits 0 (an unknown flag, a bad JSONPath or field selector would not)."""
     with serve(snapshot) as sim:
-        env = {**os.environ, "KUBECONFIG": sim.kubeconfig}
         for text in EXAMPLES[snapshot]:
-            done = subprocess.run(
-                [str(KUBECTL), *shlex.split(text)[1:]],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
+            done = kubectl_run(shlex.split(text)[1:], sim.kubeconfig, tmp_path)
             assert done.returncode == 0, f"{text}\n{done.stderr}"

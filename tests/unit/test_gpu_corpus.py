@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.triage.classify import classify, serving_nothing, usage_candidates
 from diagnosis.views import Peers, Storage, TriageView
@@ -93,6 +94,7 @@ def view_of(
         workloads=tuple(
             o for o in objects if o["kind"] == "Workload" and o["metadata"]["namespace"] == namespace
         ),
+        dra=Dra.of(objects),
     )
 
 

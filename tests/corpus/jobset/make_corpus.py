@@ -10,7 +10,7 @@ events as the Job controller, the JobSet controller and the scheduler record the
 GKE/EKS/AKS labels and taints. Everything is derived from a seed per snapshot, so running this again
 writes the same files:
 
-    .venv/bin/python tests/corpus/jobset/make_corpus.py
+    python tests/corpus/jobset/make_corpus.py     # with the project's virtualenv active
 
 Each snapshot is one scenario function, registered with `@scenario` (its seed, file and the verdict
 `index.yaml` records for it) and written with the builders above it, each of which models what one
