@@ -536,9 +536,10 @@ FUNNEL: tuple[Step, ...] = (
          _allocatable_advice),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
     Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
-    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
+    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread,
+         remedies.fixed(spread.advise, remedies.for_spread)),
     Step(PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", affinity.pod_affinity,
-         affinity.advise),
+         remedies.fixed(affinity.advise, remedies.for_pod_affinity)),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.
