@@ -23,9 +23,10 @@ from diagnosis import objects
 from diagnosis.commands import collect
 from diagnosis.model import Command
 from diagnosis.objects import Object, labels, name, namespace, sequence, text
-from diagnosis.relations import node_name
+from diagnosis.relations import node_name, workload
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.fixes import Change, ending, pod_change, where
 from diagnosis.triage.funnel import Advice, Ask, Funnel
 from diagnosis.triage.peers import (
     Query,
@@ -40,6 +41,7 @@ from diagnosis.views import TriageView
 
 AFFINITY = "podAffinity"
 ANTI_AFFINITY = "podAntiAffinity"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 """JobSet's exclusive placement: its pod webhook gives the leader the pod affinity and anti-affinity
 that keep each child Job alone in its domain of this label (JobSet `pkg/webhooks/pod_webhook.go`)."""
@@ -319,4 +321,39 @@ def advise(funnel: Funnel) -> Advice:
         scope = None if t.query.everywhere or len(t.query.namespaces) != 1 else next(iter(t.query.namespaces))
         commands.append(kubectl.pods_matching(scope, t.query.selector.query()))
     commands += (kubectl.pod_affinity(namespace(other), name(other)) for other in deciding[:2])
-    return Advice(summary, tuple(evidence), collect(*commands))
+    return Advice(summary, tuple(evidence), collect(*commands), fixes=_fixes(pod, blocks))
+
+
+def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
+    """For anti-affinity: the workloads whose pods hold the domains end (or finish), one at a time,
+    never the pod's own; then the pod's own required anti-affinity dropped (unless JobSet's webhook
+    sets it: exclusive placement). For affinity: the required pod affinity dropped."""
+    first = blocks[0]
+    if first.check == ERROR:
+        return ()
+    if first.check == AFFINITY:
+        patch = {"spec": {"affinity": {AFFINITY: {_REQUIRED: None}}}}
+        return (pod_change(f"drop the pod's required pod affinity {where(pod)}: opens {{opens}}", patch),)
+    own = workload(pod)
+    by_workload: dict[tuple[str, str, str], list[Object]] = {}
+    for block in blocks:
+        if block.check == first.check:
+            for other in block.pods:
+                kind, owner_name = workload(other)
+                if (kind, owner_name) != own or namespace(other) != namespace(pod):
+                    by_workload.setdefault((kind, namespace(other), owner_name), []).append(other)
+    changes = [
+        ending(
+            f"end or wait for {kind} {ns}/{owner_name}, whose pods hold those domains: opens {{opens}}",
+            sorted({(namespace(p), name(p)) for p in pods}),
+        )
+        for (kind, ns, owner_name), pods in by_workload.items()
+    ]
+    if first.check == ANTI_AFFINITY and EXCLUSIVE_TOPOLOGY not in objects.annotations(pod):
+        patch = {"spec": {"affinity": {ANTI_AFFINITY: {_REQUIRED: None}}}}
+        changes.append(
+            pod_change(
+                f"make the pod's anti-affinity preferred, not required, {where(pod)}: opens {{opens}}", patch
+            )
+        )
+    return tuple(changes)

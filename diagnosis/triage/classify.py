@@ -44,6 +44,7 @@ from diagnosis.triage.funnel import (
     Ask,
     Drop,
     Funnel,
+    Shared,
     Stage,
     Step,
     and_,
@@ -54,7 +55,7 @@ from diagnosis.triage.funnel import (
     run,
     stage_line,
 )
-from diagnosis.triage.resources import effective_requests, holders, offer, reported_resources
+from diagnosis.triage.resources import effective_requests, offer, reported_resources
 from diagnosis.triage.scheduler_message import last_said
 from diagnosis.triage.scheduling import (
     CORDON,
@@ -132,20 +133,27 @@ def funnel_of(view: TriageView) -> Funnel:
     return _funnel(view, effective_requests(view.pod), candidates(view.nodes))
 
 
-def _funnel(view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...]) -> Funnel:
-    first = Ask(view.pod, requests)
-    filtered = _filtered(first, nodes)
+def _funnel(
+    view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...], shared: Shared | None = None
+) -> Funnel:
+    shared = shared or Shared()
+    shared.alive.append(view)
+    first = Ask(view.pod, requests, offers=shared.offers)
+    # The steps before the free slots read only the pod and the nodes: a fix that ends pods leaves both.
+    filtered = shared.filtered.get((id(view.pod), id(nodes)))
+    if filtered is None:
+        filtered = shared.filtered[(id(view.pod), id(nodes))] = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods bound to the nodes that reach the free-slot step count (all a reader must fetch).
     reached_names = frozenset(map(name, reached))
-    held = holders(view.pod, view.bound_pods, reached_names)
-    ask = replace(first, holders=held, view=view, reached=reached_names)
+    ask = replace(first, holders=shared.holders_of(view, reached_names), view=view, reached=reached_names)
     return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    nodes = candidates(view.nodes)
-    funnel = _funnel(view, requests, nodes)
+    shared = Shared()
+    nodes = shared.candidates(view.nodes)
+    funnel = _funnel(view, requests, nodes, shared)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -162,7 +170,7 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         *scheduler_lines(view, requests, nodes),
         *pending_notes(view.pod),
     )
-    return _diagnosis(view, verdict, advice, evidence)
+    return _diagnosis(view, verdict, advice, evidence, shared)
 
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
@@ -171,32 +179,37 @@ def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     return run(FUNNEL[:_FREE_SLOT], ask, nodes)
 
 
-def passing(view: TriageView) -> tuple[str, ...]:
+def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
     """The nodes on which the view's pod passes every check, by name: none when it does not reach the
     funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
     if not reaches_funnel(view.pod):
         return ()
-    nodes = candidates(view.nodes)
+    shared = shared or Shared()
+    nodes = shared.candidates(view.nodes)
     if not nodes:
         return ()
-    last = _funnel(view, effective_requests(view.pod), nodes).last
+    last = _funnel(view, effective_requests(view.pod), nodes, shared).last
     read = view.bound_nodes
     return tuple(name(n) for n in last.kept if read is None or name(n) in read)
 
 
-def checked(view: TriageView, changes: Iterable[Change]) -> tuple[Fix, ...]:
+def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None = None) -> tuple[Fix, ...]:
     """The changes that open a node once made, as fixes, in the order proposed; each one checked by
-    running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`)."""
+    running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`), reusing what
+    the classification's own run worked out about the nodes and pods the change leaves as they were
+    (`shared`)."""
     fixes = []
     for change in tuple(changes)[:CHECKED]:
         if not change.checkable:
             fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
             continue
         after = changed(view, change)
-        opened = passing(after)
+        if shared is not None and change.ended:
+            shared.ending(view.bound_pods, after.bound_pods, change.ended)
+        opened = passing(after, shared)
         if not opened:
             continue
-        opened_nodes = [n for n in candidates(after.nodes) if name(n) in opened]
+        opened_nodes = [n for n in (shared or Shared()).candidates(after.nodes) if name(n) in opened]
         fixes.append(
             Fix(
                 summary=change.summary.replace("{opens}", pool_of(opened_nodes)),
@@ -209,9 +222,15 @@ def checked(view: TriageView, changes: Iterable[Change]) -> tuple[Fix, ...]:
     return tuple(fixes)
 
 
-def _diagnosis(view: TriageView, verdict: PodVerdict, advice: Advice, evidence: Iterable[str]) -> Diagnosis:
+def _diagnosis(
+    view: TriageView,
+    verdict: PodVerdict,
+    advice: Advice,
+    evidence: Iterable[str],
+    shared: Shared | None = None,
+) -> Diagnosis:
     ns, pod = namespace(view.pod), name(view.pod)
-    fixes = checked(view, advice.fixes)
+    fixes = checked(view, advice.fixes, shared)
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
@@ -528,18 +547,26 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
 
 
 FUNNEL: tuple[Step, ...] = (
-    Step(PodVerdict.LABEL_MISMATCH, "matches the nodeSelector and required node affinity",
-         label_mismatch, _label_advice),
+    Step(
+        PodVerdict.LABEL_MISMATCH,
+        "matches the nodeSelector and required node affinity",
+        label_mismatch,
+        _label_advice,
+    ),
     Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", taint, _taint_advice),
     Step(PodVerdict.NO_GPU_NODE, "reports {resources}", no_gpu_node, _no_gpu_advice),
-    Step(PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero,
-         _allocatable_advice),
+    Step(
+        PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero, _allocatable_advice
+    ),
     Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, _exhausted_advice),
     Step(PodVerdict.VOLUME, "can use the pod's volumes", volumes.volume, volumes.advise),
-    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread,
-         remedies.fixed(spread.advise, remedies.for_spread)),
-    Step(PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", affinity.pod_affinity,
-         remedies.fixed(affinity.advise, remedies.for_pod_affinity)),
+    Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", spread.topology_spread, spread.advise),
+    Step(
+        PodVerdict.POD_AFFINITY,
+        "satisfies pod affinity and anti-affinity",
+        affinity.pod_affinity,
+        affinity.advise,
+    ),
 )
 """The funnel, in order. Labels come before taints (the scheduler checks taints first) because the
 nodeSelector says which nodes the pod is meant for: a taint on a node it never wanted is no answer.

@@ -62,12 +62,21 @@ class Change:
 def changed(view: TriageView, change: Change) -> TriageView:
     """The view as it would read after the change: copies, the view itself untouched."""
     pod = merge_patch(view.pod, change.pod_patch) if change.pod_patch is not None else view.pod
-    nodes = tuple(
-        merge_patch(node, change.node_patches[name(node)]) if name(node) in change.node_patches else node
-        for node in view.nodes
-    )
-    bound = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in change.ended)
-    return replace(view, pod=pod, nodes=nodes, bound_pods=bound)
+    # What the change leaves alone stays the same object: the funnel runs of one classification
+    # share what they work out about it (`diagnosis.triage.funnel.Shared`).
+    nodes = view.nodes
+    if change.node_patches:
+        nodes = tuple(
+            merge_patch(node, change.node_patches[name(node)]) if name(node) in change.node_patches else node
+            for node in view.nodes
+        )
+    bound, peers = view.bound_pods, view.peers
+    if change.ended:
+        bound = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in change.ended)
+        peers = replace(
+            view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
+        )
+    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=peers)
 
 
 def pod_change(summary: str, patch: Mapping[str, Any]) -> Change:

@@ -6,21 +6,73 @@ this module only runs them and writes down what each one did, so the evidence ca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple
 
 from diagnosis.model import Command, Holding, PodVerdict, Snippet
-from diagnosis.objects import Object, name, namespace, spec
+from diagnosis.objects import Object, name, namespace, spec, uid
 from diagnosis.triage.fixes import Change
-from diagnosis.triage.resources import Holder, Offer, effective_requests, offer
+from diagnosis.triage.resources import Holder, Offer, effective_requests, holders, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 from diagnosis.workloads import priority, top_owner
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
+
+
+@dataclass
+class Shared:
+    """What one classification works out once and reuses in each of its funnel runs (the verdict's,
+    then one per fix it checks, `classify.checked`): each node's offer of each resource by
+    (id(node), resource), and the holders of the reached nodes by (id(bound pods), reached nodes,
+    the pod's identity). Keys hold ids, so every view a run read is kept alive here for as long as
+    this lives: no id is reused for another object meanwhile."""
+
+    offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
+    filtered: dict[tuple[int, int], tuple[Stage, ...]] = field(default_factory=dict)
+    """The steps before the free slots, by (id(pod), id(nodes))."""
+    alive: list[object] = field(default_factory=list)
+    _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
+    _holders: dict[tuple[int, frozenset[str], tuple[str, str, str]], Mapping[str, tuple[Holder, ...]]] = (
+        field(default_factory=dict)
+    )
+    _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
+
+    def ending(
+        self, before: tuple[Object, ...], after: tuple[Object, ...], ended: frozenset[tuple[str, str]]
+    ) -> None:
+        """Note that `after` is `before` without the pods `ended` (by namespace and name)."""
+        self.alive += (before, after)
+        self._ended[id(after)] = (before, ended)
+
+    def holders_of(self, view: TriageView, reached: frozenset[str]) -> Mapping[str, tuple[Holder, ...]]:
+        """`resources.holders` of the view's pod on the reached nodes, worked out once per set of bound
+        pods; for bound pods that are others without some pods ended, those pods taken out of the
+        others' holders (the same result: holders are bound pods, each counted once)."""
+        me = (namespace(view.pod), name(view.pod), uid(view.pod))
+        key = (id(view.bound_pods), reached, me)
+        found = self._holders.get(key)
+        if found is None:
+            if id(view.bound_pods) in self._ended:
+                before, ended = self._ended[id(view.bound_pods)]
+                found = _without(self.holders_of(replace(view, bound_pods=before), reached), ended)
+            else:
+                found = holders(view.pod, view.bound_pods, reached)
+            self.alive.append(view.bound_pods)
+            self._holders[key] = found
+        return found
+
+    def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:
+        """`candidates(nodes)`, worked out once per tuple of nodes."""
+        found = self._candidates.get(id(nodes))
+        if found is None:
+            self.alive.append(nodes)
+            found = self._candidates[id(nodes)] = candidates(nodes)
+        return found
 
 
 @dataclass(frozen=True)
@@ -133,6 +185,13 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
             break
         nodes = tuple(kept)
     return tuple(stages)
+
+
+def _without(
+    held: Mapping[str, tuple[Holder, ...]], ended: frozenset[tuple[str, str]]
+) -> dict[str, tuple[Holder, ...]]:
+    kept = {node: tuple(h for h in pods if (h.namespace, h.name) not in ended) for node, pods in held.items()}
+    return {node: pods for node, pods in kept.items() if pods}
 
 
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
-from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, node_name
+from diagnosis.relations import holds_node, node_name, workload
 from diagnosis.selectors import Selector
 from diagnosis.views import TriageView
 
@@ -81,48 +81,36 @@ def existing(
     )
 
 
-def owner(pod: Object) -> tuple[str, str] | None:
-    """(kind, name) of what made the pod, read from its controller ownerReference: a ReplicaSet named
-    `<deployment>-<pod-template-hash>` is a Deployment's."""
+def _job(pod: Object) -> str:
+    """The Job that made the pod (its controller ownerReference), or ""."""
     for ref in map(mapping, sequence(meta(pod).get("ownerReferences"))):
-        if ref.get("controller") is True:
-            kind, owner_name = text(ref.get("kind")), text(ref.get("name"))
-            template_hash = labels(pod).get("pod-template-hash", "")
-            if kind == "ReplicaSet" and template_hash and owner_name.endswith(f"-{template_hash}"):
-                return "Deployment", owner_name[: -len(template_hash) - 1]
-            return kind, owner_name
-    return None
+        if ref.get("controller") is True and ref.get("kind") == "Job":
+            return text(ref.get("name"))
+    return ""
 
 
 def owner_text(pod: Object) -> str:
-    """`ml/trainer-0 (Job llama-workers-0 of JobSet llama, on node-1)`: the pod and what made it."""
-    made_by = owner(pod)
-    what = ""
-    if made_by is not None:
-        what = f"{made_by[0]} {made_by[1]}"
-        jobset = labels(pod).get(JOBSET_NAME_LABEL, "")
-        if jobset and made_by[0] == "Job":
-            what += f" of JobSet {jobset}"
+    """`ml/trainer-0 (Job llama-workers-0 of JobSet llama, on node-1)`: the pod and what runs it
+    (`diagnosis.relations.workload`)."""
+    kind, owner_name = workload(pod)
+    job = _job(pod)
+    what = "" if kind == "Pod" else f"{kind} {owner_name}"
+    if kind == "JobSet" and job:
+        what = f"Job {job} of JobSet {owner_name}"
     where = node_name(pod)
     about = ", ".join(part for part in (what, f"on {where}" if where else "") if part)
     return f"{namespace(pod)}/{name(pod)}" + (f" ({about})" if about else "")
 
 
 def owners_text(pods: Iterable[Object]) -> str:
-    """What made these pods, each workload once: `JobSet llama (Jobs llama-w-0, llama-w-1); Deployment
-    sdxl-serve`; a pod nothing made is named itself."""
+    """What runs these pods, each workload once: `JobSet ml/llama (Jobs llama-w-0, llama-w-1);
+    Deployment ml/sdxl-serve`; a pod nothing made is named itself."""
     found: dict[str, list[str]] = {}
     for pod in pods:
-        made_by = owner(pod)
-        jobset = labels(pod).get(JOBSET_NAME_LABEL, "")
-        if made_by is not None and made_by[0] == "Job" and jobset:
-            parts = found.setdefault(f"JobSet {namespace(pod)}/{jobset}", [])
-            if made_by[1] not in parts:
-                parts.append(made_by[1])
-        elif made_by is not None:
-            found.setdefault(f"{made_by[0]} {namespace(pod)}/{made_by[1]}", [])
-        else:
-            found.setdefault(f"pod {namespace(pod)}/{name(pod)}", [])
+        kind, owner_name = workload(pod)
+        jobs = found.setdefault(f"{kind} {namespace(pod)}/{owner_name}".replace("Pod ", "pod "), [])
+        if kind == "JobSet" and (job := _job(pod)) and job not in jobs:
+            jobs.append(job)
     return "; ".join(
         what + (f" (Job{'s' if len(jobs) > 1 else ''} {', '.join(jobs)})" if jobs else "")
         for what, jobs in found.items()

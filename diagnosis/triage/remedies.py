@@ -7,7 +7,7 @@ pool or nodes the change was found to open.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +29,7 @@ from diagnosis.triage.fixes import (
     where,
     with_asks,
 )
-from diagnosis.triage.funnel import Advice, Funnel, and_
+from diagnosis.triage.funnel import Funnel, and_
 from diagnosis.triage.resources import Holder, offer, reported_resources
 from diagnosis.triage.scheduling import CORDON, UNSCHEDULABLE, Taint, node_selector, required_terms, taints
 from diagnosis.workloads import top_owner
@@ -373,69 +373,3 @@ def _merged(left: Mapping[str, Any] | None, right: Mapping[str, Any]) -> Mapping
     """Two pod patches as one (the second was made on the pod with the first applied)."""
     return right if left is None else merge_patch(left, right)
 
-
-def fixed(
-    advise: Callable[[Funnel], Advice], propose: Callable[[Funnel], tuple[Change, ...]]
-) -> Callable[[Funnel], Advice]:
-    """A step's advice with the changes `propose` makes for it (for steps whose module says what
-    blocks, and this one what would lift it)."""
-
-    def advised(funnel: Funnel) -> Advice:
-        return replace(advise(funnel), fixes=propose(funnel))
-
-    return advised
-
-
-def for_spread(funnel: Funnel) -> tuple[Change, ...]:
-    """Make the hard spread constraints best-effort (`whenUnsatisfiable: ScheduleAnyway`): the
-    scheduler then prefers the spread and no longer refuses a node for it."""
-    pod = funnel.view.pod
-    constraints = [mapping(c) for c in sequence(spec(pod).get("topologySpreadConstraints"))]
-    hard = [c for c in constraints if c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"]
-    if not hard:
-        return ()
-    relaxed = [{**c, "whenUnsatisfiable": "ScheduleAnyway"} if c in hard else dict(c) for c in constraints]
-    keys = ", ".join(sorted({str(c.get("topologyKey", "?")) for c in hard}))
-    return (
-        pod_change(
-            f"make the topology spread over {keys} best-effort (whenUnsatisfiable: ScheduleAnyway) "
-            f"{where(pod)}: opens {{opens}}",
-            {"spec": {"topologySpreadConstraints": relaxed}},
-        ),
-    )
-
-
-def for_pod_affinity(funnel: Funnel) -> tuple[Change, ...]:
-    """Drop the pod's own required anti-affinity, then its required affinity (each a pod change); the
-    anti-affinity of pods already running is theirs, and not changed here."""
-    pod = funnel.view.pod
-    affinity = mapping(spec(pod).get("affinity"))
-    changes = []
-    for kind, words in (("podAntiAffinity", "anti-affinity"), ("podAffinity", "affinity")):
-        if mapping(affinity.get(kind)).get(_REQUIRED):
-            changes.append(
-                pod_change(
-                    f"make the pod's required pod {words} preferred instead {where(pod)}: opens {{opens}}",
-                    {
-                        "spec": {
-                            "affinity": {
-                                kind: {
-                                    _REQUIRED: None,
-                                    _PREFERRED: [
-                                        *sequence(mapping(affinity.get(kind)).get(_PREFERRED)),
-                                        *(
-                                            {"weight": 100, "podAffinityTerm": term}
-                                            for term in sequence(mapping(affinity.get(kind)).get(_REQUIRED))
-                                        ),
-                                    ],
-                                }
-                            }
-                        }
-                    },
-                )
-            )
-    return tuple(changes)
-
-
-_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
-_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"

@@ -20,6 +20,7 @@ from diagnosis.commands import collect
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.selectors import Requirement, Selector, SelectorError, parse
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.fixes import Change, pod_change, where
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, names
 from diagnosis.triage.peers import Query, existing, universe
 from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, taints
@@ -153,6 +154,14 @@ class Spread:
             return 0
         return min(counts.values())
 
+    def skew(self, index: int, node: Object) -> int | None:
+        """The skew the pod would make on the node for constraint `index` (None: no topology key)."""
+        domain = labels(node).get(self.constraints[index].key)
+        if domain is None:
+            return None
+        own = int(self.self_match[index])
+        return self.counts[index].get(domain, 0) + own - self.minimum(index)
+
     def failure(self, node: Object) -> str | None:
         """Why the node breaks a constraint (the first that fails, as the scheduler stops there)."""
         if self.error:
@@ -229,4 +238,37 @@ def advise(funnel: Funnel) -> Advice:
         kubectl.nodes_with_labels(c.key for c in spread.constraints),
         *(kubectl.pods_matching(namespace(pod), c.selector.query()) for c in spread.constraints[:2]),
     )
-    return Advice(summary, tuple(evidence), commands)
+    return Advice(summary, tuple(evidence), commands, fixes=_fixes(funnel, spread))
+
+
+def _fixes(funnel: Funnel, spread: Spread) -> tuple[Change, ...]:
+    """The pod's own constraint loosened: its maxSkew raised to the least skew a node left would
+    make, then the constraint made ScheduleAnyway (it then only scores). Lists are replaced whole in a
+    merge patch, so each patch carries every constraint of the pod."""
+    if spread.error:
+        return ()
+    pod = funnel.view.pod
+    raw = [dict(mapping(c)) for c in sequence(spec(pod).get("topologySpreadConstraints"))]
+    hard = [i for i, c in enumerate(raw) if c.get("whenUnsatisfiable") == "DoNotSchedule"]
+    changes: list[Change] = []
+    for index, constraint in enumerate(spread.constraints):
+        skews = [k for d in funnel.last.dropped if (k := spread.skew(index, d.node)) is not None]
+        if not skews or min(skews) <= constraint.max_skew or index >= len(hard):
+            continue
+        position = hard[index]
+        raised = [dict(c, maxSkew=min(skews)) if i == position else c for i, c in enumerate(raw)]
+        anyway = [
+            dict(c, whenUnsatisfiable="ScheduleAnyway") if i == position else c for i, c in enumerate(raw)
+        ]
+        changes += (
+            pod_change(
+                f"raise the maxSkew of the spread over {constraint.key} from {constraint.max_skew} to "
+                f"{min(skews)} {where(pod)}: opens {{opens}}",
+                {"spec": {"topologySpreadConstraints": raised}},
+            ),
+            pod_change(
+                f"make the spread over {constraint.key} ScheduleAnyway {where(pod)}: opens {{opens}}",
+                {"spec": {"topologySpreadConstraints": anyway}},
+            ),
+        )
+    return tuple(changes)

@@ -11,6 +11,7 @@ from typing import Any
 from diagnosis.model import PodVerdict
 from diagnosis.triage.classify import classify
 from diagnosis.views import Peers, Storage, TriageView
+from tests.unit.test_gpu_corpus import diagnose
 from tests.unit.test_upstream_placement import (
     NOW,
     OK,
@@ -230,3 +231,44 @@ def test_a_selector_that_does_not_parse_refuses_every_node() -> None:
     diagnosis = classify(TriageView(incoming, (node("node-a", zone="z1"),), (), (), NOW))
     assert diagnosis.verdict is PodVerdict.POD_AFFINITY
     assert "parsing pod" in diagnosis.summary
+
+
+def test_a_spread_fix_raises_max_skew_to_the_least_skew_a_node_would_make() -> None:
+    found = diagnose("tests/corpus/triage/gke-spread-zones-l4.json", "speech", "whisper-asr-84lcwlzz7n-hfvjn")
+    first = found.fixes[0]
+    assert first.summary.startswith(
+        "raise the maxSkew of the spread over topology.kubernetes.io/zone from 1 to 2"
+    )
+    assert first.pod_patch is not None
+    assert first.pod_patch["spec"]["topologySpreadConstraints"][0]["maxSkew"] == 2
+    assert first.opens == ("gke-ml-prod-l4-pool-be4a34b2-4gg6",)
+    assert "ScheduleAnyway" in found.fixes[1].summary
+
+
+def test_a_colliding_jobset_is_the_fix_of_the_leader_it_keeps_out() -> None:
+    found = diagnose(
+        "tests/corpus/jobset/leader-pending-exclusive-collision.json",
+        "llm",
+        "llama-70b-sft-b-trainer-0-0-v7pbg",
+    )
+    assert found.summary.startswith("Every node left is refused by the pod's own anti-affinity")
+    assert (
+        "JobSet llm/llama-70b-sft-a (Jobs llama-70b-sft-a-trainer-0, llama-70b-sft-a-trainer-1)"
+        in found.summary
+    )
+    (fix,) = found.fixes
+    assert fix.summary.startswith("end or wait for JobSet llm/llama-70b-sft-a")
+    assert fix.pod_patch is None
+    assert len(fix.opens) == 8
+    assert all(o.startswith("pod/llm/llama-70b-sft-a-") for o in fix.objects)
+
+
+def test_unmet_pod_affinity_is_fixed_by_dropping_it_and_nothing_else() -> None:
+    found = diagnose(
+        "tests/corpus/triage/gke-pod-affinity-cache-zone.json", "recsys", "ranker-jztgn48jw7-g595p"
+    )
+    (fix,) = found.fixes
+    assert fix.pod_patch == {
+        "spec": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": None}}}
+    }
+    assert len(fix.opens) == 2
