@@ -33,6 +33,12 @@ demo: install
 	@for pod in case-ok case-nogpunode case-alloc0 case-taint case-label case-exhaust; do \
 	  $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
 	done
+	@echo
+	@echo "== The DRA lab (GPUs as ResourceClaims and ResourceSlices): kubewhy triage dra-lab POD --snapshot examples/gpu-dra.json --format word"
+	@for pod in case-dra-ok case-dra-norequest case-dra-claim case-dra-nogpunode case-dra-tainted case-dra-exhaust case-dra-mig; do \
+	  printf '  %-20s ' $$pod; $(BIN)/kubewhy triage dra-lab $$pod --snapshot examples/gpu-dra.json --format word; \
+	done
+	@echo
 	@echo "== JobSet incidents: kubewhy jobset why NS NAME --snapshot examples/jobset-*.json --format word"
 	@printf '  %-44s ' duplicate-leader; $(BIN)/kubewhy jobset why llm llm-pretrain --snapshot examples/jobset-leader-duplicate.json --format word
 	@printf '  %-44s ' preemption-restarts; $(BIN)/kubewhy jobset why llm llama3-70b-ft --snapshot examples/jobset-preemption-restarts.json --format word
@@ -45,6 +51,9 @@ demo: install
 	@echo
 	@echo '== kubewhy ask "/jobset why llm llama3-70b-ft"'
 	@$(BIN)/kubewhy ask "/jobset why llm llama3-70b-ft"
+	@echo
+	@echo '== A DRA pod in Slack: kubewhy ask "/triage dra-lab case-dra-exhaust"'
+	@$(BIN)/kubewhy ask "/triage dra-lab case-dra-exhaust"
 	@echo
 	@echo '== The sentinel (in-process, thresholds of seconds): an incident posted, followed and resolved in place'
 	@$(BIN)/python -m devtools.sentinel_demo

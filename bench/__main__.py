@@ -3,7 +3,8 @@
 PATH between the `bench:begin`/`bench:end` markers, keeping the rest of the file.
 
 A part of it: `--only cli,classifier,triage,burst` (any of them; `triage` includes `/jobset why`),
-and `--sizes 1000x10,5000x100` for the clusters `triage` is measured on (nodes × pods per node).
+and `--sizes 1000x10,5000x100` for the clusters `triage` is measured on (nodes × pods per node; a
+`dra` suffix, `5000x10dra`, serves the cluster's GPUs as DRA devices).
 
 Order: the live CLI's floor, the classifier in this process (it generates its own clusters), then one
 API simulator process per cluster size for `/triage` and `/jobset why`, then the Slack burst; each
@@ -51,6 +52,9 @@ class Size:
     direct_jobset: bool = True
     slices: int = 4
     hosts_per_slice: int = 64
+    dra: bool = False
+    """GPUs served by the DRA driver: kubewhy's `/triage`, directly and through the cache, on its
+    pinned and unpinned pods (the original tool's method reads no DRA object, so it has no row)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ FULL = Plan(
         Size(1000, 10, kubewhy_runs=20, baseline_runs=3, jobset_runs=10),
         Size(5000, 10, kubewhy_runs=5, baseline_runs=1, jobset_runs=3),
         Size(10000, 10, kubewhy_runs=3, baseline_runs=1, jobset_runs=3),
+        Size(5000, 10, kubewhy_runs=5, baseline_runs=0, jobset_runs=0, dra=True),
     ),
     classifier=((5000, 10),),
     classifier_runs=20,
@@ -85,7 +90,10 @@ FULL = Plan(
     cli_runs=20,
 )
 QUICK = Plan(
-    sizes=(Size(40, 10, kubewhy_runs=2, baseline_runs=1, jobset_runs=2, slices=2, hosts_per_slice=4),),
+    sizes=(
+        Size(40, 10, kubewhy_runs=2, baseline_runs=1, jobset_runs=2, slices=2, hosts_per_slice=4),
+        Size(40, 10, kubewhy_runs=2, baseline_runs=0, jobset_runs=0, slices=2, hosts_per_slice=4, dra=True),
+    ),
     classifier=((40, 10),),
     classifier_runs=3,
     burst=Size(40, 10, 0, 0, 0, slices=2, hosts_per_slice=4),
@@ -109,6 +117,27 @@ def run_classifier(plan: Plan) -> list[Row]:
         label = f"{len(cluster.nodes):,} nodes / {len(cluster.pods):,} pods"
         rows += classifier.measure(cluster, label, plan.classifier_runs, plan.budget_s / 4)
         del cluster
+    return rows
+
+
+async def run_dra_size(size: Size, plan: Plan, served: Served) -> list[Row]:
+    """`/triage` on a cluster whose GPUs are DRA devices, for the pinned and the unpinned pod: kubewhy
+    reading the cluster directly, then through its cache (target: under 100 ms)."""
+    pods = {"pinned pod": served.pinned, "unpinned pod": served.unpinned}
+    rows: list[Row] = []
+    reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
+    try:
+        for case, pod in pods.items():
+            ours = await triage.measure_kubewhy(reader, pod, size.kubewhy_runs, plan.budget_s)
+            rows.append(triage.dra_row(served, "kubewhy", case, ours))
+    finally:
+        await reader.aclose()
+    async with triage.cached_reader(served, plan.sync_timeout_s) as (cached, sync):
+        rows.insert(0, sync)
+        if cached.cache is not None and cached.cache.synced:
+            for case, pod in pods.items():
+                ours = await triage.measure_kubewhy(cached, pod, size.kubewhy_runs, plan.budget_s)
+                rows.append(triage.dra_row(served, "kubewhy + cache", case, ours))
     return rows
 
 
@@ -171,13 +200,19 @@ def _parts(value: str) -> tuple[str, ...]:
 
 
 def _sizes(value: str) -> tuple[Size, ...]:
-    """`1000x10,5000x100`: the default plan's measurement of each size (`LARGE`'s for 100 pods a node)."""
+    """`1000x10,5000x100`: the default plan's measurement of each size (`LARGE`'s for 100 pods a node);
+    `5000x10dra`: the cluster with its GPUs served by the DRA driver."""
     sizes = []
     for part in value.split(","):
-        nodes, _, per_node = part.strip().partition("x")
+        dra = part.strip().endswith("dra")
+        nodes, _, per_node = part.strip().removesuffix("dra").partition("x")
         if not (nodes.isdigit() and per_node.isdigit() and int(nodes) > 0 and int(per_node) > 0):
-            raise argparse.ArgumentTypeError(f"a size is NODESxPODS_PER_NODE, e.g. 5000x10 (not {part!r})")
-        like = LARGE if int(per_node) >= LARGE.pods_per_node else FULL.sizes[0]
+            raise argparse.ArgumentTypeError(
+                f"a size is NODESxPODS_PER_NODE, e.g. 5000x10, or 5000x10dra for GPUs by DRA (not {part!r})"
+            )
+        like = next(s for s in FULL.sizes if s.dra) if dra else (
+            LARGE if int(per_node) >= LARGE.pods_per_node else FULL.sizes[0]
+        )
         sizes.append(replace(like, nodes=int(nodes), pods_per_node=int(per_node)))
     return tuple(sizes)
 
@@ -229,7 +264,9 @@ async def main(argv: list[str]) -> int:
         "--only", type=_parts, default=PARTS, help=f"a comma-separated part of: {','.join(PARTS)}"
     )
     parser.add_argument(
-        "--sizes", type=_sizes, help="clusters for triage, e.g. 1000x10,5000x100 (nodes x pods per node)"
+        "--sizes",
+        type=_sizes,
+        help="clusters for triage, e.g. 1000x10,5000x100 (nodes x pods per node; 5000x10dra: GPUs by DRA)",
     )
     args = parser.parse_args(argv)
     gc.set_threshold(*GC_THRESHOLDS)  # as every kubewhy process runs (bot.cli.main)
@@ -252,9 +289,13 @@ async def main(argv: list[str]) -> int:
     for size in plan.sizes if "triage" in args.only else ():
         progress(f"/triage and /jobset why on {size.nodes} nodes × {size.pods_per_node} pods")
         with simulated(
-            size.nodes, size.pods_per_node, slices=size.slices, hosts_per_slice=size.hosts_per_slice
+            size.nodes,
+            size.pods_per_node,
+            slices=size.slices,
+            hosts_per_slice=size.hosts_per_slice,
+            dra=size.dra,
         ) as s:
-            rows += await run_size(size, plan, s)
+            rows += await (run_dra_size if size.dra else run_size)(size, plan, s)
     if "burst" in args.only:
         progress("burst through kubewhy serve")
         b = plan.burst

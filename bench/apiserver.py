@@ -46,18 +46,21 @@ class Served:
     """Generating, indexing and warming the cluster."""
     rss_mib: int
     """The server process's peak RSS once serving."""
+    dra: bool = False
+    """The GPUs are DRA devices (`devtools.dra_cluster`), asked for through ResourceClaims."""
 
     @property
     def label(self) -> str:
-        return f"{self.nodes:,} nodes / {self.pods:,} pods"
+        return f"{self.nodes:,} nodes / {self.pods:,} pods" + (", GPUs by DRA" if self.dra else "")
 
 
 @contextmanager
 def simulated(
-    nodes: int, pods_per_node: int, *, slices: int = 4, hosts_per_slice: int = 64
+    nodes: int, pods_per_node: int, *, slices: int = 4, hosts_per_slice: int = 64, dra: bool = False
 ) -> Iterator[Served]:
-    """Serve `devtools.cluster.generate(nodes, pods_per_node, …)` from a child process."""
-    shape = ["--slices", str(slices), "--hosts-per-slice", str(hosts_per_slice)]
+    """Serve `devtools.cluster.generate(nodes, pods_per_node, …)` from a child process; with `dra`, its
+    GPUs served by the DRA driver (`devtools.dra_cluster.on_dra`)."""
+    shape = ["--slices", str(slices), "--hosts-per-slice", str(hosts_per_slice), *(["--dra"] if dra else [])]
     command = [sys.executable, "-m", "bench.apiserver", str(nodes), str(pods_per_node), *shape]
     with subprocess.Popen(
         command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -79,10 +82,18 @@ def simulated(
                 child.kill()
 
 
+WARMED = (
+    "/api/v1/nodes",
+    "/api/v1/pods",
+    "/apis/resource.k8s.io/v1/resourceslices",
+    "/apis/resource.k8s.io/v1/resourceclaims",
+)
+
+
 def warm(url: str, token: str) -> None:
-    """Read every node and pod once, in pages, so that the simulator has encoded each object before
-    anything is measured: a real API server answers from a warm watch cache."""
-    for path in ("/api/v1/nodes", "/api/v1/pods"):
+    """Read every node, pod and DRA object once, in pages, so that the simulator has encoded each
+    object before anything is measured: a real API server answers from a warm watch cache."""
+    for path in WARMED:
         more = "first"
         while more:
             query = urllib.parse.urlencode({"limit": 5000, "continue": "" if more == "first" else more})
@@ -117,18 +128,20 @@ def main() -> None:
     from bench.timing import peak_rss_mib
     from devtools.apisim import TOKEN, serve
     from devtools.cluster import NOW, generate
+    from devtools.dra_cluster import on_dra
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("nodes", type=int)
     parser.add_argument("pods_per_node", type=int)
     parser.add_argument("--slices", type=int, default=4)
     parser.add_argument("--hosts-per-slice", type=int, default=64)
+    parser.add_argument("--dra", action="store_true", help="serve the GPUs as DRA devices")
     args = parser.parse_args()
     started = time.perf_counter()
     cluster = generate(
         args.nodes, args.pods_per_node, slices=args.slices, hosts_per_slice=args.hosts_per_slice
     )
-    objects = cluster.objects()
+    objects = on_dra(cluster).objects() if args.dra else cluster.objects()
     kinds = Counter(o["kind"] for o in objects)
     info = {
         "nodes": kinds["Node"],
@@ -138,6 +151,7 @@ def main() -> None:
         "unpinned": cluster.unpinned,
         "jobset": cluster.jobset,
         "samples": samples(cluster.pods),
+        "dra": args.dra,
     }
     del cluster
     with serve(objects, now=NOW) as sim:

@@ -53,7 +53,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages
+from bot import messages, render
 from bot.access import Access
 from bot.answers import Poster
 from bot.blocks import SlackMessage, escape, note
@@ -108,6 +108,8 @@ class IncidentMeta(BaseModel):
     cause: Cause
     verdict: str = Field(min_length=1, max_length=40)
     summary: str = Field(default="", max_length=SUMMARY_CHARS)
+    fix: str = Field(default="", max_length=SUMMARY_CHARS)
+    """The diagnosis's first fix, in one line ("" when it has none)."""
     detail: str = Field(default="", max_length=200)
     """The restart cause or the blocking pod's verdict, as a line of facts."""
     pods: int = Field(default=0, ge=0)
@@ -312,8 +314,13 @@ def incident_message(incident: IncidentMeta, now: float, window_minutes: float =
     blocks = [
         HeaderBlock(text=PlainTextObject(text=messages.header(incident.verdict, kind, incident.what)[:150])),
         SectionBlock(text=MarkdownTextObject(text=how)),
-        SectionBlock(text=MarkdownTextObject(text=messages.first_fix(escape(incident.summary))[:3000])),
     ]
+    if incident.summary:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=escape(incident.summary)[:3000])))
+    if incident.fix:
+        blocks.append(
+            SectionBlock(text=MarkdownTextObject(text=messages.first_fix(escape(incident.fix))[:3000]))
+        )
     if incident.detail:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=incident.detail)]))
     blocks.append(facts)
@@ -327,9 +334,18 @@ def incident_message(incident: IncidentMeta, now: float, window_minutes: float =
     return SlackMessage(f"{incident.verdict}: {kind} {what}", tuple(b.to_dict() for b in blocks))
 
 
+def _clipped(text: str) -> str:
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
 def _summary(check: Check) -> str:
-    summary = check.summary
-    return summary if len(summary) <= SUMMARY_CHARS else summary[: SUMMARY_CHARS - 1] + "…"
+    return _clipped(" ".join(check.summary.split()))
+
+
+def _fix(check: Check) -> str:
+    if not isinstance(check.outcome, Reply) or not check.outcome.diagnosis.fixes:
+        return ""
+    return _clipped(render.fix_line(check.outcome.diagnosis.fixes[0]))
 
 
 def _detail(check: Check) -> str:
@@ -532,6 +548,7 @@ class Sentinel:
             cause=candidate.cause,
             verdict=check.verdict,
             summary=_summary(check),
+            fix=_fix(check),
             detail=_detail(check),
             pods=candidate.pods,
             restarts=candidate.restarts,
@@ -564,6 +581,7 @@ class Sentinel:
             update={
                 "verdict": check.verdict,
                 "summary": _summary(check),
+                "fix": _fix(check),
                 "detail": _detail(check),
                 "pods": candidate.pods,
                 "restarts": candidate.restarts,
@@ -590,6 +608,12 @@ class Sentinel:
     async def _update(
         self, channel: str, ts: str, incident: IncidentMeta, now: float, sentinel: SentinelConfig
     ) -> None:
+        """Redraw the incident, keeping a silence chosen since the channel was read back (on either
+        replica): the message's metadata is read again right before it is rewritten."""
+        latest = await self._incident_at(channel, ts, self.bot_id)
+        if latest is not None and latest.silenced_until != incident.silenced_until:
+            silence = ("silenced_until", "silence_scope", "silenced_by")
+            incident = incident.model_copy(update={f: getattr(latest, f) for f in silence})
         message = incident_message(incident, now, sentinel.restarts_window_minutes)
         await self._client.chat_update(
             channel=channel,
@@ -618,6 +642,14 @@ class Sentinel:
         for _ in range(new):
             self._metrics.incident("held")
 
+    async def _incident_at(self, channel: str, ts: str, bot_id: str | None) -> IncidentMeta | None:
+        """The incident the bot's message at `ts` carries now, read from Slack."""
+        answer = await self._client.conversations_history(
+            channel=channel, latest=ts, oldest=ts, inclusive=True, limit=1, include_all_metadata=True
+        )
+        message: Mapping[str, Any] = next((m for m in answer.get("messages") or [] if m.get("ts") == ts), {})
+        return IncidentMeta.from_message(message, bot_id)
+
     # ---- the Silence menu (every replica)
 
     async def silence(
@@ -638,11 +670,7 @@ class Sentinel:
         if refusal is not None:
             await self._client.chat_postEphemeral(channel=channel, user=user, text=f":no_entry: {refusal}")
             return
-        answer = await self._client.conversations_history(
-            channel=channel, latest=ts, oldest=ts, inclusive=True, limit=1, include_all_metadata=True
-        )
-        message: Mapping[str, Any] = next((m for m in answer.get("messages") or [] if m.get("ts") == ts), {})
-        incident = IncidentMeta.from_message(message, context.bot_id)
+        incident = await self._incident_at(channel, ts, context.bot_id)
         if incident is None:
             return
         scope, minutes = choice

@@ -45,8 +45,9 @@ import urllib3
 from kubernetes.client.api_client import ApiClient
 from kubernetes.watch.watch import iter_resp_lines
 
-from cluster.errors import ClusterError, Forbidden, Unavailable
+from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
+from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, resource_slice
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.peers import spec_terms
@@ -193,6 +194,19 @@ def _everything(_: Object) -> bool:
     return True
 
 
+def _unindexed(_: Object) -> tuple[str, ...]:
+    return ()
+
+
+def compact_dra(obj: Object) -> dict[str, Any]:
+    """A DRA object without its managed fields (all the rest is read, or names what is read)."""
+    kept = dict(obj)
+    metadata = dict(meta(obj))
+    metadata.pop("managedFields", None)
+    kept["metadata"] = metadata
+    return kept
+
+
 def _asks(container: Object) -> dict[str, Any]:
     """A container's extended-resource requests and limits (as `diagnosis.triage.resources.containers` reads
     them), with its name and restart policy; empty when it asks for none."""
@@ -269,6 +283,12 @@ class _Resource:
     """Whether a compacted object is kept (the others are dropped as they arrive)."""
     index: Callable[[Object], tuple[str, ...]]
     """What the objects are looked up by: pods by their node's name, nodes by their labels."""
+    parse: Callable[[Object], Any] | None = None
+    """For DRA objects: read once into the diagnosis's shape as they arrive (`parsed`)."""
+    optional: bool = False
+    """A group the cluster may not serve (`resource.k8s.io` where DRA is off): a 404 ends the
+    reflector, and the cache is synced without it."""
+    group: str = ""
 
 
 class _Reflector:
@@ -280,6 +300,12 @@ class _Reflector:
         self.items: dict[Key, dict[str, Any]] = {}
         self.indexed: dict[str, dict[Key, dict[str, Any]]] = {}
         """The objects by each of their `resource.index` values."""
+        self.parsed: dict[Key, Any] = {}
+        """`resource.parse` of each object, when the resource has one."""
+        self.absent = False
+        """The API server does not serve this (optional) resource."""
+        self.version = 0
+        """Counts the changes to `items`: what is worked out from them is worked out again."""
         self.listing = 0
         """Objects read so far by a LIST in progress (they count against the cap)."""
         self.listed = False
@@ -314,6 +340,12 @@ class _Reflector:
             except Forbidden as err:
                 self.cache.stop(str(err))
                 return
+            except NotFound:
+                if not self.resource.optional:
+                    raise
+                self.absent, self.phase = True, "not served by the API server"
+                self.cache.changed()
+                return
             except _Overflow as err:
                 self.cache.stop(str(err))
                 return
@@ -327,7 +359,8 @@ class _Reflector:
         revision = ""
         try:
             async for page in self.cache.api.pages(
-                Target("list", self.resource.plural), fieldSelector=self.resource.field_selector
+                Target("list", self.resource.plural, group=self.resource.group),
+                fieldSelector=self.resource.field_selector,
             ):
                 revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
                 self.heard_at = time.monotonic()
@@ -350,7 +383,7 @@ class _Reflector:
         `watch_seconds`); events are applied as they come."""
         options = self.cache.options
         self.response = await self.cache.api.stream(
-            Target("watch", self.resource.plural),
+            Target("watch", self.resource.plural, group=self.resource.group),
             read_timeout=options.watch_seconds + self.cache.api.timeout,
             fieldSelector=self.resource.field_selector,
             resourceVersion=self.revision,
@@ -431,20 +464,26 @@ class _Reflector:
     # — the objects —
 
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
-        self.items, self.indexed = {}, {}
+        self.items, self.indexed, self.parsed = {}, {}, {}
+        self.version += 1
         for obj in items.values():
             self._put(obj)
         self.cache.changed()
 
     def _put(self, obj: dict[str, Any]) -> None:
         key = _key(obj)
+        self.version += 1
         self._remove(key)
         self.items[key] = obj
+        if self.resource.parse is not None:
+            self.parsed[key] = self.resource.parse(obj)
         for value in self.resource.index(obj):
             self.indexed.setdefault(value, {})[key] = obj
 
     def _remove(self, key: Key) -> None:
         old = self.items.pop(key, None)
+        self.parsed.pop(key, None)
+        self.version += old is not None
         for value in self.resource.index(old) if old is not None else ():
             found = self.indexed[value]
             del found[key]
@@ -465,15 +504,35 @@ class ClusterCache:
     ) -> None:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
-        watches = 3 if self.options.pending else 2  # one thread blocks on each watch's next line
-        self.threads = ThreadPoolExecutor(max_workers=watches, thread_name_prefix="kubewhy-watch")
         self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
         pods = _Resource("pods", BOUND_PODS, compact_pod, kept, _node_of)
         self._pods = _Reflector(self, pods)
         self._pending = _Reflector(
             self, _Resource("pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of)
         )
-        self._reflectors = (self._nodes, self._pods, *((self._pending,) if self.options.pending else ()))
+        self._dra = {
+            plural: _Reflector(
+                self,
+                _Resource(
+                    plural, None, compact_dra, _everything, _unindexed, parse, optional=True, group=GROUP
+                ),
+            )
+            for plural, parse in (
+                ("deviceclasses", device_class),
+                ("resourceclaims", claim),
+                ("resourceslices", resource_slice),
+            )
+        }
+        self._reflectors = (
+            self._nodes,
+            self._pods,
+            *((self._pending,) if self.options.pending else ()),
+            *self._dra.values(),
+        )
+        # One thread blocks on each watch's next line.
+        self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
+        self._inventory: tuple[tuple[int, int], Inventory] | None = None
+        """The Inventory of the DeviceClasses and ResourceSlices at their reflectors' versions."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()
@@ -529,7 +588,8 @@ class ClusterCache:
             if task is not current:
                 task.cancel()
         for reflector in self._reflectors:
-            reflector.listed = False
+            # A LIST in progress ends at its next await; what it read is dropped now, not then.
+            reflector.listed, reflector.listing = False, 0
             reflector.replace({})
             if reflector.response is not None:
                 with suppress(ValueError, RuntimeError, OSError):
@@ -571,23 +631,25 @@ class ClusterCache:
         if self._stopped is not None:
             return f"stopped: {self._stopped}; reading the cluster directly"
         if self.synced:
+            dra = ", ".join(f"{len(r.items):,} {plural}" for plural, r in self._dra.items() if r.items)
             return (
                 f"synced: {len(self._nodes.items):,} nodes, "
                 f"{len(self._pods.items):,} bound pods the diagnosis reads"
+                + (f"; {dra}" if dra else "")
             )
         return f"{self.condition}: {self._nodes.describe()}; {self._pods.describe()}"
 
     @property
     def held(self) -> dict[str, int]:
         """The objects held, by resource (the count `max_objects` bounds)."""
-        return {r.resource.plural: len(r.items) + r.listing for r in (self._nodes, self._pods)}
+        return {r.resource.plural: len(r.items) + r.listing for r in self._reflectors}
 
     def estimated_bytes(self, sample: int = 200) -> int:
         """The memory the objects held take, estimated from a deep size walk of up to `sample` of
         each resource's objects (each a few hundred bytes; a walk of them all would take seconds on a
         large cluster), plus the dictionaries that hold and index them."""
         total = 0
-        for reflector in (self._nodes, self._pods):
+        for reflector in self._reflectors:
             objects = list(islice(reflector.items.values(), sample))
             if objects:
                 total += deep_size(objects) * len(reflector.items) // len(objects)
@@ -611,7 +673,23 @@ class ClusterCache:
         self._progress.set()
         self._progress = asyncio.Event()
 
+    @property
+    def dra_synced(self) -> bool:
+        """The DRA objects are listed and watched (False where the cluster does not serve them)."""
+        now = time.monotonic()
+        return self._stopped is None and all(r.current(now) for r in self._dra.values())
+
     # — reading (only while `synced`) —
+
+    def dra(self) -> Dra:
+        """The DeviceClasses, ResourceClaims and ResourceSlices, parsed as they arrived (read only
+        while `dra_synced`); templates are not kept (the reader reads the few it needs)."""
+        classes, claims, slices = self._dra.values()
+        version = (classes.version, slices.version)
+        if self._inventory is None or self._inventory[0] != version:
+            devices = Inventory(tuple(classes.parsed.values()), tuple(slices.parsed.values()))
+            self._inventory = (version, devices)
+        return Dra(claims=tuple(claims.parsed.values()), devices=self._inventory[1])
 
     def nodes(self) -> tuple[Object, ...]:
         return tuple(self._nodes.items.values())

@@ -40,6 +40,7 @@ from cluster.errors import ClusterError, Missing, NotFound
 from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
+from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, pod_claims, resource_slice
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
@@ -213,7 +214,7 @@ class LiveReader:
             # Decided from the pod alone; a placed pod's evidence still shows its node.
             placed = await self._nodes_named([node_name(found)])
             return TriageView(found, tuple(placed), (), _about(about, found), now, notes=notes)
-        nodes, prefiltered = await self._candidate_nodes(found)
+        (nodes, prefiltered), dra = await asyncio.gather(self._candidate_nodes(found), self._dra([found]))
         usage = usage_candidates(found, nodes)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
         serving = [n for n in serving_nothing(found, nodes) if n not in usage]
@@ -234,6 +235,7 @@ class LiveReader:
             peers=peers,
             storage=storage,
             bound_nodes=frozenset((*usage, *serving)),
+            dra=dra,
             notes=notes,
         )
 
@@ -489,7 +491,10 @@ class LiveReader:
             names = self._api.names(Target("list", "jobsets", namespace, _JOBSET[0], version=_JOBSET[1]))
             raise await self._missing("jobset", namespace, name, names, _unwrap(in_namespace)) from got
         jobset, found_pods = _unwrap(got).body, _unwrap(pods)
-        nodes, bound = await self._nodes_for(found_pods)
+        (nodes, bound), dra = await asyncio.gather(
+            self._nodes_for(found_pods),
+            self._dra([p for p in found_pods if _pending(p) and reaches_funnel(p)]),
+        )
         peers, storage = await self._around(found_pods, nodes, bound)
         return JobSetView(
             jobset=jobset,
@@ -502,6 +507,7 @@ class LiveReader:
             now=self._now(_unwrap(got)),
             peers=peers,
             storage=storage,
+            dra=dra,
             notes=notes,
         )
 
@@ -519,6 +525,44 @@ class LiveReader:
             )
         except NotFound:
             return []
+
+    async def _dra(self, pods: Sequence[Object]) -> Dra:
+        """The DRA objects the pods' claims need, when some pod names one: every ResourceClaim (the
+        allocated ones hold devices), the DeviceClasses, the ResourceSlices, and the claim templates
+        of the pods' namespaces. A cluster that serves no `resource.k8s.io/v1` has none."""
+        if not any(pod_claims(p) for p in pods):
+            return Dra()
+        # Templates matter only while a claim is still to be made from one (`claim` says why not).
+        namespaces = sorted(
+            {namespace(p) for p in pods if any(c.template and c.generated is None for c in pod_claims(p))}
+        )
+        cache = self._cached()
+        if cache is not None and cache.dra_synced:
+            templates = await asyncio.gather(*map(self._templates, namespaces))
+            kept = cache.dra()
+            return Dra(kept.claims, tuple(t for group in templates for t in group), kept.devices)
+        try:
+            claims, classes, slices, *templates = await asyncio.gather(
+                self._cluster_list("resourceclaims"),
+                self._cluster_list("deviceclasses"),
+                self._cluster_list("resourceslices"),
+                *map(self._templates, namespaces),
+            )
+        except NotFound:
+            return Dra(served=False)
+        return Dra(
+            claims=tuple(map(claim, claims)),
+            templates=tuple(t for group in templates for t in group),
+            devices=Inventory(tuple(map(device_class, classes)), tuple(map(resource_slice, slices))),
+        )
+
+    async def _templates(self, ns: str) -> list[tuple[str, str]]:
+        """The (namespace, name) of the namespace's ResourceClaimTemplates."""
+        found = await self._api.items(Target("list", "resourceclaimtemplates", ns, GROUP))
+        return [(namespace(t), name(t)) for t in found]
+
+    async def _cluster_list(self, plural: str) -> list[dict[str, Any]]:
+        return await self._api.items(Target("list", plural, group=GROUP))
 
     async def _nodes_for(self, pods: Sequence[Object]) -> tuple[tuple[Object, ...], tuple[Object, ...]]:
         """The nodes the JobSet's pods are bound to, plus the candidate nodes of its pending pods,

@@ -1,8 +1,9 @@
 """A saved cluster, read the way the live one is.
 
 A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas,pvc,pv,storageclasses,
-csinodes,namespaces -A -o json` prints (a `List`), the same in YAML, a multi-document YAML file, a single
-object, or a folder of such files.
+csinodes,namespaces -A -o json` prints (a `List`; add `resourceclaims,resourceclaimtemplates,
+deviceclasses,resourceslices` for DRA), the same in YAML, a multi-document YAML file, a single object,
+or a folder of such files.
 It is loaded and indexed once; every question is then answered from memory, and always the same way:
 the reading time is the newest timestamp in the objects, not the clock.
 """
@@ -24,6 +25,8 @@ import yaml
 
 from cluster.errors import Missing, NotFound, SnapshotError
 from diagnosis import events
+from diagnosis.dra_objects import GROUP, Dra
+from diagnosis.dra_objects import KINDS as DRA_KINDS
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, is_pending, owned_by
@@ -45,6 +48,7 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "StorageClass": frozenset({"storage.k8s.io"}),
     "CSINode": frozenset({"storage.k8s.io"}),
     "Namespace": frozenset({""}),
+    **{k: frozenset({GROUP}) for k in DRA_KINDS},
 }
 """The kinds kubewhy reads, with the API groups that serve them; other objects are ignored."""
 
@@ -227,6 +231,7 @@ class SnapshotReader:
             classes=tuple(by_kind["StorageClass"]),
             csinodes=tuple(by_kind["CSINode"]),
         )
+        self._dra = Dra.of(o for k in DRA_KINDS for o in by_kind[k])
         self.now = now or _reading_time(o for group in by_kind.values() for o in group)
         """The time of the reading (deterministic: a snapshot answers the same way every time)."""
 
@@ -247,6 +252,7 @@ class SnapshotReader:
             peers=self._peers,
             storage=self._storage,
             pending_pods=self._pending_pods,
+            dra=self._dra,
         )
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
@@ -266,6 +272,7 @@ class SnapshotReader:
             now=self.now,
             peers=self._peers,
             storage=self._storage,
+            dra=self._dra,
         )
 
     async def ping(self) -> None:

@@ -126,7 +126,7 @@ async def _demo(slack: LocalSlack, sim: Simulator) -> None:
                 f"A pod of Deployment ml-training/trainer asks for 1 GPU; the pool's only GPU is taken."
                 f" The channel's threshold: {PENDING_SECONDS:g} s of waiting (pending_minutes).\n"
             )
-            await _until(slack, lambda: _replies(slack, "Evidence"))
+            await _until(slack, lambda: _replies(slack, ""))  # its details, in its thread
             _show(slack, f"posted {_mean_delay(deps.metrics, 0.0, 0):.1f} s after the pod began to wait")
 
             tainted = gpu_node(NODE, 1)

@@ -4,11 +4,14 @@ Two questions, two subpackages, one shared core:
 
 - `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder and then the
   node funnel (`triage.classify.FUNNEL`); `triage.funnel` runs the steps, `triage.scheduling` and
-  `triage.resources` hold the scheduler's rules, `triage.evidence` and `triage.commands` write the answer.
+  `triage.resources` hold the scheduler's rules, `triage.evidence` and `triage.commands` write the answer;
+  `triage.dra` (with `triage.cel`, the selectors) checks ResourceClaims against the cluster's devices
+  and `triage.dra_advice` writes that part of the answer.
 - `diagnosis.jobset` answers `/jobset why NS NAME`: `jobset.explain.explain` reads `jobset.explain.CHECKS`
   top to bottom. It may use `diagnosis.triage` (the leader's triage); triage never imports jobset.
 - The core (this package's modules): `objects` (field access on API objects), `quantity`, `names`,
-  `relations`, `events`, `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`,
+  `relations`, `events`, `dra_objects` (DRA objects of every served version, in one shape),
+  `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`,
   and `commands`, the one kubectl command builder (quoting, name checks); `triage.commands` and
   `jobset.commands` add the commands only their question suggests.
 
@@ -20,6 +23,7 @@ has the same tables:
 | no-request | `triage.classify.no_request` |
 | ok | `triage.classify.ok` |
 | gated | `triage.classify.gated` |
+| claim | `triage.classify.claim` |
 | label-mismatch | `triage.classify.label_mismatch` (funnel step) |
 | taint | `triage.classify.taint` (funnel step) |
 | no-gpu-node | `triage.classify.no_gpu_node` (funnel step) |

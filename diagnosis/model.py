@@ -19,6 +19,7 @@ class PodVerdict(StrEnum):
     NO_REQUEST = "no-request"
     OK = "ok"
     GATED = "gated"
+    CLAIM = "claim"
     LABEL_MISMATCH = "label-mismatch"
     TAINT = "taint"
     NO_GPU_NODE = "no-gpu-node"

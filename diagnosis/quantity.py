@@ -55,6 +55,17 @@ def count(value: object) -> int | None:
     return _parse(value) if isinstance(value, str) else None
 
 
+def exact(value: object) -> Decimal | None:
+    """The quantity's exact amount (`"40Gi"` → 42949672960, `"500m"` → 0.5), for comparisons that
+    must not round (DRA capacities in CEL, `quantity()`); None when it is not a quantity."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    if not isinstance(value, str):
+        return Decimal(repr(value)) if value >= 0 else None
+    match = _QUANTITY.fullmatch(value)
+    return None if match is None else _amount(match["number"], match["exponent"], match["suffix"])
+
+
 @lru_cache(maxsize=4096)
 def _parse(value: str) -> int | None:
     """Cached: a cluster repeats the same few quantities (`"1"`, `"8"`) across thousands of pods."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object
 
 
@@ -71,6 +72,9 @@ class TriageView:
     bound_nodes: frozenset[str] | None = None
     """The nodes whose bound pods were read, when not every node's were: a fix that opens another
     node cannot be proven (its pods were not counted), so it does not claim that node."""
+    dra: Dra = NO_DRA
+    """Dynamic Resource Allocation objects, read when the pod names ResourceClaims: its claims and every
+    allocated claim, the DeviceClasses, the ResourceSlices, its namespace's claim templates."""
     notes: tuple[str, ...] = ()
     """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
     of it syncs): shown after the evidence; the diagnosis never reads it."""
@@ -99,5 +103,7 @@ class JobSetView:
     """As TriageView.peers, for the pending pods."""
     storage: Storage = Storage()
     """As TriageView.storage, for the pending pods."""
+    dra: Dra = NO_DRA
+    """As TriageView.dra, when a pending pod names ResourceClaims."""
     notes: tuple[str, ...] = ()
     """As TriageView.notes."""

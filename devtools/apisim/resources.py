@@ -7,6 +7,8 @@ server accepts for each resource (anything else is refused with 400, as there), 
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,6 +164,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)),
     Resource("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
     Resource("storage.k8s.io", "v1", "CSINode", "csinodes", False),
+    Resource("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", False),
+    Resource("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, subresources=_STATUS),
+    Resource("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),
+    Resource("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False,
+             field_labels=("spec.driver", "spec.nodeName")),
     _crd("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets"),
     _crd("kueue.x-k8s.io", "v1beta1", "Workload", "workloads", short_names=("wl",)),
     _crd("kueue.x-k8s.io", "v1beta1", "LocalQueue", "localqueues", short_names=("queue", "queues", "lq")),
@@ -179,6 +186,34 @@ NEW_EVENTS = next(r for r in RESOURCES if r.group == "events.k8s.io")
 def storage_of(resource: Resource) -> Resource:
     """Where a resource's objects are kept: events.k8s.io/v1 is another view of the core events."""
     return CORE_EVENTS if resource is NEW_EVENTS else resource
+
+
+DRA_GROUP = "resource.k8s.io"
+_DRA_BETAS = (f"{DRA_GROUP}/v1beta1", f"{DRA_GROUP}/v1beta2")
+
+
+def served_version(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The object as the simulator stores and serves it: `resource.k8s.io` objects of v1beta1 and
+    v1beta2 converted to v1 (the one version served, as a 1.34 API server serves by default), the way
+    the API server converts between the versions of one group."""
+    api_version = str(obj.get("apiVersion", ""))
+    if api_version not in _DRA_BETAS:
+        return obj
+    converted = copy.deepcopy(dict(obj))
+    converted["apiVersion"] = f"{DRA_GROUP}/v1"
+    if api_version.endswith("v1beta2"):
+        return converted
+    body = converted.get("spec") or {}
+    if converted.get("kind") == "ResourceSlice":
+        devices = body.get("devices") or []
+        body["devices"] = [{"name": d.get("name"), **(d.get("basic") or {})} for d in devices]
+    kind = str(converted.get("kind"))
+    specs = {"ResourceClaim": body, "ResourceClaimTemplate": body.get("spec") or {}}.get(kind)
+    for request in ((specs or {}).get("devices") or {}).get("requests") or []:
+        if "firstAvailable" not in request and "exactly" not in request:
+            fields = {k: request.pop(k) for k in list(request) if k != "name"}
+            request["exactly"] = fields
+    return converted
 
 
 def by_kind(api_version: str, kind: str) -> Resource | None:

@@ -24,7 +24,7 @@ from functools import partial
 from operator import itemgetter
 from typing import Any
 
-from devtools.apisim.resources import NEW_EVENTS, RESOURCES, Resource, by_kind, storage_of
+from devtools.apisim.resources import NEW_EVENTS, RESOURCES, Resource, by_kind, served_version, storage_of
 from devtools.apisim.selectors import FieldRequirement, LabelRequirement
 
 Key = tuple[str, str]
@@ -293,6 +293,7 @@ class Store:
 
     def add(self, obj: Mapping[str, Any]) -> None:
         """Load an object as it is, unrecorded (a snapshot's objects, before anyone watches)."""
+        obj = served_version(obj)
         resource = by_kind(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         if resource is None:  # a kind this simulator does not serve
             return
@@ -302,6 +303,7 @@ class Store:
     def put(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Create or replace an object, as a write through the API does: at a new revision, recorded
         for watches. Returns the object as stored."""
+        obj = served_version(obj)
         resource = by_kind(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         if resource is None:
             raise ValueError(f"the simulator does not serve {obj.get('apiVersion')} {obj.get('kind')}")

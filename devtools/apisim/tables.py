@@ -235,6 +235,27 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
 }
 
 
+def _claim_state(claim: Obj, now: datetime) -> str:
+    """kubectl's STATE of a ResourceClaim: `deleted`, `pending` or `allocated`, and `reserved`."""
+    states = []
+    if _get(claim, "metadata", "deletionTimestamp"):
+        states.append("deleted")
+    states.append("allocated" if _get(claim, "status", "allocation") else "pending")
+    if _get(claim, "status", "reservedFor"):
+        states.append("reserved")
+    return ",".join(states)
+
+
+COLUMNS["ResourceClaim"] = (_NAME, ("State", "string", 0, _claim_state), _AGE)
+COLUMNS["ResourceSlice"] = (
+    _NAME,
+    ("Node", "string", 0, _field("spec", "nodeName")),
+    ("Driver", "string", 0, _field("spec", "driver")),
+    ("Pool", "string", 0, _field("spec", "pool", "name")),
+    _AGE,
+)
+
+
 def table(resource: Resource, objects: list[Obj], include: str, now: datetime) -> dict[str, Any]:
     """A Table of `objects`; each row carries the object as `include` says (`Metadata` — the
     default —, `Object` or `None`), which kubectl reads for `-L`, `--show-labels` and `-A`."""

@@ -61,6 +61,7 @@ def triage(family: Family, pod: Object) -> Diagnosis:
             view.now,
             peers=view.peers,
             storage=view.storage,
+            dra=view.dra,
         )
     )
 

@@ -16,9 +16,10 @@ from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
-from diagnosis.triage import affinity, remedies, spread, volumes
+from diagnosis.triage import affinity, dra_advice, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
+from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     container_states,
@@ -88,7 +89,7 @@ def classify(view: TriageView) -> Diagnosis:
     """The verdict on the view's pod, with the evidence and the next commands."""
     requests = effective_requests(view.pod)
     # A pod that asks for no device starts without one: nothing below could explain a missing GPU.
-    if not requests:
+    if not requests and not asks_claims(view.pod):
         return no_request(view)
     # A bound pod is past the scheduler; whatever holds it now is the kubelet's or the app's.
     if node_name(view.pod):
@@ -96,6 +97,11 @@ def classify(view: TriageView) -> Diagnosis:
     # The scheduler does not look at a gated pod at all until the gates' owners remove them.
     if _gates(view.pod):
         return gated(view, requests)
+    # The scheduler does not try a pod whose claims are missing or unusable (PreEnqueue, PreFilter).
+    claimed = asks_claims(view.pod)
+    problem = claim_problem(view.pod, view.dra, candidates(view.nodes), view.events) if claimed else None
+    if problem is not None:
+        return claim(view, requests, problem)
     # Only now do nodes matter: the funnel says which step leaves none.
     return _funneled(view, requests)
 
@@ -104,7 +110,7 @@ def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
     bound pods `classify` reads (it ignores pods bound elsewhere). Empty when the pod will not reach
     the funnel (no request, already bound, gated)."""
-    if not reaches_funnel(pod):
+    if not reaches_funnel(pod) or not effective_requests(pod):
         return ()
     reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
@@ -123,9 +129,9 @@ def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
 
 
 def reaches_funnel(pod: Object) -> bool:
-    """Whether the verdict on this pod depends on nodes: it asks for a device, is not placed yet and
-    is not gated (the first three rungs of `classify`)."""
-    return bool(effective_requests(pod)) and not node_name(pod) and not _gates(pod)
+    """Whether the verdict on this pod depends on nodes: it asks for a device (an extended resource or
+    a ResourceClaim), is not placed yet and is not gated (the first three rungs of `classify`)."""
+    return (bool(effective_requests(pod)) or asks_claims(pod)) and not node_name(pod) and not _gates(pod)
 
 
 def funnel_of(view: TriageView) -> Funnel:
@@ -138,7 +144,7 @@ def _funnel(
 ) -> Funnel:
     shared = shared or Shared()
     shared.alive.append(view)
-    first = Ask(view.pod, requests, offers=shared.offers)
+    first = Ask(view.pod, requests, offers=shared.offers, devices=_devices(view))
     # The steps before the free slots read only the pod and the nodes: a fix that ends pods leaves both.
     filtered = shared.filtered.get((id(view.pod), id(nodes)))
     if filtered is None:
@@ -162,10 +168,12 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         verdict, advice = PodVerdict.SCHEDULABLE, schedulable(funnel)
     else:
         verdict, advice = funnel.last.step.verdict, funnel.last.step.advise(funnel)
+    devices = funnel.ask.devices
+    shown = {**requests, **dra_advice.asked(devices)}
     evidence = (
-        request_line(view.pod, requests),
+        *_request_lines(view.pod, requests, devices),
         _nodes_line(view, nodes),
-        *(stage_line(i, stage, requests) for i, stage in enumerate(funnel.stages, 1)),
+        *(stage_line(i, stage, shown) for i, stage in enumerate(funnel.stages, 1)),
         *advice.evidence,
         *scheduler_lines(view, requests, nodes),
         *pending_notes(view.pod),
@@ -258,11 +266,12 @@ def no_request(view: TriageView) -> Diagnosis:
     host = node_name(pod)
     where = f"; it is on {host} ({_phase(pod)})" if host else ""
     summary = (
-        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…): "
-        f"it can start, but no accelerator is given to it{where}"
+        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…) and names no "
+        f"ResourceClaim: it can start, but no accelerator is given to it{where}"
     )
     evidence = [
-        "extended resources in the pod's limits and requests: none (a request of 0 is no request)",
+        "extended resources in the pod's limits and requests: none (a request of 0 is no request); "
+        "spec.resourceClaims: none",
         *zero_asks(pod),
         *visible_devices(pod),
     ]
@@ -296,7 +305,12 @@ def ok(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     else:
         outcome = "it has ended"
     summary = f"The pod is placed on {host} and {phase}: {outcome}"
-    evidence = (request_line(pod, requests), f"spec.nodeName: {host}; phase: {phase}", *states, *problems)
+    evidence = (
+        *_request_lines(pod, requests, _devices(view)),
+        f"spec.nodeName: {host}; phase: {phase}",
+        *states,
+        *problems,
+    )
     commands = collect(
         kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
         kubectl.node_details(host) if problems else None,
@@ -320,7 +334,7 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         f"{_gate_meaning(gates[0])}"
     )
     evidence = [
-        request_line(pod, requests),
+        *_request_lines(pod, requests, _devices(view)),
         f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
         *(f"{g}: {_gate_meaning(g)}" for g in gates),
         *scheduler_lines(view, requests),
@@ -334,6 +348,27 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         kubectl.kueue_workloads(ns) if queue or any("kueue" in g.lower() for g in gates) else None,
     )
     return _diagnosis(view, PodVerdict.GATED, Advice(summary, commands=commands), evidence)
+
+
+def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) -> Diagnosis:
+    advice = dra_advice.claim_advice(view.pod, problem)
+    evidence = (
+        *_request_lines(view.pod, requests, _devices(view)),
+        *advice.evidence,
+        *scheduler_lines(view, requests),
+        *pending_notes(view.pod),
+    )
+    return _diagnosis(view, PodVerdict.CLAIM, advice, evidence)
+
+
+def _devices(view: TriageView) -> Devices | None:
+    return Devices(view.pod, view.dra) if asks_claims(view.pod) else None
+
+
+def _request_lines(pod: Object, requests: Mapping[str, int], devices: Devices | None) -> tuple[str, ...]:
+    """What the pod asks: its extended resources, and what its claims request."""
+    lines = (request_line(pod, requests),) if requests else ()
+    return lines + (dra_advice.request_lines(devices) if devices is not None else ())
 
 
 def _gate_meaning(gate: str) -> str:
@@ -358,25 +393,45 @@ def taint(ask: Ask, node: Object) -> str | None:
 
 
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
+    missing = _unreported(ask, node)
+    if ask.devices is not None and (dra := ask.devices.no_device(node)):
+        missing.append(dra)
+    return ", ".join(missing) or None
+
+
+def _unreported(ask: Ask, node: Object) -> list[str]:
     missing = []
     for resource in ask.requests:
         have = ask.offer(node, resource)
         if not have.reported:
             missing.append(f"{resource} capacity 0" if have.capacity == 0 else f"no {resource} in capacity")
-    return ", ".join(missing) or None
+    return missing
 
 
 def allocatable_zero(ask: Ask, node: Object) -> str | None:
+    zero = _zero(ask, node)
+    if ask.devices is not None and (dra := ask.devices.tainted(node)):
+        zero.append(dra)
+    return ", ".join(zero) or None
+
+
+def _zero(ask: Ask, node: Object) -> list[str]:
     offers = {resource: ask.offer(node, resource) for resource in ask.requests}
-    zero = [
+    return [
         f"{resource} capacity {have.capacity}, allocatable 0"
         for resource, have in offers.items()
         if have.allocatable == 0
     ]
-    return ", ".join(zero) or None
 
 
 def exhausted(ask: Ask, node: Object) -> str | None:
+    short = _short(ask, node)
+    if ask.devices is not None and (dra := ask.devices.unallocatable(node)):
+        short.append(dra)
+    return ", ".join(short) or None
+
+
+def _short(ask: Ask, node: Object) -> list[str]:
     short = []
     for resource, wanted in ask.requests.items():
         allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
@@ -385,7 +440,7 @@ def exhausted(ask: Ask, node: Object) -> str | None:
                 f"{resource} allocatable {allocatable}, used {used}, "
                 f"free {max(allocatable - used, 0)} < {wanted} asked"
             )
-    return ", ".join(short) or None
+    return short
 
 
 def _label_advice(funnel: Funnel) -> Advice:
@@ -443,6 +498,8 @@ def _taint_advice(funnel: Funnel) -> Advice:
 
 
 def _no_gpu_advice(funnel: Funnel) -> Advice:
+    if not any(_unreported(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.no_device_advice(funnel)
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
@@ -472,6 +529,8 @@ def _no_gpu_advice(funnel: Funnel) -> Advice:
 
 
 def _allocatable_advice(funnel: Funnel) -> Advice:
+    if not any(_zero(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.tainted_advice(funnel)
     requests, stage = funnel.ask.requests, funnel.last
     nodes = stage.entered
     if len(nodes) == 1:
@@ -496,6 +555,8 @@ def _allocatable_advice(funnel: Funnel) -> Advice:
 
 
 def _exhausted_advice(funnel: Funnel) -> Advice:
+    if not any(_short(funnel.ask, d.node) for d in funnel.last.dropped):
+        return dra_advice.exhausted_advice(funnel)
     ask, nodes = funnel.ask, funnel.last.entered
     ranked = _by_headroom(ask, nodes)
     best = ranked[0]
@@ -580,18 +641,23 @@ _FREE_SLOT = next(i for i, step in enumerate(FUNNEL) if step.verdict is PodVerdi
 def schedulable(funnel: Funnel) -> Advice:
     ask, kept = funnel.ask, funnel.last.kept
     best = _by_headroom(ask, kept)[0]
-    resource, _ = _tightest(ask, best)
-    free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
+    if ask.requests:
+        resource, _ = _tightest(ask, best)
+        free = ask.offer(best, resource).allocatable - ask.used(name(best), resource)
+        room = f"{name(best)} has {free} {resource} free"
+    else:
+        room = f"{name(best)} has devices for every claim"
     said = last_said(funnel.view.pod, funnel.view.events, funnel.view.now)
     summary = (
         f"Nothing in the objects blocks the pod: {len(kept)} node{'s pass' if len(kept) > 1 else ' passes'} "
-        f"every check ({name(best)} has {free} {resource} free); "
+        f"every check ({room}); "
         + ("see what the scheduler said" if said else "the scheduler has not reported on it yet")
     )
     evidence = (
         f"nodes that pass every check: {names(kept)}",
-        "not checked by kubewhy: cpu, memory, pods per node, host ports, DRA claims, and pods of higher "
-        "priority nominated to these nodes; the scheduler's message names whichever of these holds the pod",
+        *dra_advice.schedulable_lines(ask.devices, kept),
+        "not checked by kubewhy: cpu, memory, pods per node, host ports, and pods of higher priority "
+        "nominated to these nodes; the scheduler's message names whichever of these holds the pod",
     )
     return Advice(summary, evidence, collect(kubectl.node_details(name(best))))
 
@@ -603,7 +669,8 @@ def _no_nodes(funnel: Funnel, verdict: PodVerdict) -> Advice:
     elif verdict is PodVerdict.LABEL_MISMATCH:
         summary = "There are no nodes: none can match the pod's nodeSelector and affinity"
     else:
-        summary = f"There are no nodes: none reports {and_(funnel.ask.requests)}"
+        wanted = and_(funnel.ask.requests) if funnel.ask.requests else "a DRA device"
+        summary = f"There are no nodes: none reports {wanted}"
     command = (
         kubectl.nodes_with_labels(selector_keys(view.pod))
         if verdict is PodVerdict.LABEL_MISMATCH
@@ -648,8 +715,8 @@ def _spare(ask: Ask, node: Object, resource: str) -> int:
 
 
 def _headroom(ask: Ask, node: Object) -> int:
-    """How close the node comes to fitting: its tightest resource's spare."""
-    return min(_spare(ask, node, r) for r in ask.requests)
+    """How close the node comes to fitting: its tightest resource's spare (0 with no extended resource)."""
+    return min((_spare(ask, node, r) for r in ask.requests), default=0)
 
 
 def _by_headroom(ask: Ask, nodes: Iterable[Object]) -> list[Object]:

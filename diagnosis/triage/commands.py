@@ -271,3 +271,65 @@ def csinode(node: str) -> Command | None:
         f"the CSI drivers on {node} and how many volumes each may attach",
         "get", "csinode", node, "-o", "jsonpath={.spec.drivers}",
     )
+
+
+# — Dynamic Resource Allocation (`resource.k8s.io`) —
+
+
+def resource_claim(namespace: str, claim: str) -> Command | None:
+    if not valid_names(namespace, claim):
+        return None
+    return kubectl(
+        f"claim {claim}: its requests, allocation (devices, nodeSelector) and reservedFor pods",
+        "get", "resourceclaim", claim, "-n", namespace, "-o", "yaml",
+    )
+
+
+def resource_claims(namespace: str) -> Command | None:
+    if not is_dns1123_label(namespace):
+        return None
+    return kubectl(
+        "the namespace's claims and their state (pending, allocated, reserved, deleted)",
+        "get", "resourceclaims", "-n", namespace,
+    )
+
+
+def claim_template(namespace: str, template: str) -> Command | None:
+    if not valid_names(namespace, template):
+        return None
+    return kubectl(
+        f"template {template}: what the claim made from it asks for",
+        "get", "resourceclaimtemplate", template, "-n", namespace, "-o", "yaml",
+    )
+
+
+def pod_claims(namespace: str, pod: str) -> Command | None:
+    if not valid_names(namespace, pod):
+        return None
+    template = '{.spec.resourceClaims}{"\\n"}{.status.resourceClaimStatuses}{"\\n"}'
+    return kubectl(
+        "the claims the pod names and the ones made for it from templates",
+        "get", "pod", pod, "-n", namespace, "-o", f"jsonpath={template}",
+    )
+
+
+def resource_slices(node: str) -> Command | None:
+    if not is_dns1123_subdomain(node):
+        return None
+    return kubectl(
+        f"the devices DRA drivers publish on {node}, with their attributes, capacity and taints",
+        "get", "resourceslices", "--field-selector", f"spec.nodeName={node}", "-o", "yaml",
+    )
+
+
+def device_class(name: str) -> Command | None:
+    if not is_dns1123_subdomain(name):
+        return None
+    return kubectl(
+        f"device class {name}: the selectors every device of the class must match",
+        "get", "deviceclass", name, "-o", "yaml",
+    )
+
+
+def device_classes() -> Command:
+    return kubectl("the device classes the cluster has", "get", "deviceclasses")

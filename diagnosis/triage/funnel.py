@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from diagnosis.model import Command, Holding, PodVerdict, Snippet
 from diagnosis.objects import Object, name, namespace, spec, uid
+from diagnosis.triage.dra import Devices
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.resources import Holder, Offer, effective_requests, holders, offer
 from diagnosis.triage.scheduling import Placement
@@ -90,6 +91,9 @@ class Ask:
     """The nodes that reached the free-slot step: those whose bound pods the view holds."""
     memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
     """What a step works out once for all nodes (its counts per domain, the pod's claims)."""
+    devices: Devices | None = None
+    """The pod's ResourceClaims against the cluster's devices; None when it names none (or when only
+    the nodes reaching the free-slot step are wanted: DRA never narrows which bound pods count)."""
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict, compare=False, repr=False)
     """Each node's offer of each resource asked, by (id(node), resource): read once per node for the
     whole classification, not again at every step and in the advice (the funnel's nodes live as long
@@ -206,7 +210,8 @@ def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
 
 def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
     """`3. reports nvidia.com/gpu: 9 → 2 nodes; dropped a, b (why); c (why)`: the dropped nodes grouped
-    by reason, at most `SHOWN` of them named."""
+    by reason, at most `SHOWN` of them named. `requests` may name DRA devices beside extended
+    resources (`gpu.nvidia.com devices`)."""
     title = stage.step.title.format(
         resources=and_(requests), asks=", ".join(f"{n} {r}" for r, n in requests.items())
     )

@@ -29,7 +29,9 @@ TINY = {"nodes": 40, "pods_per_node": 10, "slices": 2, "hosts_per_slice": 4}
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    with simulated(**TINY) as cluster:
+    with simulated(
+        TINY["nodes"], TINY["pods_per_node"], slices=TINY["slices"], hosts_per_slice=TINY["hosts_per_slice"]
+    ) as cluster:
         yield cluster
 
 
@@ -225,6 +227,9 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
     assert "requests" in bare
     assert "kubewhy's whole /triage takes" in bare
+    dra = [line for line in lines if "GPUs by DRA" in line and "kubewhy + cache, unpinned pod" in line]
+    assert len(dra) == 1
+    assert "| exhausted, 2 calls" in dra[0]
     assert done.stdout.count("| Benchmark") == 1
     assert "- CPUs (nproc):" in done.stdout
     assert "python -m bench --quick" in out.read_text()

@@ -193,9 +193,10 @@ def test_the_reader_only_reads(recording: Recording) -> None:
     assert {a.verb for a in recording.accesses} <= {"get", "list", "watch"}
 
 
-def test_only_the_cache_watches_and_only_nodes_and_pods(recording: Recording) -> None:
+def test_only_the_cache_watches_and_only_nodes_pods_and_dra_objects(recording: Recording) -> None:
     watched = {(a.group, a.resource) for a in recording.accesses if a.verb == "watch"}
-    assert watched == {("", "nodes"), ("", "pods")}
+    dra = {("resource.k8s.io", r) for r in ("deviceclasses", "resourceclaims", "resourceslices")}
+    assert watched == {("", "nodes"), ("", "pods"), *dra}
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

@@ -25,8 +25,12 @@ from diagnosis.triage.classify import classify
 from diagnosis.triage.resources import effective_requests
 from handlers.reply import Scope
 from handlers.triage import triage
-from tests.corpus import cases
+from tests.corpus import ROOT, cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
+
+DRA_LAB = ROOT / "examples" / "gpu-dra.json"
+NO_DRA_OBJECTS = {"deviceclasses": 0, "resourceclaims": 0, "resourceslices": 0}
+"""The lab cluster's API serves resource.k8s.io, with no object in it."""
 
 PINNED = ("ml-train", "llama-ft-0-x7k2p")
 """Asks 2 GPUs of the A100 pool, whose two nodes hold 2 and 1 of their 2: exhausted."""
@@ -72,8 +76,9 @@ async def settled(condition: Callable[[], bool]) -> None:
 
 
 async def watches_open(sim: Simulator) -> None:
-    """Wait until the cache's two watches are served (a synced cache may still be opening them)."""
-    await settled(lambda: sim.open_watches() == 2)
+    """Wait until the cache's five watches are served (a synced cache may still be opening them): nodes,
+    bound pods, and the DRA DeviceClasses, ResourceClaims and ResourceSlices."""
+    await settled(lambda: sim.open_watches() == 5)
 
 
 def held_on(reader: LiveReader, node: str) -> set[str]:
@@ -294,7 +299,7 @@ async def test_while_the_cache_syncs_the_reader_reads_directly_and_says_so() -> 
             assert await read_directly(reader, PINNED) is None
             assert not reads_of_nodes_or_bound_pods(sim.requests[start:])
             # What /metrics reports of it: the objects held, their memory, how long since it last heard.
-            assert cache.held == {"nodes": 5, "pods": 3}
+            assert cache.held == {"nodes": 5, "pods": 3, **NO_DRA_OBJECTS}
             assert 5 * 200 < cache.estimated_bytes() < 5 * 20_000
             age = cache.age()
             assert age is not None
@@ -341,7 +346,7 @@ async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_dir
             )
             assert reader.cache.state.endswith(" > 6); reading the cluster directly")
             assert reader.cache.nodes() == ()
-            assert reader.cache.held == {"nodes": 0, "pods": 0}
+            assert reader.cache.held == {"nodes": 0, "pods": 0, **NO_DRA_OBJECTS}
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             assert reads_of_nodes_or_bound_pods(sim.requests[start:])
@@ -412,6 +417,34 @@ async def test_idle_watches_do_not_block_the_event_loop() -> None:
             assert reads_of_nodes_or_bound_pods(sim.requests[start:]) == []
 
 
+async def test_a_cluster_without_dra_syncs_without_it() -> None:
+    """Where `resource.k8s.io` is not served (DRA off), its three reflectors end at the 404 and the
+    cache is synced with nodes and pods alone; a DRA pod is then read directly."""
+    with serve(GPU_CLUSTER, without=("resource.k8s.io",)) as sim:
+        async with cached_reader(sim) as reader:
+            assert reader.cache is not None
+            assert reader.cache.synced
+            assert not reader.cache.dra_synced
+            await settled(lambda: sim.open_watches() == 2)
+
+
+async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
+    """On the DRA lab: the verdict through the cache is the direct one; a claim freed by the watch
+    turns exhausted into schedulable without a LIST of claims or slices."""
+    with serve(DRA_LAB) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            await watches_open(sim)
+            assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.EXHAUSTED
+            sim.store.delete("ResourceClaim", "dra-lab", "llm-finetune-gpus", "resource.k8s.io/v1")
+            await settled(lambda: ("dra-lab", "llm-finetune-gpus") not in cache.dra().claim_index)
+            start = len(sim.requests)
+            assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.SCHEDULABLE
+    read = [r.path for r in sim.requests[start:]]
+    assert [p for p in read if "resourceclaims" in p or "resourceslices" in p] == []
+
+
 async def test_the_cache_watches_what_it_listed() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim):
@@ -422,6 +455,19 @@ async def test_the_cache_watches_what_it_listed() -> None:
         ("watch", "/api/v1/nodes", ""),
         ("list", "/api/v1/pods", BOUND_PODS),
         ("watch", "/api/v1/pods", BOUND_PODS),
+        *(
+            (verb, f"/apis/resource.k8s.io/v1/{plural}", "")
+            for verb in ("list", "watch")
+            for plural in ("deviceclasses", "resourceclaims", "resourceslices")
+        ),
     }
     watches = [r.query for r in sim.requests if r.verb == "watch"]
     assert all(q["allowWatchBookmarks"] == "true" and q["timeoutSeconds"] == "300" for q in watches)
+
+
+async def test_a_dra_pod_on_a_cluster_without_dra_is_told_so() -> None:
+    with serve(DRA_LAB, without=("resource.k8s.io",)) as sim:
+        async with live_reader(sim) as reader:
+            found = classify(await reader.triage_view("dra-lab", "case-dra-exhaust"))
+    assert found.verdict is PodVerdict.CLAIM
+    assert "serves no resource.k8s.io/v1 API" in found.summary

@@ -66,7 +66,7 @@ async def test_jobset_view_holds_the_snapshots_objects(case: Case) -> None:
 
 def _pod_triage(view: JobSetView, pod: Object) -> str:
     about = tuple(e for e in view.events if events.is_about(e, pod))
-    return classify(TriageView(pod, view.nodes, view.bound_pods, about, view.now)).verdict
+    return classify(TriageView(pod, view.nodes, view.bound_pods, about, view.now, dra=view.dra)).verdict
 
 
 @pytest.mark.parametrize("case", JOBSET, ids=lambda c: c.id)

@@ -30,6 +30,17 @@ def test_ask_prints_the_channel_message_and_its_thread_from_the_demo_cluster() -
     assert "  │     kubectl describe pod case-taint -n gpu-triage" in lines
 
 
+def test_ask_answers_a_dra_pod_with_the_claims_that_hold_its_devices() -> None:
+    done = ask("/triage dra-lab case-dra-exhaust")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == ":red_circle: exhausted: pod dra-lab/case-dra-exhaust"
+    assert "cluster gpu-dra · checked" in done.stdout
+    assert "held by dra-lab/llm-finetune-gpus (pod llm-finetune-0)" in lines[1]
+    assert "  │     kubectl get resourceclaim a100-pair-claim -n dra-lab -o yaml" in lines
+    assert "  │     kubectl get resourceslices --field-selector spec.nodeName=dra-a100-0 -o yaml" in lines
+
+
 def test_ask_answers_from_the_demo_cluster_that_holds_the_jobset() -> None:
     done = ask("/jobset why llm maxtext-v5e")
     assert done.returncode == 0, done.stderr

@@ -20,17 +20,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import yaml
 
-from bot.localslack import Message
-from bot.sentinel import HELD
+from bot.app import assemble, build_client
+from bot.clusters import Clusters
+from bot.localslack import BOT_ID, Message
+from bot.sentinel import HELD, IncidentMeta
+from bot.settings import ClusterConfig, Config, SentinelConfig
 from devtools.apisim import Simulator, serve
 from devtools.apisim.resources import Resource, lookup
 from devtools.botenv import KUBEWHY, bot_env, free_port
 from devtools.slack import DevSlack, block_action
 from devtools.workloads import NODE, gpu_node, gpu_pod, placed
-from tests.slack.support import ONCALL, ROOT, TOKEN, Bot, shown
+from tests.slack.support import GPU_LAB, ONCALL, ROOT, TOKEN, Bot, shown
 
 NAMESPACE = "kubewhy"
 RESTARTS = ROOT / "examples" / "jobset-preemption-restarts.json"
@@ -366,3 +370,43 @@ def metric(exposition: str, sample: str) -> float:
     """The value of one sample in a Prometheus text exposition."""
     (value,) = (line.rsplit(" ", 1)[1] for line in exposition.splitlines() if line.startswith(sample + " "))
     return float(value)
+
+
+async def test_a_silence_chosen_after_the_read_back_survives_the_leaders_next_update() -> None:
+    """The Silence is written by either replica at any time; the leader rewrites the message from what
+    it read at the start of its sweep, so it reads the metadata again right before."""
+    config = Config(clusters={"lab": ClusterConfig(snapshot=GPU_LAB)})
+    with DevSlack(bot_token=TOKEN) as slack:
+        async with aiohttp.ClientSession() as session:
+            deps = assemble(config, Clusters.from_config(config), build_client(TOKEN, slack.api_url, session))
+            deps.sentinel.bot_id = BOT_ID
+            read_back = IncidentMeta(
+                cluster="lab",
+                namespace="ml",
+                kind="Deployment",
+                name="web",
+                cause="pending",
+                verdict="taint",
+                since=1.0,
+            )
+            posted = await deps.client.chat_postMessage(
+                channel="C0RACE", text="taint", metadata=read_back.metadata()
+            )
+            silenced = read_back.model_copy(
+                update={
+                    "silenced_until": time.time() + 600,
+                    "silence_scope": "workload",
+                    "silenced_by": ONCALL,
+                }
+            )
+            await deps.client.chat_update(
+                channel="C0RACE", ts=posted["ts"], text="taint", metadata=silenced.metadata()
+            )
+
+            changed = read_back.model_copy(update={"verdict": "exhausted"})
+            await deps.sentinel._update("C0RACE", posted["ts"], changed, time.time(), SentinelConfig())
+    message = slack.find("C0RACE", posted["ts"])
+    assert message is not None
+    assert payload(message)["verdict"] == "exhausted"
+    assert payload(message)["silenced_by"] == ONCALL
+    assert "silenced by <@U0ONCALL>" in shown(message)

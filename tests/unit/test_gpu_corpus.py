@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.triage.classify import classify, serving_nothing, usage_candidates
 from diagnosis.views import Peers, Storage, TriageView
@@ -85,6 +86,7 @@ def view_of(
             classes=of("StorageClass"),
             csinodes=of("CSINode"),
         ),
+        dra=Dra.of(objects),
     )
 
 

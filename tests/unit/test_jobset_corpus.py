@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from diagnosis import events
+from diagnosis.dra_objects import Dra
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, kind, labels, name, namespace
@@ -54,6 +55,7 @@ def view_of(items: tuple[Object, ...], ns: str, jobset_name: str, now: datetime 
         bound_pods=tuple(o for o in items if kind(o) == "Pod" and holds_node(o)),
         workloads=tuple(o for o in items if kind(o) == "Workload" and owned_by(o, jobset)),
         now=now,
+        dra=Dra.of(items),
     )
 
 

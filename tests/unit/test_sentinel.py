@@ -159,7 +159,10 @@ def test_an_open_incident_says_how_many_pods_wait_the_first_fix_and_offers_silen
     shown = str(message.blocks)
     assert "exhausted: Deployment ml/trainer" in shown
     assert "*12 pods* waiting for a node for 12 min." in shown
-    assert "*First fix:* gpu-0 has 0 nvidia.com/gpu free of 8" in shown
+    assert "gpu-0 has 0 nvidia.com/gpu free of 8; the pod asks 8" in shown
+    assert "First fix" not in shown  # the diagnosis offered none
+    with_fix = str(incident_message(incident(fix="free a GPU on gpu-0"), T0).blocks)
+    assert "*First fix:* free a GPU on gpu-0" in with_fix
     assert "kubewhy_silence" in shown
     assert message.text == "exhausted: Deployment ml/trainer"
 

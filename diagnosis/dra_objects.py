@@ -1,0 +1,505 @@
+"""Dynamic Resource Allocation objects read into one shape, whichever `resource.k8s.io` version served
+them (KEP-4381; `k8s.io/api/resource/{v1,v1beta2,v1beta1}/types.go`).
+
+v1 and v1beta2 put a request's fields under `exactly` (or list `firstAvailable` subrequests) and a
+slice device's attributes and capacity on the device; v1beta1 puts the request's fields on the request
+itself and the device's under `basic`. Everything below reads all three, and any field may be missing
+or malformed (snapshots are written by people too): such a field reads as empty, never raises.
+
+The cluster layer parses objects once (`Dra.of`) when it reads them, so a diagnosis over thousands of
+ResourceSlices does not parse them again for every question.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
+from typing import Any
+
+from diagnosis import objects
+from diagnosis.objects import (
+    Object,
+    kind,
+    mapping,
+    meta,
+    name,
+    namespace,
+    sequence,
+    spec,
+    status,
+    text,
+    uid,
+)
+from diagnosis.quantity import exact
+
+GROUP = "resource.k8s.io"
+STANDARD_DOMAIN = "resource.kubernetes.io"
+"""Attributes every driver may publish (`pciBusID`, `pcieRoot`)."""
+
+RESERVED_FOR_MAX = 256
+"""`ResourceClaimReservedForMaxSize`: the most consumers one claim may have."""
+
+POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
+"""Annotation the resourceclaim controller puts on a claim it made from a template."""
+
+KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice")
+
+
+@dataclass(frozen=True)
+class Semver:
+    """A `version` attribute: kept as written; the CEL environment parses it as Kubernetes does."""
+
+    text: str
+
+
+AttributeValue = int | bool | str | Semver
+
+
+# --- the pod's side -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PodClaim:
+    """One entry of the pod's `spec.resourceClaims`, with the claim it stands for."""
+
+    name: str
+    claim_name: str
+    """`resourceClaimName`, or "" for a template entry."""
+    template: str
+    """`resourceClaimTemplateName`, or "" for a named claim."""
+    generated: str | None
+    """For a template entry: the claim the controller made for it (`status.resourceClaimStatuses`);
+    None while it has made none. "" when it says no claim is needed."""
+
+    @property
+    def resolved(self) -> str | None:
+        """The name of the claim to read, or None when it is not known yet."""
+        return self.claim_name or self.generated or None
+
+
+def pod_claims(pod: Object) -> tuple[PodClaim, ...]:
+    """The pod's `spec.resourceClaims`, in order."""
+    made: dict[str, str] = {}
+    for item in map(mapping, sequence(status(pod).get("resourceClaimStatuses"))):
+        made[text(item.get("name"))] = text(item.get("resourceClaimName"))
+    found = []
+    for item in map(mapping, sequence(spec(pod).get("resourceClaims"))):
+        entry = text(item.get("name"))
+        claim_name, template = (
+            text(item.get("resourceClaimName")),
+            text(item.get("resourceClaimTemplateName")),
+        )
+        found.append(PodClaim(entry, claim_name, template, made.get(entry) if template else None))
+    return tuple(found)
+
+
+# --- claims ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Subrequest:
+    """One way to satisfy a request: its `exactly` part, or one `firstAvailable` entry."""
+
+    name: str
+    """The request's name, or `request/subrequest` (as allocation results name it)."""
+    device_class: str
+    selectors: tuple[str, ...]
+    """CEL expressions; a device must match all of them and all of its class's."""
+    all_devices: bool
+    """`allocationMode: All`: every matching device, at least one."""
+    count: int
+    admin_access: bool
+    tolerations: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Request:
+    name: str
+    alternatives: tuple[Subrequest, ...]
+    """One for `exactly`; the `firstAvailable` subrequests in order (the first that fits is used)."""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    requests: tuple[str, ...]
+    """The requests it binds; empty: all of the claim's."""
+    attribute: str
+    """`matchAttribute`, fully qualified (`gpu.nvidia.com/productName`)."""
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...]
+
+
+@dataclass(frozen=True)
+class Result:
+    """One allocated device (`status.allocation.devices.results[]`)."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool
+
+    @property
+    def device_id(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A ResourceClaim. Hashed by the fields that hold no mapping (equal claims hash alike), so that
+    claims can key the evidence's groupings."""
+
+    namespace: str
+    name: str
+    uid: str
+    deleting: bool
+    spec: ClaimSpec = field(hash=False)
+    allocated: bool
+    results: tuple[Result, ...]
+    node_selector: Mapping[str, Any] | None = field(hash=False)
+    """`status.allocation.nodeSelector`: where the pod may run; None: any node."""
+    reserved_for: tuple[tuple[str, str], ...]
+    """The consuming pods: (name, uid)."""
+    controller: tuple[str, str, str] | None
+    """The controlling owner: (kind, name, uid)."""
+    pod_claim_name: str
+    """The pod claim entry it was made for (template claims), else ""."""
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def _subrequest(item: Mapping[str, Any], shown: str) -> Subrequest:
+    mode = text(item.get("allocationMode")) or "ExactCount"
+    raw_count = item.get("count")
+    count = (
+        raw_count if isinstance(raw_count, int) and not isinstance(raw_count, bool) and raw_count > 0 else 1
+    )
+    return Subrequest(
+        name=shown,
+        device_class=text(item.get("deviceClassName")),
+        selectors=_selectors(item.get("selectors")),
+        all_devices=mode == "All",
+        count=count,
+        admin_access=item.get("adminAccess") is True,
+        tolerations=tuple(map(mapping, sequence(item.get("tolerations")))),
+    )
+
+
+def _selectors(value: object) -> tuple[str, ...]:
+    return tuple(
+        text(mapping(mapping(s).get("cel")).get("expression"))
+        for s in sequence(value)
+        if isinstance(s, Mapping)
+    )
+
+
+def claim_spec(value: object) -> ClaimSpec:
+    """A ResourceClaimSpec (a claim's `spec`, a template's `spec.spec`), in any served version."""
+    devices = mapping(mapping(value).get("devices"))
+    requests = []
+    for item in map(mapping, sequence(devices.get("requests"))):
+        request = text(item.get("name"))
+        exactly = item.get("exactly")
+        if isinstance(exactly, Mapping):  # v1, v1beta2
+            alternatives: tuple[Subrequest, ...] = (_subrequest(exactly, request),)
+        elif "firstAvailable" in item:
+            alternatives = tuple(
+                _subrequest(mapping(s), f"{request}/{text(mapping(s).get('name'))}")
+                for s in sequence(item.get("firstAvailable"))
+            )
+        else:  # v1beta1: the fields on the request itself
+            alternatives = (_subrequest(item, request),)
+        requests.append(Request(request, alternatives))
+    constraints = tuple(
+        Constraint(tuple(text(r) for r in sequence(c.get("requests"))), text(c.get("matchAttribute")))
+        for c in map(mapping, sequence(devices.get("constraints")))
+        if text(c.get("matchAttribute"))
+    )
+    return ClaimSpec(tuple(requests), constraints)
+
+
+def claim(obj: Object) -> Claim:
+    allocation = status(obj).get("allocation")
+    results = tuple(
+        Result(
+            text(r.get("request")),
+            text(r.get("driver")),
+            text(r.get("pool")),
+            text(r.get("device")),
+            r.get("adminAccess") is True,
+        )
+        for r in map(mapping, sequence(mapping(mapping(allocation).get("devices")).get("results")))
+    )
+    selector = mapping(allocation).get("nodeSelector")
+    controller = next(
+        (
+            (text(ref.get("kind")), text(ref.get("name")), text(ref.get("uid")))
+            for ref in map(mapping, sequence(meta(obj).get("ownerReferences")))
+            if ref.get("controller") is True
+        ),
+        None,
+    )
+    return Claim(
+        namespace=namespace(obj),
+        name=name(obj),
+        uid=uid(obj),
+        deleting=meta(obj).get("deletionTimestamp") is not None,
+        spec=claim_spec(spec(obj)),
+        allocated=isinstance(allocation, Mapping),
+        results=results,
+        node_selector=selector if isinstance(selector, Mapping) else None,
+        reserved_for=tuple(
+            (text(r.get("name")), text(r.get("uid")))
+            for r in map(mapping, sequence(status(obj).get("reservedFor")))
+            if text(r.get("resource")) in ("pods", "")
+        ),
+        controller=controller,
+        pod_claim_name=objects.annotations(obj).get(POD_CLAIM_NAME, ""),
+    )
+
+
+# --- classes and slices ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[str, ...]
+
+
+def device_class(obj: Object) -> DeviceClass:
+    return DeviceClass(name(obj), _selectors(spec(obj).get("selectors")))
+
+
+@dataclass(frozen=True)
+class DeviceTaint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device of a slice, hashed by its identity and taints (its mappings are compared, not
+    hashed)."""
+
+    driver: str
+    pool: str
+    name: str
+    attributes: Mapping[str, Mapping[str, AttributeValue]] = field(hash=False)
+    """Domain → attribute name → value; a name written without a domain is the driver's."""
+    capacity: Mapping[str, Mapping[str, Decimal]] = field(hash=False)
+    taints: tuple[DeviceTaint, ...]
+
+    @cached_property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.name}"
+
+    def attribute(self, qualified: str) -> AttributeValue | None:
+        """A fully qualified attribute (`gpu.nvidia.com/productName`), or None when it lacks it."""
+        domain, _, ident = qualified.rpartition("/")
+        return self.attributes.get(domain, {}).get(ident)
+
+
+@dataclass(frozen=True)
+class Slice:
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    node_name: str
+    node_selector: Mapping[str, Any] | None = field(hash=False)
+    all_nodes: bool
+    devices: tuple[Device, ...]
+
+
+def _qualified(driver: str, key: str) -> tuple[str, str]:
+    domain, _, ident = key.rpartition("/")
+    return domain or driver, ident
+
+
+def _attribute(value: Mapping[str, Any]) -> AttributeValue | None:
+    for field_name, kind_ in (("int", int), ("bool", bool), ("string", str)):
+        found = value.get(field_name)
+        if isinstance(found, kind_) and (kind_ is bool or not isinstance(found, bool)):
+            return found
+    version = value.get("version")
+    return Semver(version) if isinstance(version, str) else None
+
+
+def _device(driver: str, pool: str, item: Mapping[str, Any]) -> Device:
+    basic = mapping(item.get("basic"))
+    body = basic or item  # v1beta1 nests the device's fields under `basic`
+    attributes: defaultdict[str, dict[str, AttributeValue]] = defaultdict(dict)
+    for key, value in mapping(body.get("attributes")).items():
+        parsed = _attribute(mapping(value))
+        if isinstance(key, str) and parsed is not None:
+            domain, ident = _qualified(driver, key)
+            attributes[domain][ident] = parsed
+    capacity: defaultdict[str, dict[str, Decimal]] = defaultdict(dict)
+    for key, value in mapping(body.get("capacity")).items():
+        amount = exact(mapping(value).get("value") if isinstance(value, Mapping) else value)
+        if isinstance(key, str) and amount is not None:
+            domain, ident = _qualified(driver, key)
+            capacity[domain][ident] = amount
+    taints = tuple(
+        DeviceTaint(text(t.get("key")), text(t.get("value")), text(t.get("effect")))
+        for t in map(mapping, sequence(body.get("taints")))
+    )
+    return Device(driver, pool, text(item.get("name")), dict(attributes), dict(capacity), taints)
+
+
+def resource_slice(obj: Object) -> Slice:
+    body = spec(obj)
+    driver = text(body.get("driver"))
+    pool = mapping(body.get("pool"))
+    pool_name = text(pool.get("name"))
+    generation, count = pool.get("generation"), pool.get("resourceSliceCount")
+    selector = body.get("nodeSelector")
+    return Slice(
+        name=name(obj),
+        driver=driver,
+        pool=pool_name,
+        generation=generation if isinstance(generation, int) else 0,
+        slice_count=count if isinstance(count, int) else 1,
+        node_name=text(body.get("nodeName")),
+        node_selector=selector if isinstance(selector, Mapping) else None,
+        all_nodes=body.get("allNodes") is True,
+        devices=tuple(_device(driver, pool_name, mapping(d)) for d in sequence(body.get("devices"))),
+    )
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The slices of one driver's pool at its newest generation (older ones are being replaced)."""
+
+    driver: str
+    name: str
+    generation: int
+    slices: tuple[Slice, ...]
+
+    @property
+    def complete(self) -> bool:
+        """All `resourceSliceCount` slices of the generation are there: the allocator uses no device
+        of an incomplete pool."""
+        return len(self.slices) == self.slices[0].slice_count
+
+
+def pools(slices: Iterable[Slice]) -> tuple[Pool, ...]:
+    grouped: defaultdict[tuple[str, str], list[Slice]] = defaultdict(list)
+    for item in slices:
+        grouped[(item.driver, item.pool)].append(item)
+    found = []
+    for (driver, pool), members in sorted(grouped.items()):
+        newest = max(s.generation for s in members)
+        found.append(Pool(driver, pool, newest, tuple(s for s in members if s.generation == newest)))
+    return tuple(found)
+
+
+# --- everything a diagnosis reads -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """The cluster's devices: its DeviceClasses and ResourceSlices. They change far less often than
+    claims (every pod start writes one), so a reader keeps one Inventory while they are unchanged, and
+    what the diagnosis works out about its devices (`memo`) is worked out once."""
+
+    classes: tuple[DeviceClass, ...] = ()
+    slices: tuple[Slice, ...] = ()
+    memo: dict[object, object] = field(default_factory=dict, repr=False, compare=False, hash=False)
+    """Results of pure functions of these devices, by their arguments (`diagnosis.triage.dra`)."""
+
+    @cached_property
+    def class_index(self) -> Mapping[str, DeviceClass]:
+        return {c.name: c for c in self.classes}
+
+    @cached_property
+    def pools(self) -> tuple[Pool, ...]:
+        return pools(self.slices)
+
+    @cached_property
+    def by_node(self) -> Mapping[str, tuple[Pool, ...]]:
+        """Node name → the pools with a slice pinned to it by `nodeName`."""
+        found: defaultdict[str, list[Pool]] = defaultdict(list)
+        for pool in self.pools:
+            for node in dict.fromkeys(s.node_name for s in pool.slices if s.node_name):
+                found[node].append(pool)
+        return {k: tuple(v) for k, v in found.items()}
+
+    @cached_property
+    def unpinned(self) -> tuple[Pool, ...]:
+        """Pools with a slice for all nodes or for a node selector."""
+        return tuple(
+            p for p in self.pools if any(s.all_nodes or s.node_selector is not None for s in p.slices)
+        )
+
+
+def inventory(objects: Iterable[Object]) -> Inventory:
+    """The DeviceClasses and ResourceSlices among `objects`."""
+    found: defaultdict[str, list[Object]] = defaultdict(list)
+    for obj in objects:
+        if kind(obj) in ("DeviceClass", "ResourceSlice") and text(obj.get("apiVersion")).startswith(
+            f"{GROUP}/"
+        ):
+            found[kind(obj)].append(obj)
+    return Inventory(
+        tuple(map(device_class, found["DeviceClass"])), tuple(map(resource_slice, found["ResourceSlice"]))
+    )
+
+
+@dataclass(frozen=True)
+class Dra:
+    """The cluster's DRA objects, parsed. `claims` holds the pod's claims and every allocated claim
+    (their devices are in use); `templates` the pod's namespace's templates."""
+
+    claims: tuple[Claim, ...] = ()
+    templates: tuple[tuple[str, str], ...] = ()
+    """(namespace, name) of the ResourceClaimTemplates."""
+    devices: Inventory = field(default_factory=Inventory)
+    served: bool = True
+    """False when the cluster serves no `resource.k8s.io` (DRA is not enabled there)."""
+
+    @classmethod
+    def of(cls, objects: Iterable[Object], served: bool = True) -> Dra:
+        found = [o for o in objects if kind(o) in KINDS and text(o.get("apiVersion")).startswith(f"{GROUP}/")]
+        return cls(
+            claims=tuple(claim(o) for o in found if kind(o) == "ResourceClaim"),
+            templates=tuple((namespace(o), name(o)) for o in found if kind(o) == "ResourceClaimTemplate"),
+            devices=inventory(found),
+            served=served,
+        )
+
+    @cached_property
+    def claim_index(self) -> Mapping[tuple[str, str], Claim]:
+        return {(c.namespace, c.name): c for c in self.claims}
+
+    @property
+    def class_index(self) -> Mapping[str, DeviceClass]:
+        return self.devices.class_index
+
+    @cached_property
+    def holders(self) -> Mapping[str, tuple[Claim, str]]:
+        """Device id → the claim whose allocation holds it and the result's request. Results with
+        admin access do not hold their device (others may still allocate it)."""
+        return {
+            r.device_id: (c, r.request)
+            for c in self.claims
+            for r in c.results
+            if c.allocated and not r.admin_access
+        }
+
+
+NO_DRA = Dra()

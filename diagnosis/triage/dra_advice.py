@@ -1,0 +1,237 @@
+"""What `/triage` says about a pod's ResourceClaims: the `claim` rung's answer, and the evidence,
+summary and commands of the funnel steps when DRA devices are what a node lacks.
+
+Per request: its DeviceClass and selectors; per node: the matching devices (counted, up to `SHOWN`
+named); for the devices in use, the claims that hold them and the pods those claims are reserved for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from diagnosis.commands import collect
+from diagnosis.dra_objects import Claim, Subrequest
+from diagnosis.model import Command
+from diagnosis.objects import Object, name, namespace
+from diagnosis.triage import commands as kubectl
+from diagnosis.triage.dra import Ask, Choice, ClaimProblem, Devices
+from diagnosis.triage.funnel import SHOWN, Advice, Funnel, names
+
+
+def asked(devices: Devices | None) -> dict[str, int]:
+    """The pod's DRA asks as the funnel's titles name them (`gpu.nvidia.com devices` → count)."""
+    if devices is None:
+        return {}
+    shown: dict[str, int] = {}
+    for ask in devices.asks:
+        first = ask.alternatives[0] if ask.alternatives else None
+        label = f"{first.device_class or 'unnamed class'} devices" if first else f"devices ({ask.request})"
+        shown[label] = shown.get(label, 0) + (first.count if first and not first.all_devices else 1)
+    for claim, _ in devices.pinned:
+        shown[f"claim {claim.name}'s allocated devices"] = len(claim.results)
+    return shown
+
+
+def request_lines(devices: Devices) -> tuple[str, ...]:
+    """What the pod asks through its claims, one line per claim request (or allocated claim)."""
+    lines = []
+    for item in devices.resolved:
+        claim = item.claim
+        if claim is None:
+            continue
+        if claim.allocated:
+            held = ", ".join(r.device_id for r in claim.results[:SHOWN]) or "no device"
+            users = ", ".join(n for n, _ in claim.reserved_for) or "no pod yet"
+            where = "any node" if claim.node_selector is None else "the nodes of its allocation.nodeSelector"
+            lines.append(
+                f"claim {claim} (pod claim {item.entry.name}): allocated {held}, on {where}; "
+                f"reserved for {users}"
+            )
+            continue
+        for request in claim.spec.requests:
+            lines.append(
+                f"claim {claim} request {request.name}: "
+                + " or else ".join(_subrequest_text(devices, s) for s in request.alternatives)
+            )
+        for constraint in claim.spec.constraints:
+            bound = ", ".join(constraint.requests) or "all requests"
+            lines.append(f"claim {claim}: devices of {bound} must share {constraint.attribute}")
+    lines += [f"selector `{expr}`: {problem}" for expr, problem in devices.problems.items()]
+    return tuple(lines)
+
+
+def _subrequest_text(devices: Devices, sub: Subrequest) -> str:
+    how = "all devices" if sub.all_devices else f"{sub.count} device{'s' if sub.count != 1 else ''}"
+    device_class = devices.dra.class_index.get(sub.device_class)
+    class_part = (
+        f"class {sub.device_class} (does not exist)"
+        if device_class is None
+        else f"class {sub.device_class}"
+        + (f" [{' && '.join(device_class.selectors)}]" if device_class.selectors else "")
+    )
+    own = f", selectors [{' && '.join(sub.selectors)}]" if sub.selectors else ""
+    admin = ", admin access" if sub.admin_access else ""
+    return f"{how} of {class_part}{own}{admin}"
+
+
+def _choices_line(node: Object, ask: Ask, choices: Sequence[Choice]) -> str:
+    best = max(choices, key=lambda c: (len(c.free), len(c.matching)))
+    listed = names(d.name for d in best.matching) or "none"
+    return (
+        f"{name(node)}: {len(best.matching)} device{'s match' if len(best.matching) != 1 else ' matches'} "
+        f"request {ask.request} of {ask.claim.name} ({listed}); {len(best.untainted)} untainted, "
+        f"{len(best.free)} free"
+    )
+
+
+def _per_node(devices: Devices, nodes: Sequence[Object]) -> list[str]:
+    lines = []
+    for node in nodes[:SHOWN]:
+        for ask, choices in zip(devices.asks, devices.choices(node), strict=True):
+            if choices:
+                lines.append(_choices_line(node, ask, choices))
+    return lines
+
+
+def _published(devices: Devices, nodes: Sequence[Object]) -> list[str]:
+    """What the nodes' slices publish, by driver: what the requests could have matched."""
+    lines = []
+    for node in nodes[:SHOWN]:
+        counts: dict[str, list[str]] = {}
+        for pool, item in devices.pools(node):
+            for device in item.devices:
+                counts.setdefault(pool.driver + ("" if pool.complete else " (pool incomplete)"), []).append(
+                    device.name
+                )
+        said = "; ".join(
+            f"{driver}: {len(found)} ({names(found)})" for driver, found in sorted(counts.items())
+        )
+        lines.append(f"{name(node)} publishes {said or 'no DRA device (no ResourceSlice reaches it)'}")
+    return lines
+
+
+def _claim_commands(devices: Devices) -> list[Command | None]:
+    commands = [
+        kubectl.resource_claim(item.claim.namespace, item.claim.name)
+        for item in devices.resolved
+        if item.claim is not None
+    ]
+    commands += [
+        kubectl.device_class(sub.device_class)
+        for ask in devices.asks
+        for sub in ask.alternatives
+        if sub.device_class in devices.dra.class_index
+    ]
+    return commands
+
+
+def _node_commands(nodes: Sequence[Object]) -> list[Command | None]:
+    return [kubectl.resource_slices(name(node)) for node in nodes[:2]]
+
+
+def claim_advice(pod: Object, problem: ClaimProblem) -> Advice:
+    ns = namespace(pod)
+    commands = collect(
+        kubectl.pod_claims(ns, name(pod)),
+        kubectl.claim_template(ns, problem.template) if problem.template else None,
+        kubectl.resource_claim(ns, problem.claim) if problem.claim else None,
+        kubectl.resource_claims(ns),
+    )
+    return Advice(problem.summary, problem.evidence, commands)
+
+
+def no_device_advice(funnel: Funnel) -> Advice:
+    devices, nodes = funnel.ask.devices, funnel.last.entered
+    assert devices is not None
+    first = funnel.last.dropped[0].why
+    if devices.missing_classes:
+        summary = (
+            f"DeviceClass {', '.join(devices.missing_classes)} does not exist: no device can be allocated"
+        )
+        commands: list[Command | None] = [kubectl.device_classes()]
+    elif all(devices.elsewhere(n) for n in nodes):
+        summary = f"None of the {len(nodes)} nodes left is where the pod's allocated claim is ({first})"
+        commands = []
+    else:
+        where = name(nodes[0]) if len(nodes) == 1 else f"any of the {len(nodes)} nodes left"
+        summary = f"No device on {where} matches what the pod's claims ask ({first})"
+        commands = []
+    evidence = tuple(_published(devices, nodes))
+    commands += (*_claim_commands(devices), *_node_commands(nodes))
+    return Advice(summary, evidence, collect(*commands))
+
+
+def tainted_advice(funnel: Funnel) -> Advice:
+    devices, nodes = funnel.ask.devices, funnel.last.entered
+    assert devices is not None
+    summary = (
+        f"{name(nodes[0])}: {funnel.last.dropped[0].why}"
+        if len(nodes) == 1
+        else f"On all {len(nodes)} nodes left, every device matching the pod's claims is tainted out "
+        f"(e.g. {name(funnel.last.dropped[0].node)}: {funnel.last.dropped[0].why})"
+    )
+    summary += ": the driver marks them unhealthy, or the request needs a toleration"
+    evidence = (
+        *_per_node(devices, nodes),
+        "device taints need the DRADeviceTaints feature gate (alpha, off by default in 1.34/1.35): where it "
+        "is off the scheduler ignores them",
+    )
+    return Advice(summary, evidence, collect(*_claim_commands(devices), *_node_commands(nodes)))
+
+
+def exhausted_advice(funnel: Funnel) -> Advice:
+    devices, nodes = funnel.ask.devices, funnel.last.entered
+    assert devices is not None
+    ranked = sorted(nodes, key=lambda n: (-_free(devices, n), name(n)))
+    holders = [(n, h) for n in ranked[:SHOWN] for h in devices.holders_on(n)]
+    best = ranked[0]
+    summary = (
+        f"{name(best)}: {funnel.last.dropped[0].why}"
+        if len(nodes) == 1
+        else f"None of the {len(nodes)} nodes left has free devices for all the pod's claims "
+        f"(most free: {name(best)} with {_free(devices, best)})"
+    )
+    if holders:
+        claims = list(dict.fromkeys(h[0] for _, h in holders))
+        summary += f"; held by {names(_claim_and_pods(c) for c in claims)}"
+    evidence = _per_node(devices, ranked)
+    grouped: dict[tuple[str, Claim, str], list[str]] = {}
+    for n, (claim, request, device) in holders:
+        grouped.setdefault((name(n), claim, request), []).append(device)
+    evidence += [
+        f"{host}: {names(held)} held by claim {claim} (request {request}; {_users(claim)})"
+        for (host, claim, request), held in list(grouped.items())[:SHOWN]
+    ]
+    if len(grouped) > SHOWN:
+        evidence.append(f"and {len(grouped) - SHOWN} more claims holding devices")
+    commands = _claim_commands(devices)
+    commands += [
+        kubectl.resource_claim(claim.namespace, claim.name)
+        for claim in list(dict.fromkeys(h[0] for _, h in holders))[:3]
+    ]
+    commands += _node_commands(ranked)
+    return Advice(summary, tuple(evidence), collect(*commands))
+
+
+def _free(devices: Devices, node: Object) -> int:
+    return sum(max((len(c.free) for c in choices), default=0) for choices in devices.choices(node))
+
+
+def _users(claim: Claim) -> str:
+    pods = [n for n, _ in claim.reserved_for]
+    return (
+        f"reserved for pod {', '.join(pods)}"
+        if pods
+        else "reserved for no pod: allocated, waiting to be freed"
+    )
+
+
+def _claim_and_pods(claim: Claim) -> str:
+    pods = [n for n, _ in claim.reserved_for]
+    return f"{claim} ({'pod ' + ', '.join(pods) if pods else 'no pod'})"
+
+
+def schedulable_lines(devices: Devices | None, kept: Sequence[Object]) -> tuple[str, ...]:
+    if devices is None:
+        return ()
+    return tuple(_per_node(devices, kept[:3]))
