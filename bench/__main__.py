@@ -2,7 +2,7 @@
 `python -m bench --quick`. `--markdown PATH` also writes the table, the command and the machine into
 PATH between the `bench:begin`/`bench:end` markers, keeping the rest of the file.
 
-A part of it: `--only cli,classifier,triage,burst` (any of them; `triage` includes `/jobset why`),
+A part of it: `--only cli,classifier,triage,burst,soak` (any of them; `triage` includes `/jobset why`),
 and `--sizes 1000x10,5000x100` for the clusters `triage` is measured on (nodes × pods per node; a
 `dra` suffix, `5000x10dra`, serves the cluster's GPUs as DRA devices).
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import burst, classifier, cli, jobset, triage
+from bench import burst, classifier, cli, jobset, soak, triage
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row, table
 from bench.triage import Caps, Measured
@@ -66,6 +66,7 @@ class Plan:
     burst: Size
     burst_commands: int
     burst_late: int
+    soak_commands: int
     budget_s: float
     """Time for the repeated runs of one case; every case gets at least one run."""
     caps: Caps
@@ -85,6 +86,7 @@ FULL = Plan(
     burst=Size(500, 10, 0, 0, 0),
     burst_commands=50,
     burst_late=5,
+    soak_commands=1000,
     budget_s=30,
     caps=Caps(seconds=60, rss_gib=8),
     cli_runs=20,
@@ -99,11 +101,12 @@ QUICK = Plan(
     burst=Size(40, 10, 0, 0, 0, slices=2, hosts_per_slice=4),
     burst_commands=5,
     burst_late=2,
+    soak_commands=25,
     budget_s=10,
     caps=Caps(seconds=30, rss_gib=2),
     cli_runs=3,
 )
-PARTS = ("cli", "classifier", "triage", "burst")
+PARTS = ("cli", "classifier", "triage", "burst", "soak")
 LARGE = Size(5000, 100, kubewhy_runs=3, baseline_runs=1, jobset_runs=3, direct_pods=1, direct_jobset=False)
 """How a cluster with 100 pods a node is measured when `--sizes` asks for one: reading it directly
 takes minutes, so only the pinned pod is."""
@@ -304,6 +307,9 @@ async def main(argv: list[str]) -> int:
         ) as served:
             for cached in (False, True):
                 rows += await burst.measure(served, plan.burst_commands, plan.burst_late, cached)
+    if "soak" in args.only:
+        progress(f"soak: {plan.soak_commands} commands through kubewhy serve, faults in turn")
+        rows += await soak.measure(plan.soak_commands)
     rows.sort(key=lambda r: r.benchmark)
     load.append(f"{os.getloadavg()[0]:.1f}")
     command = " ".join(shlex.quote(a) for a in ["python", "-m", "bench", *argv])

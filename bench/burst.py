@@ -27,7 +27,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,25 +54,40 @@ STALL_S = 0.1
 
 @contextmanager
 def running_bot(served: Served, slack: DevSlack, cached: bool) -> Iterator[str]:
-    """`kubewhy serve` on a free port, reading `served` (through its watch-backed cache, as it does by
-    default, if `cached`; else with the cache turned off) and posting to `slack`; yields its base URL
-    once /readyz says it is ready (the cache synced). Stopped with SIGTERM (its own clean shutdown)
-    when the block ends."""
+    """`kubewhy serve` reading `served` (through its watch-backed cache, as it does by default, if
+    `cached`; else with the cache turned off); yields its base URL once /readyz says it is ready (the
+    cache synced)."""
+    cache = {"max_objects": CACHE_MAX_OBJECTS} if cached else {"enabled": False}
+    with serving(
+        slack, served.kubeconfig, {"clusters": {"bench": {"kubeconfig": served.kubeconfig, "cache": cache}}}
+    ) as bot:
+        yield bot.url
+
+
+@dataclass(frozen=True)
+class Serving:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    """Everything it wrote (stdout and stderr)."""
+
+
+@contextmanager
+def serving(slack: DevSlack, kubeconfig: str, config: Mapping[str, object]) -> Iterator[Serving]:
+    """`kubewhy serve` on a free port with `config` as its KUBEWHY_CONFIG, posting to `slack`, once
+    /readyz says it is ready. Stopped with SIGTERM (its own clean shutdown) when the block ends."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="kubewhy-serve-") as folder:
-        config = Path(folder) / "kubewhy.yaml"
-        cache = {"max_objects": CACHE_MAX_OBJECTS} if cached else {"enabled": False}
-        config.write_text(
-            json.dumps({"clusters": {"bench": {"kubeconfig": served.kubeconfig, "cache": cache}}})
-        )
-        env = bot_env(slack, port, config, KUBECONFIG=served.kubeconfig)
+        config_file = Path(folder) / "kubewhy.yaml"
+        config_file.write_text(json.dumps(config))
+        env = bot_env(slack, port, config_file, KUBECONFIG=kubeconfig)
         log = Path(folder) / "serve.log"
         with log.open("wb") as out:
             bot = subprocess.Popen([str(KUBEWHY), "serve"], env=env, stdout=out, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
             _wait_ready(url, bot, log)
-            yield url
+            yield Serving(url, bot, log)
         finally:
             bot.send_signal(signal.SIGTERM)
             try:
@@ -170,7 +185,7 @@ class Burst:
     sent: int
 
 
-def _watch_answers(slack: DevSlack, channels: list[str], arrived: dict[str, float], wait_s: float) -> None:
+def watch_answers(slack: DevSlack, channels: list[str], arrived: dict[str, float], wait_s: float) -> None:
     """In a thread: note when each channel's first bot message arrives (woken at every Slack call)."""
     pending = set(channels)
     deadline = time.monotonic() + wait_s
@@ -194,7 +209,7 @@ async def burst(url: str, slack: DevSlack, targets: list[Key], late: list[Key], 
     wait for every verdict message."""
     channels = [f"C0BURST{i:04d}" for i in range(len(targets) + len(late))]
     arrived: dict[str, float] = {}
-    watcher = threading.Thread(target=_watch_answers, args=(slack, channels, arrived, wait_s), daemon=True)
+    watcher = threading.Thread(target=watch_answers, args=(slack, channels, arrived, wait_s), daemon=True)
     watcher.start()
     probes: list[float] = []
     stop = asyncio.Event()
@@ -241,7 +256,7 @@ async def burst(url: str, slack: DevSlack, targets: list[Key], late: list[Key], 
         await prober
     sent = at_once + one_by_one
     answers = [arrived[c] - s for c, (s, _, _) in zip(channels, sent, strict=True) if c in arrived]
-    verdicts = Counter(_verdict(m) for c in channels for m in slack.channel_messages(c)[:1] if m.bot_id)
+    verdicts = Counter(verdict_of(m) for c in channels for m in slack.channel_messages(c)[:1] if m.bot_id)
     return Burst(
         acks=Sample(tuple(a for _, a, _ in at_once)),
         late_acks=Sample(tuple(a for _, a, _ in one_by_one)),
@@ -254,7 +269,7 @@ async def burst(url: str, slack: DevSlack, targets: list[Key], late: list[Key], 
     )
 
 
-def _verdict(message: Message) -> str:
+def verdict_of(message: Message) -> str:
     payload = (message.metadata or {}).get("event_payload") or {}
     return str(payload.get("verdict", "?"))
 

@@ -1,4 +1,5 @@
-"""Who may ask what: the channel, the person (directly or through a user group), the namespace.
+"""Who may ask what: the channel, the person (directly or through a user group), the namespace (the
+cluster a channel may ask is checked where it is resolved, `bot.clusters`).
 
 Checked before any cluster read, on every question and follow-up (a button can be clicked by anyone in
 the channel). A refusal says why, in words the person can act on.

@@ -208,6 +208,8 @@ class Listeners:
             await self.deps.poster.personal(place, note(messages.no_verdict_here()))
             return "usage"
         if request.action == "stop":
+            if isinstance(why := await self._resolved(place, found.meta.target), str):
+                return await self._refuse(place, why)
             if not self.deps.watches.stop(place.channel, thread_ts, place.user):
                 await self._stop_elsewhere(place, thread_ts, bot_id)
             return "stop"
@@ -329,23 +331,33 @@ class Listeners:
         respond: AsyncRespond | None,
     ) -> None:
         """An unexpected error: a log line with the request id, and a polite reply where the request
-        came from."""
+        came from. Slack refusing a call, or not answering, is the world's failure, not a bug: one line;
+        anything else keeps its traceback."""
         request_id = context.get("request_id", "-")
-        logger.error("request %s failed: %s", request_id, error, exc_info=error)
         if isinstance(error, SlackApiError):
-            self.deps.metrics.api_error(f"slack_{error.response.get('error', 'unknown')}")
+            refused = error.response.get("error", "unknown")
+            method = error.response.api_url.rsplit("/", 1)[-1]
+            logger.error("request %s failed: Slack refused %s: %s", request_id, method, refused)
+            self.deps.metrics.api_error(f"slack_{refused}")
+        elif isinstance(error, aiohttp.ClientError):
+            logger.error("request %s failed: Slack's Web API could not be reached: %r", request_id, error)
+        else:
+            logger.error("request %s failed: %s", request_id, error, exc_info=error)
         reply = note(messages.unexpected(request_id))
-        event = body.get("event") or {}
+        event = body.get("event")
         try:
-            if respond is not None:
+            if isinstance(event, Mapping):
+                # An event has no response_url (bolt's respond() raises for it): the apology goes to
+                # the thread the mention was made in.
+                if isinstance(channel := event.get("channel"), str):
+                    await self.deps.poster.say(channel, event.get("thread_ts") or event.get("ts"), reply)
+            elif respond is not None:
                 await respond(
                     text=reply.text,
                     blocks=list(reply.blocks),
                     response_type="ephemeral",
                     replace_original=False,
                 )
-            elif event.get("channel"):
-                await self.deps.poster.say(event["channel"], event.get("thread_ts") or event.get("ts"), reply)
         except (SlackApiError, aiohttp.ClientError) as failure:
             logger.error("request %s: could not tell the person either: %s", request_id, failure)
 

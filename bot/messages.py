@@ -16,7 +16,7 @@ USAGE = {
     ),
     "jobset": (
         "*/jobset why NAMESPACE NAME* — why is this JobSet stuck or restarting?\n"
-        "*/jobset why <pasted error>* — what an admission error from JobSet's webhooks means.\n"
+        "*/jobset why PASTED-ERROR* — what an admission error from JobSet's webhooks means.\n"
         "Add `--cluster NAME` to pick a cluster.\n"
         "Example: `/jobset why ml-training llama-pretrain`"
     ),

@@ -3,8 +3,10 @@
 into `kubewhy_event_loop_lag_seconds` on /metrics.
 
 Start fails fast with one clear line: a bad setting or config file (exit 2), a token Slack refuses
-(exit 2), Slack or a cluster's config unreadable (exit 3). SIGTERM/SIGINT stop it cleanly: no new
-requests, answers in flight finished, every watch ended with a line in its thread.
+(exit 2), a port it cannot listen on (exit 2), Slack or a cluster's config unreadable (exit 3).
+`/slack/events` is served through `bot.gate`, which checks the signature before bolt parses anything.
+SIGTERM/SIGINT stop it cleanly: no new requests, answers in flight finished, every watch ended with a
+line in its thread.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 
-from bot import looplag, sentinel
+from bot import gate, looplag, sentinel
 from bot.app import assemble, build_app, build_client
 from bot.clusters import Clusters
 from bot.listeners import Deps
@@ -35,7 +37,6 @@ EXIT_CONFIG = 2
 EXIT_UNREACHABLE = 3
 DRAIN_SECONDS = 20.0
 """How long a shutdown waits for answers in flight and watches' last lines (Kubernetes gives 30 s)."""
-
 
 
 def run() -> int:
@@ -89,15 +90,16 @@ async def _serve(settings: Settings, config: Config) -> int:
 
 
 async def _until_stopped(settings: Settings, deps: Deps) -> None:
-    app = build_app(
-        deps, settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-    )
+    secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+    app = build_app(deps, secret)
     socket = (
         AsyncSocketModeHandler(app, settings.slack_app_token.get_secret_value())
         if settings.slack_app_token
         else None
     )
-    web_app = web.Application() if socket else app.web_app(path="/slack/events", port=settings.kubewhy_port)
+    web_app = web.Application()
+    if not socket:
+        web_app.add_routes([web.post("/slack/events", gate.slack_events(app, secret))])
 
     async def slack_ready() -> bool:
         return await socket.client.is_connected() if socket else True  # HTTP: auth.test passed at start
@@ -112,7 +114,12 @@ async def _until_stopped(settings: Settings, deps: Deps) -> None:
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "0.0.0.0", settings.kubewhy_port)  # every interface: it serves in a pod
-    await site.start()
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        port = settings.kubewhy_port
+        raise SettingsError(f"KUBEWHY_PORT {port}: cannot listen on it: {error.strerror}") from None
     if socket:
         await socket.connect_async()  # type: ignore[no-untyped-call]  # untyped in slack_bolt
     mode = "Socket Mode" if socket else f"HTTP on port {settings.kubewhy_port}"

@@ -28,6 +28,8 @@ from diagnosis.model import JobSetVerdict, PodVerdict
 from handlers.requests import ClusterName, Namespace, ObjectName
 
 SLACK_API_URL = "https://slack.com/api/"
+MAX_CONFIG_BYTES = 2**20
+"""A config file of a few hundred clusters and channels is tens of kilobytes."""
 
 
 class SettingsError(Exception):
@@ -170,7 +172,7 @@ class SentinelConfig(_Strict):
 class ChannelConfig(_Strict):
     cluster: ClusterName | None = None
     """The cluster asked when a command names none."""
-    clusters: tuple[ClusterName, ...] | None = None
+    clusters: tuple[ClusterName, ...] | None = Field(default=None, min_length=1)
     """The clusters this channel may ask and its sentinel watches; unset: any may be asked, and the
     sentinel watches the channel's `cluster`."""
     ephemeral: bool = False
@@ -317,11 +319,19 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:
-        data = yaml.safe_load(path.read_text())
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise SettingsError(f"KUBEWHY_CONFIG {path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB")
+        data = yaml.safe_load(raw.decode("utf-8"))
     except OSError as error:
         raise SettingsError(f"KUBEWHY_CONFIG {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise SettingsError(f"KUBEWHY_CONFIG {path}: not UTF-8 text (byte {error.start})") from None
     except yaml.YAMLError as error:
         raise SettingsError(f"KUBEWHY_CONFIG {path}: not valid YAML: {error}") from None
+    except RecursionError:
+        raise SettingsError(f"KUBEWHY_CONFIG {path}: nested too deeply to be kubewhy's config") from None
     try:
         config = Config.model_validate(data if data is not None else {})
     except ValidationError as error:

@@ -50,7 +50,7 @@ class Forbidden(ClusterError):
         qualified = f"{resource}.{group}" if group else resource
         super().__init__(
             f"forbidden: cannot {verb} {qualified} {where}",
-            f"grant the rule {{apiGroups: [\"{group}\"], resources: [\"{resource}\"], verbs: [\"{verb}\"]}}"
+            f'grant the rule {{apiGroups: ["{group}"], resources: ["{resource}"], verbs: ["{verb}"]}}'
             " to kubewhy's ServiceAccount (deploy/base/rbac.yaml)",
         )
         self.verb = verb
@@ -83,6 +83,17 @@ class SnapshotError(ClusterError):
         )
         self.path = path
         self.problem = problem
+
+
+def unread_line(what: str, error: ClusterError | NotFound) -> str:
+    """One line of evidence for a read that failed but only enriched the answer: what is missing from
+    it, and how to get it back (`events: forbidden — grant list on events`)."""
+    if isinstance(error, Forbidden):
+        qualified = f"{error.resource}.{error.group}" if error.group else error.resource
+        return f"{what}: forbidden — grant {error.verb} on {qualified}"
+    if isinstance(error, NotFound):
+        return f"{what}: not served by this cluster — left out"
+    return f"{what}: not read — {error.message}"
 
 
 class Conflict(ClusterError):

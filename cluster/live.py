@@ -27,18 +27,16 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import yaml
 from kubernetes.client.api_client import ApiClient
 from kubernetes.client.configuration import Configuration
-from kubernetes.config import (
-    ConfigException,
-    list_kube_config_contexts,
-    load_incluster_config,
-    new_client_from_config,
-)
+from kubernetes.config import ConfigException, load_incluster_config, load_kube_config_from_dict
+from kubernetes.config.kube_config import KubeConfigMerger
 
-from cluster.errors import ClusterError, Missing, NotFound
+from cluster.credentials import take_exec
+from cluster.errors import ClusterError, Missing, NotFound, unread_line
 from cluster.lease import Elector, LeaseOptions, Observer
-from cluster.transport import WORKERS, ReadStats, Response, Retry, Target, Transport
+from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
 from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, pod_claims, resource_slice
 from diagnosis.missing import creation_rejections, similar_names
@@ -67,6 +65,7 @@ many calls would be needed, the cluster-wide LIST, read in pages, is fewer calls
 bytes. Nodes asked for by name follow the same rule (GET each, or LIST all)."""
 
 T = TypeVar("T")
+V = TypeVar("V", TriageView, JobSetView)
 
 _JOBSET = "jobset.x-k8s.io", "v1alpha2"
 _WORKLOAD = "kueue.x-k8s.io", "v1beta1"
@@ -91,15 +90,6 @@ def _per_node(candidates: int, cluster_nodes: int | None) -> bool:
     if candidates <= PER_NODE_ALWAYS:
         return True
     return candidates <= PER_NODE_MAX and (cluster_nodes is None or 2 * candidates <= cluster_nodes)
-
-
-def _current_context(config_file: str) -> str:
-    """The kubeconfig's current context, as kubectl picks it (files merged as KUBECONFIG lists them)."""
-    try:
-        _, active = list_kube_config_contexts(config_file)  # type: ignore[no-untyped-call]
-    except (ConfigException, OSError, ValueError, TypeError):
-        return ""
-    return text(mapping(active).get("name"))
 
 
 def _pending(pod: Object) -> bool:
@@ -144,21 +134,30 @@ class LiveReader:
                 f"kubeconfig {config_file} does not exist",
                 "pass --kubeconfig PATH to an existing file or fix KUBECONFIG",
             )
+        configuration = _configuration()
         try:
-            api_client = new_client_from_config(  # type: ignore[no-untyped-call]
-                config_file=config_file,
-                context=context,
-                persist_config=False,
-                client_configuration=_configuration(),
+            merged = KubeConfigMerger(config_file).config  # type: ignore[no-untyped-call]
+            if merged is None:
+                raise ConfigException("the file holds no configuration")
+            credential = take_exec(merged, context, timeout)
+            load_kube_config_from_dict(  # type: ignore[no-untyped-call]
+                merged, context, client_configuration=configuration, persist_config=False
             )
-        except (ConfigException, OSError, ValueError, TypeError) as err:
+        except (ConfigException, OSError, ValueError, TypeError, AttributeError, yaml.YAMLError) as err:
             raise ClusterError(
                 f"cannot use kubeconfig {config_file}"
                 f"{f' (context {context})' if context else ''}: {' '.join(str(err).split())[:300]}",
                 "check the file and the context (kubectl config get-contexts lists them)",
             ) from err
-        reader = cls._connected(api_client, timeout, cache)
-        reader.context = context or _current_context(config_file)
+        except RecursionError:
+            raise ClusterError(
+                f"cannot use kubeconfig {config_file}: it is nested too deeply to be a kubeconfig",
+                "check the file (kubectl config view reads it)",
+            ) from None
+        if credential is not None:
+            configuration.refresh_api_key_hook = credential.refresh  # type: ignore[assignment]
+        reader = cls._connected(ApiClient(configuration), timeout, cache)
+        reader.context = context or text(mapping(merged.value).get("current-context"))
         return reader
 
     @classmethod
@@ -202,18 +201,23 @@ class LiveReader:
         return Elector(api, options, identity, observer)
 
     async def ping(self) -> None:
-        await self._api.get(Target("get", "/version"))
+        await self._api.get(Target("get", VERSION))
 
     # — /triage —
 
     async def triage_view(self, namespace: str, pod: str) -> TriageView:
-        notes = self._notes()
-        got, about = await asyncio.gather(self._pod(namespace, pod), self._pod_events(namespace, pod))
+        return await self._believed(self._triage_view(namespace, pod), "pod", namespace, pod)
+
+    async def _triage_view(self, namespace: str, pod: str) -> TriageView:
+        notes = list(self._notes())
+        got, about = await asyncio.gather(
+            self._pod(namespace, pod), _optional("events", self._pod_events(namespace, pod), notes)
+        )
         found, now = got.body, self._now(got)
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed pod's evidence still shows its node.
-            placed = await self._nodes_named([node_name(found)])
-            return TriageView(found, tuple(placed), (), _about(about, found), now, notes=notes)
+            placed = await _optional("its node", self._nodes_named([node_name(found)]), notes)
+            return TriageView(found, tuple(placed), (), _about(about, found), now, notes=tuple(notes))
         (nodes, prefiltered), dra = await asyncio.gather(self._candidate_nodes(found), self._dra([found]))
         usage = usage_candidates(found, nodes)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
@@ -236,7 +240,7 @@ class LiveReader:
             storage=storage,
             bound_nodes=frozenset((*usage, *serving)),
             dra=dra,
-            notes=notes,
+            notes=tuple(notes),
         )
 
     async def _pod(self, namespace: str, pod: str) -> Response:
@@ -477,14 +481,17 @@ class LiveReader:
     # — /jobset why —
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
-        notes = self._notes()
+        return await self._believed(self._jobset_view(namespace, name), "jobset", namespace, name)
+
+    async def _jobset_view(self, namespace: str, name: str) -> JobSetView:
+        notes = list(self._notes())
         by_label = f"{JOBSET_NAME_LABEL}={name}"
         got, in_namespace, jobs, pods, workloads = await asyncio.gather(
             self._api.get(Target("get", "jobsets", namespace, _JOBSET[0], name, "jobset", _JOBSET[1])),
-            self._namespace_events(namespace),
+            _optional("events", self._namespace_events(namespace), notes),
             self._api.items(Target("list", "jobs", namespace, "batch"), labelSelector=by_label),
             self._api.items(Target("list", "pods", namespace), labelSelector=by_label),
-            self._workloads(namespace),
+            _optional("Kueue workloads", self._workloads(namespace), notes),
             return_exceptions=True,
         )
         if isinstance(got, NotFound):
@@ -508,7 +515,7 @@ class LiveReader:
             peers=peers,
             storage=storage,
             dra=dra,
-            notes=notes,
+            notes=tuple(notes),
         )
 
     async def _namespace_events(self, namespace: str) -> list[dict[str, Any]]:
@@ -635,6 +642,22 @@ class LiveReader:
 
     # — shared —
 
+    async def _believed(self, read: Awaitable[V], kind: str, namespace: str, name: str) -> V:
+        """`read`, where only the object asked about may be missing: a 404 on any other read (a list
+        of pods, of nodes) says the server is not the Kubernetes API it was (a wrong path prefix, a
+        proxy), or serves an API kubewhy does not know — the cluster cannot be read."""
+        try:
+            return await read
+        except NotFound as err:
+            if (err.kind, err.namespace, err.name) == (kind, namespace, name):
+                raise
+            await self.ping()  # Unavailable when the URL does not serve the Kubernetes API at all
+            raise ClusterError(
+                f"the Kubernetes API at {self._api.server} answered 404 for {err.kind}"
+                f"{f' in namespace {err.namespace}' if err.namespace else ''}",
+                "check that the server URL of the kubeconfig reaches the API server directly",
+            ) from err
+
     async def _missing(
         self,
         kind: str,
@@ -645,19 +668,25 @@ class LiveReader:
     ) -> NotFound:
         """NotFound with what the person needs instead: the closest names in the namespace, and the
         creations the API refused there (a refused pod never exists, only its controller's
-        FailedCreate warning does)."""
+        FailedCreate warning does). A 404 is believed only from a Kubernetes API: one that does not
+        serve /version (a wrong path prefix) is not a cluster at all, and `ping` raises Unavailable."""
+        ignored: list[str] = []  # a NotFound has no evidence: what was not read is simply left out
+        served, existing = await asyncio.gather(
+            self.ping(), _optional("names", names, ignored), return_exceptions=True
+        )
+        _unwrap(served)
         if warnings is None:
-            existing, warnings = await asyncio.gather(
-                names,
+            read: list[dict[str, Any]] = await _optional(
+                "events",
                 self._api.items(Target("list", "events", namespace), fieldSelector="type=Warning"),
+                ignored,
             )
-        else:
-            existing = await names
+            warnings = read
         return NotFound(
             kind,
             namespace,
             name,
-            Missing(similar_names(name, existing), creation_rejections(warnings, namespace)),
+            Missing(similar_names(name, _unwrap(existing)), creation_rejections(warnings, namespace)),
         )
 
     def _now(self, response: Response) -> datetime:
@@ -703,6 +732,17 @@ def _scheduling_key(pod: Object) -> str:
         for k in ("nodeSelector", "affinity", "tolerations", "schedulingGates", "topologySpreadConstraints")
     ]
     return json.dumps([placement, asks], sort_keys=True, default=str)
+
+
+async def _optional(what: str, read: Awaitable[list[T]], notes: list[str]) -> list[T]:
+    """A read that only enriches the answer: its failure becomes a line in `notes` (shown after the
+    evidence) and no objects, instead of a failed answer. A read the verdict needs is never passed
+    here: its failure must stop the answer."""
+    try:
+        return await read
+    except (ClusterError, NotFound) as error:
+        notes.append(unread_line(what, error))
+        return []
 
 
 def _unwrap(result: T | BaseException) -> T:

@@ -10,6 +10,7 @@ the reading time is the newest timestamp in the objects, not the clock.
 
 from __future__ import annotations
 
+import codecs
 import gc
 import json
 import re
@@ -33,6 +34,10 @@ from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, is_pending, owned
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
 _SUFFIXES = (".json", ".yaml", ".yml")
+
+MAX_BYTES = 2 * 2**30
+"""The largest snapshot file read: 5,000 nodes with 100,000 pods are ~540 MB of JSON."""
+_CHUNK = 2**20
 
 _KINDS: Mapping[str, frozenset[str]] = {
     "Node": frozenset({""}),
@@ -66,20 +71,20 @@ class _Loader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
 
 
-def load_objects(path: str | PathLike[str]) -> list[dict[str, Any]]:
+def load_objects(path: str | PathLike[str], max_bytes: int = MAX_BYTES) -> list[dict[str, Any]]:
     """The objects of the kinds kubewhy reads, from a snapshot file or a folder of them (`*.json`,
-    `*.yaml`, `*.yml`, in name order), each once. Raises SnapshotError naming the file and what is
-    wrong."""
+    `*.yaml`, `*.yml`, in name order), each once; no file larger than `max_bytes` is read. Raises
+    SnapshotError naming the file and what is wrong."""
     root = Path(path)
     if not root.is_dir():
-        return _distinct(_load_file(root))
+        return _distinct(_load_file(root, max_bytes))
     try:
         files = sorted(p for p in root.iterdir() if p.suffix in _SUFFIXES and p.is_file())
     except OSError as err:
         raise SnapshotError(str(root), _os_problem(err)) from err
     if not files:
         raise SnapshotError(str(root), "the folder holds no .json, .yaml or .yml file")
-    return _distinct(obj for file in files for obj in _load_file(file))
+    return _distinct(obj for file in files for obj in _load_file(file, max_bytes))
 
 
 def _distinct(objects: Iterable[Obj]) -> list[Obj]:
@@ -89,13 +94,8 @@ def _distinct(objects: Iterable[Obj]) -> list[Obj]:
     return list({(kind(o), namespace(o), name(o)): o for o in objects}.values())
 
 
-def _load_file(path: Path) -> list[dict[str, Any]]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise SnapshotError(str(path), f"not UTF-8 text (byte {err.start})") from err
-    except OSError as err:
-        raise SnapshotError(str(path), _os_problem(err)) from err
+def _load_file(path: Path, max_bytes: int) -> list[dict[str, Any]]:
+    raw = _read_text(path, max_bytes)
     documents = [d for d in _parse(path, raw) if d is not None]
     if not documents:
         raise SnapshotError(str(path), "the file is empty: it holds no Kubernetes List or object")
@@ -109,6 +109,31 @@ def _load_file(path: Path) -> list[dict[str, Any]]:
     return objects
 
 
+def _read_text(path: Path, max_bytes: int) -> str:
+    """The file's text, read in chunks so that a device or a stream that never ends (`/dev/zero`, a
+    runaway pipe) is refused as soon as it shows it is no snapshot, and at the latest at `max_bytes`."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    parts: list[str] = []
+    size = 0
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                if b"\0" in chunk:
+                    raise SnapshotError(str(path), f"not text (a NUL byte at byte {size + chunk.index(0)})")
+                if size + len(chunk) > max_bytes:
+                    raise SnapshotError(str(path), f"larger than {max_bytes // 2**20} MiB: not read further")
+                start = size - len(decoder.getstate()[0])  # where the bytes being decoded begin
+                size += len(chunk)
+                parts.append(decoder.decode(chunk))
+            start = size - len(decoder.getstate()[0])
+            parts.append(decoder.decode(b"", final=True))
+    except UnicodeDecodeError as err:
+        raise SnapshotError(str(path), f"not UTF-8 text (byte {start + err.start})") from None
+    except OSError as err:
+        raise SnapshotError(str(path), _os_problem(err)) from err
+    return "".join(parts)
+
+
 def _parse(path: Path, raw: str) -> list[Any]:
     """The documents of the file: JSON when it is named so or reads like it (as from
     `--snapshot <(kubectl get … -o json)`), else YAML, which may hold several."""
@@ -120,6 +145,8 @@ def _parse(path: Path, raw: str) -> list[Any]:
             raise SnapshotError(
                 str(path), f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
             ) from None
+        except RecursionError:
+            raise SnapshotError(str(path), "nested too deeply to be a Kubernetes List") from None
     try:
         with _decoding(len(raw)):
             return list(yaml.load_all(raw, Loader=_Loader))
@@ -129,6 +156,8 @@ def _parse(path: Path, raw: str) -> list[Any]:
         raise SnapshotError(str(path), f"not valid YAML: {err.problem or err.context}{at}") from None
     except yaml.YAMLError as err:
         raise SnapshotError(str(path), f"not valid YAML: {' '.join(str(err).split())}") from None
+    except RecursionError:
+        raise SnapshotError(str(path), "nested too deeply to be a Kubernetes List") from None
 
 
 _LARGE = 32 * 2**20

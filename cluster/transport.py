@@ -60,6 +60,8 @@ _BODY_LIMIT = 300
 message, not enough to carry a whole object into Slack."""
 
 _JSON = "application/json"
+VERSION = "/version"
+"""The non-resource URL every Kubernetes API server answers (`LiveReader.ping` reads it)."""
 _PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 T = TypeVar("T")
@@ -347,6 +349,14 @@ class Transport:
     def _error(self, target: Target, err: ApiException, attempts: int) -> ClusterError | NotFound:
         status = err.status or 0
         said = _status_message(err)
+        if status == 404 and target.resource == VERSION:
+            # Every Kubernetes API serves /version: a 404 there means the server URL is not one (a
+            # wrong path prefix, or another service at that address), not that an object is missing.
+            return Unavailable(
+                self.server,
+                f"HTTP 404 on /version: this URL does not serve the Kubernetes API ({said}); check the"
+                " server URL and its path prefix in the kubeconfig",
+            )
         if status == 404:
             return NotFound(target.kind or target.resource, target.namespace or "", target.name)
         if status == 403:

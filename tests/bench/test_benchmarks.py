@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import burst, classifier, jobset, triage
+from bench import burst, classifier, jobset, soak, triage
 from bench.__main__ import BEGIN, END, write_markdown
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row, Sample, repeat, table
@@ -220,7 +220,8 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
     assert lines[0].startswith("| Benchmark")
     benchmarks = {line.split("|")[1].strip() for line in lines[1:]}
-    assert benchmarks == {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI"}
+    expected = {"a. /triage", "b. classifier", "c. burst", "d. /jobset why", "e. live CLI", "f. soak"}
+    assert benchmarks == expected
     cases = {line.split("|")[3].strip(): line for line in lines[1:]}
     live = cases["kubewhy triage through a kubeconfig, process start to exit"]
     assert "exhausted; 4 calls a run; CPU time " in live
@@ -233,3 +234,13 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     assert done.stdout.count("| Benchmark") == 1
     assert "- CPUs (nproc):" in done.stdout
     assert "python -m bench --quick" in out.read_text()
+
+
+async def test_the_soak_answers_every_command_under_faults_and_reports_what_the_bot_holds() -> None:
+    rows = await soak.measure(2 * soak.WAVE)
+    answered, memory, files, log = rows
+    assert answered.runs == str(2 * soak.WAVE)
+    assert answered.met == "yes", answered.result
+    assert " MiB" in memory.result
+    assert files.result.startswith("files ")
+    assert "0 tracebacks" in log.result

@@ -129,6 +129,26 @@ def test_buttons_are_authorized_too(bot: Bot) -> None:
     assert all("Watching" not in shown(m) for m in bot.slack.thread(OPEN, verdict.ts))
 
 
+def test_stop_is_authorized_too(bot: Bot) -> None:
+    """A person who may not ask cannot end someone else's watch: `@kubewhy stop` is refused like a
+    question, and the watch goes on until an allowed person stops it."""
+    bot.command("gpu-triage case-alloc0", OPEN, user=ALICE)
+    verdict = bot.slack.wait_for(lambda: [m for m in bot.bot_messages(OPEN) if "case-alloc0" in shown(m)])[0]
+    bot.mention(OPEN, "watch", thread_ts=verdict.ts, user=ALICE)
+    bot.slack.wait_for(lambda: any("Watching" in shown(m) for m in bot.slack.thread(OPEN, verdict.ts)))
+    bot.mention(OPEN, "stop", thread_ts=verdict.ts, user=MALLORY)
+    refused = bot.slack.wait_for(
+        lambda: [m for m in bot.slack.ephemerals(MALLORY) if m.thread_ts == verdict.ts]
+    )
+    assert "You are not allowed to query kubewhy" in shown(refused[0])
+    bot.mention(OPEN, "stop", thread_ts=verdict.ts, user=ALICE)
+    stopped = bot.slack.wait_for(
+        lambda: [shown(m) for m in bot.slack.thread(OPEN, verdict.ts) if "stopped by" in shown(m)]
+    )
+    assert len(stopped) == 1
+    assert ALICE in stopped[0]
+
+
 def test_ready_when_slack_and_every_cluster_answer_and_their_caches_have_synced(bot: Bot) -> None:
     synced = {"state": "ready", "detail": "synced: 3 nodes, 1 bound pods the diagnosis reads"}
     assert ready(bot).json() == {

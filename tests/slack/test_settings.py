@@ -85,6 +85,7 @@ def test_an_unreadable_snapshot_cluster_stops_the_start(tmp_path: Path) -> None:
         ("channels: {'#oncall': {}}", "'#oncall' is not a channel ID"),
         ("channels: {C0A: {namespaces: [ML]}}", "'ML' is not a namespace name"),
         ("channels: {C0A: {cluster: prod}}", "channels.C0A.cluster: no cluster named 'prod'"),
+        ("channels: {C0A: {clusters: []}}", "channels.C0A.clusters: Tuple should have at least 1 item"),
         ("allow: {users: [alice]}", "'alice' is not a user ID"),
         ("allow: {usergroups: [oncall]}", "'oncall' is not a user group ID"),
         ("clusters: {a: {snapshot: x.json, context: prod}}", "a snapshot cluster takes no kubeconfig"),
