@@ -507,7 +507,8 @@ def _unscheduled(family: Family, child: Child, leader: Object, masked: str) -> _
         f"the selector before the leader → the follower is refused with `{masked}`, which names the "
         "selector, not the leader.",
         f"Leader triage ({found.verdict}): {found.summary}",
-        *(line for line in found.evidence if not said or line != quoted(said)),
+        # The scheduler's message is quoted above; who holds the devices is said once, by workload.
+        *(line for line in found.evidence if (not said or line != quoted(said)) and not _held(found, line)),
     )
     leader_details = describe(
         "pod", family.namespace, name(leader), f"The leader {name(leader)}: why it is Pending"
@@ -520,6 +521,11 @@ def _unscheduled(family: Family, child: Child, leader: Object, masked: str) -> _
         verdict,
         found,
     )
+
+
+def _held(found: Diagnosis, line: str) -> bool:
+    """A per-node `…: R held by …` line of the triage, when its holders are grouped by workload."""
+    return bool(found.holders) and " held by " in line
 
 
 def create_rejected(family: Family) -> Diagnosis | None:

@@ -20,9 +20,10 @@ from typing import Any
 
 from diagnosis.commands import collect
 from diagnosis.model import Command
-from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, status, text
+from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status
 from diagnosis.patch import merge_patch
 from diagnosis.quantity import count
+from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.views import TriageView
 
@@ -114,9 +115,8 @@ def patch_text(patch: Mapping[str, Any]) -> str:
 def where(pod: Object) -> str:
     """Where a pod change must be made: the pod's own spec cannot take most of them once it exists,
     so a pod a controller made is changed through its template."""
-    owners = [text(mapping(o).get("kind")) for o in sequence(meta(pod).get("ownerReferences"))]
-    owner = next((o for o in owners if o), "")
-    return f"in the {owner}'s pod template" if owner else "in the pod spec (recreate the pod)"
+    owner, _ = workload(pod)
+    return f"in the {owner}'s pod template" if owner != "Pod" else "in the pod spec (recreate the pod)"
 
 
 def pool_of(nodes: Iterable[Object]) -> str:

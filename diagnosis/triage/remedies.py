@@ -372,3 +372,4 @@ def _patched(pod: Object, patch: Mapping[str, Any] | None) -> Object:
 def _merged(left: Mapping[str, Any] | None, right: Mapping[str, Any]) -> Mapping[str, Any]:
     """Two pod patches as one (the second was made on the pod with the first applied)."""
     return right if left is None else merge_patch(left, right)
+

@@ -48,7 +48,13 @@ def test_a_pod_patch_moves_the_verdict_past_its_step_and_opens_what_it_says(
 
 def test_the_corpus_has_pod_patches_for_every_pod_side_fix_kind() -> None:
     fixed = {PodVerdict(d.verdict) for _, d, _ in POD_FIXES}
-    assert {PodVerdict.TAINT, PodVerdict.LABEL_MISMATCH, PodVerdict.EXHAUSTED} <= fixed
+    assert {
+        PodVerdict.TAINT,
+        PodVerdict.LABEL_MISMATCH,
+        PodVerdict.EXHAUSTED,
+        PodVerdict.TOPOLOGY_SPREAD,
+        PodVerdict.POD_AFFINITY,
+    } <= fixed
 
 
 @pytest.mark.parametrize(
