@@ -390,17 +390,21 @@ class Selector:
         return tuple(parts)
 
 
-_ENVIRONMENT = celpy.Environment()
+@lru_cache(maxsize=1)
+def _environment() -> celpy.Environment:
+    """The CEL environment, made on first use: building its parser takes about a third of a second,
+    which a command about a pod that names no ResourceClaim should not pay."""
+    return celpy.Environment()
 
 
 @lru_cache(maxsize=512)
 def selector(expression: str) -> Selector:
     try:
-        tree = _ENVIRONMENT.compile(expression)
+        tree = _environment().compile(expression)
     except CELParseError as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         return Selector(expression, None, None, Evaluation(Outcome.UNKNOWN, f"does not parse: {first}"))
-    program = _ENVIRONMENT.program(tree, functions=dict(FUNCTIONS))
+    program = _environment().program(tree, functions=dict(FUNCTIONS))
     return Selector(expression, program, _references(tree), None)
 
 
