@@ -259,21 +259,16 @@ def bare_row(served: Served, case: str, bare: Bare, ours: Measured) -> Row:
     )
 
 
+def _failed_row(served: Served, case: str, ours: Measured, target: str) -> Row:
+    """The line of a case that gave no sample: why, and a missed target if it had one."""
+    return Row(BENCHMARK, served.label, case, "0", "—", "—", ours.failure, target, "NO" if target else "")
+
+
 def kubewhy_row(served: Served, method: str, case: str, ours: Measured, theirs: Measured) -> Row:
     """kubewhy's line, with its speed-up over the baseline on the same pod and the target check."""
     target = "≥10× faster, p95 < 1 s" if served.nodes >= 5000 else ""
     if ours.sample is None:
-        return Row(
-            BENCHMARK,
-            served.label,
-            f"{method}, {case}",
-            "0",
-            "—",
-            "—",
-            ours.failure,
-            target,
-            "NO" if target else "",
-        )
+        return _failed_row(served, f"{method}, {case}", ours, target)
     median = ours.sample.median
     if theirs.sample is not None:
         ratio, floor = f"{theirs.sample.median / median:.1f}× faster", theirs.sample.median
@@ -291,17 +286,7 @@ def dra_row(served: Served, method: str, case: str, ours: Measured) -> Row:
     p95 under 100 ms."""
     target = "p95 < 100 ms" if "cache" in method else ""
     if ours.sample is None:
-        return Row(
-            BENCHMARK,
-            served.label,
-            f"{method}, {case}",
-            "0",
-            "—",
-            "—",
-            ours.failure,
-            target,
-            "NO" if target else "",
-        )
+        return _failed_row(served, f"{method}, {case}", ours, target)
     result = ", ".join(x for x in (ours.verdict, ours.detail) if x)
     met = ours.sample.p95 < 0.1 if target else None
     return Row.timed(BENCHMARK, served.label, f"{method}, {case}", ours.sample, result, target, met)

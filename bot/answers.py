@@ -7,10 +7,11 @@ follow-up in its thread, or a click, needs no server state.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -22,6 +23,19 @@ from handlers.reply import Reply
 from handlers.requests import Target
 
 EVENT_TYPE = "kubewhy_verdict"
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def metadata_payload(model: type[Model], message: Mapping[str, Any], event_type: str) -> Model | None:
+    """The payload of a message's Slack metadata of this event type, or None when the message carries
+    none or a payload that does not validate (metadata is shown to anyone who reads the channel)."""
+    metadata = message.get("metadata") or {}
+    if metadata.get("event_type") != event_type:
+        return None
+    try:
+        return model.model_validate(metadata.get("event_payload"))
+    except ValidationError:
+        return None
 
 NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
 """What chat.postMessage answers where the bot is not a member: a channel it was not invited to, a
@@ -53,13 +67,7 @@ class VerdictMeta(Target):
 
     @classmethod
     def from_message(cls, message: dict[str, Any]) -> VerdictMeta | None:
-        metadata = message.get("metadata") or {}
-        if metadata.get("event_type") != EVENT_TYPE:
-            return None
-        try:
-            return cls.model_validate(metadata.get("event_payload"))
-        except ValidationError:
-            return None
+        return metadata_payload(cls, message, EVENT_TYPE)
 
 
 @dataclass(frozen=True)

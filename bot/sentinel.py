@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import aiohttp
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
@@ -55,7 +55,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages, render
 from bot.access import Access
-from bot.answers import Poster
+from bot.answers import Poster, metadata_payload
 from bot.blocks import SlackMessage, escape, note
 from bot.checks import Check
 from bot.clusters import Clusters
@@ -142,13 +142,9 @@ class IncidentMeta(BaseModel):
 
     @classmethod
     def from_message(cls, message: Mapping[str, Any], bot_id: str | None) -> IncidentMeta | None:
-        metadata = message.get("metadata") or {}
-        if message.get("bot_id") != bot_id or metadata.get("event_type") != INCIDENT:
+        if message.get("bot_id") != bot_id:
             return None
-        try:
-            return cls.model_validate(metadata.get("event_payload"))
-        except ValidationError:
-            return None
+        return metadata_payload(cls, message, INCIDENT)
 
 
 @dataclass(frozen=True)
