@@ -39,8 +39,9 @@ class Shared:
     this lives: no id is reused for another object meanwhile."""
 
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
-    filtered: dict[tuple[int, int], tuple[Stage, ...]] = field(default_factory=dict)
-    """The steps before the free slots, by (id(pod), id(nodes))."""
+    filtered: dict[tuple[int, ...], tuple[Stage, ...]] = field(default_factory=dict)
+    """The steps before the free slots, by (id(pod), id(nodes)) and, for a pod that names claims,
+    id(device inventory) and the ids of its claims."""
     alive: list[object] = field(default_factory=list)
     _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
     _holders: dict[_HoldersKey, Mapping[str, tuple[Holder, ...]]] = field(default_factory=dict)

@@ -38,7 +38,7 @@ WHOLE_HOST = frozenset({"google.com/tpu"})
 """Resources a pod asks for as a fixed share of a topology, never fewer (GKE TPU slices)."""
 
 
-def _toleration(taint: Taint) -> dict[str, str]:
+def toleration(taint: Taint) -> dict[str, str]:
     if taint.value:
         return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
     return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
@@ -68,7 +68,7 @@ def for_taint(funnel: Funnel) -> tuple[Change, ...]:
     existing = [mapping(t) for t in sequence(spec(pod).get("tolerations"))]
     # Fewest tolerations first; among equals, the ones more nodes carry.
     for found, _ in sorted(by_taints.items(), key=lambda kv: (len(kv[0]), -len(kv[1]))):
-        added = [_toleration(t) for t in found]
+        added = [toleration(t) for t in found]
         changes.append(
             pod_change(
                 f"tolerate {', '.join(map(str, found))} {where(pod)}: opens {{opens}}",
@@ -114,7 +114,7 @@ def for_label(funnel: Funnel) -> tuple[Change, ...]:
     )
     seen: dict[str, Change] = {}
     for node in nodes:
-        patch = _selecting(pod, node)
+        patch = selecting(pod, node)
         if patch is None or (key := patch_text(patch)) in seen:
             continue
         shown = _selector_words(patch)
@@ -124,7 +124,7 @@ def for_label(funnel: Funnel) -> tuple[Change, ...]:
     return tuple(seen.values())
 
 
-def _selecting(pod: Object, node: Object) -> dict[str, Any] | None:
+def selecting(pod: Object, node: Object) -> dict[str, Any] | None:
     """The pod patch that makes the pod's selector and required affinity match `node`, changing only
     values (a key the node lacks cannot be given a value: None)."""
     have = labels(node)
@@ -289,7 +289,7 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             pods = [(h.namespace, h.name) for h in terminating]
             changes.append(
                 ending(
-                    f"wait: {_pods(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
+                    f"wait: {who(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
                     f"{name(node)}; once gone, opens {{opens}}",
                     pods,
                 )
@@ -324,7 +324,7 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             pods = [(h.namespace, h.name) for h in chosen]
             changes.append(
                 ending(
-                    f"free {name(node)}: end {_pods(chosen)}: opens {{opens}}",
+                    f"free {name(node)}: end {who(chosen)}: opens {{opens}}",
                     pods,
                     delete_pods(pods),
                 )
@@ -352,7 +352,7 @@ def _fewest(
     return chosen if chosen and _enough(requests, free, chosen) else []
 
 
-def _pods(held: list[Holder]) -> str:
+def who(held: list[Holder]) -> str:
     """`ns/a (JobSet x, priority 0, preemptible)`: who, whose, and how they rank against the pod."""
     parts = []
     for h in held[:3]:
@@ -372,4 +372,3 @@ def _patched(pod: Object, patch: Mapping[str, Any] | None) -> Object:
 def _merged(left: Mapping[str, Any] | None, right: Mapping[str, Any]) -> Mapping[str, Any]:
     """Two pod patches as one (the second was made on the pod with the first applied)."""
     return right if left is None else merge_patch(left, right)
-

@@ -62,11 +62,21 @@ def test_the_corpus_has_pod_patches_for_every_pod_side_fix_kind() -> None:
 )
 def test_a_cluster_side_fix_names_objects_that_exist(case: Case, before: Diagnosis, fix: Fix) -> None:
     existing = {f"node/{name(o)}" for o in items(case.snapshot) if kind(o) == "Node"}
-    existing |= {f"pod/{namespace(o)}/{name(o)}" for o in items(case.snapshot) if kind(o) == "Pod"}
+    existing |= {f"resourceslice/{name(o)}" for o in items(case.snapshot) if kind(o) == "ResourceSlice"}
+    existing |= {
+        f"{kind(o).lower()}/{namespace(o)}/{name(o)}"
+        for o in items(case.snapshot)
+        if kind(o) in ("Pod", "ResourceClaim", "ResourceClaimTemplate")
+    }
     assert fix.objects
     assert set(fix.objects) <= existing
     # A fix opens nodes, or says that what it opens cannot be shown from the objects.
     assert fix.opens or "cannot be shown" in fix.summary
+
+
+def test_the_corpus_has_cluster_side_fixes_on_each_dra_object_kind() -> None:
+    touched = {o.split("/")[0] for _, _, f in CLUSTER_FIXES for o in f.objects}
+    assert {"resourceclaim", "resourceclaimtemplate", "resourceslice"} <= touched
 
 
 def _first(snapshot: str, ns: str, pod: str) -> Fix:
