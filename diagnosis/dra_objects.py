@@ -113,7 +113,7 @@ class Subrequest:
     count: int
     admin_access: bool
     tolerations: tuple[Mapping[str, Any], ...]
-    pointer: str = ""
+    pointer: str = field(default="", compare=False)
     """Where its fields are in the ResourceClaimSpec, as a JSON pointer (RFC 6901):
     `/devices/requests/0/exactly`, `/devices/requests/0/firstAvailable/1`, `/devices/requests/0`."""
 

@@ -33,7 +33,8 @@ from diagnosis.views import TriageView
 from diagnosis.workloads import may_preempt, priority, priority_class, top_owner
 
 ALTERNATIVES = 3
-"""Other device classes, or other selector values, proposed for one request: each costs a funnel run."""
+"""Other device classes or selector values proposed for one request, nodes proposed to free: each
+costs a funnel run."""
 
 _EQUALS = re.compile(
     r"""device\.attributes\[(?P<q>['"])(?P<domain>[^'"]+)(?P=q)\]\.(?P<attribute>[A-Za-z_][A-Za-z0-9_]*)"""
@@ -304,12 +305,12 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
     pods = {(namespace(p), name(p)): p for p in view.bound_pods}
     own = top_owner(view.pod)
     ranked = sorted(nodes, key=lambda n: (-_free(devices, n), name(n)))
+    freeing = 0
     for node in ranked[:CHECKED]:
-        holding: dict[Claim, set[str]] = {}
-        for claim, _, device in devices.holders_on(node):
-            holding.setdefault(claim, set()).add(f"{claim.namespace}/{device}")
+        if freeing >= ALTERNATIVES:
+            break  # each one is a funnel run over every node: the nodes closest to fitting are enough
         candidates = []
-        for claim in holding:
+        for claim in dict.fromkeys(claim for claim, _, _ in devices.holders_on(node)):
             users = [pods.get((claim.namespace, n)) for n, _ in claim.reserved_for]
             if not users or any(u is None for u in users):
                 continue  # reserved for no pod, or for pods not read: nothing known to end
@@ -331,6 +332,7 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             holders = [h for _, held in chosen for h in held]
             ended = list(dict.fromkeys((h.namespace, h.name) for h in holders))
             claims = names(str(c) for c, _ in chosen)
+            freeing += 1
             changes.append(
                 ending(
                     f"free {name(node)}: end {who(holders)}, whose claim{'s' if len(chosen) > 1 else ''} "

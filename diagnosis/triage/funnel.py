@@ -322,8 +322,11 @@ def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> t
 
 
 def and_(words: Iterable[str]) -> str:
-    """`a`, `a and b`, `a, b and c`."""
+    """`a`, `a and b`, `a, b and c`; `nothing` for none (a pod whose claims the controller says need
+    no claim asks no device)."""
     items = list(words)
+    if not items:
+        return "nothing"
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
