@@ -15,6 +15,7 @@ from dataclasses import replace
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.patch import merge_patch
 from diagnosis.relations import node_name
 from diagnosis.triage import affinity, dra_advice, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
@@ -255,9 +256,11 @@ def _diagnosis(
     advice: Advice,
     evidence: Iterable[str],
     shared: Shared | None = None,
+    checked_on: TriageView | None = None,
 ) -> Diagnosis:
+    """`checked_on`: the view the fixes are checked on, when it is not the view itself."""
     ns, pod = namespace(view.pod), name(view.pod)
-    fixes = checked(view, advice.fixes, shared)
+    fixes = checked(checked_on or view, advice.fixes, shared)
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
@@ -381,7 +384,11 @@ def preempting(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         *scheduler_lines(view, requests),
         *pending_notes(view.pod),
     )
-    return _diagnosis(view, PodVerdict.PREEMPTING, advice, evidence)
+    # The pod does not reach the funnel while it waits; at its next attempt the scheduler runs every
+    # filter again, the nominated node first (`schedule_one.go`: nominatedNodeName is a hint, not a
+    # binding). So the fixes are checked on the pod as that attempt sees it, without the nomination.
+    attempt = replace(view, pod=merge_patch(view.pod, {"status": {"nominatedNodeName": None}}))
+    return _diagnosis(view, PodVerdict.PREEMPTING, advice, evidence, checked_on=attempt)
 
 
 def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) -> Diagnosis:
