@@ -85,10 +85,11 @@ def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object
             "a victim that takes long to go is in its termination grace period or held by a finalizer; "
             "the pod is bound once they are all gone"
         )
-    evidence.append(
-        "from Kubernetes 1.35 the scheduler also sets nominatedNodeName while it binds a pod whose volumes "
-        "or claims are being prepared: with no victim terminating, that is the wait"
-    )
+    if known and not waiting:
+        evidence.append(
+            "from Kubernetes 1.35 the scheduler also sets nominatedNodeName while it binds a pod whose "
+            "volumes or claims are being prepared: with no victim terminating, that is the wait"
+        )
     commands = collect(kubectl.victims_on_node(node), kubectl.preempted_events())
     return Advice(summary, tuple(evidence), commands, fixes=_fixes(node, waiting, now))
 
