@@ -273,6 +273,37 @@ def test_preemption_victims_past_their_grace_period_may_be_force_deleted() -> No
     ]
 
 
+def _victims_changed(**fields: Any) -> Diagnosis:
+    """The pod waiting on its preemption victims, each victim's metadata given `fields`."""
+    snapshot = ROOT / "tests/corpus/triage/gke-a100-preemption.json"
+    view = view_of(snapshot, "research", "pretrain-70b-0-0-lk2vd")
+    victims = {"sweep-lr-1e-4-d2x8w", "sweep-lr-3e-4-7qmcz"}
+    pods = tuple(
+        {**p, "metadata": {**p["metadata"], **fields}} if p["metadata"]["name"] in victims else p
+        for p in view.bound_pods
+    )
+    return classify(replace(view, bound_pods=pods))
+
+
+def test_victims_within_their_grace_period_are_waited_for() -> None:
+    later = _victims_changed(deletionTimestamp="2099-01-01T00:00:00Z")
+    assert [(f.summary.split(";")[0], f.commands, len(f.opens)) for f in later.fixes] == [
+        (
+            "wait: research/sweep-lr-1e-4-d2x8w, research/sweep-lr-3e-4-7qmcz are terminating on "
+            "gke-research-a100-pool-9e41b2d0-4hzm",
+            (),
+            1,
+        )
+    ]
+
+
+def test_victims_held_by_a_finalizer_are_not_force_deleted() -> None:
+    held = _victims_changed(finalizers=["example.com/checkpoint-upload"])
+    fix = held.fixes[0]
+    assert "finalizers example.com/checkpoint-upload hold them" in fix.summary
+    assert [c.text for c in fix.commands if c.changes] == []
+
+
 def test_a_nominated_pod_with_no_victim_left_has_nothing_to_fix() -> None:
     assert _fixes("tests/corpus/triage/gke-a100-preemption.json", "research", "hotfix-eval-p4k9s") == ()
     assert _fixes("tests/corpus/triage/gke-a100-preemption.json", "research", "canary-infer-b8t5n") == ()
