@@ -19,18 +19,17 @@ from typing import Any
 
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Device, Slice, Subrequest
-from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, uid
+from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, uid
 from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import failing, logs
 from diagnosis.triage.dra import Ask, Choice, ClaimProblem, Devices, blocking_taints, node_filter, resolve
 from diagnosis.triage.fixes import CHECKED, Change, delete_pods, ending, pod_change, where
 from diagnosis.triage.funnel import Funnel, and_, names
-from diagnosis.triage.remedies import selecting, toleration, who
+from diagnosis.triage.remedies import holder_of, may_end, selecting, toleration, who
 from diagnosis.triage.resources import Holder
 from diagnosis.triage.scheduling import CORDON, Placement, Taint
 from diagnosis.views import TriageView
-from diagnosis.workloads import may_preempt, priority, priority_class, top_owner
 
 ALTERNATIVES = 3
 """Other device classes or selector values proposed for one request, nodes proposed to free: each
@@ -303,7 +302,6 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
         if change is not None:
             changes.append(change)
     pods = {(namespace(p), name(p)): p for p in view.bound_pods}
-    own = top_owner(view.pod)
     ranked = sorted(nodes, key=lambda n: (-_free(devices, n), name(n)))
     freeing = 0
     for node in ranked[:CHECKED]:
@@ -314,11 +312,9 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             users = [pods.get((claim.namespace, n)) for n, _ in claim.reserved_for]
             if not users or any(u is None for u in users):
                 continue  # reserved for no pod, or for pods not read: nothing known to end
-            held = [_holder(view.pod, u) for u in users if u is not None]
-            if own.kind == "JobSet" and any(
-                h.owner == own and h.namespace == namespace(view.pod) for h in held
-            ):
-                continue  # ending the pod's own JobSet's pods restarts the very JobSet
+            held = [holder_of(view.pod, u, {}) for u in users if u is not None]
+            if not all(may_end(view.pod, h) for h in held):
+                continue
             candidates.append(
                 (min(h.priority for h in held), not all(h.preemptible for h in held), str(claim), claim, held)
             )
@@ -342,19 +338,6 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
                 )
             )
     return tuple(changes)
-
-
-def _holder(pod: Object, other: Object) -> Holder:
-    return Holder(
-        namespace(other),
-        name(other),
-        {},
-        meta(other).get("deletionTimestamp") is not None,
-        top_owner(other),
-        priority(other),
-        priority_class(other),
-        may_preempt(pod, other),
-    )
 
 
 def _free(devices: Devices, node: Object) -> int:
