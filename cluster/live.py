@@ -28,13 +28,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from kubernetes.client.api_client import ApiClient
-from kubernetes.client.configuration import Configuration
-from kubernetes.config import ConfigException, load_incluster_config, load_kube_config_from_dict
-from kubernetes.config.kube_config import KubeConfigMerger
 
 from cluster.credentials import take_exec
 from cluster.errors import ClusterError, Missing, NotFound, unread_line
+from cluster.kube import (
+    ApiClient,
+    ConfigException,
+    Configuration,
+    KubeConfigMerger,
+    load_incluster_config,
+    load_kube_config_from_dict,
+)
 from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
