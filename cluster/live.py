@@ -182,7 +182,15 @@ class LiveReader:
     @classmethod
     def _connected(cls, api_client: ApiClient, timeout: float, cache: CacheOptions | None) -> LiveReader:
         """The reader, and its cache with a client of its own: its watches hold two connections open
-        for minutes, which must not take the reader's pooled ones."""
+        for minutes, which must not take the reader's pooled ones.
+
+        The proxy the environment gives for the server (none, mostly) is pinned in the configuration:
+        the loaders' refresh hooks assign the host again before every call (`_set_config` in
+        kube_config.py and incluster_config.py), and each assignment made the client read the whole
+        environment again for a proxy (configuration.py, the `host` setter) — a third of the client's
+        own time per request. The ApiClient's connection pool was made with that proxy, once, anyway."""
+        configuration = api_client.configuration
+        configuration.proxy = configuration.proxy
         if cache is None:
             return cls(api_client, timeout)
         from cluster.cache import ClusterCache

@@ -5,6 +5,7 @@ Retry-After), and a cluster that cannot be read makes the CLI exit 3 with one li
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -160,6 +161,28 @@ async def test_an_unknown_host_fails_on_dns(tmp_path: Path) -> None:
             await reader.ping()
     finally:
         await reader.aclose()
+
+
+async def test_the_proxy_of_the_environment_is_used_for_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client takes its proxy from the environment, as kubectl does; kubewhy pins it once (the
+    loaders' refresh hooks would make the client read the environment again before every call), and
+    every call, the first and the next, still goes through it: here a proxy that is down."""
+    for variable in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed.getsockname()[1]}")
+    with serve(GPU_CLUSTER) as sim:
+        reader = LiveReader.from_kubeconfig(str(_kubeconfig(tmp_path, sim.url)), None, timeout=1.0)
+        try:
+            for _ in range(2):
+                with pytest.raises(Unavailable, match="proxy"):
+                    await reader.ping()
+        finally:
+            await reader.aclose()
+        assert sim.requests == []
 
 
 async def test_tls_to_a_plain_http_server_fails_on_tls(tmp_path: Path) -> None:
