@@ -15,6 +15,7 @@ from dataclasses import replace
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.patch import merge_patch
 from diagnosis.relations import node_name
 from diagnosis.triage import affinity, dra_advice, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
@@ -24,7 +25,7 @@ from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     container_states,
     hardware_labels,
-    holders_text,
+    held_lines,
     label_inventory,
     pending_notes,
     pod_problems,
@@ -194,10 +195,17 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         _nodes_line(view, nodes),
         *(stage_line(i, stage, shown) for i, stage in enumerate(funnel.stages, 1)),
         *advice.evidence,
-        *scheduler_lines(view, requests, nodes),
+        # The note on `Insufficient <device>` bears only on the device steps' verdicts.
+        *scheduler_lines(view, requests if verdict in _DEVICE_VERDICTS else {}, nodes),
         *pending_notes(view.pod),
     )
     return _diagnosis(view, verdict, advice, evidence, shared)
+
+
+_DEVICE_VERDICTS = frozenset(
+    {PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO, PodVerdict.EXHAUSTED, PodVerdict.SCHEDULABLE}
+)
+"""The verdicts that the scheduler's `Insufficient <device>` may be mistaken for, or contradicts."""
 
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
@@ -255,9 +263,11 @@ def _diagnosis(
     advice: Advice,
     evidence: Iterable[str],
     shared: Shared | None = None,
+    checked_on: TriageView | None = None,
 ) -> Diagnosis:
+    """`checked_on`: the view the fixes are checked on, when it is not the view itself."""
     ns, pod = namespace(view.pod), name(view.pod)
-    fixes = checked(view, advice.fixes, shared)
+    fixes = checked(checked_on or view, advice.fixes, shared)
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
@@ -357,7 +367,7 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         *_request_lines(pod, requests, _devices(view)),
         f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
         *(f"{g}: {_gate_meaning(g)}" for g in gates),
-        *scheduler_lines(view, requests),
+        *scheduler_lines(view, {}),
     ]
     ns, pod_name = namespace(pod), name(pod)
     queue = labels(pod).get(QUEUE_LABEL, "")
@@ -378,10 +388,14 @@ def preempting(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     evidence = (
         *_request_lines(view.pod, requests, _devices(view)),
         *advice.evidence,
-        *scheduler_lines(view, requests),
+        *scheduler_lines(view, {}),
         *pending_notes(view.pod),
     )
-    return _diagnosis(view, PodVerdict.PREEMPTING, advice, evidence)
+    # The pod does not reach the funnel while it waits; at its next attempt the scheduler runs every
+    # filter again, the nominated node first (`schedule_one.go`: nominatedNodeName is a hint, not a
+    # binding). So the fixes are checked on the pod as that attempt sees it, without the nomination.
+    attempt = replace(view, pod=merge_patch(view.pod, {"status": {"nominatedNodeName": None}}))
+    return _diagnosis(view, PodVerdict.PREEMPTING, advice, evidence, checked_on=attempt)
 
 
 def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) -> Diagnosis:
@@ -389,7 +403,7 @@ def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) 
     evidence = (
         *_request_lines(view.pod, requests, _devices(view)),
         *advice.evidence,
-        *scheduler_lines(view, requests),
+        *scheduler_lines(view, {}),
         *pending_notes(view.pod),
     )
     return _diagnosis(view, PodVerdict.CLAIM, advice, evidence)
@@ -615,25 +629,12 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
             f"None of the {len(nodes)} nodes left has {wanted} {resource} free "
             f"(most free: {name(best)} with {free})"
         )
-    evidence = [
-        f"{name(n)}: {r} held by {holders_text(ask.holders.get(name(n), ()), r)}"
-        for n in ranked[:SHOWN]
-        for r in ask.requests
-        if ask.used(name(n), r)
-    ]
-    evidence += [
-        f"{name(n)}: its pods hold {ask.used(name(n), r)} {r} but only {offer(n, r).allocatable} is "
-        "allocatable: devices went unhealthy while held, and still count until those pods end"
-        for n in ranked[:SHOWN]
-        for r in ask.requests
-        if ask.used(name(n), r) > offer(n, r).allocatable
-    ]
     commands: list[Command | None] = []
     for node in ranked[:2]:
         commands += (kubectl.consumers(name(node), ask.requests), kubectl.node_details(name(node)))
     return Advice(
         summary,
-        tuple(evidence),
+        held_lines(ask, ranked),
         collect(*commands),
         fixes=remedies.for_exhausted(funnel),
         holders=holdings(ask, nodes),

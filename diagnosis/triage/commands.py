@@ -193,6 +193,17 @@ def delete_pod(namespace: str, pod: str) -> Command | None:
     )
 
 
+def force_delete_pod(namespace: str, pod: str) -> Command | None:
+    if not valid_names(namespace, pod):
+        return None
+    return kubectl(
+        f"remove {namespace}/{pod} past its grace period, only once its containers are known to have "
+        "stopped (its node gone, its kubelet stuck): a forced delete does not stop them",
+        "delete", "pod", pod, "-n", namespace, "--grace-period=0", "--force",
+        changes=True,
+    )
+
+
 def previous_logs(namespace: str, pod: str, container: str) -> Command | None:
     """The last words of a container that keeps failing (its previous run)."""
     if not valid_names(namespace, pod):
