@@ -60,7 +60,6 @@ from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_a
 from diagnosis.triage.node_fit import host_port, host_port_advice, node_resources, node_resources_advice
 from diagnosis.triage.preemption import preempting as waiting_for_victims
 from diagnosis.triage.resources import (
-    counted,
     effective_requests,
     nominated_node,
     offer,
@@ -169,9 +168,18 @@ def _funnel(
     reached = filtered[-1].kept
     # Only the pods counted on the nodes that reach the free-slot step matter (all a reader must fetch).
     reached_names = frozenset(map(name, reached))
-    on_nodes = counted(view.pod, view.bound_pods, reached_names, view.nominated_pods)
-    held = shared.holders_of(view, reached_names)
-    ask = replace(first, holders=held, pods=on_nodes, view=view, reached=reached_names)
+    pods = shared.counted(view)
+    on_nodes = pods.within(reached_names)
+    ask = replace(
+        first,
+        holders=shared.holders_of(view, on_nodes),
+        pods=on_nodes,
+        repelling=tuple(p for node, p in pods.repelling if node in reached_names),
+        view=view,
+        reached=reached_names,
+        usages=shared.usages,
+        requests_seen=shared.requests,
+    )
     return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
 
 
@@ -230,7 +238,8 @@ def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None =
         if not change.checkable:
             fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
             continue
-        after = changed(view, change)
+        listed = shared.counted(view).listed if shared is not None and change.ended else None
+        after = changed(view, change, listed)
         if shared is not None and change.ended:
             shared.ending(view.bound_pods, after.bound_pods, change.ended)
         opened = passing(after, shared)

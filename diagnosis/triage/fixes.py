@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import compress
 from typing import Any
 
 from diagnosis.commands import collect
@@ -59,8 +60,11 @@ class Change:
     node that never said how many devices it has): offered as opening nothing that can be shown."""
 
 
-def changed(view: TriageView, change: Change) -> TriageView:
-    """The view as it would read after the change: copies, the view itself untouched."""
+def changed(
+    view: TriageView, change: Change, listed: Sequence[tuple[str, str]] | None = None
+) -> TriageView:
+    """The view as it would read after the change: copies, the view itself untouched. `listed`: the
+    (namespace, name) of each of the view's bound pods, when known (`resources.Counted.listed`)."""
     pod = merge_patch(view.pod, change.pod_patch) if change.pod_patch is not None else view.pod
     # What the change leaves alone stays the same object: the funnel runs of one classification
     # share what they work out about it (`diagnosis.triage.funnel.Shared`).
@@ -72,7 +76,8 @@ def changed(view: TriageView, change: Change) -> TriageView:
         )
     bound, peers = view.bound_pods, view.peers
     if change.ended:
-        bound = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in change.ended)
+        keys = listed if listed is not None else [(namespace(p), name(p)) for p in view.bound_pods]
+        bound = tuple(compress(view.bound_pods, [key not in change.ended for key in keys]))
         peers = replace(
             view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
         )

@@ -131,7 +131,7 @@ class Spread:
                     eligible[i][name(node)] = node_labels[c.key]
         counts: list[dict[str, int]] = [dict.fromkeys(e.values(), 0) for e in eligible]
         matched: list[dict[str, list[Object]]] = [{} for _ in found]
-        pods = existing(view, queries(pod), ask.reached)
+        pods = existing(view, queries(pod), (p for on_node in ask.pods.values() for p in on_node))
         for other in pods:
             if namespace(other) != namespace(pod) or meta(other).get("deletionTimestamp") is not None:
                 continue
