@@ -59,11 +59,20 @@ def status(obj: object) -> Mapping[str, Any]:
 
 
 def name(obj: object) -> str:
-    return text(_part(obj, "metadata").get("name"))
+    return _field(obj, "name")
 
 
 def namespace(obj: object) -> str:
-    return text(_part(obj, "metadata").get("namespace"))
+    return _field(obj, "namespace")
+
+
+def _field(obj: object, key: str) -> str:
+    """`metadata[key]` as a string; decoded JSON takes the first lines (every step names nodes)."""
+    if type(obj) is dict and type(found := obj.get("metadata")) is dict:
+        value = found.get(key)
+        if type(value) is str:
+            return value
+    return text(_part(obj, "metadata").get(key))
 
 
 def uid(obj: object) -> str:

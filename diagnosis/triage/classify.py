@@ -160,14 +160,15 @@ def _funnel(
 ) -> Funnel:
     shared = shared or Shared()
     shared.alive.append(view)
-    first = Ask(view.pod, requests, offers=shared.offers, devices=_devices(view))
+    first = Ask(view.pod, requests, devices=_devices(view), shared=shared)
     # The steps before the free slots read only the pod and the nodes: a fix that ends pods leaves both.
-    filtered = shared.filtered.get((id(view.pod), id(nodes)))
-    if filtered is None:
-        filtered = shared.filtered[(id(view.pod), id(nodes))] = _filtered(first, nodes)
+    found = shared.filtered.get((id(view.pod), id(nodes)))
+    if found is None:
+        stages = _filtered(first, nodes)
+        found = shared.filtered[(id(view.pod), id(nodes))] = (stages, frozenset(map(name, stages[-1].kept)))
+    filtered, reached_names = found
     reached = filtered[-1].kept
     # Only the pods counted on the nodes that reach the free-slot step matter (all a reader must fetch).
-    reached_names = frozenset(map(name, reached))
     pods = shared.counted(view)
     on_nodes = pods.within(reached_names)
     ask = replace(
@@ -177,8 +178,6 @@ def _funnel(
         repelling=tuple(p for node, p in pods.repelling if node in reached_names),
         view=view,
         reached=reached_names,
-        usages=shared.usages,
-        requests_seen=shared.requests,
     )
     return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
 
@@ -217,15 +216,18 @@ def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
 def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
     """The nodes on which the view's pod passes every check, by name: none when it does not reach the
     funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
+    return tuple(map(name, _passing(view, shared or Shared())))
+
+
+def _passing(view: TriageView, shared: Shared) -> tuple[Object, ...]:
     if not reaches_funnel(view.pod):
         return ()
-    shared = shared or Shared()
     nodes = shared.candidates(view.nodes)
     if not nodes:
         return ()
     last = _funnel(view, effective_requests(view.pod), nodes, shared).last
     read = view.bound_nodes
-    return tuple(name(n) for n in last.kept if read is None or name(n) in read)
+    return tuple(n for n in last.kept if read is None or name(n) in read)
 
 
 def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None = None) -> tuple[Fix, ...]:
@@ -234,23 +236,22 @@ def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None =
     the classification's own run worked out about the nodes and pods the change leaves as they were
     (`shared`)."""
     fixes = []
+    shared = shared or Shared()
     for change in tuple(changes)[:CHECKED]:
         if not change.checkable:
             fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
             continue
-        listed = shared.counted(view).listed if shared is not None and change.ended else None
-        after = changed(view, change, listed)
-        if shared is not None and change.ended:
+        after = changed(view, change, shared.counted(view).positions if change.ended else None)
+        if change.ended:
             shared.ending(view.bound_pods, after.bound_pods, change.ended)
-        opened = passing(after, shared)
+        opened = _passing(after, shared)
         if not opened:
             continue
-        opened_nodes = [n for n in (shared or Shared()).candidates(after.nodes) if name(n) in opened]
         fixes.append(
             Fix(
-                summary=change.summary.replace("{opens}", pool_of(opened_nodes)),
+                summary=change.summary.replace("{opens}", pool_of(opened)),
                 pod_patch=change.pod_patch,
-                opens=opened,
+                opens=tuple(map(name, opened)),
                 commands=change.commands,
                 objects=change.objects,
             )

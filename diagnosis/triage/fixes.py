@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import compress
+from itertools import chain, pairwise
 from typing import Any
 
 from diagnosis.commands import collect
@@ -61,10 +61,10 @@ class Change:
 
 
 def changed(
-    view: TriageView, change: Change, listed: Sequence[tuple[str, str]] | None = None
+    view: TriageView, change: Change, positions: Mapping[tuple[str, str], Sequence[int]] | None = None
 ) -> TriageView:
-    """The view as it would read after the change: copies, the view itself untouched. `listed`: the
-    (namespace, name) of each of the view's bound pods, when known (`resources.Counted.listed`)."""
+    """The view as it would read after the change: copies, the view itself untouched. `positions`:
+    where the view's bound pods list each (namespace, name), when known (`resources.Counted`)."""
     pod = merge_patch(view.pod, change.pod_patch) if change.pod_patch is not None else view.pod
     # What the change leaves alone stays the same object: the funnel runs of one classification
     # share what they work out about it (`diagnosis.triage.funnel.Shared`).
@@ -76,8 +76,12 @@ def changed(
         )
     bound, peers = view.bound_pods, view.peers
     if change.ended:
-        keys = listed if listed is not None else [(namespace(p), name(p)) for p in view.bound_pods]
-        bound = tuple(compress(view.bound_pods, [key not in change.ended for key in keys]))
+        if positions is None:
+            gone = {i for i, p in enumerate(view.bound_pods) if (namespace(p), name(p)) in change.ended}
+        else:
+            gone = {i for key in change.ended for i in positions.get(key, ())}
+        cuts = (-1, *sorted(gone), len(view.bound_pods))
+        bound = tuple(chain.from_iterable(view.bound_pods[a + 1 : b] for a, b in pairwise(cuts)))
         peers = replace(
             view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
         )

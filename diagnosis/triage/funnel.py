@@ -16,6 +16,7 @@ from diagnosis.objects import Object, name, namespace, spec
 from diagnosis.triage.dra import Devices
 from diagnosis.triage.fit import Usage, pod_requests, usage
 from diagnosis.triage.fixes import Change
+from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import Counted, Holder, Offer, device_holders, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
@@ -36,16 +37,19 @@ class Shared:
     (a fix never changes them)."""
 
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
-    filtered: dict[tuple[int, int], tuple[Stage, ...]] = field(default_factory=dict)
-    """The steps before the free slots, by (id(pod), id(nodes))."""
+    filtered: dict[tuple[int, int], tuple[tuple[Stage, ...], frozenset[str]]] = field(default_factory=dict)
+    """The steps before the free slots, and the names of the nodes they keep, by (id(pod), id(nodes))."""
     usages: dict[int, Usage] = field(default_factory=dict)
     """What the pods counted on a node request together, by id(those pods)."""
     requests: dict[int, Mapping[str, int]] = field(default_factory=dict)
-    """A pod's requests (`fit.pod_requests`) by id(its spec): the cache's pods of a template share one."""
+    """A pod's requests (`fit.pod_requests`) by `resources.template_key`."""
+    used: dict[tuple[int, str], int] = field(default_factory=dict)
+    """What a node's holders hold of a resource together, by (id(those holders), resource)."""
     extended: dict[int, Mapping[str, int]] = field(default_factory=dict)
-    """A pod's extended asks (`resources.effective_requests`) by id(its spec), as `requests`."""
+    """A pod's extended asks (`resources.effective_requests`) by `resources.template_key`."""
     alive: list[object] = field(default_factory=list)
     _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
+    _universes: dict[tuple[int, int], Mapping[str, Object]] = field(default_factory=dict)
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
     _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
     _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
@@ -87,6 +91,15 @@ class Shared:
                 found[node] = held
         return found
 
+    def universe(self, view: TriageView) -> Mapping[str, Object]:
+        """`peers.universe(view)`, worked out once per set of nodes and peers' nodes."""
+        key = (id(view.nodes), id(view.peers.nodes))
+        found = self._universes.get(key)
+        if found is None:
+            self.alive += (view.nodes, view.peers.nodes)
+            found = self._universes[key] = universe(view)
+        return found
+
     def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:
         """`candidates(nodes)`, worked out once per tuple of nodes."""
         found = self._candidates.get(id(nodes))
@@ -109,10 +122,6 @@ class Ask:
     """Node name → every pod counted there (`resources.Counted`), for the steps after the free slots."""
     repelling: tuple[Object, ...] = ()
     """The bound pods counted on the reached nodes that have a required pod anti-affinity."""
-    usages: dict[int, Usage] = field(default_factory=dict, compare=False, repr=False)
-    """`Shared.usages`: what a node's pods request, by id(those pods)."""
-    requests_seen: dict[int, Mapping[str, int]] = field(default_factory=dict, compare=False, repr=False)
-    """`Shared.requests`: pod requests by the identity of the pod's spec, while the view lives."""
     view: TriageView | None = None
     """The whole view, for the steps that look beyond the node: volumes, spread, pod affinity."""
     reached: frozenset[str] = frozenset()
@@ -122,10 +131,8 @@ class Ask:
     devices: Devices | None = None
     """The pod's ResourceClaims against the cluster's devices; None when it names none (or when only
     the nodes reaching the free-slot step are wanted: DRA never narrows which bound pods count)."""
-    offers: dict[tuple[int, str], Offer] = field(default_factory=dict, compare=False, repr=False)
-    """Each node's offer of each resource asked, by (id(node), resource): read once per node for the
-    whole classification, not again at every step and in the advice (the funnel's nodes live as long
-    as the view, so their ids stay theirs). Shared by an Ask `replace`d with its holders."""
+    shared: Shared = field(default_factory=Shared, compare=False, repr=False)
+    """What the classification's funnel runs work out once (an Ask `replace`d keeps it)."""
 
     @cached_property
     def placement(self) -> Placement:
@@ -145,21 +152,27 @@ class Ask:
     def offer(self, node: Object, resource: str) -> Offer:
         """`resources.offer(node, resource)`, read once per node."""
         key = (id(node), resource)
-        found = self.offers.get(key)
+        found = self.shared.offers.get(key)
         if found is None:
-            found = self.offers[key] = offer(node, resource)
+            found = self.shared.offers[key] = offer(node, resource)
         return found
 
     def used(self, node: str, resource: str) -> int:
-        """What the pods holding `resource` on the node (by name) hold of it together."""
-        return sum(h.requests.get(resource, 0) for h in self.holders.get(node, ()))
+        """What the pods holding `resource` on the node (by name) hold of it together, worked out once
+        per node's holders."""
+        held = self.holders.get(node, ())
+        key = (id(held), resource)
+        found = self.shared.used.get(key)
+        if found is None:
+            found = self.shared.used[key] = sum(h.requests.get(resource, 0) for h in held)
+        return found
 
     def usage(self, node: str) -> Usage:
         """What the pods counted on the node request together, worked out once per node's pods."""
         pods = self.pods.get(node, ())
-        found = self.usages.get(id(pods))
+        found = self.shared.usages.get(id(pods))
         if found is None:
-            found = self.usages[id(pods)] = usage(pods, self.requests_seen)
+            found = self.shared.usages[id(pods)] = usage(pods, self.shared.requests)
         return found
 
 

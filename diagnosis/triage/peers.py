@@ -54,12 +54,13 @@ def universe(view: TriageView) -> dict[str, Object]:
     return found
 
 
-def existing(view: TriageView, queries: Iterable[Query], nearby: Iterable[Object]) -> tuple[Object, ...]:
-    """The pods the inter-pod rules look at: bound, not terminal, on a node the view holds, and
-    either matching a query or `nearby` (those counted on the nodes that reached the free-slot step:
-    the bound pods every reader fetches). The pod itself never counts."""
+def existing(
+    view: TriageView, queries: Iterable[Query], nearby: Iterable[Object], nodes: Mapping[str, Object]
+) -> tuple[Object, ...]:
+    """The pods the inter-pod rules look at: bound, not terminal, on a node the view holds (`nodes`:
+    its `universe`), and either matching a query or `nearby` (those counted on the nodes that reached
+    the free-slot step: the bound pods every reader fetches). The pod itself never counts."""
     kept_queries = tuple(q for q in queries if not q.selector.nothing)
-    nodes = universe(view)
     ns_labels = namespace_labels(view)
     me = (namespace(view.pod), name(view.pod))
     found: dict[tuple[str, str], Object] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
@@ -47,8 +48,7 @@ def containers(pod: Object, field: str) -> tuple[Container, ...]:
     found = []
     for item in sequence(spec(pod).get(field)):
         container = mapping(item)
-        resources = mapping(container.get("resources"))
-        asks = {**_extended(resources.get("requests")), **_extended(resources.get("limits"))}
+        asks = _asks(mapping(container.get("resources")))
         found.append(
             Container(
                 name=text(container.get("name")),
@@ -66,8 +66,14 @@ def effective_requests(pod: Object) -> dict[str, int]:
     plain init container plus the sidecars started before it (init containers run one at a time).
     Extended resources are never pod-level and never part of the RuntimeClass overhead.
     """
-    inits = ((c.requests, c.sidecar) for c in containers(pod, "initContainers"))
-    peak = combined(inits, (c.requests for c in containers(pod, "containers")))
+    pod_spec = spec(pod)
+    app = sequence(pod_spec.get("containers"))
+    if len(app) == 1 and not pod_spec.get("initContainers"):
+        # Most pods: one container, so its asks are the pod's.
+        peak = _asks(mapping(mapping(app[0]).get("resources")))
+    else:
+        inits = ((c.requests, c.sidecar) for c in containers(pod, "initContainers"))
+        peak = combined(inits, (c.requests for c in containers(pod, "containers")))
     return {k: peak[k] for k in sorted(peak) if peak[k] > 0}
 
 
@@ -90,9 +96,9 @@ def combined(
     return peak
 
 
-@dataclass(frozen=True)
-class Offer:
-    """What a node reports for one resource. `capacity` None: the key is absent."""
+class Offer(NamedTuple):
+    """What a node reports for one resource. `capacity` None: the key is absent. (A tuple: the
+    funnel reads one per node and resource, thousands per classification.)"""
 
     capacity: int | None
     allocatable: int
@@ -162,8 +168,11 @@ class Counted:
     repelling: tuple[tuple[str, Object], ...]
     """(node, pod) of the bound pods counted that have a required pod anti-affinity (few, in most
     clusters: the only existing pods that can refuse a pod without terms of its own)."""
-    listed: tuple[tuple[str, str], ...]
-    """The (namespace, name) of every bound pod listed, in order (a fix that ends pods: `without`)."""
+    positions: Mapping[tuple[str, str], tuple[int, ...]]
+    """(namespace, name) → where the view's bound pods list it: a fix that ends pods takes them out
+    of those (`fixes.changed`). `without` keeps it as it was (a fix is checked on the view read)."""
+    gone: frozenset[tuple[str, str]] = frozenset()
+    """The pods taken out by `without`: `where` still names them."""
 
     @classmethod
     def of(cls, pod: Object, bound_pods: Sequence[Object], nominated_pods: Iterable[Object] = ()) -> Counted:
@@ -180,18 +189,19 @@ class Counted:
             on.setdefault(node, []).append(other)
             return True
 
-        repelling, listed = [], []
-        for other in bound_pods:
+        repelling = []
+        positions: dict[tuple[str, str], tuple[int, ...]] = {}
+        for position, other in enumerate(bound_pods):
             other_meta, other_spec = meta(other), spec(other)
             key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
-            listed.append(key)
+            positions[key] = (*positions[key], position) if key in positions else (position,)
             node = text(other_spec.get("nodeName"))
             if counts(other, key, node) and other_spec.get("affinity") and _repels(other_spec):
                 repelling.append((node, other))
         for other in nominated_pods:
             if priority(other) >= mine:
                 counts(other, (namespace(other), name(other)), nominated_node(other))
-        return cls({n: tuple(p) for n, p in on.items()}, where, tuple(repelling), tuple(listed))
+        return cls({n: tuple(p) for n, p in on.items()}, where, tuple(repelling), positions)
 
     def within(self, node_names: Iterable[str]) -> dict[str, tuple[Object, ...]]:
         """Node → its counted pods, for the nodes named that have some: the result does not depend on
@@ -201,7 +211,7 @@ class Counted:
     def without(self, ended: frozenset[tuple[str, str]]) -> Counted:
         """As counted once the pods `ended` (namespace, name) are gone: the other nodes keep their
         tuples, so what was worked out per node's pods still applies to them."""
-        touched = {self.where[key] for key in ended if key in self.where}
+        touched = {self.where[key] for key in ended if key in self.where and key not in self.gone}
         on = dict(self.on)
         for node in touched:
             kept = tuple(p for p in on[node] if (namespace(p), name(p)) not in ended)
@@ -209,12 +219,8 @@ class Counted:
                 on[node] = kept
             else:
                 del on[node]
-        return Counted(
-            on,
-            {key: node for key, node in self.where.items() if key not in ended},
-            tuple((n, p) for n, p in self.repelling if (namespace(p), name(p)) not in ended),
-            tuple(key for key in self.listed if key not in ended),
-        )
+        repelling = tuple((n, p) for n, p in self.repelling if (namespace(p), name(p)) not in ended)
+        return Counted(on, self.where, repelling, self.positions, self.gone | ended)
 
 
 def _repels(pod_spec: Object) -> bool:
@@ -247,20 +253,29 @@ def holders(
     return found
 
 
+def template_key(pod_spec: Object) -> int:
+    """What a pod's requests are worked out from, by identity, for a memo that lives no longer than
+    the pods: its containers when nothing else adds to them (the cache's pods of one template share
+    one list: `cluster.cache.compact_pod`), else its whole spec."""
+    if "initContainers" in pod_spec or "overhead" in pod_spec or "resources" in pod_spec:
+        return id(pod_spec)
+    return id(pod_spec.get("containers"))
+
+
 def device_holders(
     pod: Object, pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = None
 ) -> tuple[Holder, ...]:
     """Those of `pods` (counted on one node) that hold some extended resource, by namespace and name.
-    `seen`: the extended asks already worked out, by the identity of a pod's spec (the cache's pods
-    of one template share theirs)."""
+    `seen`: the extended asks already worked out, by `template_key`."""
     memo: dict[int, Mapping[str, int]] = {} if seen is None else seen
     held = []
     for other in pods:
         other_spec = spec(other)
-        asks = memo.get(id(other_spec))
+        key = template_key(other_spec)
+        asks = memo.get(key)
         if asks is None:
             # Most pods ask for no extended resource: a glance at their keys spares the arithmetic.
-            asks = memo[id(other_spec)] = effective_requests(other) if _names_extended(other_spec) else {}
+            asks = memo[key] = effective_requests(other) if _names_extended(other_spec) else {}
         if asks:
             other_meta = meta(other)
             held.append(
@@ -290,6 +305,11 @@ def _names_extended(pod_spec: Object) -> bool:
                     if isinstance(resource, str) and "/" in resource:
                         return True
     return False
+
+
+def _asks(resources: Mapping[str, object]) -> dict[str, int]:
+    """A container's extended-resource asks: its limits, else its requests."""
+    return {**_extended(resources.get("requests")), **_extended(resources.get("limits"))}
 
 
 def _extended(values: object) -> dict[str, int]:
