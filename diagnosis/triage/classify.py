@@ -476,15 +476,21 @@ def exhausted(ask: Ask, node: Object) -> str | None:
 
 
 def _short(ask: Ask, node: Object) -> list[str]:
-    short = []
-    for resource, wanted in ask.requests.items():
-        allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
-        if allocatable - used < wanted:
-            short.append(
-                f"{resource} allocatable {allocatable}, used {used}, "
-                f"free {max(allocatable - used, 0)} < {wanted} asked"
-            )
-    return short
+    """The pod's resources the node has too few free of, worked out once per node, its holders and
+    the asks: a fix that ends pods or changes the pod leaves most nodes as they were."""
+    node_name = name(node)
+    key = (id(node), id(ask.holders.get(node_name, ())), tuple(ask.requests.items()))
+    found = ask.shared.short.get(key)
+    if found is None:
+        found = ask.shared.short[key] = []
+        for resource, wanted in ask.requests.items():
+            allocatable, used = ask.offer(node, resource).allocatable, ask.used(node_name, resource)
+            if allocatable - used < wanted:
+                found.append(
+                    f"{resource} allocatable {allocatable}, used {used}, "
+                    f"free {max(allocatable - used, 0)} < {wanted} asked"
+                )
+    return list(found)
 
 
 def _label_advice(funnel: Funnel) -> Advice:

@@ -45,6 +45,8 @@ class Shared:
     """A pod's requests (`fit.pod_requests`) by `resources.template_key`."""
     used: dict[tuple[int, str], int] = field(default_factory=dict)
     """What a node's holders hold of a resource together, by (id(those holders), resource)."""
+    short: dict[tuple[int, int, tuple[tuple[str, int], ...]], list[str]] = field(default_factory=dict)
+    """The free-slot step's findings on a node, by (id(node), id(its holders), the asks)."""
     extended: dict[int, Mapping[str, int]] = field(default_factory=dict)
     """A pod's extended asks (`resources.effective_requests`) by `resources.template_key`."""
     alive: list[object] = field(default_factory=list)
@@ -242,7 +244,7 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
             if why is None:
                 kept.append(node)
             else:
-                dropped.append(Drop(node, why))
+                dropped.append(tuple.__new__(Drop, (node, why)))  # Drop(node, why), without a frame
         stages.append(Stage(step, nodes, tuple(kept), tuple(dropped)))
         if not kept:
             break

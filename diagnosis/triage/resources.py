@@ -168,9 +168,10 @@ class Counted:
     repelling: tuple[tuple[str, Object], ...]
     """(node, pod) of the bound pods counted that have a required pod anti-affinity (few, in most
     clusters: the only existing pods that can refuse a pod without terms of its own)."""
-    positions: Mapping[tuple[str, str], tuple[int, ...]]
-    """(namespace, name) → where the view's bound pods list it: a fix that ends pods takes them out
-    of those (`fixes.changed`). `without` keeps it as it was (a fix is checked on the view read)."""
+    listed: Mapping[tuple[str, str], int]
+    """(namespace, name) → where the view's bound pods first list it (`positions`)."""
+    relisted: Mapping[tuple[str, str], tuple[int, ...]]
+    """(namespace, name) → where the bound pods list it again (a reader that met it twice)."""
     gone: frozenset[tuple[str, str]] = frozenset()
     """The pods taken out by `without`: `where` still names them."""
 
@@ -190,18 +191,22 @@ class Counted:
             return True
 
         repelling = []
-        positions: dict[tuple[str, str], tuple[int, ...]] = {}
+        listed: dict[tuple[str, str], int] = {}
+        relisted: dict[tuple[str, str], tuple[int, ...]] = {}
         for position, other in enumerate(bound_pods):
             other_meta, other_spec = meta(other), spec(other)
             key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
-            positions[key] = (*positions[key], position) if key in positions else (position,)
+            if key in listed:
+                relisted[key] = (*relisted.get(key, ()), position)
+            else:
+                listed[key] = position
             node = text(other_spec.get("nodeName"))
             if counts(other, key, node) and other_spec.get("affinity") and _repels(other_spec):
                 repelling.append((node, other))
         for other in nominated_pods:
             if priority(other) >= mine:
                 counts(other, (namespace(other), name(other)), nominated_node(other))
-        return cls({n: tuple(p) for n, p in on.items()}, where, tuple(repelling), positions)
+        return cls({n: tuple(p) for n, p in on.items()}, where, tuple(repelling), listed, relisted)
 
     def within(self, node_names: Iterable[str]) -> dict[str, tuple[Object, ...]]:
         """Node → its counted pods, for the nodes named that have some: the result does not depend on
@@ -220,7 +225,14 @@ class Counted:
             else:
                 del on[node]
         repelling = tuple((n, p) for n, p in self.repelling if (namespace(p), name(p)) not in ended)
-        return Counted(on, self.where, repelling, self.positions, self.gone | ended)
+        return Counted(on, self.where, repelling, self.listed, self.relisted, self.gone | ended)
+
+    def positions(self, key: tuple[str, str]) -> tuple[int, ...]:
+        """Where the view's bound pods list the pod (namespace, name): a fix that ends pods takes
+        them out of those (`fixes.changed`). `without` keeps them as they were: a fix is checked on
+        the view the classification read."""
+        first = self.listed.get(key)
+        return () if first is None else (first, *self.relisted.get(key, ()))
 
 
 def _repels(pod_spec: Object) -> bool:
