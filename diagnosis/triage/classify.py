@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from diagnosis.commands import collect, describe, events_about
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
@@ -108,25 +109,28 @@ def classify(view: TriageView) -> Diagnosis:
     if nominated_node(view.pod):
         return preempting(view, requests)
     # The scheduler does not try a pod whose claims are missing or unusable (PreEnqueue, PreFilter).
-    claimed = asks_claims(view.pod)
-    problem = claim_problem(view.pod, view.dra, candidates(view.nodes), view.events) if claimed else None
+    shared = Shared()
+    nodes = shared.candidates(view.nodes)
+    problem = claim_problem(view.pod, view.dra, nodes, view.events) if asks_claims(view.pod) else None
     if problem is not None:
         return claim(view, requests, problem)
     # Only now do nodes matter: the funnel says which step leaves none.
-    return _funneled(view, requests)
+    return _funneled(view, requests, shared)
 
 
-def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+def usage_candidates(pod: Object, nodes: Iterable[Object], dra: Dra | None = None) -> tuple[str, ...]:
     """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
     bound pods `classify` reads (it ignores pods bound elsewhere); for a pod waiting for the victims of
     its preemption, its nominated node. Empty when the pod does not need them (no request, already
-    bound, gated)."""
+    bound, gated). A pod that asks devices only by ResourceClaims finds them free or not in the DRA
+    objects, not in the pods: given those (`dra`), the free-slot step is passed too."""
     if not reaches_funnel(pod):
         # A pod waiting for victims: its nominated node's pods are the evidence.
         asks = effective_requests(pod) or asks_claims(pod)
         nominated = nominated_node(pod) if asks and not node_name(pod) and not gate_names(pod) else ""
         return (nominated,) if nominated else ()
-    reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
+    devices = Devices(pod, dra) if dra is not None and asks_claims(pod) else None
+    reached = _filtered(Ask(pod, effective_requests(pod), devices=devices), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
 
 
@@ -168,7 +172,7 @@ def _funnel(
         found = shared.filtered[(id(view.pod), id(nodes))] = (stages, frozenset(map(name, stages[-1].kept)))
     filtered, reached_names = found
     reached = filtered[-1].kept
-    # Only the pods counted on the nodes that reach the free-slot step matter (all a reader must fetch).
+    # Only the pods counted on the nodes reached matter (all a reader must fetch).
     pods = shared.counted(view)
     on_nodes = pods.within(reached_names)
     ask = replace(
@@ -179,11 +183,11 @@ def _funnel(
         view=view,
         reached=reached_names,
     )
-    return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
+    rest = FUNNEL[len(filtered) :] if filtered[-1].kept else ()
+    return Funnel(view, ask, filtered + run(rest, ask, reached))
 
 
-def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    shared = Shared()
+def _funneled(view: TriageView, requests: Mapping[str, int], shared: Shared) -> Diagnosis:
     nodes = shared.candidates(view.nodes)
     funnel = _funnel(view, requests, nodes, shared)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
@@ -209,8 +213,11 @@ def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, from which on the steps need the pods counted on the nodes
-    this leaves: it runs once per classification, and its last stage keeps the usage candidates."""
-    return run(FUNNEL[:_FREE_SLOT], ask, nodes)
+    this leaves: it runs once per classification, and its last stage keeps the usage candidates. A
+    pod that asks no extended resource, only claims, passes the free-slot step here too: its devices
+    are free or not by the DRA objects alone."""
+    claims_only = not ask.requests and ask.devices is not None
+    return run(FUNNEL[: _FREE_SLOT + 1 if claims_only else _FREE_SLOT], ask, nodes)
 
 
 def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
@@ -433,7 +440,8 @@ def label_mismatch(ask: Ask, node: Object) -> str | None:
 
 
 def taint(ask: Ask, node: Object) -> str | None:
-    return ", ".join(taint_words(t) for t in ask.placement.untolerated(node)) or None
+    found = ask.placement.untolerated(node)
+    return ", ".join(map(taint_words, found)) if found else None
 
 
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
@@ -460,12 +468,12 @@ def allocatable_zero(ask: Ask, node: Object) -> str | None:
 
 
 def _zero(ask: Ask, node: Object) -> list[str]:
-    offers = {resource: ask.offer(node, resource) for resource in ask.requests}
-    return [
-        f"{resource} capacity {have.capacity}, allocatable 0"
-        for resource, have in offers.items()
-        if have.allocatable == 0
-    ]
+    zero = []
+    for resource in ask.requests:
+        have = ask.offer(node, resource)
+        if have.allocatable == 0:
+            zero.append(f"{resource} capacity {have.capacity}, allocatable 0")
+    return zero
 
 
 def exhausted(ask: Ask, node: Object) -> str | None:
