@@ -28,17 +28,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from kubernetes.client.api_client import ApiClient
-from kubernetes.client.configuration import Configuration
-from kubernetes.config import ConfigException, load_incluster_config, load_kube_config_from_dict
-from kubernetes.config.kube_config import KubeConfigMerger
 
 from cluster.credentials import take_exec
 from cluster.errors import ClusterError, Missing, NotFound, unread_line
+from cluster.kube import (
+    ApiClient,
+    ConfigException,
+    Configuration,
+    KubeConfigMerger,
+    load_incluster_config,
+    load_kube_config_from_dict,
+)
 from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
-from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, pod_claims, resource_slice
+from diagnosis.dra_objects import (
+    GROUP,
+    Claim,
+    Dra,
+    Inventory,
+    claim,
+    device_class,
+    pod_claims,
+    resource_slice,
+)
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
@@ -178,7 +191,15 @@ class LiveReader:
     @classmethod
     def _connected(cls, api_client: ApiClient, timeout: float, cache: CacheOptions | None) -> LiveReader:
         """The reader, and its cache with a client of its own: its watches hold two connections open
-        for minutes, which must not take the reader's pooled ones."""
+        for minutes, which must not take the reader's pooled ones.
+
+        The proxy the environment gives for the server (none, mostly) is pinned in the configuration:
+        the loaders' refresh hooks assign the host again before every call (`_set_config` in
+        kube_config.py and incluster_config.py), and each assignment made the client read the whole
+        environment again for a proxy (configuration.py, the `host` setter) — a third of the client's
+        own time per request. The ApiClient's connection pool was made with that proxy, once, anyway."""
+        configuration = api_client.configuration
+        configuration.proxy = configuration.proxy
         if cache is None:
             return cls(api_client, timeout)
         from cluster.cache import ClusterCache
@@ -219,10 +240,11 @@ class LiveReader:
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed (or nominated) pod's evidence still shows its node,
             # a preempting pod's the victims there, a Kueue-gated pod's its Workload.
-            placed, bound, (workloads, queues, unread) = await asyncio.gather(
+            placed, bound, (workloads, queues, unread), claims = await asyncio.gather(
                 _optional("its node", self._nodes_named([node_name(found) or nominated_node(found)]), notes),
                 self._bound_pods(usage_candidates(found, ()), None),
                 self._kueue(found),
+                _optional("its ResourceClaims", self._own_claims(found), notes),
             )
             return TriageView(
                 found,
@@ -234,6 +256,7 @@ class LiveReader:
                 queues=queues,
                 unread=unread,
                 notes=tuple(notes),
+                dra=Dra(claims=tuple(claims)),
             )
         (nodes, prefiltered), nominated, dra = await asyncio.gather(
             self._candidate_nodes(found), self._nominated_pods(), self._dra([found])
@@ -615,6 +638,20 @@ class LiveReader:
             templates=tuple(t for group in templates for t in group),
             devices=Inventory(tuple(map(device_class, classes)), tuple(map(resource_slice, slices))),
         )
+
+    async def _own_claims(self, pod: Object) -> list[Claim]:
+        """The ResourceClaims a pod decided from alone names (a placed pod's evidence shows them): from
+        the cache when it watches them, else its namespace's listed."""
+        wanted = {c.resolved for c in pod_claims(pod) if c.resolved}
+        if not wanted:
+            return []
+        cache = self._cached()
+        if cache is not None and cache.dra_synced:
+            listed: Iterable[Claim] = cache.dra().claims
+        else:
+            found = await self._api.items(Target("list", "resourceclaims", namespace(pod), GROUP))
+            listed = map(claim, found)
+        return [c for c in listed if c.namespace == namespace(pod) and c.name in wanted]
 
     async def _templates(self, ns: str) -> list[tuple[str, str]]:
         """The (namespace, name) of the namespace's ResourceClaimTemplates."""

@@ -16,16 +16,17 @@ from diagnosis.commands import collect, describe, events_about
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.patch import merge_patch
 from diagnosis.relations import node_name
-from diagnosis.triage import affinity, dra_advice, remedies, spread, volumes
+from diagnosis.triage import affinity, dra_advice, dra_remedies, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
-from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem
+from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem, resolve
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     container_states,
     hardware_labels,
-    holders_text,
+    held_lines,
     label_inventory,
     pending_notes,
     pod_problems,
@@ -165,11 +166,13 @@ def _funnel(
     shared = shared or Shared()
     shared.alive.append(view)
     first = Ask(view.pod, requests, devices=_devices(view), shared=shared)
-    # The steps before the free slots read only the pod and the nodes: a fix that ends pods leaves both.
-    found = shared.filtered.get((id(view.pod), id(nodes)))
+    # The steps before the free slots read only the pod, the nodes and the DRA objects its claims
+    # lead to (`_claims_key`): a fix that ends pods leaves them as they were.
+    key = (id(view.pod), id(nodes), *_claims_key(view))
+    found = shared.filtered.get(key)
     if found is None:
         stages = _filtered(first, nodes)
-        found = shared.filtered[(id(view.pod), id(nodes))] = (stages, frozenset(map(name, stages[-1].kept)))
+        found = shared.filtered[key] = (stages, frozenset(map(name, stages[-1].kept)))
     filtered, reached_names = found
     reached = filtered[-1].kept
     # Only the pods counted on the nodes reached matter (all a reader must fetch).
@@ -185,6 +188,17 @@ def _funnel(
     )
     rest = FUNNEL[len(filtered) :] if filtered[-1].kept else ()
     return Funnel(view, ask, filtered + run(rest, ask, reached))
+
+
+def _claims_key(view: TriageView) -> tuple[int, ...]:
+    """What the DRA part of the steps before the free slots reads, by identity: the device inventory
+    and the pod's own claims, and every allocation when the pod asks devices only by claims (its
+    free-slot step is among those steps: `_filtered`). The view, which holds them, is kept alive by
+    `Shared`."""
+    if not asks_claims(view.pod):
+        return ()
+    allocations = () if effective_requests(view.pod) else (id(view.dra.claims),)
+    return (id(view.dra.devices), *allocations, *(id(r.claim) for r in resolve(view.pod, view.dra)))
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int], shared: Shared) -> Diagnosis:
@@ -205,10 +219,17 @@ def _funneled(view: TriageView, requests: Mapping[str, int], shared: Shared) -> 
         _nodes_line(view, nodes),
         *(stage_line(i, stage, shown) for i, stage in enumerate(funnel.stages, 1)),
         *advice.evidence,
-        *scheduler_lines(view, requests, nodes),
+        # The note on `Insufficient <device>` bears only on the device steps' verdicts.
+        *scheduler_lines(view, requests if verdict in _DEVICE_VERDICTS else {}, nodes),
         *pending_notes(view.pod),
     )
     return _diagnosis(view, verdict, advice, evidence, shared)
+
+
+_DEVICE_VERDICTS = frozenset(
+    {PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO, PodVerdict.EXHAUSTED, PodVerdict.SCHEDULABLE}
+)
+"""The verdicts that the scheduler's `Insufficient <device>` may be mistaken for, or contradicts."""
 
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
@@ -231,6 +252,9 @@ def _passing(view: TriageView, shared: Shared) -> tuple[Object, ...]:
         return ()
     nodes = shared.candidates(view.nodes)
     if not nodes:
+        return ()
+    # A claim that holds the pod before any node is looked at holds it on every node.
+    if asks_claims(view.pod) and claim_problem(view.pod, view.dra, nodes, view.events) is not None:
         return ()
     last = _funnel(view, effective_requests(view.pod), nodes, shared).last
     read = view.bound_nodes
@@ -272,9 +296,11 @@ def _diagnosis(
     advice: Advice,
     evidence: Iterable[str],
     shared: Shared | None = None,
+    checked_on: TriageView | None = None,
 ) -> Diagnosis:
+    """`checked_on`: the view the fixes are checked on, when it is not the view itself."""
     ns, pod = namespace(view.pod), name(view.pod)
-    fixes = checked(view, advice.fixes, shared)
+    fixes = checked(checked_on or view, advice.fixes, shared)
     return Diagnosis(
         verdict=verdict,
         summary=advice.summary,
@@ -374,7 +400,7 @@ def gated(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
         *_request_lines(pod, requests, _devices(view)),
         f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
         *(f"{g}: {_gate_meaning(g)}" for g in gates),
-        *scheduler_lines(view, requests),
+        *scheduler_lines(view, {}),
     ]
     ns, pod_name = namespace(pod), name(pod)
     queue = labels(pod).get(QUEUE_LABEL, "")
@@ -395,18 +421,25 @@ def preempting(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
     evidence = (
         *_request_lines(view.pod, requests, _devices(view)),
         *advice.evidence,
-        *scheduler_lines(view, requests),
+        *scheduler_lines(view, {}),
         *pending_notes(view.pod),
     )
-    return _diagnosis(view, PodVerdict.PREEMPTING, advice, evidence)
+    # The pod does not reach the funnel while it waits; at its next attempt the scheduler runs every
+    # filter again, the nominated node first (`schedule_one.go`: nominatedNodeName is a hint, not a
+    # binding). So the fixes are checked on the pod as that attempt sees it, without the nomination.
+    attempt = replace(view, pod=merge_patch(view.pod, {"status": {"nominatedNodeName": None}}))
+    return _diagnosis(view, PodVerdict.PREEMPTING, advice, evidence, checked_on=attempt)
 
 
 def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) -> Diagnosis:
-    advice = dra_advice.claim_advice(view.pod, problem)
+    advice = replace(
+        dra_advice.claim_advice(view.pod, problem),
+        fixes=dra_remedies.for_claim(view, problem, candidates(view.nodes)),
+    )
     evidence = (
         *_request_lines(view.pod, requests, _devices(view)),
         *advice.evidence,
-        *scheduler_lines(view, requests),
+        *scheduler_lines(view, {}),
         *pending_notes(view.pod),
     )
     return _diagnosis(view, PodVerdict.CLAIM, advice, evidence)
@@ -639,25 +672,12 @@ def _exhausted_advice(funnel: Funnel) -> Advice:
             f"None of the {len(nodes)} nodes left has {wanted} {resource} free "
             f"(most free: {name(best)} with {free})"
         )
-    evidence = [
-        f"{name(n)}: {r} held by {holders_text(ask.holders.get(name(n), ()), r)}"
-        for n in ranked[:SHOWN]
-        for r in ask.requests
-        if ask.used(name(n), r)
-    ]
-    evidence += [
-        f"{name(n)}: its pods hold {ask.used(name(n), r)} {r} but only {offer(n, r).allocatable} is "
-        "allocatable: devices went unhealthy while held, and still count until those pods end"
-        for n in ranked[:SHOWN]
-        for r in ask.requests
-        if ask.used(name(n), r) > offer(n, r).allocatable
-    ]
     commands: list[Command | None] = []
     for node in ranked[:2]:
         commands += (kubectl.consumers(name(node), ask.requests), kubectl.node_details(name(node)))
     return Advice(
         summary,
-        tuple(evidence),
+        held_lines(ask, ranked),
         collect(*commands),
         fixes=remedies.for_exhausted(funnel),
         holders=holdings(ask, nodes),

@@ -27,8 +27,8 @@ from diagnosis.objects import (
     timestamp,
 )
 from diagnosis.quantity import count
-from diagnosis.triage.funnel import candidates, names
-from diagnosis.triage.resources import Holder, containers, is_extended
+from diagnosis.triage.funnel import Ask, candidates, names
+from diagnosis.triage.resources import containers, is_extended
 from diagnosis.triage.scheduler_message import last_said, notes, quoted
 from diagnosis.triage.scheduling import CORDON, Taint
 from diagnosis.views import TriageView
@@ -218,14 +218,37 @@ def hardware_labels(node: Object) -> str:
     return f"{name(node)} labels say the hardware is there: {shown}"
 
 
-def holders_text(held: Sequence[Holder], resource: str) -> str:
-    """`ns/a ×1, ns/b ×2 (terminating)`: the pods holding the resource on one node."""
-    return names(
-        f"{h.namespace}/{h.name} ×{h.requests[resource]}{' (terminating)' if h.terminating else ''}"
-        + (" (nominated here, not bound yet)" if h.nominated else "")
-        for h in held
-        if h.requests.get(resource)
-    )
+def held_lines(ask: Ask, nodes: Sequence[Object]) -> tuple[str, ...]:
+    """What the holders of the devices (`funnel.holdings`, grouped by workload) do not say: the pods
+    nominated on a node, which the scheduler counts there before they are bound, and the nodes whose
+    pods hold more than is allocatable, grouped."""
+    nominated = [
+        f"{h.namespace}/{h.name} on {name(n)} ("
+        + ", ".join(f"{r} ×{v}" for r, v in h.requests.items() if r in ask.requests)
+        + ")"
+        for n in nodes
+        for h in ask.holders.get(name(n), ())
+        if h.nominated and any(h.requests.get(r) for r in ask.requests)
+    ]
+    lines = []
+    if nominated:
+        lines.append(
+            "nominated there, not bound yet, of this pod's priority or more (the scheduler counts them "
+            f"first): {names(nominated)}"
+        )
+    over: dict[tuple[str, int, int], list[str]] = {}
+    for node in nodes:
+        for resource in ask.requests:
+            used, allocatable = ask.used(name(node), resource), ask.offer(node, resource).allocatable
+            if used > allocatable:
+                over.setdefault((resource, used, allocatable), []).append(name(node))
+    lines += [
+        f"{names(on)}: {'its pods hold' if len(on) == 1 else 'the pods on each hold'} {used} {resource} "
+        f"but only {allocatable} is allocatable: devices went unhealthy while held, and still count "
+        "until those pods end"
+        for (resource, used, allocatable), on in over.items()
+    ]
+    return tuple(lines)
 
 
 def taint_words(taint: Taint) -> str:

@@ -37,8 +37,9 @@ class Shared:
     (a fix never changes them)."""
 
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
-    filtered: dict[tuple[int, int], tuple[tuple[Stage, ...], frozenset[str]]] = field(default_factory=dict)
-    """The steps before the free slots, and the names of the nodes they keep, by (id(pod), id(nodes))."""
+    filtered: dict[tuple[int, ...], tuple[tuple[Stage, ...], frozenset[str]]] = field(default_factory=dict)
+    """The steps before the free slots and the names of the nodes they keep, by (id(pod), id(nodes))
+    and, for a pod that names claims, what its DRA part reads (`classify._claims_key`)."""
     usages: dict[int, Usage] = field(default_factory=dict)
     """What the pods counted on a node request together, by id(those pods)."""
     requests: dict[int, Mapping[str, int]] = field(default_factory=dict)
@@ -349,8 +350,11 @@ def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> t
 
 
 def and_(words: Iterable[str]) -> str:
-    """`a`, `a and b`, `a, b and c`."""
+    """`a`, `a and b`, `a, b and c`; `nothing` for none (a pod whose claims the controller says need
+    no claim asks no device)."""
     items = list(words)
+    if not items:
+        return "nothing"
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 

@@ -10,6 +10,7 @@ from diagnosis.commands import collect, describe
 from diagnosis.model import Command
 from diagnosis.objects import Object, name, namespace
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage import remedies
 from diagnosis.triage.fit import Shortage, owner, pod_requests, shortages, show
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel
 from diagnosis.triage.ports import Taken, taken
@@ -97,7 +98,7 @@ def node_resources_advice(funnel: Funnel) -> Advice:
     commands: list[Command | None] = []
     for node in ranked[:2]:
         commands += (kubectl.node_details(node), kubectl.pod_requests_on_node(node))
-    return Advice(summary, tuple(evidence), collect(*commands))
+    return Advice(summary, tuple(evidence), collect(*commands), fixes=remedies.for_node_resources(funnel))
 
 
 def _taken(ask: Ask, node: Object) -> list[Taken]:
@@ -142,5 +143,4 @@ def host_port_advice(funnel: Funnel) -> Advice:
     commands = [kubectl.host_ports_on_node(node) for node in list(found)[:2]]
     purpose = "the pod holding the port: its owner and ports"
     commands += [describe("pod", namespace(p), name(p), purpose) for p in holders[:2]]
-    return Advice(summary, tuple(evidence), collect(*commands))
-
+    return Advice(summary, tuple(evidence), collect(*commands), fixes=remedies.for_host_port(funnel))

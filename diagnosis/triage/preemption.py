@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from diagnosis.commands import collect
-from diagnosis.objects import Object, age, condition, meta, name, namespace, timestamp
+from diagnosis.objects import Object, age, condition, meta, name, namespace, sequence, text, timestamp
 from diagnosis.relations import is_terminal, node_name
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fit import owner
+from diagnosis.triage.fixes import Change, ending
 from diagnosis.triage.funnel import SHOWN, Advice
 from diagnosis.triage.resources import nominated_node
 from diagnosis.workloads import priority
@@ -84,9 +85,51 @@ def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object
             "a victim that takes long to go is in its termination grace period or held by a finalizer; "
             "the pod is bound once they are all gone"
         )
-    evidence.append(
-        "from Kubernetes 1.35 the scheduler also sets nominatedNodeName while it binds a pod whose volumes "
-        "or claims are being prepared: with no victim terminating, that is the wait"
-    )
+    if known and not waiting:
+        evidence.append(
+            "from Kubernetes 1.35 the scheduler also sets nominatedNodeName while it binds a pod whose "
+            "volumes or claims are being prepared: with no victim terminating, that is the wait"
+        )
     commands = collect(kubectl.victims_on_node(node), kubectl.preempted_events())
-    return Advice(summary, tuple(evidence), commands)
+    return Advice(summary, tuple(evidence), commands, fixes=_fixes(node, waiting, now))
+
+
+def _fixes(node: str, waiting: list[Victim], now: datetime) -> tuple[Change, ...]:
+    """Nothing in the pod is to change: the victims going is what it waits for. Once past its grace
+    period (`deletionTimestamp` is when it ends) a victim is held by a finalizer or by a kubelet that
+    does not report: a forced delete is offered for those without finalizers (it removes the object,
+    not the containers, so only once they are known to be stopped)."""
+    if not waiting:
+        return ()
+    pods = [(namespace(v.pod), name(v.pod)) for v in waiting]
+    shown = ", ".join(f"{ns}/{pod}" for ns, pod in pods[:3]) + (
+        f" and {len(pods) - 3} more" if len(pods) > 3 else ""
+    )
+    overdue = [v for v in waiting if v.since is not None and v.since < now]
+    if not overdue:
+        return (
+            ending(
+                f"wait: {shown} {'is' if len(pods) == 1 else 'are'} terminating on {node}; once gone, "
+                "the scheduler binds the pod: opens {opens}",
+                pods,
+            ),
+        )
+    held = sorted({text(f) for v in overdue for f in sequence(meta(v.pod).get("finalizers"))})
+    first = min(v.since for v in overdue if v.since)
+    them, their = ("it", "its") if len(overdue) == 1 else ("them", "their")
+    late = f"{age(now, first)} past {their} grace period"
+    why = (
+        f"finalizers {', '.join(held)} hold {them}"
+        if held
+        else f"the kubelet has not confirmed {their} end (a container that does not stop, or a node that "
+        "does not report)"
+    )
+    forced = [] if held else [kubectl.force_delete_pod(namespace(v.pod), name(v.pod)) for v in overdue]
+    return (
+        ending(
+            f"clear {shown} from {node}: {late}, {why}; once gone, the scheduler binds the pod: "
+            "opens {opens}",
+            pods,
+            collect(kubectl.node_details(node), *forced),
+        ),
+    )

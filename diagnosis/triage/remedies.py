@@ -7,16 +7,17 @@ pool or nodes the change was found to open.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from diagnosis.commands import collect
-from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec
+from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.patch import merge_patch
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import failing, logs
 from diagnosis.triage.evidence import CONDITION_TAINTS
+from diagnosis.triage.fit import PODS, Shortage, amount, pod_requests, shortages, show
 from diagnosis.triage.fixes import (
     CHECKED,
     Change,
@@ -29,16 +30,17 @@ from diagnosis.triage.fixes import (
     where,
     with_asks,
 )
-from diagnosis.triage.funnel import Funnel, and_
+from diagnosis.triage.funnel import Ask, Funnel, and_
+from diagnosis.triage.ports import host_ports, taken
 from diagnosis.triage.resources import Holder, offer, reported_resources
 from diagnosis.triage.scheduling import CORDON, UNSCHEDULABLE, Taint, node_selector, required_terms, taints
-from diagnosis.workloads import top_owner
+from diagnosis.workloads import may_preempt, priority, priority_class, top_owner
 
 WHOLE_HOST = frozenset({"google.com/tpu"})
 """Resources a pod asks for as a fixed share of a topology, never fewer (GKE TPU slices)."""
 
 
-def _toleration(taint: Taint) -> dict[str, str]:
+def toleration(taint: Taint) -> dict[str, str]:
     if taint.value:
         return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
     return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
@@ -68,7 +70,7 @@ def for_taint(funnel: Funnel) -> tuple[Change, ...]:
     existing = [mapping(t) for t in sequence(spec(pod).get("tolerations"))]
     # Fewest tolerations first; among equals, the ones more nodes carry.
     for found, _ in sorted(by_taints.items(), key=lambda kv: (len(kv[0]), -len(kv[1]))):
-        added = [_toleration(t) for t in found]
+        added = [toleration(t) for t in found]
         changes.append(
             pod_change(
                 f"tolerate {', '.join(map(str, found))} {where(pod)}: opens {{opens}}",
@@ -114,7 +116,7 @@ def for_label(funnel: Funnel) -> tuple[Change, ...]:
     )
     seen: dict[str, Change] = {}
     for node in nodes:
-        patch = _selecting(pod, node)
+        patch = selecting(pod, node)
         if patch is None or (key := patch_text(patch)) in seen:
             continue
         shown = _selector_words(patch)
@@ -124,7 +126,7 @@ def for_label(funnel: Funnel) -> tuple[Change, ...]:
     return tuple(seen.values())
 
 
-def _selecting(pod: Object, node: Object) -> dict[str, Any] | None:
+def selecting(pod: Object, node: Object) -> dict[str, Any] | None:
     """The pod patch that makes the pod's selector and required affinity match `node`, changing only
     values (a key the node lacks cannot be given a value: None)."""
     have = labels(node)
@@ -289,7 +291,7 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             pods = [(h.namespace, h.name) for h in terminating]
             changes.append(
                 ending(
-                    f"wait: {_pods(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
+                    f"wait: {who(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
                     f"{name(node)}; once gone, opens {{opens}}",
                     pods,
                 )
@@ -315,6 +317,9 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
                 h
                 for h in ask.holders.get(name(node), ())
                 if not h.terminating
+                # A pod nominated there is not placed yet: it has the pod's priority or more, and
+                # deleting a pending pod to jump the queue is no fix.
+                and not h.nominated
                 and not (own.kind == "JobSet" and h.owner == own and h.namespace == namespace(pod))
             ),
             key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
@@ -324,7 +329,7 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             pods = [(h.namespace, h.name) for h in chosen]
             changes.append(
                 ending(
-                    f"free {name(node)}: end {_pods(chosen)}: opens {{opens}}",
+                    f"free {name(node)}: end {who(chosen)}: opens {{opens}}",
                     pods,
                     delete_pods(pods),
                 )
@@ -352,7 +357,7 @@ def _fewest(
     return chosen if chosen and _enough(requests, free, chosen) else []
 
 
-def _pods(held: list[Holder]) -> str:
+def who(held: list[Holder]) -> str:
     """`ns/a (JobSet x, priority 0, preemptible)`: who, whose, and how they rank against the pod."""
     parts = []
     for h in held[:3]:
@@ -373,3 +378,310 @@ def _merged(left: Mapping[str, Any] | None, right: Mapping[str, Any]) -> Mapping
     """Two pod patches as one (the second was made on the pod with the first applied)."""
     return right if left is None else merge_patch(left, right)
 
+
+# --- node-resources, host-port, and freeing a node for the later steps ---------------------------
+
+
+def holder_of(pod: Object, other: Object, requests: Mapping[str, int]) -> Holder:
+    """Another pod on a node, as the fixes name it (`who`): whose, its priority, whether `pod` may
+    preempt it."""
+    return Holder(
+        namespace(other),
+        name(other),
+        requests,
+        meta(other).get("deletionTimestamp") is not None,
+        top_owner(other),
+        priority(other),
+        priority_class(other),
+        may_preempt(pod, other),
+        nominated=not spec(other).get("nodeName"),
+    )
+
+
+def may_end(pod: Object, holder: Holder) -> bool:
+    """A pod whose end a fix may propose: bound and not already going; not one its controller puts back
+    on the very node (a DaemonSet's, a static pod's); not one of the pod's own workload (ending a
+    sibling frees nothing the workload keeps)."""
+    own = top_owner(pod)
+    return (
+        not holder.terminating
+        and not holder.nominated
+        and holder.owner.kind not in _NODE_BOUND
+        and not (holder.owner == own and holder.namespace == namespace(pod) and own.kind != "Pod")
+    )
+
+
+_NODE_BOUND = frozenset({"DaemonSet", "Node"})
+"""Owners that run a pod on one given node: ending it brings it back there."""
+
+
+def _ended_until(held: list[Holder], enough: Callable[[list[Holder]], bool]) -> list[Holder]:
+    """The first of `held` (in the order given) whose end is `enough`; [] when all of them are not."""
+    chosen: list[Holder] = []
+    for holder in held:
+        if enough(chosen):
+            break
+        chosen.append(holder)
+    return chosen if chosen and enough(chosen) else []
+
+
+def _freeing(summary: str, chosen: list[Holder]) -> Change:
+    pods = [(h.namespace, h.name) for h in chosen]
+    return ending(f"{summary}: end {who(chosen)}: opens {{opens}}", pods, delete_pods(pods))
+
+
+def _fits(found: Sequence[Shortage], chosen: list[Holder]) -> bool:
+    """Every shortage on a node gone once the `chosen` pods end."""
+    for short in found:
+        if short.resource == PODS:
+            freed = len(chosen)
+        else:
+            freed = sum(h.requests.get(short.resource, 0) for h in chosen)
+        if short.used - freed + short.asked > short.allocatable:
+            return False
+    return True
+
+
+def _shortages(ask: Ask, node: Object) -> list[Shortage]:
+    return shortages(ask.fit, node, ask.usage(name(node)), ask.requests)
+
+
+def ending_on(ask: Ask, node: Object) -> Change | None:
+    """The fewest pods on the node, lowest priority first (those the pod may preempt before the others
+    of a priority, the larger first), whose end lets the pod's devices and its other requests fit
+    there; None when no such set of pods exists (or the pod is larger than the node)."""
+    pod, host = ask.pod, name(node)
+    short = _shortages(ask, node)
+    devices = {
+        r: n for r, n in ask.requests.items() if ask.offer(node, r).allocatable - ask.used(host, r) < n
+    }
+    if any(s.never for s in short) or any(ask.offer(node, r).allocatable < n for r, n in devices.items()):
+        return None
+    # `pod_requests` counts the extended resources too: one reading serves devices and the rest.
+    endable = []
+    for other in ask.pods.get(host, ()):
+        holder = holder_of(pod, other, pod_requests(other))
+        frees = any(s.resource == PODS or holder.requests.get(s.resource) for s in short)
+        if may_end(pod, holder) and (frees or any(holder.requests.get(r) for r in devices)):
+            endable.append(holder)
+    wanted = [s.resource for s in short if s.resource != PODS] + list(devices)
+    endable.sort(
+        key=lambda h: (h.priority, not h.preemptible, -sum(h.requests.get(r, 0) for r in wanted[:1]), h.name)
+    )
+
+    def enough(chosen: list[Holder]) -> bool:
+        gone = {r: sum(h.requests.get(r, 0) for h in chosen) for r in devices}
+        room = all(
+            ask.offer(node, r).allocatable - ask.used(host, r) + gone[r] >= n for r, n in devices.items()
+        )
+        return room and _fits(short, chosen)
+
+    chosen = _ended_until(endable, enough)
+    return _freeing(f"free {host}", chosen) if chosen else None
+
+
+def for_node_resources(funnel: Funnel) -> tuple[Change, ...]:
+    """Ask less of what is short (cpu, memory, ephemeral-storage), as much as the roomiest node has
+    free, saying that it holds only if the app can run with that; then free a node: end its
+    lowest-priority pods that hold what is short (`ending_on`). A pod larger than any node gets only
+    the smaller request; the pod count and hugepages are never asked less of (a pod is one pod, and
+    hugepages are what the app maps)."""
+    ask, nodes = funnel.ask, funnel.last.entered
+    found = {name(n): _shortages(ask, n) for n in nodes}
+    changes: list[Change] = []
+    lowered = _smaller_request(ask, nodes, found)
+    if lowered is not None:
+        changes.append(lowered)
+    ranked = sorted(nodes, key=lambda n: (len(found[name(n)]), name(n)))
+    for node in ranked:
+        if len(changes) >= 3:
+            break
+        if (freeing := ending_on(ask, node)) is not None:
+            changes.append(freeing)
+    return tuple(changes)
+
+
+_LOWERABLE = ("cpu", "memory", "ephemeral-storage")
+
+
+def _smaller_request(ask: Ask, nodes: Sequence[Object], found: Mapping[str, list[Shortage]]) -> Change | None:
+    """One pod patch: the short resources asked at what the node that needs the least cut has free."""
+    best: tuple[float, Mapping[str, int]] | None = None
+    for node in nodes:
+        short = found[name(node)]
+        if not short or any(s.resource not in _LOWERABLE for s in short):
+            continue
+        free = {s.resource: s.allocatable - s.used for s in short}
+        if any(v <= 0 for v in free.values()):
+            continue
+        kept = min(free[s.resource] / s.asked for s in short)
+        if best is None or kept > best[0]:
+            best = (kept, free)
+    if best is None:
+        return None
+    pod, patch, words = ask.pod, None, []
+    for resource, budget in sorted(best[1].items()):
+        smaller = _with_request(_patched(ask.pod, patch), resource, budget)
+        if smaller is None:
+            return None
+        patch = _merged(patch, smaller)
+        words.append(f"{show(resource, budget)} {resource} instead of {show(resource, ask.fit[resource])}")
+    assert patch is not None
+    memory = "; a container that uses more memory than it requests is evicted first" * ("memory" in best[1])
+    return pod_change(
+        f"ask {', '.join(words)} {where(pod)}, if the app can run with that (the scheduler reserves what "
+        f"the pod requests{memory}): opens {{opens}}",
+        patch,
+    )
+
+
+def _with_request(pod: Object, resource: str, budget: int) -> Mapping[str, Any] | None:
+    """A merge patch that brings the pod's request of `resource` (as `fit.pod_requests` counts it, the
+    overhead included) to at most `budget`: pod-level requests set, or every container's request
+    scaled down alike (so the larger of the init and app containers' sums scales too). Limits are left
+    as they are (a request below its limit is valid). None when the overhead alone is more."""
+    pod_spec = spec(pod)
+    room = budget - amount(resource, mapping(pod_spec.get("overhead")).get(resource))
+    if room <= 0:
+        return None
+    level = mapping(mapping(pod_spec.get("resources")).get("requests"))
+    if resource in level and resource in ("cpu", "memory"):
+        return {"spec": {"resources": {"requests": {resource: _quantity(resource, room)}}}}
+    total = pod_requests(pod).get(resource, 0) - (budget - room)
+    if total <= room:
+        return None
+    patch: dict[str, Any] = {}
+    for field_name in ("initContainers", "containers"):
+        items = [dict(mapping(c)) for c in sequence(pod_spec.get(field_name))]
+        touched = False
+        for item in items:
+            resources = mapping(item.get("resources"))
+            asked = amount(resource, mapping(resources.get("requests")).get(resource)) or amount(
+                resource, mapping(resources.get("limits")).get(resource)
+            )
+            if asked:
+                item["resources"] = merge_patch(
+                    resources, {"requests": {resource: _quantity(resource, asked * room // total)}}
+                )
+                touched = True
+        if touched:
+            patch[field_name] = items
+    return {"spec": patch} if patch else None
+
+
+def _quantity(resource: str, value: int) -> str:
+    """A request as a quantity, rounded down: cpu in millicores, bytes in whole Mi (or Gi)."""
+    if resource == "cpu":
+        return f"{value // 1000}" if value % 1000 == 0 else f"{value}m"
+    if value >= 2**30 and value % 2**30 == 0:
+        return f"{value // 2**30}Gi"
+    return f"{value // 2**20}Mi" if value >= 2**20 else str(value)
+
+
+def for_host_port(funnel: Funnel) -> tuple[Change, ...]:
+    """Another host port, one no pod on the nodes left holds; the host port dropped (the pod reached
+    through a Service instead; not for a hostNetwork pod, whose container ports are its host ports);
+    then the pod holding the port ended, unless a DaemonSet runs it (it comes back on every node)."""
+    ask, nodes = funnel.ask, funnel.last.entered
+    pod = ask.pod
+    found = {name(n): taken(ask.ports, ask.pods.get(name(n), ())) for n in nodes}
+    clashing = sorted({t.wanted for held in found.values() for t in held})
+    if not clashing:
+        return ()
+    in_use = {
+        (p.protocol, p.number)
+        for n in nodes
+        for other in ask.pods.get(name(n), ())
+        for p in host_ports(other)
+    }
+    in_use |= {(p.protocol, p.number) for p in ask.ports}
+    host_network = spec(pod).get("hostNetwork") is True
+    moves = {}
+    for port in clashing:
+        free = next(
+            (
+                n
+                for n in range(port.number + 1, min(port.number + 100, 65536))
+                if (port.protocol, n) not in in_use
+            ),
+            0,
+        )
+        if free:
+            moves[port] = free
+            in_use.add((port.protocol, free))
+    changes = []
+    if moves and len(moves) == len(clashing):
+        shown = ", ".join(f"{new} instead of {old.number}" for old, new in moves.items())
+        listen = (
+            " (with hostNetwork the app listens on the host port itself: point it there)"
+            if host_network
+            else ""
+        )
+        changes.append(
+            pod_change(
+                f"use host port {shown} {where(pod)}{listen}: opens {{opens}}",
+                _ports_patch(pod, {(p.protocol, p.number): n for p, n in moves.items()}, host_network),
+            )
+        )
+    if not host_network:
+        shown = ", ".join(str(p) for p in clashing)
+        changes.append(
+            pod_change(
+                f"drop hostPort {shown} {where(pod)} and reach the pod through a Service: opens {{opens}}",
+                _ports_patch(pod, {(p.protocol, p.number): 0 for p in clashing}, host_network),
+            )
+        )
+    for node in nodes:
+        if len(changes) >= 4:
+            break
+        held = found[name(node)]
+        holders = list({id(t.holder): holder_of(pod, t.holder, {}) for t in held}.values())
+        if held and all(may_end(pod, h) for h in holders):
+            ports = ", ".join(dict.fromkeys(str(t.held) for t in held))
+            changes.append(_freeing(f"free {ports} on {name(node)}", holders))
+    return tuple(changes)
+
+
+def _ports_patch(pod: Object, moves: Mapping[tuple[str, int], int], host_network: bool) -> Mapping[str, Any]:
+    """The containers (and sidecars) with the host ports in `moves` changed to their new number (0:
+    dropped); with hostNetwork the container port moves along. Lists are replaced whole."""
+    patch: dict[str, Any] = {}
+    for field_name in ("initContainers", "containers"):
+        items = [dict(mapping(c)) for c in sequence(spec(pod).get(field_name))]
+        touched = False
+        for item in items:
+            ports = []
+            for raw in map(mapping, sequence(item.get("ports"))):
+                port = dict(raw)
+                protocol = text(port.get("protocol")) or "TCP"
+                number = port.get("hostPort") or (port.get("containerPort") if host_network else None)
+                new = moves.get((protocol, number)) if isinstance(number, int) else None
+                if new is not None:
+                    touched = True
+                    if new == 0:
+                        port.pop("hostPort", None)
+                        port.pop("hostIP", None)
+                    else:
+                        port["hostPort"] = new
+                        if host_network:
+                            port["containerPort"] = new
+                ports.append(port)
+            if ports:
+                item["ports"] = ports
+        if touched:
+            patch[field_name] = items
+    return {"spec": patch}
+
+
+def fewest_ended(
+    pod: Object, others: Sequence[Object], enough: Callable[[frozenset[tuple[str, str]]], bool], what: str
+) -> Change | None:
+    """`what: end …`: the fewest of `others` (lowest priority first, those the pod may preempt before
+    the others of a priority) whose end is `enough` (given their namespaces and names); None when
+    ending them all would not be. Pods a fix never ends are left out (`_endable`)."""
+    held = sorted(
+        (h for other in others if may_end(pod, h := holder_of(pod, other, {}))),
+        key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
+    )
+    chosen = _ended_until(held, lambda c: enough(frozenset((h.namespace, h.name) for h in c)))
+    return _freeing(what, chosen) if chosen else None

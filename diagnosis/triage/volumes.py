@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 from diagnosis import objects
 from diagnosis.commands import collect
+from diagnosis.missing import similar_names
+from diagnosis.model import PodVerdict
 from diagnosis.objects import (
     Object,
     labels,
@@ -41,11 +43,14 @@ from diagnosis.objects import (
 from diagnosis.quantity import count
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage import remedies
+from diagnosis.triage.fixes import Change, pod_change, pool_of, where
 from diagnosis.triage.funnel import Advice, Ask, Funnel
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import Storage
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
+DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
@@ -287,15 +292,9 @@ class Volumes:
         node_limits = limits(self.index.csinodes.get(name(node)))
         if not self.new_csi or not node_limits:
             return None
-        attached: dict[str, str] = {}
-        for other in self.pods_by_node.get(name(node), ()):
-            for ref in claim_refs(other):
-                claim = self.index.claims.get((namespace(other), ref.claim))
-                if claim is None:
-                    continue
-                driver, handle = self.index.driver(claim)
-                if driver and handle:
-                    attached[f"{driver}/{handle}"] = driver
+        attached = {
+            k: d for other in self.pods_by_node.get(name(node), ()) for k, d in self.csi_of(other).items()
+        }
         new = {k: d for k, d in self.new_csi.items() if k not in attached}
         for driver in sorted(set(new.values())):
             if driver not in node_limits:
@@ -308,6 +307,19 @@ class Volumes:
                     f"+ {adding} new > limit {node_limits[driver]}"
                 )
         return None
+
+    def csi_of(self, pod: Object) -> dict[str, str]:
+        """The pod's CSI volumes: unique name (driver/handle) → driver."""
+        assert self.index is not None
+        found = {}
+        for ref in claim_refs(pod):
+            claim = self.index.claims.get((namespace(pod), ref.claim))
+            if claim is None:
+                continue
+            driver, handle = self.index.driver(claim)
+            if driver and handle:
+                found[f"{driver}/{handle}"] = driver
+        return found
 
     def _binding(self, node: Object) -> str | None:
         assert self.index is not None
@@ -506,4 +518,111 @@ def advise(funnel: Funnel) -> Advice:
         kubectl.nodes_with_labels((_ZONE, _REGION)),
         kubectl.csinode(name(first.node)) if "CSINode" in first.why else None,
     )
-    return Advice(summary, tuple(evidence), commands)
+    return Advice(summary, tuple(evidence), commands, fixes=_fixes(funnel, state, index))
+
+
+def _fixes(funnel: Funnel, state: Volumes, index: Index) -> tuple[Change, ...]:
+    """Name the PVC that exists where the pod names one that does not (a typo), or create it; free a
+    node the volumes allow but an earlier step refused (its devices or other resources held,
+    `remedies.ending_on`); free attach slots on a node at its CSI limit; move a zonal volume's data
+    next to the nodes left (not checkable: a new volume is not in the objects). A nodeSelector on the
+    volume's zone is never offered: it opens nothing the volume step does not already allow."""
+    pod = funnel.view.pod
+    changes = list(_missing_claim(pod, index))
+    if state.everywhere:
+        return tuple(changes)
+    reached = next(s.entered for s in funnel.stages if s.step.verdict is PodVerdict.EXHAUSTED)
+    left = {name(n) for n in funnel.last.entered}
+    allowed = [n for n in reached if name(n) not in left and state.failure(n) is None]
+    for node in allowed:
+        if len(changes) >= 2:
+            break
+        if (freeing := remedies.ending_on(funnel.ask, node)) is not None:
+            changes.append(freeing)
+    for drop in funnel.last.dropped[:2]:
+        if "CSINode" in drop.why and (freeing := _attach_slots(funnel, state, drop.node)) is not None:
+            changes.append(freeing)
+    changes += _moved(pod, state, funnel.last.entered)
+    return tuple(changes)
+
+
+def _missing_claim(pod: Object, index: Index) -> tuple[Change, ...]:
+    ns = namespace(pod)
+    for ref in claim_refs(pod):
+        if ref.ephemeral or (ns, ref.claim) in index.claims:
+            continue
+        near = similar_names(ref.claim, [n for c_ns, n in index.claims if c_ns == ns], limit=1)
+        found: list[Change] = []
+        if near:
+            volumes = [
+                dict(
+                    v, persistentVolumeClaim=dict(mapping(v.get("persistentVolumeClaim")), claimName=near[0])
+                )
+                if text(v.get("name")) == ref.volume
+                else dict(v)
+                for v in map(mapping, sequence(spec(pod).get("volumes")))
+            ]
+            found.append(
+                pod_change(
+                    f"name PVC {near[0]} (it exists) instead of {ref.claim} for volume {ref.volume} "
+                    f"{where(pod)}: opens {{opens}}",
+                    {"spec": {"volumes": volumes}},
+                )
+            )
+        default = sorted(
+            n for n, c in index.classes.items() if objects.annotations(c).get(DEFAULT_CLASS) == "true"
+        )
+        if default:
+            found.append(
+                Change(
+                    f"create PVC {ref.claim} in {ns} (the default StorageClass {default[0]} provisions it): "
+                    "what it opens cannot be shown (kubewhy does not model a new volume)",
+                    commands=collect(kubectl.claims(ns, [])),
+                    objects=(f"storageclass/{default[0]}",),
+                    checkable=False,
+                )
+            )
+        return tuple(found)
+    return ()
+
+
+def _attach_slots(funnel: Funnel, state: Volumes, node: Object) -> Change | None:
+    """End the fewest pods on the node whose volumes, once detached, leave room under its CSI limit."""
+    assert state.index is not None
+    node_limits = limits(state.index.csinodes.get(name(node)))
+    on_node = state.pods_by_node.get(name(node), ())
+    volumes = {(namespace(p), name(p)): state.csi_of(p) for p in on_node}
+
+    def enough(ended: frozenset[tuple[str, str]]) -> bool:
+        attached = {k: d for key, held in volumes.items() if key not in ended for k, d in held.items()}
+        new = {k: d for k, d in state.new_csi.items() if k not in attached}
+        return all(
+            sum(1 for d in attached.values() if d == driver) + sum(1 for d in new.values() if d == driver)
+            <= node_limits[driver]
+            for driver in set(new.values())
+            if driver in node_limits
+        )
+
+    holding = [p for p in on_node if volumes[(namespace(p), name(p))]]
+    return remedies.fewest_ended(
+        funnel.view.pod, holding, enough, f"free volume attach slots on {name(node)}"
+    )
+
+
+def _moved(pod: Object, state: Volumes, nodes: tuple[Object, ...]) -> tuple[Change, ...]:
+    """The data of a bound PV that the nodes left cannot reach, moved next to them."""
+    for claim, volume in state.bound:
+        if any(_volume_affinity(volume, n) is not None for n in nodes) or any(
+            Volumes(zoned=((claim, volume),))._zone(n) for n in nodes
+        ):
+            return (
+                Change(
+                    f"move the data of PVC {name(claim)} next to {pool_of(nodes)} (a VolumeSnapshot "
+                    "restored into a new PVC there, or a copy): what it opens cannot be shown (kubewhy does "
+                    "not model a new volume)",
+                    commands=collect(kubectl.persistent_volume(name(volume))),
+                    objects=(f"persistentvolumeclaim/{namespace(claim)}/{name(claim)}",),
+                    checkable=False,
+                ),
+            )
+    return ()

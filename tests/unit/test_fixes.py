@@ -4,11 +4,13 @@ snapshot holds; the merge patch is RFC 7386's."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
@@ -52,6 +54,9 @@ def test_the_corpus_has_pod_patches_for_every_pod_side_fix_kind() -> None:
         PodVerdict.TAINT,
         PodVerdict.LABEL_MISMATCH,
         PodVerdict.EXHAUSTED,
+        PodVerdict.NODE_RESOURCES,
+        PodVerdict.HOST_PORT,
+        PodVerdict.VOLUME,
         PodVerdict.TOPOLOGY_SPREAD,
         PodVerdict.POD_AFFINITY,
     } <= fixed
@@ -61,12 +66,19 @@ def test_the_corpus_has_pod_patches_for_every_pod_side_fix_kind() -> None:
     ("case", "before", "fix"), CLUSTER_FIXES, ids=[_id(c, f) for c, _, f in CLUSTER_FIXES]
 )
 def test_a_cluster_side_fix_names_objects_that_exist(case: Case, before: Diagnosis, fix: Fix) -> None:
-    existing = {f"node/{name(o)}" for o in items(case.snapshot) if kind(o) == "Node"}
-    existing |= {f"pod/{namespace(o)}/{name(o)}" for o in items(case.snapshot) if kind(o) == "Pod"}
+    existing = {
+        f"{kind(o).lower()}/{namespace(o)}/{name(o)}" if namespace(o) else f"{kind(o).lower()}/{name(o)}"
+        for o in items(case.snapshot)
+    }
     assert fix.objects
     assert set(fix.objects) <= existing
     # A fix opens nodes, or says that what it opens cannot be shown from the objects.
     assert fix.opens or "cannot be shown" in fix.summary
+
+
+def test_the_corpus_has_cluster_side_fixes_on_each_dra_object_kind() -> None:
+    touched = {o.split("/")[0] for _, _, f in CLUSTER_FIXES for o in f.objects}
+    assert {"resourceclaim", "resourceclaimtemplate", "resourceslice"} <= touched
 
 
 def _first(snapshot: str, ns: str, pod: str) -> Fix:
@@ -136,6 +148,183 @@ def test_no_fix_is_offered_where_none_opens_a_node() -> None:
         ).fixes
         == ()
     )
+
+
+ENDINGS = [
+    (c, d, f)
+    for c, d, f in CLUSTER_FIXES
+    if f.opens and f.objects and all(o.startswith("pod/") for o in f.objects)
+]
+
+
+@pytest.mark.parametrize(("case", "before", "fix"), ENDINGS, ids=[_id(c, f) for c, _, f in ENDINGS])
+def test_ending_the_pods_a_fix_names_opens_what_it_says(case: Case, before: Diagnosis, fix: Fix) -> None:
+    """The snapshot without those pods, and without the ResourceClaims only they reserved (the
+    resourceclaim controller deletes a pod's own claims and deallocates the others: either way their
+    devices are free), passes on the nodes it names (for a pod waiting on its preemption victims, as
+    the scheduler's next attempt sees it: nominatedNodeName a hint only)."""
+    view = view_of(case.snapshot, case.namespace, case.name)
+    gone = {tuple(o.split("/")[1:]) for o in fix.objects}
+    kept = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in gone)
+    after = replace(
+        view,
+        bound_pods=kept,
+        peers=replace(
+            view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in gone)
+        ),
+        dra=Dra.of(o for o in items(case.snapshot) if not _freed(o, gone)),
+    )
+    if before.verdict == PodVerdict.PREEMPTING:
+        pod_status = {k: v for k, v in view.pod["status"].items() if k != "nominatedNodeName"}
+        after = replace(after, pod={**view.pod, "status": pod_status})
+    assert len(kept) == len(view.bound_pods) - len(gone)
+    assert passing(after) == fix.opens
+
+
+def _freed(obj: Mapping[str, Any], gone: set[tuple[str, ...]]) -> bool:
+    """A ResourceClaim reserved only for pods that are gone."""
+    if kind(obj) != "ResourceClaim":
+        return False
+    users = [(namespace(obj), str(r.get("name"))) for r in obj.get("status", {}).get("reservedFor", [])]
+    return bool(users) and all(u in gone for u in users)
+
+
+def _fixes(snapshot: str, ns: str, pod: str) -> tuple[Fix, ...]:
+    return classify(view_of(ROOT / snapshot, ns, pod)).fixes
+
+
+def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node() -> None:
+    fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
+    lowered, freeing = fixes[0], fixes[1]
+    assert lowered.summary.startswith(
+        "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, if the app"
+    )
+    assert lowered.pod_patch is not None
+    container = lowered.pod_patch["spec"]["containers"][0]
+    # 199.2Gi less the RuntimeClass overhead, in whole Mi
+    assert container["resources"]["requests"]["memory"] == "203872Mi"
+    assert (freeing.objects, freeing.opens) == (("pod/ml/embeddings-cache-0",), ("dgx-h100-01",))
+    assert [c.text for c in freeing.commands] == ["kubectl delete pod embeddings-cache-0 -n ml"]
+
+
+def test_too_many_pods_ends_one_pod_and_never_a_daemonset_pod() -> None:
+    fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "notebook-gpu-0")
+    assert [(f.pod_patch, f.opens) for f in fixes] == [(None, ("dgx-h100-03",))]
+    assert len(fixes[0].objects) == 1
+    assert fixes[0].objects[0].startswith("pod/ml/tokenize-shard-")
+
+
+def test_a_pod_larger_than_any_node_is_offered_only_a_smaller_request() -> None:
+    fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "eval-cpu-heavy-7xk2p")
+    assert [f.summary.split(" in ")[0] for f in fixes] == ["ask 95 cpu instead of 500"]
+    assert "if the app can run with that" in fixes[0].summary
+
+
+def test_a_port_a_daemonset_holds_is_moved_or_dropped_never_freed() -> None:
+    fixes = _fixes("tests/corpus/triage/gke-l4-hostports.json", "inference", "dcgm-profiling-debug-k2c9d")
+    assert [f.summary.split(" in ")[0] for f in fixes] == [
+        "use host port 9401 instead of 9400",
+        "drop hostPort TCP/9400",
+    ]
+    assert all(f.pod_patch is not None for f in fixes)
+    moved = fixes[0].pod_patch
+    assert moved is not None
+    port = moved["spec"]["containers"][0]["ports"][0]
+    assert (port["containerPort"], port["hostPort"]) == (9400, 9401)
+
+
+def test_a_host_network_pod_moves_its_container_port_with_the_host_port() -> None:
+    fixes = _fixes("tests/corpus/triage/gke-l4-hostports.json", "inference", "ddp-train-resnet-0-hx4lm")
+    moved = fixes[0].pod_patch
+    assert moved is not None
+    ports = [p for c in moved["spec"]["containers"] for p in c.get("ports", ())]
+    assert {"containerPort": 29501, "hostPort": 29501} in [
+        {k: p[k] for k in ("containerPort", "hostPort") if k in p} for p in ports
+    ]
+    assert not any(f.summary.startswith("drop hostPort") for f in fixes)
+    assert [f.objects for f in fixes[1:]] == [
+        ("pod/inference/nccl-smoke-7w2k-ft5r2",),
+        ("pod/inference/nccl-smoke-b5vn-ft5r2",),
+    ]
+
+
+def test_a_missing_pvc_is_replaced_by_the_one_that_exists() -> None:
+    fix = _first("tests/corpus/triage/gke-pvc-missing.json", "ml-train", "bert-finetune-3-k9gvp")
+    assert fix.pod_patch is not None
+    claims = [
+        v["persistentVolumeClaim"]["claimName"]
+        for v in fix.pod_patch["spec"]["volumes"]
+        if "persistentVolumeClaim" in v
+    ]
+    assert "shared-datasets" in claims
+    assert "shared-dataset" not in claims
+    assert len(fix.opens) == 2
+
+
+def test_a_node_at_its_attach_limit_is_freed_by_ending_one_pod_with_a_volume() -> None:
+    fixes = _fixes("tests/corpus/triage/eks-ebs-attach-limit.json", "features", "embed-refresh-88-shm64")
+    assert [f.summary.split(":")[0] for f in fixes] == [
+        "free volume attach slots on ip-10-0-40-18.us-west-2.compute.internal",
+        "free volume attach slots on ip-10-0-41-96.us-west-2.compute.internal",
+    ]
+    assert [len(f.objects) for f in fixes] == [1, 1]
+
+
+def test_a_volume_in_a_zone_without_gpu_nodes_is_to_be_moved_which_cannot_be_shown() -> None:
+    fixes = _fixes("tests/corpus/triage/eks-pv-zone-label.json", "research", "alphafold-infer-17-kw77d")
+    assert [(f.pod_patch, f.opens, f.objects) for f in fixes] == [
+        (None, (), ("persistentvolumeclaim/research/alphafold-db",))
+    ]
+    assert "cannot be shown" in fixes[0].summary
+
+
+def test_preemption_victims_past_their_grace_period_may_be_force_deleted() -> None:
+    fix = _first("tests/corpus/triage/gke-a100-preemption.json", "research", "pretrain-70b-0-0-lk2vd")
+    node = "gke-research-a100-pool-9e41b2d0-4hzm"
+    assert fix.pod_patch is None
+    assert fix.opens == (node,)
+    assert fix.objects == ("pod/research/sweep-lr-1e-4-d2x8w", "pod/research/sweep-lr-3e-4-7qmcz")
+    assert "4m past their grace period" in fix.summary
+    assert [c.text for c in fix.commands if c.changes] == [
+        "kubectl delete pod sweep-lr-1e-4-d2x8w -n research --grace-period=0 --force",
+        "kubectl delete pod sweep-lr-3e-4-7qmcz -n research --grace-period=0 --force",
+    ]
+
+
+def _victims_changed(**fields: Any) -> Diagnosis:
+    """The pod waiting on its preemption victims, each victim's metadata given `fields`."""
+    snapshot = ROOT / "tests/corpus/triage/gke-a100-preemption.json"
+    view = view_of(snapshot, "research", "pretrain-70b-0-0-lk2vd")
+    victims = {"sweep-lr-1e-4-d2x8w", "sweep-lr-3e-4-7qmcz"}
+    pods = tuple(
+        {**p, "metadata": {**p["metadata"], **fields}} if p["metadata"]["name"] in victims else p
+        for p in view.bound_pods
+    )
+    return classify(replace(view, bound_pods=pods))
+
+
+def test_victims_within_their_grace_period_are_waited_for() -> None:
+    later = _victims_changed(deletionTimestamp="2099-01-01T00:00:00Z")
+    assert [(f.summary.split(";")[0], f.commands, len(f.opens)) for f in later.fixes] == [
+        (
+            "wait: research/sweep-lr-1e-4-d2x8w, research/sweep-lr-3e-4-7qmcz are terminating on "
+            "gke-research-a100-pool-9e41b2d0-4hzm",
+            (),
+            1,
+        )
+    ]
+
+
+def test_victims_held_by_a_finalizer_are_not_force_deleted() -> None:
+    held = _victims_changed(finalizers=["example.com/checkpoint-upload"])
+    fix = held.fixes[0]
+    assert "finalizers example.com/checkpoint-upload hold them" in fix.summary
+    assert [c.text for c in fix.commands if c.changes] == []
+
+
+def test_a_nominated_pod_with_no_victim_left_has_nothing_to_fix() -> None:
+    assert _fixes("tests/corpus/triage/gke-a100-preemption.json", "research", "hotfix-eval-p4k9s") == ()
+    assert _fixes("tests/corpus/triage/gke-a100-preemption.json", "research", "canary-infer-b8t5n") == ()
 
 
 # RFC 7386 Appendix A: target, patch, result.

@@ -172,7 +172,11 @@ def test_lab_exhausted_shows_used_free_and_the_holder() -> None:
         "lab-node-0 has 1 nvidia.com/gpu free of 2 (1 held by gpu-triage/case-ok); the pod asks 2"
     )
     assert "dropped lab-node-0 (nvidia.com/gpu allocatable 2, used 1, free 1 < 2 asked)" in joined(found)
-    assert "lab-node-0: nvidia.com/gpu held by gpu-triage/case-ok ×1" in found.evidence
+    assert [(h.kind, h.namespace, h.name, h.nodes, dict(h.devices)) for h in found.holders] == [
+        ("Pod", "gpu-triage", "case-ok", ("lab-node-0",), {"nvidia.com/gpu": 1})
+    ]
+    # The holders are the answer's holders list, grouped by workload: the evidence does not repeat them.
+    assert "held by" not in joined(found).replace(found.summary, "")
 
 
 def test_lab_label_mismatch_names_the_label_and_what_nodes_have() -> None:
@@ -197,14 +201,19 @@ def test_lab_message_is_quoted_with_the_insufficient_note() -> None:
 
 def test_terminating_and_other_namespace_pods_count_succeeded_do_not() -> None:
     trainer = diagnose("tests/corpus/triage/gke-mixed-pools.json", "research", "sft-llama-vtnfs")
-    assert (
-        "gke-prod-ml-l4-pool-e7bf76b4-zp96: nvidia.com/gpu held by "
-        "research/sft-llama-old-jwpxb ×2 (terminating)"
-        in trainer.evidence
+    held = {(h.namespace, h.name): h for h in trainer.holders}
+    old = held[("research", "sft-llama-old")]
+    assert (old.pods, old.nodes, dict(old.devices), old.terminating) == (
+        ("sft-llama-old-jwpxb",),
+        ("gke-prod-ml-l4-pool-e7bf76b4-zp96",),
+        {"nvidia.com/gpu": 2},
+        1,
     )
-    assert (
-        "gke-prod-ml-l4-pool-e7bf76b4-p5ck: nvidia.com/gpu held by team-b/embed-batch-czdtm ×1"
-        in trainer.evidence
+    other = held[("team-b", "embed-batch")]
+    assert (other.pods, other.nodes, dict(other.devices)) == (
+        ("embed-batch-czdtm",),
+        ("gke-prod-ml-l4-pool-e7bf76b4-p5ck",),
+        {"nvidia.com/gpu": 1},
     )
     probe = diagnose("tests/corpus/triage/gke-mixed-pools.json", "research", "embed-probe-2rm7g")
     assert probe.verdict == PodVerdict.SCHEDULABLE
@@ -334,9 +343,13 @@ def test_a_nominated_pod_of_higher_priority_holds_the_free_devices() -> None:
     found = diagnose("tests/corpus/triage/dgx-crowded.json", "ml", "finetune-small-q8v2n")
     assert found.verdict == PodVerdict.EXHAUSTED
     assert (
-        "dgx-h100-04: nvidia.com/gpu held by ml/batch-infer-nightly-5kq8d ×4 (terminating), "
-        "ml/rlhf-reward-model-0-zb7kp ×4 (nominated here, not bound yet)"
+        "nominated there, not bound yet, of this pod's priority or more (the scheduler counts them first): "
+        "ml/rlhf-reward-model-0-zb7kp on dgx-h100-04 (nvidia.com/gpu ×4)"
     ) in found.evidence
+    assert [(h.name, h.terminating, h.priority) for h in found.holders] == [
+        ("batch-infer-nightly", 1, 0),
+        ("rlhf-reward-model-0", 0, 100000),
+    ]
 
 
 def test_a_nominated_pod_of_lower_priority_does_not_count() -> None:
