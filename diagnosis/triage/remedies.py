@@ -527,10 +527,10 @@ def _smaller_request(ask: Ask, nodes: Sequence[Object], found: Mapping[str, list
         patch = _merged(patch, smaller)
         words.append(f"{show(resource, budget)} {resource} instead of {show(resource, ask.fit[resource])}")
     assert patch is not None
-    memory = "; a container that uses more memory than it requests is evicted first" * ("memory" in best[1])
+    # Under memory pressure the kubelet evicts first the pods that use more memory than they request.
+    memory = " (above its memory request a pod is evicted first)" * ("memory" in best[1])
     return pod_change(
-        f"ask {', '.join(words)} {where(pod)}, if the app can run with that (the scheduler reserves what "
-        f"the pod requests{memory}): opens {{opens}}",
+        f"ask {', '.join(words)} {where(pod)}, only if the app can run with that{memory}: opens {{opens}}",
         patch,
     )
 

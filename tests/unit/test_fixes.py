@@ -179,7 +179,8 @@ def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node()
     fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
     lowered, freeing = fixes[0], fixes[1]
     assert lowered.summary.startswith(
-        "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, if the app"
+        "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, only if the app can run with "
+        "that (above its memory request a pod is evicted first): opens node dgx-h100-01"
     )
     assert lowered.pod_patch is not None
     container = lowered.pod_patch["spec"]["containers"][0]
@@ -300,7 +301,7 @@ def test_victims_within_their_grace_period_are_waited_for() -> None:
 def test_victims_held_by_a_finalizer_are_not_force_deleted() -> None:
     held = _victims_changed(finalizers=["example.com/checkpoint-upload"])
     fix = held.fixes[0]
-    assert "finalizers example.com/checkpoint-upload hold them" in fix.summary
+    assert "(held by finalizers example.com/checkpoint-upload)" in fix.summary
     assert [c.text for c in fix.commands if c.changes] == []
 
 
