@@ -253,6 +253,31 @@ def test_a_node_at_its_attach_limit_is_freed_by_ending_one_pod_with_a_volume() -
     assert [len(f.objects) for f in fixes] == [1, 1]
 
 
+def test_a_claim_whose_storage_class_does_not_exist_is_made_again() -> None:
+    view = view_of(ROOT / "tests/corpus/triage/gke-pvc-missing.json", "ml-train", "bert-finetune-3-k9gvp")
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "shared-dataset", "namespace": "ml-train", "uid": "4f0c2b7e-claim"},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "resources": {"requests": {"storage": "500Gi"}},
+            "storageClassName": "filestore-premium",
+            "volumeMode": "Filesystem",
+        },
+        "status": {"phase": "Pending"},
+    }
+    storage = replace(view.storage, claims=(*view.storage.claims, claim))
+    found = classify(replace(view, storage=storage))
+    assert found.verdict == PodVerdict.VOLUME
+    assert [(f.pod_patch, f.opens, f.objects) for f in found.fixes] == [
+        (None, (), ("persistentvolumeclaim/ml-train/shared-dataset",))
+    ]
+    assert found.fixes[0].summary.startswith(
+        "make PVC shared-dataset again with a StorageClass that exists (filestore-premium does not"
+    )
+
+
 def test_a_volume_in_a_zone_without_gpu_nodes_is_to_be_moved_which_cannot_be_shown() -> None:
     fixes = _fixes("tests/corpus/triage/eks-pv-zone-label.json", "research", "alphafold-infer-17-kw77d")
     assert [(f.pod_patch, f.opens, f.objects) for f in fixes] == [
