@@ -176,7 +176,8 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
                 bare = await asyncio.to_thread(
                     triage.measure_bare, served, nodes, size.kubewhy_runs, plan.budget_s
                 )
-                by_pod[case].append(triage.bare_row(served, case, bare, ours))
+                reads = await triage.measure_reads(reader, pods[case], size.kubewhy_runs, plan.budget_s)
+                by_pod[case].append(triage.bare_row(served, case, bare, ours, reads))
         if size.direct_jobset:
             rows.append(await jobset.measure(reader, served, "kubewhy", size.jobset_runs, plan.budget_s))
     finally:

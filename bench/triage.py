@@ -242,11 +242,25 @@ def measure_bare(served: Served, nodes: tuple[str, ...], runs: int, budget_s: fl
     return Bare(sample, len(urls), sum(sizes))
 
 
-def bare_row(served: Served, case: str, bare: Bare, ours: Measured) -> Row:
-    """The per-node LISTs alone, and how kubewhy's whole /triage compares with them."""
+async def measure_reads(reader: LiveReader, target: Key, runs: int, budget_s: float) -> Sample | None:
+    """kubewhy's reads alone for `target` (`triage_view`: every call, decoded into the view), without
+    classifying: what the bare LISTs are to be compared with; None if a read failed."""
+    try:
+        sample, _ = await repeat_async(lambda: reader.triage_view(*target), runs, budget_s)
+    except ClusterError:
+        return None
+    return sample
+
+
+def bare_row(served: Served, case: str, bare: Bare, ours: Measured, reads: Sample | None) -> Row:
+    """The per-node LISTs alone, and how kubewhy's whole /triage, and its reads alone, compare."""
     within = ours.sample.median / bare.sample.median if ours.sample is not None else None
     result = f"{bare.requests} requests, {bare.bytes / 1e6:.1f} MB" + (
         f"; kubewhy's whole /triage takes {within:.2f}× this" if within is not None else ""
+    ) + (
+        f", its reads alone (every call, decoded; no classifying) {reads.median / bare.sample.median:.2f}×"
+        if reads is not None
+        else ""
     )
     return Row.timed(
         BENCHMARK,

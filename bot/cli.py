@@ -62,8 +62,17 @@ live CLI run, decoding the bound pods of 700 nodes took 2–3× the CPU time."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command and return its exit status (the console script `kubewhy`)."""
+    """Run one command and return its exit status (the console script `kubewhy`). The process exits
+    next: what the command made is then frozen (`gc.freeze`), left to the operating system instead of
+    being traversed again by the collections Python runs while it shuts down — 30–60 ms of every
+    CLI run, a sixth of a live one on a small cluster (`make bench`, e)."""
     gc.set_threshold(*GC_THRESHOLDS)
+    status = _command(argv)
+    gc.freeze()
+    return status
+
+
+def _command(argv: Sequence[str] | None) -> int:
     try:
         args = _parser().parse_args(argv)
         _check(args)

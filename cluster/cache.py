@@ -43,10 +43,9 @@ from itertools import islice
 from typing import Any
 
 import urllib3
-from kubernetes.client.api_client import ApiClient
-from kubernetes.watch.watch import iter_resp_lines
 
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
+from cluster.kube import ApiClient, iter_resp_lines
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
 from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, resource_slice
 from diagnosis.objects import (
@@ -423,7 +422,7 @@ class _Reflector:
         )
         self.phase, self.lost_at = "watching", None
         self.cache.changed()
-        lines: Iterator[str] = iter_resp_lines(self.response)  # type: ignore[no-untyped-call]  # untyped in kubernetes
+        lines = iter_resp_lines(self.response)
         loop = asyncio.get_running_loop()
         try:
             while (

@@ -23,10 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kubernetes.client.configuration import Configuration
-from kubernetes.config.kube_config import ConfigNode
-
 from cluster.errors import ClusterError
+from cluster.kube import ConfigNode, Configuration
 from cluster.transport import truncate
 from diagnosis.objects import mapping, sequence, text, timestamp
 

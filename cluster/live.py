@@ -28,13 +28,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from kubernetes.client.api_client import ApiClient
-from kubernetes.client.configuration import Configuration
-from kubernetes.config import ConfigException, load_incluster_config, load_kube_config_from_dict
-from kubernetes.config.kube_config import KubeConfigMerger
 
 from cluster.credentials import take_exec
 from cluster.errors import ClusterError, Missing, NotFound, unread_line
+from cluster.kube import (
+    ApiClient,
+    ConfigException,
+    Configuration,
+    KubeConfigMerger,
+    load_incluster_config,
+    load_kube_config_from_dict,
+)
 from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
@@ -178,7 +182,15 @@ class LiveReader:
     @classmethod
     def _connected(cls, api_client: ApiClient, timeout: float, cache: CacheOptions | None) -> LiveReader:
         """The reader, and its cache with a client of its own: its watches hold two connections open
-        for minutes, which must not take the reader's pooled ones."""
+        for minutes, which must not take the reader's pooled ones.
+
+        The proxy the environment gives for the server (none, mostly) is pinned in the configuration:
+        the loaders' refresh hooks assign the host again before every call (`_set_config` in
+        kube_config.py and incluster_config.py), and each assignment made the client read the whole
+        environment again for a proxy (configuration.py, the `host` setter) — a third of the client's
+        own time per request. The ApiClient's connection pool was made with that proxy, once, anyway."""
+        configuration = api_client.configuration
+        configuration.proxy = configuration.proxy
         if cache is None:
             return cls(api_client, timeout)
         from cluster.cache import ClusterCache

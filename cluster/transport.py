@@ -33,10 +33,9 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import urllib3
-from kubernetes.client.api_client import ApiClient
-from kubernetes.client.exceptions import ApiException
 
 from cluster.errors import ClusterError, Conflict, Forbidden, NotFound, Unavailable
+from cluster.kube import ApiClient, ApiException
 from diagnosis.objects import mapping, sequence, text
 
 log = logging.getLogger(__name__)

@@ -230,6 +230,7 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
     assert "requests" in bare
     assert "kubewhy's whole /triage takes" in bare
+    assert "its reads alone (every call, decoded; no classifying)" in bare
     dra = [line for line in lines if "GPUs by DRA" in line and "kubewhy + cache, unpinned pod" in line]
     assert len(dra) == 1
     assert "| exhausted, 3 calls" in dra[0]  # the pod, its events, the nominated pods

@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from devtools.apisim import serve
+from tests.reliability.conftest import plugin_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBEWHY = Path(sys.executable).with_name("kubewhy")
@@ -195,13 +196,42 @@ def test_live_cluster_through_a_kubeconfig() -> None:
 LEAN = (
     "kubernetes.client.api.",
     "kubernetes.client.models.",
+    "kubernetes.dynamic",
+    "kubernetes.stream",
+    "kubernetes.watch",
+    "kubernetes.leaderelection",
+    "kubernetes.informer",
+    "kubernetes.utils.create_from_yaml",
+    "kubernetes_validate",
+    "jsonschema",
+    "websocket",
     "cluster.cache",
+    "cluster.snapshot",
+    "bot.serve",
+    "bot.app",
+    "bot.settings",
+    "bot.answers",
+    "handlers.requests",
+    "pydantic_settings",
     "slack_",
     "aiohttp",
     "prometheus",
 )
-"""What a live CLI run must not import: the generated API classes and models (most of a second; the
-transport calls the ApiClient with resource paths), nor what only `kubewhy serve` needs."""
+"""What a live CLI run must not import: the generated API classes and models (the transport calls the
+ApiClient with resource paths), the subpackages `kubernetes/__init__.py` would load (`cluster.kube`
+skips it), nor what only `kubewhy serve` needs (its pydantic models, Slack, aiohttp, metrics)."""
+
+
+def _lean_run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`kubewhy ARGS` in a child process that then fails if it loaded any module of LEAN."""
+    probe = (
+        f"import sys; from bot.cli import main; status = main({args!r});"
+        f" heavy = sorted(m for m in sys.modules if m.startswith({LEAN!r}));"
+        " assert status == 0 and 'kubernetes.client.api_client' in sys.modules and not heavy, heavy"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+    )
 
 
 @pytest.mark.parametrize(
@@ -213,16 +243,33 @@ transport calls the ApiClient with resource paths), nor what only `kubewhy serve
 )
 def test_a_live_cluster_loads_no_generated_api_or_model(argv: tuple[str, ...], said: str) -> None:
     with serve(CLUSTER) as sim:
-        args = [*argv, "--kubeconfig", sim.kubeconfig, "--format", "word"]
-        probe = (
-            f"import sys; from bot.cli import main; status = main({args!r});"
-            f" heavy = sorted(m for m in sys.modules if m.startswith({LEAN!r}));"
-            " assert status == 0 and 'kubernetes.client.api_client' in sys.modules and not heavy, heavy"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
-        )
+        done = _lean_run([*argv, "--kubeconfig", sim.kubeconfig, "--format", "word"])
     assert (done.returncode, done.stdout, done.stderr) == (0, said, "")
+
+
+def test_a_kubeconfig_with_a_credential_plugin_is_read_as_lean(tmp_path: Path) -> None:
+    with serve(CLUSTER) as sim:
+        kubeconfig = plugin_kubeconfig(tmp_path, sim.url, tmp_path / "never")
+        args = ["triage", "ml", "finetune-llama-0", "--kubeconfig", str(kubeconfig), "--format", "word"]
+        done = _lean_run(args)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "exhausted\n", "")
+
+
+def test_the_client_package_loaded_bare_still_imports_its_subpackages_on_use() -> None:
+    """`cluster.kube` skips `kubernetes/__init__.py`: code using the package as upstream documents it
+    still gets its subpackages (each on first use), and a name that is none fails as it would."""
+    probe = (
+        "import sys, cluster.kube, kubernetes;"
+        " assert 'kubernetes.watch' not in sys.modules;"
+        " from kubernetes import watch;"
+        " assert kubernetes.watch is watch and watch.Watch is not None;"
+        " assert kubernetes.config.load_kube_config is not None;"
+        " assert not hasattr(kubernetes, 'no_such_module')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
 
 
 def test_ask_runs_the_slack_command_through_the_bot() -> None:

@@ -4,11 +4,14 @@ Retry-After), and a cluster that cannot be read makes the CLI exit 3 with one li
 
 from __future__ import annotations
 
+import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import certifi
 import pytest
 import yaml
 
@@ -160,6 +163,28 @@ async def test_an_unknown_host_fails_on_dns(tmp_path: Path) -> None:
         await reader.aclose()
 
 
+async def test_the_proxy_of_the_environment_is_used_for_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client takes its proxy from the environment, as kubectl does; kubewhy pins it once (the
+    loaders' refresh hooks would make the client read the environment again before every call), and
+    every call, the first and the next, still goes through it: here a proxy that is down."""
+    for variable in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed.getsockname()[1]}")
+    with serve(GPU_CLUSTER) as sim:
+        reader = LiveReader.from_kubeconfig(str(_kubeconfig(tmp_path, sim.url)), None, timeout=1.0)
+        try:
+            for _ in range(2):
+                with pytest.raises(Unavailable, match="proxy"):
+                    await reader.ping()
+        finally:
+            await reader.aclose()
+        assert sim.requests == []
+
+
 async def test_tls_to_a_plain_http_server_fails_on_tls(tmp_path: Path) -> None:
     with serve(GPU_CLUSTER) as sim:
         config = _kubeconfig(tmp_path, sim.url.replace("http://", "https://"), insecure=True)
@@ -239,6 +264,33 @@ def test_without_any_kubeconfig_it_falls_back_to_the_service_account(
     monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(ClusterError, match="not running in a cluster"):
         LiveReader.from_kubeconfig(None, None)
+
+
+async def test_in_a_pod_it_reads_the_service_account_through_the_clients_loader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client's in-cluster loader (`kubernetes/config/incluster_config.py`, loaded by
+    `cluster.kube` without the package's `__init__`) reads the ServiceAccount's token and CA, and the
+    reader goes to the API server's service over TLS: the simulator answers in plain HTTP, so the
+    handshake fails, named."""
+    token, ca = tmp_path / "token", tmp_path / "ca.crt"
+    token.write_text("service-account-token")
+    shutil.copyfile(certifi.where(), ca)  # a CA bundle, as a pod mounts one
+    monkeypatch.setattr("kubernetes.config.incluster_config.SERVICE_TOKEN_FILENAME", str(token))
+    monkeypatch.setattr("kubernetes.config.incluster_config.SERVICE_CERT_FILENAME", str(ca))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with serve(GPU_CLUSTER) as sim:
+        host, port = sim.url.removeprefix("http://").rsplit(":", 1)
+        monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
+        monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
+        reader = LiveReader.from_kubeconfig(None, None)
+        try:
+            with pytest.raises(Unavailable, match=f"https://{host}:{port}.*TLS failed"):
+                await reader.ping()
+        finally:
+            await reader.aclose()
+        assert sim.requests == []
 
 
 # — the CLI over real HTTP —
