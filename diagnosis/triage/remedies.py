@@ -348,13 +348,8 @@ def _fewest(
     of them would not (the pod asks more than the node has)."""
     if not all(offer(node, r).allocatable >= n for r, n in requests.items()):
         return []
-    chosen: list[Holder] = []
-    for holder in held:
-        if _enough(requests, free, chosen):
-            break
-        if any(holder.requests.get(r) for r in requests):
-            chosen.append(holder)
-    return chosen if chosen and _enough(requests, free, chosen) else []
+    holding = [h for h in held if any(h.requests.get(r) for r in requests)]
+    return _ended_until(holding, lambda chosen: _enough(requests, free, chosen))
 
 
 def _pods(held: list[Holder]) -> str:
