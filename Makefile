@@ -39,6 +39,11 @@ demo: install
 	  printf '  %-20s ' $$pod; $(BIN)/kubewhy triage dra-lab $$pod --snapshot examples/gpu-dra.json --format word; \
 	done
 	@echo
+	@echo "== The first screen of each DRA outcome, with its fix (claims, templates and slices changed, then checked)"
+	@for pod in case-dra-ok case-dra-claim case-dra-nogpunode case-dra-tainted case-dra-exhaust; do \
+	  $(BIN)/kubewhy triage dra-lab $$pod --snapshot examples/gpu-dra.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
+	done
+	@echo
 	@echo "== JobSet incidents: kubewhy jobset why NS NAME --snapshot examples/jobset-*.json --format word"
 	@printf '  %-44s ' duplicate-leader; $(BIN)/kubewhy jobset why llm llm-pretrain --snapshot examples/jobset-leader-duplicate.json --format word
 	@printf '  %-44s ' preemption-restarts; $(BIN)/kubewhy jobset why llm llama3-70b-ft --snapshot examples/jobset-preemption-restarts.json --format word

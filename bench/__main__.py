@@ -34,6 +34,8 @@ from bot.cli import GC_THRESHOLDS
 from cluster.live import LiveReader
 from devtools.botenv import KUBECTL
 from devtools.cluster import generate
+from devtools.dra_cluster import on_dra
+from diagnosis.dra_objects import Dra
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
@@ -120,6 +122,13 @@ def run_classifier(plan: Plan) -> list[Row]:
         label = f"{len(cluster.nodes):,} nodes / {len(cluster.pods):,} pods"
         rows += classifier.measure(cluster, label, plan.classifier_runs, plan.budget_s / 4)
         del cluster
+        if any(s.dra for s in plan.sizes):
+            converted = on_dra(generate(nodes, per_node, slices=slices, hosts_per_slice=hosts))
+            on = converted.cluster
+            label = f"{len(on.nodes):,} nodes / {len(on.pods):,} pods, GPUs by DRA"
+            dra = Dra.of(converted.dra_objects)
+            rows += classifier.measure(on, label, plan.classifier_runs, plan.budget_s / 4, dra)
+            del converted, on, dra
     return rows
 
 

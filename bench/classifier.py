@@ -1,5 +1,7 @@
 """The GPU classifier alone, on the views the live reader builds for a large cluster: its time, and
-the memory it allocates (tracemalloc's peak during one call, the view itself excluded)."""
+the memory it allocates (tracemalloc's peak during one call, the view itself excluded). On a cluster
+whose GPUs are DRA devices (`devtools.dra_cluster`), the view holds its DRA objects parsed, as the
+reader hands them over."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from functools import partial
 from bench.timing import Row, repeat
 from cluster.cache import compact_node, compact_pod
 from devtools.cluster import NOW, Cluster
+from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import name, namespace
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
@@ -20,7 +23,11 @@ BENCHMARK = "b. classifier"
 
 
 def view_of(
-    cluster: Cluster, target: tuple[str, str], prefiltered: bool, devices_only: bool = False
+    cluster: Cluster,
+    target: tuple[str, str],
+    prefiltered: bool,
+    devices_only: bool = False,
+    dra: Dra = NO_DRA,
 ) -> TriageView:
     """What `LiveReader.triage_view` reads for `target`: its candidate nodes (those matching its
     nodeSelector when `prefiltered`), the live pods bound to the nodes that reach the free-slot
@@ -37,7 +44,7 @@ def view_of(
     on_wanted = (p for p in cluster.pods if holds_node(p) and node_name(p) in wanted)
     bound = tuple(map(compact_pod, on_wanted) if devices_only else on_wanted)
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
-    return TriageView(pod, nodes, bound, events, NOW, prefiltered)
+    return TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra)
 
 
 def new_steps_view(cluster: Cluster, compacted: bool) -> TriageView:
@@ -67,18 +74,24 @@ def peak_mib(view: TriageView) -> float:
         tracemalloc.stop()
 
 
-def measure(cluster: Cluster, label: str, runs: int, budget_s: float) -> list[Row]:
+def measure(cluster: Cluster, label: str, runs: int, budget_s: float, dra: Dra | None = None) -> list[Row]:
+    """Each pod on the views the reader builds; on a cluster without DRA, also the drained fleet
+    (`new_steps_view`)."""
     found = []
+    parsed = dra or NO_DRA
+    unpinned, pinned = cluster.unpinned, cluster.pinned
     views = {
-        "unpinned pod, all nodes": partial(view_of, cluster, cluster.unpinned, False),
-        "pinned pod, nodes prefiltered": partial(view_of, cluster, cluster.pinned, True),
-        "unpinned pod, as the cache serves it": partial(view_of, cluster, cluster.unpinned, False, True),
-        "pinned pod, as the cache serves it": partial(view_of, cluster, cluster.pinned, True, True),
+        "unpinned pod, all nodes": partial(view_of, cluster, unpinned, False, dra=parsed),
+        "pinned pod, nodes prefiltered": partial(view_of, cluster, pinned, True, dra=parsed),
+        "unpinned pod, as the cache serves it": partial(view_of, cluster, unpinned, False, True, parsed),
+        "pinned pod, as the cache serves it": partial(view_of, cluster, pinned, True, True, parsed),
     }
     new_steps = {
         "unpinned pod to node-resources (GPUs free), all nodes": partial(new_steps_view, cluster, False),
         "unpinned pod to node-resources, as the cache serves it": partial(new_steps_view, cluster, True),
     }
+    if dra is not None:
+        new_steps = {}
     for case, build in (*views.items(), *new_steps.items()):
         view = build()
         limit = 0.1 if case in new_steps else 0.05

@@ -42,7 +42,16 @@ from cluster.kube import (
 from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
-from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, pod_claims, resource_slice
+from diagnosis.dra_objects import (
+    GROUP,
+    Claim,
+    Dra,
+    Inventory,
+    claim,
+    device_class,
+    pod_claims,
+    resource_slice,
+)
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
@@ -231,10 +240,11 @@ class LiveReader:
         if not reaches_funnel(found):
             # Decided from the pod alone; a placed (or nominated) pod's evidence still shows its node,
             # a preempting pod's the victims there, a Kueue-gated pod's its Workload.
-            placed, bound, (workloads, queues, unread) = await asyncio.gather(
+            placed, bound, (workloads, queues, unread), claims = await asyncio.gather(
                 _optional("its node", self._nodes_named([node_name(found) or nominated_node(found)]), notes),
                 self._bound_pods(usage_candidates(found, ()), None),
                 self._kueue(found),
+                _optional("its ResourceClaims", self._own_claims(found), notes),
             )
             return TriageView(
                 found,
@@ -246,6 +256,7 @@ class LiveReader:
                 queues=queues,
                 unread=unread,
                 notes=tuple(notes),
+                dra=Dra(claims=tuple(claims)),
             )
         (nodes, prefiltered), nominated, dra = await asyncio.gather(
             self._candidate_nodes(found), self._nominated_pods(), self._dra([found])
@@ -627,6 +638,20 @@ class LiveReader:
             templates=tuple(t for group in templates for t in group),
             devices=Inventory(tuple(map(device_class, classes)), tuple(map(resource_slice, slices))),
         )
+
+    async def _own_claims(self, pod: Object) -> list[Claim]:
+        """The ResourceClaims a pod decided from alone names (a placed pod's evidence shows them): from
+        the cache when it watches them, else its namespace's listed."""
+        wanted = {c.resolved for c in pod_claims(pod) if c.resolved}
+        if not wanted:
+            return []
+        cache = self._cached()
+        if cache is not None and cache.dra_synced:
+            listed: Iterable[Claim] = cache.dra().claims
+        else:
+            found = await self._api.items(Target("list", "resourceclaims", namespace(pod), GROUP))
+            listed = map(claim, found)
+        return [c for c in listed if c.namespace == namespace(pod) and c.name in wanted]
 
     async def _templates(self, ns: str) -> list[tuple[str, str]]:
         """The (namespace, name) of the namespace's ResourceClaimTemplates."""

@@ -422,6 +422,39 @@ def mig_v1beta2() -> list[Obj]:
         [{"name": "mig", "resourceClaimName": "reranker-mig-r2d2k"}],
     )
     items.append(stale)
+    # no-gpu-node through a template: a Job's pod, whose claim template names a misspelt class.
+    typo = spec([dra.request("mig", "mig.nvidia.co")], version=v)
+    items.append(dra.claim_template(ns, "one-mig-typo", typo, v))
+    made = "embed-batch-0-mig-t7x2q"
+    items.append(
+        dra.resource_claim(ns, made, typo, version=v, owner_pod="embed-batch-0-9kq2z", pod_claim="mig")
+    )
+    # PreFilter fails, before any node: the scheduler's message is the allocator's.
+    said = (
+        "0/3 nodes are available: request mig: device class mig.nvidia.co does not exist. preemption: "
+        "0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
+    batch = [
+        dra.pod(
+            ns,
+            "embed-batch-0-9kq2z",
+            [{"name": "mig", "resourceClaimTemplateName": "one-mig-typo"}],
+            [{"name": "mig", "resourceClaimName": made}],
+            message=said,
+        ),
+        dra.event(ns, "embed-batch-0-9kq2z", "FailedScheduling", said, "default-scheduler"),
+    ]
+    batch[0]["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": "embed-batch",
+            "uid": dra.uid("Job", ns, "embed-batch"),
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    items += batch
     return items
 
 

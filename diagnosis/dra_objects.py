@@ -113,6 +113,9 @@ class Subrequest:
     count: int
     admin_access: bool
     tolerations: tuple[Mapping[str, Any], ...]
+    pointer: str = field(default="", compare=False)
+    """Where its fields are in the ResourceClaimSpec, as a JSON pointer (RFC 6901):
+    `/devices/requests/0/exactly`, `/devices/requests/0/firstAvailable/1`, `/devices/requests/0`."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,7 @@ class Claim:
         return f"{self.namespace}/{self.name}"
 
 
-def _subrequest(item: Mapping[str, Any], shown: str) -> Subrequest:
+def _subrequest(item: Mapping[str, Any], shown: str, pointer: str) -> Subrequest:
     mode = text(item.get("allocationMode")) or "ExactCount"
     raw_count = item.get("count")
     count = (
@@ -190,6 +193,7 @@ def _subrequest(item: Mapping[str, Any], shown: str) -> Subrequest:
         count=count,
         admin_access=item.get("adminAccess") is True,
         tolerations=tuple(map(mapping, sequence(item.get("tolerations")))),
+        pointer=pointer,
     )
 
 
@@ -205,18 +209,20 @@ def claim_spec(value: object) -> ClaimSpec:
     """A ResourceClaimSpec (a claim's `spec`, a template's `spec.spec`), in any served version."""
     devices = mapping(mapping(value).get("devices"))
     requests = []
-    for item in map(mapping, sequence(devices.get("requests"))):
-        request = text(item.get("name"))
+    for index, item in enumerate(map(mapping, sequence(devices.get("requests")))):
+        request, at = text(item.get("name")), f"/devices/requests/{index}"
         exactly = item.get("exactly")
         if isinstance(exactly, Mapping):  # v1, v1beta2
-            alternatives: tuple[Subrequest, ...] = (_subrequest(exactly, request),)
+            alternatives: tuple[Subrequest, ...] = (_subrequest(exactly, request, f"{at}/exactly"),)
         elif "firstAvailable" in item:
             alternatives = tuple(
-                _subrequest(mapping(s), f"{request}/{text(mapping(s).get('name'))}")
-                for s in sequence(item.get("firstAvailable"))
+                _subrequest(
+                    mapping(s), f"{request}/{text(mapping(s).get('name'))}", f"{at}/firstAvailable/{i}"
+                )
+                for i, s in enumerate(sequence(item.get("firstAvailable")))
             )
         else:  # v1beta1: the fields on the request itself
-            alternatives = (_subrequest(item, request),)
+            alternatives = (_subrequest(item, request, at),)
         requests.append(Request(request, alternatives))
     constraints = tuple(
         Constraint(tuple(text(r) for r in sequence(c.get("requests"))), text(c.get("matchAttribute")))

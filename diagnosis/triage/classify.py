@@ -17,10 +17,10 @@ from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.patch import merge_patch
 from diagnosis.relations import node_name
-from diagnosis.triage import affinity, dra_advice, remedies, spread, volumes
+from diagnosis.triage import affinity, dra_advice, dra_remedies, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
-from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem
+from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem, resolve
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     container_states,
@@ -163,10 +163,12 @@ def _funnel(
     shared = shared or Shared()
     shared.alive.append(view)
     first = Ask(view.pod, requests, offers=shared.offers, devices=_devices(view))
-    # The steps before the free slots read only the pod and the nodes: a fix that ends pods leaves both.
-    filtered = shared.filtered.get((id(view.pod), id(nodes)))
+    # The steps before the free slots read only the pod, the nodes, the devices and the pod's own
+    # claims: a fix that ends pods leaves all four.
+    key = (id(view.pod), id(nodes), *_claims_key(view))
+    filtered = shared.filtered.get(key)
     if filtered is None:
-        filtered = shared.filtered[(id(view.pod), id(nodes))] = _filtered(first, nodes)
+        filtered = shared.filtered[key] = _filtered(first, nodes)
     reached = filtered[-1].kept
     # Only the pods counted on the nodes that reach the free-slot step matter (all a reader must fetch).
     reached_names = frozenset(map(name, reached))
@@ -174,6 +176,14 @@ def _funnel(
     held = shared.holders_of(view, reached_names)
     ask = replace(first, holders=held, pods=on_nodes, view=view, reached=reached_names)
     return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
+
+
+def _claims_key(view: TriageView) -> tuple[int, ...]:
+    """What the DRA part of the steps before the free slots reads, by identity: the device inventory
+    and the pod's own claims (the view, which holds them, is kept alive by `Shared`)."""
+    if not asks_claims(view.pod):
+        return ()
+    return (id(view.dra.devices), *(id(r.claim) for r in resolve(view.pod, view.dra)))
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
@@ -222,6 +232,9 @@ def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
     shared = shared or Shared()
     nodes = shared.candidates(view.nodes)
     if not nodes:
+        return ()
+    # A claim that holds the pod before any node is looked at holds it on every node.
+    if asks_claims(view.pod) and claim_problem(view.pod, view.dra, nodes, view.events) is not None:
         return ()
     last = _funnel(view, effective_requests(view.pod), nodes, shared).last
     read = view.bound_nodes
@@ -399,7 +412,10 @@ def preempting(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
 
 
 def claim(view: TriageView, requests: Mapping[str, int], problem: ClaimProblem) -> Diagnosis:
-    advice = dra_advice.claim_advice(view.pod, problem)
+    advice = replace(
+        dra_advice.claim_advice(view.pod, problem),
+        fixes=dra_remedies.for_claim(view, problem, candidates(view.nodes)),
+    )
     evidence = (
         *_request_lines(view.pod, requests, _devices(view)),
         *advice.evidence,

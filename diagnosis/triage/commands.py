@@ -6,7 +6,10 @@ and escaped for JSONPath; a builder given a name that could not exist returns No
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from diagnosis.commands import describe_node, kubectl, pods_on_node, valid_names
 from diagnosis.model import Command
@@ -428,3 +431,30 @@ def device_class(name: str) -> Command | None:
 
 def device_classes() -> Command:
     return kubectl("the device classes the cluster has", "get", "deviceclasses")
+
+
+def recreate(kind: str, namespace: str, name: str, patch: Sequence[Mapping[str, Any]]) -> tuple[Command, ...]:
+    """A ResourceClaim or ResourceClaimTemplate recreated with a JSON patch (RFC 6902) applied: their
+    spec cannot be updated in place. `kubectl patch --dry-run=client` writes the object as patched to
+    a file; `kubectl replace --force` deletes the object and creates it from the file."""
+    if kind not in ("resourceclaim", "resourceclaimtemplate") or not valid_names(namespace, name):
+        return ()
+    saved = f"{name}.yaml"
+    body = json.dumps(list(patch), separators=(",", ":"))
+    written = shlex.join(
+        (
+            "kubectl", "patch", kind, name, "-n", namespace, "--type", "json", "-p", body,
+            "--dry-run=client", "-o", "yaml",
+        )
+    )
+    return (
+        Command(
+            f"{written} > {shlex.quote(saved)}",
+            f"{kind} {name} as it would read with the change, written to {saved}",
+            changes=True,
+        ),
+        kubectl(
+            f"delete {kind} {name}, then create it from {saved}", "replace", "--force", "-f", saved,
+            changes=True,
+        ),
+    )

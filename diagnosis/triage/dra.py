@@ -318,14 +318,14 @@ class Devices:
         return found
 
     def _choice(self, sub: Subrequest, node: Object) -> Choice:
-        offer = self._offer(sub, node)
+        offer = self.offer(sub, node)
         for expression, problem in offer.problems:
             self.problems.setdefault(expression, problem)
         held = self.dra.holders
         free = offer.untainted if sub.admin_access else tuple(d for d in offer.untainted if d.id not in held)
         return Choice(sub, offer.matching, offer.untainted, free, offer.updating if sub.all_devices else "")
 
-    def _offer(self, sub: Subrequest, node: Object) -> Offer:
+    def offer(self, sub: Subrequest, node: Object) -> Offer:
         """What the node's devices are to the subrequest, whoever holds them. It depends on the devices
         and the subrequest alone, so it is remembered with the inventory (a node's slices pinned to it
         by name; nodes reached by a node selector depend on their labels and are worked out each time)."""

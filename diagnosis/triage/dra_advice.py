@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Subrequest
 from diagnosis.model import Command
-from diagnosis.objects import Object, name, namespace
+from diagnosis.objects import Object, mapping, name, namespace, sequence
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage import dra_remedies
 from diagnosis.triage.dra import Ask, Choice, ClaimProblem, Devices
 from diagnosis.triage.funnel import SHOWN, Advice, Funnel, names
 
@@ -42,9 +43,8 @@ def request_lines(devices: Devices) -> tuple[str, ...]:
         if claim.allocated:
             held = ", ".join(r.device_id for r in claim.results[:SHOWN]) or "no device"
             users = ", ".join(n for n, _ in claim.reserved_for) or "no pod yet"
-            where = "any node" if claim.node_selector is None else "the nodes of its allocation.nodeSelector"
             lines.append(
-                f"claim {claim} (pod claim {item.entry.name}): allocated {held}, on {where}; "
+                f"claim {claim} (pod claim {item.entry.name}): allocated {held}, on {_allocated_on(claim)}; "
                 f"reserved for {users}"
             )
             continue
@@ -58,6 +58,21 @@ def request_lines(devices: Devices) -> tuple[str, ...]:
             lines.append(f"claim {claim}: devices of {bound} must share {constraint.attribute}")
     lines += [f"selector `{expr}`: {problem}" for expr, problem in devices.problems.items()]
     return tuple(lines)
+
+
+def _allocated_on(claim: Claim) -> str:
+    """Where an allocated claim's devices are: the nodes its allocation's nodeSelector names (the
+    allocator writes `metadata.name In [node]` for a node-local device), or what it selects."""
+    if claim.node_selector is None:
+        return "any node"
+    named = [
+        str(value)
+        for term in map(mapping, sequence(claim.node_selector.get("nodeSelectorTerms")))
+        for requirement in map(mapping, sequence(term.get("matchFields")))
+        if requirement.get("key") == "metadata.name" and requirement.get("operator") == "In"
+        for value in sequence(requirement.get("values"))
+    ]
+    return f"node {', '.join(named)}" if named else "the nodes of its allocation.nodeSelector"
 
 
 def _subrequest_text(devices: Devices, sub: Subrequest) -> str:
@@ -158,7 +173,7 @@ def no_device_advice(funnel: Funnel) -> Advice:
         commands = []
     evidence = tuple(_published(devices, nodes))
     commands += (*_claim_commands(devices), *_node_commands(nodes))
-    return Advice(summary, evidence, collect(*commands))
+    return Advice(summary, evidence, collect(*commands), fixes=dra_remedies.for_no_device(funnel))
 
 
 def tainted_advice(funnel: Funnel) -> Advice:
@@ -176,7 +191,12 @@ def tainted_advice(funnel: Funnel) -> Advice:
         "device taints need the DRADeviceTaints feature gate (alpha, off by default in 1.34/1.35): where it "
         "is off the scheduler ignores them",
     )
-    return Advice(summary, evidence, collect(*_claim_commands(devices), *_node_commands(nodes)))
+    return Advice(
+        summary,
+        evidence,
+        collect(*_claim_commands(devices), *_node_commands(nodes)),
+        fixes=dra_remedies.for_tainted(funnel),
+    )
 
 
 def exhausted_advice(funnel: Funnel) -> Advice:
@@ -210,7 +230,7 @@ def exhausted_advice(funnel: Funnel) -> Advice:
         for claim in list(dict.fromkeys(h[0] for _, h in holders))[:3]
     ]
     commands += _node_commands(ranked)
-    return Advice(summary, tuple(evidence), collect(*commands))
+    return Advice(summary, tuple(evidence), collect(*commands), fixes=dra_remedies.for_exhausted(funnel))
 
 
 def _free(devices: Devices, node: Object) -> int:

@@ -5,7 +5,10 @@ one to a copy of the view (`changed`) and runs the same funnel again: the nodes 
 passes every check are what the fix `opens`, and a change that opens no node is dropped. A change is
 a JSON merge patch to the pod (RFC 7386; `kubectl patch --type merge` sends the same), or a change in
 the cluster: merge patches to nodes (uncordon, label, a repaired device plugin's allocatable), pods
-that end (holders freed). Proposers list their changes best first: least disruptive first.
+that end (holders freed, with the ResourceClaims only they were using: kube-controller-manager's
+resourceclaim controller deletes a pod's generated claims and deallocates a claim no pod reserves),
+ResourceClaims as they would read once recreated with another spec, ResourceSlices as a repaired
+driver would publish them. Proposers list their changes best first: least disruptive first.
 
 Plugging in a step's fixes: give its `Advice` a `fixes=` tuple of `Change`s built with the helpers
 here (`pod_change`, `node_change`, `ending`); the check, the ordering and the rendering are shared.
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from diagnosis.commands import collect
+from diagnosis.dra_objects import Claim, Dra, Inventory, Slice
 from diagnosis.model import Command
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status
 from diagnosis.patch import merge_patch
@@ -51,9 +55,15 @@ class Change:
     """Node name → a merge patch to that node."""
     ended: frozenset[tuple[str, str]] = frozenset()
     """Pods (namespace, name) that are gone once the change is made."""
+    claims: Mapping[tuple[str, str], Claim] = field(default_factory=dict, hash=False)
+    """ResourceClaims (namespace, name) as they would read once the change is made (a claim, or the
+    one its template makes, recreated with another spec)."""
+    slices: Mapping[str, Slice] = field(default_factory=dict, hash=False)
+    """ResourceSlices by name as their driver would publish them once repaired."""
     commands: tuple[Command, ...] = ()
     objects: tuple[str, ...] = ()
-    """What a cluster-side change touches: `node/NAME`, `pod/NAMESPACE/NAME`."""
+    """What a cluster-side change touches: `node/NAME`, `pod/NAMESPACE/NAME`, `resourceclaim/NAMESPACE/NAME`,
+    `resourceclaimtemplate/NAMESPACE/NAME`, `resourceslice/NAME`."""
     checkable: bool = True
     """False when the objects do not say what the change would bring (a repaired device plugin on a
     node that never said how many devices it has): offered as opening nothing that can be shown."""
@@ -76,7 +86,29 @@ def changed(view: TriageView, change: Change) -> TriageView:
         peers = replace(
             view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
         )
-    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=peers)
+    dra = view.dra
+    if change.claims or change.slices or (change.ended and dra.claims):
+        dra = _changed_dra(dra, change)
+    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=peers, dra=dra)
+
+
+def _changed_dra(dra: Dra, change: Change) -> Dra:
+    """The DRA objects after the change: claims replaced; those reserved only for pods that end
+    freed (a claim made for an ended pod is deleted, another one deallocated); slices replaced. What
+    is unchanged stays the same object (the device inventory, whose offers are remembered)."""
+    claims = []
+    for claim in dra.claims:
+        claim = change.claims.get((claim.namespace, claim.name), claim)
+        users = [n for n, _ in claim.reserved_for if (claim.namespace, n) not in change.ended]
+        if claim.reserved_for and not users:
+            if claim.controller is not None and claim.controller[0] == "Pod":
+                continue
+            claim = replace(claim, allocated=False, results=(), node_selector=None, reserved_for=())
+        claims.append(claim)
+    devices = dra.devices
+    if change.slices:
+        devices = Inventory(devices.classes, tuple(change.slices.get(s.name, s) for s in devices.slices))
+    return replace(dra, claims=tuple(claims), devices=devices)
 
 
 def pod_change(summary: str, patch: Mapping[str, Any]) -> Change:

@@ -39,8 +39,9 @@ class Shared:
     this lives: no id is reused for another object meanwhile."""
 
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
-    filtered: dict[tuple[int, int], tuple[Stage, ...]] = field(default_factory=dict)
-    """The steps before the free slots, by (id(pod), id(nodes))."""
+    filtered: dict[tuple[int, ...], tuple[Stage, ...]] = field(default_factory=dict)
+    """The steps before the free slots, by (id(pod), id(nodes)) and, for a pod that names claims,
+    id(device inventory) and the ids of its claims."""
     alive: list[object] = field(default_factory=list)
     _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
     _holders: dict[_HoldersKey, Mapping[str, tuple[Holder, ...]]] = field(default_factory=dict)
@@ -321,8 +322,11 @@ def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> t
 
 
 def and_(words: Iterable[str]) -> str:
-    """`a`, `a and b`, `a, b and c`."""
+    """`a`, `a and b`, `a, b and c`; `nothing` for none (a pod whose claims the controller says need
+    no claim asks no device)."""
     items = list(words)
+    if not items:
+        return "nothing"
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 

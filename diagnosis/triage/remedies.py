@@ -40,7 +40,7 @@ WHOLE_HOST = frozenset({"google.com/tpu"})
 """Resources a pod asks for as a fixed share of a topology, never fewer (GKE TPU slices)."""
 
 
-def _toleration(taint: Taint) -> dict[str, str]:
+def toleration(taint: Taint) -> dict[str, str]:
     if taint.value:
         return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
     return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
@@ -70,7 +70,7 @@ def for_taint(funnel: Funnel) -> tuple[Change, ...]:
     existing = [mapping(t) for t in sequence(spec(pod).get("tolerations"))]
     # Fewest tolerations first; among equals, the ones more nodes carry.
     for found, _ in sorted(by_taints.items(), key=lambda kv: (len(kv[0]), -len(kv[1]))):
-        added = [_toleration(t) for t in found]
+        added = [toleration(t) for t in found]
         changes.append(
             pod_change(
                 f"tolerate {', '.join(map(str, found))} {where(pod)}: opens {{opens}}",
@@ -116,7 +116,7 @@ def for_label(funnel: Funnel) -> tuple[Change, ...]:
     )
     seen: dict[str, Change] = {}
     for node in nodes:
-        patch = _selecting(pod, node)
+        patch = selecting(pod, node)
         if patch is None or (key := patch_text(patch)) in seen:
             continue
         shown = _selector_words(patch)
@@ -126,7 +126,7 @@ def for_label(funnel: Funnel) -> tuple[Change, ...]:
     return tuple(seen.values())
 
 
-def _selecting(pod: Object, node: Object) -> dict[str, Any] | None:
+def selecting(pod: Object, node: Object) -> dict[str, Any] | None:
     """The pod patch that makes the pod's selector and required affinity match `node`, changing only
     values (a key the node lacks cannot be given a value: None)."""
     have = labels(node)
@@ -291,7 +291,7 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             pods = [(h.namespace, h.name) for h in terminating]
             changes.append(
                 ending(
-                    f"wait: {_pods(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
+                    f"wait: {who(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
                     f"{name(node)}; once gone, opens {{opens}}",
                     pods,
                 )
@@ -329,7 +329,7 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
             pods = [(h.namespace, h.name) for h in chosen]
             changes.append(
                 ending(
-                    f"free {name(node)}: end {_pods(chosen)}: opens {{opens}}",
+                    f"free {name(node)}: end {who(chosen)}: opens {{opens}}",
                     pods,
                     delete_pods(pods),
                 )
@@ -352,7 +352,7 @@ def _fewest(
     return _ended_until(holding, lambda chosen: _enough(requests, free, chosen))
 
 
-def _pods(held: list[Holder]) -> str:
+def who(held: list[Holder]) -> str:
     """`ns/a (JobSet x, priority 0, preemptible)`: who, whose, and how they rank against the pod."""
     parts = []
     for h in held[:3]:
@@ -377,8 +377,8 @@ def _merged(left: Mapping[str, Any] | None, right: Mapping[str, Any]) -> Mapping
 # --- node-resources, host-port, and freeing a node for the later steps ---------------------------
 
 
-def _holder(pod: Object, other: Object, requests: Mapping[str, int]) -> Holder:
-    """Another pod on a node, as the fixes name it (`_pods`): whose, its priority, whether `pod` may
+def holder_of(pod: Object, other: Object, requests: Mapping[str, int]) -> Holder:
+    """Another pod on a node, as the fixes name it (`who`): whose, its priority, whether `pod` may
     preempt it."""
     return Holder(
         namespace(other),
@@ -393,7 +393,7 @@ def _holder(pod: Object, other: Object, requests: Mapping[str, int]) -> Holder:
     )
 
 
-def _endable(pod: Object, holder: Holder) -> bool:
+def may_end(pod: Object, holder: Holder) -> bool:
     """A pod whose end a fix may propose: bound and not already going; not one its controller puts back
     on the very node (a DaemonSet's, a static pod's); not one of the pod's own workload (ending a
     sibling frees nothing the workload keeps)."""
@@ -422,7 +422,7 @@ def _ended_until(held: list[Holder], enough: Callable[[list[Holder]], bool]) -> 
 
 def _freeing(summary: str, chosen: list[Holder]) -> Change:
     pods = [(h.namespace, h.name) for h in chosen]
-    return ending(f"{summary}: end {_pods(chosen)}: opens {{opens}}", pods, delete_pods(pods))
+    return ending(f"{summary}: end {who(chosen)}: opens {{opens}}", pods, delete_pods(pods))
 
 
 def _fits(found: Sequence[Shortage], chosen: list[Holder]) -> bool:
@@ -455,9 +455,9 @@ def ending_on(ask: Ask, node: Object) -> Change | None:
     # `pod_requests` counts the extended resources too: one reading serves devices and the rest.
     endable = []
     for other in ask.pods.get(host, ()):
-        holder = _holder(pod, other, pod_requests(other))
+        holder = holder_of(pod, other, pod_requests(other))
         frees = any(s.resource == PODS or holder.requests.get(s.resource) for s in short)
-        if _endable(pod, holder) and (frees or any(holder.requests.get(r) for r in devices)):
+        if may_end(pod, holder) and (frees or any(holder.requests.get(r) for r in devices)):
             endable.append(holder)
     wanted = [s.resource for s in short if s.resource != PODS] + list(devices)
     endable.sort(
@@ -630,8 +630,8 @@ def for_host_port(funnel: Funnel) -> tuple[Change, ...]:
         if len(changes) >= 4:
             break
         held = found[name(node)]
-        holders = list({id(t.holder): _holder(pod, t.holder, {}) for t in held}.values())
-        if held and all(_endable(pod, h) for h in holders):
+        holders = list({id(t.holder): holder_of(pod, t.holder, {}) for t in held}.values())
+        if held and all(may_end(pod, h) for h in holders):
             ports = ", ".join(dict.fromkeys(str(t.held) for t in held))
             changes.append(_freeing(f"free {ports} on {name(node)}", holders))
     return tuple(changes)
@@ -675,7 +675,7 @@ def fewest_ended(
     the others of a priority) whose end is `enough` (given their namespaces and names); None when
     ending them all would not be. Pods a fix never ends are left out (`_endable`)."""
     held = sorted(
-        (h for other in others if _endable(pod, h := _holder(pod, other, {}))),
+        (h for other in others if may_end(pod, h := holder_of(pod, other, {}))),
         key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
     )
     chosen = _ended_until(held, lambda c: enough(frozenset((h.namespace, h.name) for h in c)))

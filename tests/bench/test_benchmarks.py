@@ -22,7 +22,11 @@ from bot.metrics import Metrics
 from cluster.live import LiveReader
 from devtools.apisim import serve
 from devtools.cluster import NOW, generate
+from devtools.dra_cluster import on_dra
+from diagnosis.dra_objects import Dra
+from diagnosis.model import PodVerdict
 from diagnosis.objects import name
+from diagnosis.triage.classify import classify
 
 TINY = {"nodes": 40, "pods_per_node": 10, "slices": 2, "hosts_per_slice": 4}
 
@@ -120,6 +124,34 @@ async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served:
     # each pod on both views, then the drained fleet where the unpinned pod reaches node-resources
     assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4 + ["node-resources"] * 2
     assert sum(r.case.endswith("as the cache serves it") for r in rows) == 3
+    assert all("MiB" in r.result for r in rows)
+
+
+async def test_the_classifier_is_timed_on_dra_views_as_the_live_reader_reads_them() -> None:
+    """With the GPUs as DRA devices, the view the classifier is timed on holds the DRA objects parsed,
+    and gives the verdict the live reader's view gives: every GPU of the pods' pool is held by a claim
+    (exhausted)."""
+    converted = on_dra(generate(**TINY))
+    cluster, dra = converted.cluster, Dra.of(converted.dra_objects)
+    with serve(converted.objects(), now=NOW) as sim:
+        reader = LiveReader.from_kubeconfig(sim.kubeconfig, None)
+        try:
+            for pod, prefiltered in ((cluster.unpinned, False), (cluster.pinned, True)):
+                ours = classifier.view_of(cluster, pod, prefiltered, dra=dra)
+                live = await reader.triage_view(*pod)
+                assert sorted(map(name, ours.nodes)) == sorted(map(name, live.nodes))
+                assert classify(ours).verdict == classify(live).verdict
+                assert classify(ours).verdict is PodVerdict.EXHAUSTED
+        finally:
+            await reader.aclose()
+    rows = classifier.measure(cluster, "tiny, GPUs by DRA", runs=1, budget_s=5, dra=dra)
+    assert [r.case for r in rows] == [
+        "unpinned pod, all nodes",
+        "pinned pod, nodes prefiltered",
+        "unpinned pod, as the cache serves it",
+        "pinned pod, as the cache serves it",
+    ]
+    assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4
     assert all("MiB" in r.result for r in rows)
 
 

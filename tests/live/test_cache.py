@@ -470,3 +470,26 @@ async def test_a_dra_pod_on_a_cluster_without_dra_is_told_so() -> None:
             found = classify(await reader.triage_view("dra-lab", "case-dra-exhaust"))
     assert found.verdict is PodVerdict.CLAIM
     assert "serves no resource.k8s.io/v1 API" in found.summary
+
+
+@pytest.mark.parametrize("how", ["direct", "cached"])
+async def test_a_placed_dra_pods_answer_names_its_claim_devices_and_node(how: str) -> None:
+    """A placed pod is answered from the pod alone, but its evidence still shows its claims: the
+    devices allocated and the node they are on, read directly (its namespace's claims) or from the
+    cache."""
+    with serve(DRA_LAB) as sim:
+        reading = live_reader(sim) if how == "direct" else cached_reader(sim)
+        async with reading as reader:
+            if how == "cached":
+                await watches_open(sim)
+            start = len(sim.requests)
+            found = classify(await reader.triage_view("dra-lab", "case-dra-ok"))
+    assert found.verdict is PodVerdict.OK
+    assert (
+        "claim dra-lab/case-dra-ok-gpu-x7k2p (pod claim gpu): allocated gpu.nvidia.com/dra-h100-0/gpu-1, "
+        "on node dra-h100-0; reserved for case-dra-ok"
+    ) in found.evidence
+    claims_read = [r for r in sim.requests[start:] if "resourceclaims" in r.path]
+    assert [(r.verb, r.path) for r in claims_read] == (
+        [("list", "/apis/resource.k8s.io/v1/namespaces/dra-lab/resourceclaims")] if how == "direct" else []
+    )

@@ -4,11 +4,13 @@ snapshot holds; the merge patch is RFC 7386's."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
@@ -72,6 +74,11 @@ def test_a_cluster_side_fix_names_objects_that_exist(case: Case, before: Diagnos
     assert set(fix.objects) <= existing
     # A fix opens nodes, or says that what it opens cannot be shown from the objects.
     assert fix.opens or "cannot be shown" in fix.summary
+
+
+def test_the_corpus_has_cluster_side_fixes_on_each_dra_object_kind() -> None:
+    touched = {o.split("/")[0] for _, _, f in CLUSTER_FIXES for o in f.objects}
+    assert {"resourceclaim", "resourceclaimtemplate", "resourceslice"} <= touched
 
 
 def _first(snapshot: str, ns: str, pod: str) -> Fix:
@@ -152,8 +159,10 @@ ENDINGS = [
 
 @pytest.mark.parametrize(("case", "before", "fix"), ENDINGS, ids=[_id(c, f) for c, _, f in ENDINGS])
 def test_ending_the_pods_a_fix_names_opens_what_it_says(case: Case, before: Diagnosis, fix: Fix) -> None:
-    """The snapshot without those pods (and, for a pod waiting on its preemption victims, as the
-    scheduler's next attempt sees it: nominatedNodeName a hint only) passes on the nodes it names."""
+    """The snapshot without those pods, and without the ResourceClaims only they reserved (the
+    resourceclaim controller deletes a pod's own claims and deallocates the others: either way their
+    devices are free), passes on the nodes it names (for a pod waiting on its preemption victims, as
+    the scheduler's next attempt sees it: nominatedNodeName a hint only)."""
     view = view_of(case.snapshot, case.namespace, case.name)
     gone = {tuple(o.split("/")[1:]) for o in fix.objects}
     kept = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in gone)
@@ -163,12 +172,21 @@ def test_ending_the_pods_a_fix_names_opens_what_it_says(case: Case, before: Diag
         peers=replace(
             view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in gone)
         ),
+        dra=Dra.of(o for o in items(case.snapshot) if not _freed(o, gone)),
     )
     if before.verdict == PodVerdict.PREEMPTING:
         pod_status = {k: v for k, v in view.pod["status"].items() if k != "nominatedNodeName"}
         after = replace(after, pod={**view.pod, "status": pod_status})
     assert len(kept) == len(view.bound_pods) - len(gone)
     assert passing(after) == fix.opens
+
+
+def _freed(obj: Mapping[str, Any], gone: set[tuple[str, ...]]) -> bool:
+    """A ResourceClaim reserved only for pods that are gone."""
+    if kind(obj) != "ResourceClaim":
+        return False
+    users = [(namespace(obj), str(r.get("name"))) for r in obj.get("status", {}).get("reservedFor", [])]
+    return bool(users) and all(u in gone for u in users)
 
 
 def _fixes(snapshot: str, ns: str, pod: str) -> tuple[Fix, ...]:

@@ -19,6 +19,8 @@ from tests.corpus import Case
 from tests.unit.test_gpu_corpus import CASES, items, view_of
 
 READ_VERBS = {"get", "describe", "logs"}
+WRITTEN = " > "
+"""A command that writes the object a fix recreates from: `kubectl patch … --dry-run=client -o yaml > F`."""
 
 
 def commands(case: Case) -> tuple[Command, ...]:
@@ -34,13 +36,17 @@ def test_every_verdict_suggests_commands() -> None:
 
 @pytest.mark.parametrize(("case", "command"), ALL, ids=[f"{c.id}:{i}" for i, (c, _) in enumerate(ALL)])
 def test_one_kubectl_invocation_in_canonical_quoting(case: Case, command: Command) -> None:
-    argv = shlex.split(command.text)
+    text, _, saved = command.text.partition(WRITTEN)
+    argv = shlex.split(text)
     assert argv[0] == "kubectl"
-    assert shlex.join(argv) == command.text  # every value quoted exactly where the shell needs it
+    assert shlex.join(argv) == text  # every value quoted exactly where the shell needs it
     assert command.purpose
     verb = argv[1]
     assert (verb not in READ_VERBS) is command.changes, command.text
-    assert verb in READ_VERBS | {"uncordon", "delete", "label"}
+    assert verb in READ_VERBS | {"uncordon", "delete", "label", "patch", "replace"}
+    # Patched only as a file to recreate from (a claim's or template's spec cannot be updated in place).
+    assert (verb == "patch") == bool(saved) == ("--dry-run=client" in argv)
+    assert not saved or (shlex.quote(saved) == saved and saved.endswith(".yaml"))
 
 
 def test_changing_commands_are_marked() -> None:

@@ -1,0 +1,148 @@
+"""Fixes for pods that ask devices through ResourceClaims: the changed view frees the claims of the pods
+a fix ends as kube-controller-manager would, and each DRA outcome offers the changes that remove its
+cause (a recreated claim or template, a repaired driver, freed devices, a pod that can go where its
+claim is). Every such fix is checked on the corpus by `tests/kubectl/test_dra_fixes.py` (recreated
+objects) and `tests/unit/test_fixes.py` (objects named, pod patches)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import replace
+
+from diagnosis.dra_objects import Claim
+from diagnosis.model import Fix
+from diagnosis.triage.classify import classify
+from diagnosis.triage.fixes import changed as changed_view
+from diagnosis.triage.fixes import ending
+from diagnosis.views import TriageView
+from tests.corpus import ROOT
+from tests.unit.test_gpu_corpus import view_of
+
+LAB = ROOT / "examples/gpu-dra.json"
+GKE = ROOT / "tests/corpus/triage/dra-gke-h100-v1beta1.json"
+MIG = ROOT / "tests/corpus/triage/dra-mig-v1beta2.json"
+DOMAIN = ROOT / "tests/corpus/triage/dra-compute-domain.json"
+
+
+def _claim(view: TriageView, ns: str, claim: str) -> Claim | None:
+    return view.dra.claim_index.get((ns, claim))
+
+
+def _fixes(view: TriageView) -> tuple[Fix, ...]:
+    return classify(view).fixes
+
+
+def _patch(fix: Fix) -> list[dict[str, object]]:
+    """The JSON patch the fix's first command applies."""
+    argv = shlex.split(fix.commands[0].text.split(" > ")[0])
+    found = json.loads(argv[argv.index("-p") + 1])
+    assert isinstance(found, list)
+    return found
+
+
+def test_ending_the_only_pod_of_a_named_claim_deallocates_it() -> None:
+    view = view_of(LAB, "dra-lab", "case-dra-exhaust")
+    after = changed_view(view, ending("", [("dra-lab", "llm-finetune-0")]))
+    freed = _claim(after, "dra-lab", "llm-finetune-gpus")
+    assert freed is not None
+    assert (freed.allocated, freed.results, freed.reserved_for, freed.node_selector) == (False, (), (), None)
+    assert _claim(view, "dra-lab", "llm-finetune-gpus") != freed  # the view itself is untouched
+    assert after.dra.devices is view.dra.devices  # what was worked out about the devices stays
+    assert _claim(after, "dra-lab", "pretrain-8x") is _claim(view, "dra-lab", "pretrain-8x")
+
+
+def test_ending_a_pod_deletes_the_claim_made_for_it() -> None:
+    view = view_of(GKE, "llm", "pretrain-70b-0")
+    assert _claim(view, "llm", "vllm-serve-0-gpu-q8c0d") is not None
+    after = changed_view(view, ending("", [("llm", "vllm-serve-0")]))
+    assert _claim(after, "llm", "vllm-serve-0-gpu-q8c0d") is None
+
+
+def test_a_claim_another_pod_still_reserves_stays_allocated() -> None:
+    view = view_of(LAB, "dra-lab", "case-dra-exhaust")
+    shared = _claim(view, "dra-lab", "llm-finetune-gpus")
+    assert shared is not None
+    two = replace(shared, reserved_for=(*shared.reserved_for, ("llm-finetune-1", "")))
+    claims = tuple(two if c is shared else c for c in view.dra.claims)
+    view = replace(view, dra=replace(view.dra, claims=claims))
+    after = changed_view(view, ending("", [("dra-lab", "llm-finetune-0")]))
+    assert _claim(after, "dra-lab", "llm-finetune-gpus") == two
+
+
+def test_exhausted_asks_fewer_devices_then_frees_the_holders_claims() -> None:
+    fixes = _fixes(view_of(LAB, "dra-lab", "case-dra-exhaust"))
+    assert [f.summary.split(":")[0] for f in fixes] == [
+        "ask 1 device instead of 2 in request gpus in ResourceClaim dra-lab/a100-pair-claim (recreate it",
+        "free dra-a100-0",
+        "free dra-a100-1",
+    ]
+    assert _patch(fixes[0]) == [{"op": "add", "path": "/spec/devices/requests/0/exactly/count", "value": 1}]
+    assert fixes[1].objects == ("pod/dra-lab/llm-finetune-0",)
+    assert "whose claim dra-lab/llm-finetune-gpus holds its devices" in fixes[1].summary
+    assert [c.text for c in fixes[1].commands] == ["kubectl delete pod llm-finetune-0 -n dra-lab"]
+
+
+def test_tainted_devices_are_repaired_first_then_tolerated_in_the_request() -> None:
+    repair, tolerate = _fixes(view_of(LAB, "dra-lab", "case-dra-tainted"))
+    assert repair.summary.startswith("repair the devices the gpu.nvidia.com driver taints on dra-l4-0")
+    assert [o.split("/")[0] for o in repair.objects] == ["resourceslice"]
+    assert _patch(tolerate) == [
+        {
+            "op": "add",
+            "path": "/spec/devices/requests/0/exactly/tolerations",
+            "value": [
+                {"key": "gpu.nvidia.com/gpu-lost", "operator": "Exists", "effect": "NoSchedule"},
+                {"key": "gpu.nvidia.com/xid", "operator": "Equal", "value": "79", "effect": "NoSchedule"},
+            ],
+        }
+    ]
+    assert repair.opens == tolerate.opens == ("dra-l4-0",)
+
+
+def test_a_selector_value_that_exists_is_offered_per_pool_it_opens() -> None:
+    fixes = _fixes(view_of(MIG, "inference", "mixtral-serve"))
+    assert [(f.summary.split(" in ")[0], f.opens) for f in fixes] == [
+        ("select '1g.10gb'", ("a100-mig-2",)),
+        ("select '2g.20gb'", ("a100-mig-1",)),
+    ]
+    assert _patch(fixes[0]) == [
+        {
+            "op": "replace",
+            "path": "/spec/devices/requests/0/exactly/selectors/0/cel/expression",
+            "value": "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
+        }
+    ]
+
+
+def test_a_misspelt_class_in_a_template_recreates_the_template_and_the_pod() -> None:
+    (fix,) = _fixes(view_of(MIG, "inference", "embed-batch-0-9kq2z"))
+    assert fix.summary.startswith("ask class mig.nvidia.com in request mig in ResourceClaimTemplate ")
+    assert fix.objects == (
+        "resourceclaimtemplate/inference/one-mig-typo",
+        "pod/inference/embed-batch-0-9kq2z",
+    )
+    assert _patch(fix) == [
+        {
+            "op": "replace",
+            "path": "/spec/spec/devices/requests/0/exactly/deviceClassName",
+            "value": "mig.nvidia.com",
+        }
+    ]
+    assert [c.text for c in fix.commands][1:] == [
+        "kubectl replace --force -f one-mig-typo.yaml",
+        "kubectl delete pod embed-batch-0-9kq2z -n inference",
+    ]
+
+
+def test_a_claim_allocated_where_the_pod_cannot_go_is_followed_by_the_pod() -> None:
+    (fix,) = _fixes(view_of(DOMAIN, "train", "train-a-eval"))
+    assert fix.pod_patch == {"spec": {"nodeSelector": {"kubernetes.io/hostname": "gb200-rack1-0"}}}
+    assert fix.opens == ("gb200-rack1-0",)
+
+
+def test_a_missing_template_is_named_but_what_it_opens_is_not_claimed() -> None:
+    (fix,) = _fixes(view_of(LAB, "dra-lab", "case-dra-claim"))
+    assert fix.summary.startswith("create ResourceClaimTemplate dra-lab/a100-pair, or name one that exists")
+    assert "cannot be shown" in fix.summary
+    assert (fix.opens, fix.pod_patch, fix.objects) == ((), None, ("pod/dra-lab/case-dra-claim",))
