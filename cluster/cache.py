@@ -152,9 +152,7 @@ def compact_pod(pod: Object) -> dict[str, Any]:
         text(pod_spec.get("nodeName")),
         priority if isinstance(priority, int) else None,
         text(pod_spec.get("priorityClassName")),
-        tuple(pod_requests(pod).items()),
-        tuple(effective_requests(pod).items()),
-        host_ports(pod),
+        _Template(tuple(pod_requests(pod).items()), tuple(effective_requests(pod).items()), host_ports(pod)),
     )
     kept_spec = _spec(shape)
     # The few pods with a required anti-affinity or PVCs get a spec of their own beside the shared one.
@@ -187,6 +185,13 @@ class _Shape:
     node: str
     priority: int | None
     priority_class: str
+    template: _Template
+
+
+@dataclass(frozen=True)
+class _Template:
+    """What a compact pod's one container holds: pods of one template share it on every node."""
+
     requests: tuple[tuple[str, int], ...]
     extended: tuple[tuple[str, int], ...]
     ports: tuple[HostPort, ...]
@@ -195,21 +200,30 @@ class _Shape:
 @lru_cache(maxsize=65536)
 def _spec(shape: _Shape) -> dict[str, Any]:
     """A compact pod's spec (shared, never changed: the diagnosis only reads it): its node, priority
-    and one container that asks the pod's requests and holds its host ports. cpu is written in
-    millicores; extended resources go in the limits too, which `effective_requests` reads first."""
-    asks = {r: f"{v}m" if r == CPU else v for r, v in shape.requests}
-    container: dict[str, Any] = {"name": "", "resources": {"requests": asks, "limits": dict(shape.extended)}}
-    if shape.ports:
-        container["ports"] = [
-            {"hostPort": p.number, "containerPort": p.number, "protocol": p.protocol, "hostIP": p.ip}
-            for p in shape.ports
-        ]
-    kept: dict[str, Any] = {"nodeName": _shared(shape.node), "containers": [container]}
+    and its template's containers (`_containers`)."""
+    kept: dict[str, Any] = {"nodeName": _shared(shape.node), "containers": _containers(shape.template)}
     if shape.priority is not None:
         kept["priority"] = shape.priority
     if shape.priority_class:
         kept["priorityClassName"] = shape.priority_class
     return kept
+
+
+@lru_cache(maxsize=4096)
+def _containers(template: _Template) -> list[dict[str, Any]]:
+    """One container that asks the pod's requests and holds its host ports (shared, never changed:
+    the diagnosis works out what a pod asks once per containers list, `resources.template_key`).
+    cpu is written in millicores; extended resources go in the limits too, which
+    `effective_requests` reads first."""
+    asks = {r: f"{v}m" if r == CPU else v for r, v in template.requests}
+    resources = {"requests": asks, "limits": dict(template.extended)}
+    container: dict[str, Any] = {"name": "", "resources": resources}
+    if template.ports:
+        container["ports"] = [
+            {"hostPort": p.number, "containerPort": p.number, "protocol": p.protocol, "hostIP": p.ip}
+            for p in template.ports
+        ]
+    return [container]
 
 
 def compact_pending(pod: Object) -> dict[str, Any]:

@@ -263,7 +263,7 @@ class LiveReader:
         (nodes, prefiltered), nominated, dra = await asyncio.gather(
             self._candidate_nodes(found), self._nominated_pods(), self._dra([found])
         )
-        usage = usage_candidates(found, nodes)
+        usage = usage_candidates(found, nodes, dra)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
         serving = [n for n in serving_nothing(found, nodes) if n not in usage]
         bound, theirs, peers, storage = await asyncio.gather(

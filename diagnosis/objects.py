@@ -7,6 +7,7 @@ wrong type. The accessors here never raise: a missing or malformed field reads a
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 Object = Mapping[str, Any]
@@ -29,11 +30,19 @@ def text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+
+
 def _part(obj: object, key: str) -> Mapping[str, Any]:
-    """`obj[key]` as a mapping. Decoded JSON takes the first line: the funnel reads a part of each
-    of thousands of nodes at every step."""
-    if type(obj) is dict and type(found := obj.get(key)) is dict:
-        return found
+    """`obj[key]` as a mapping. Decoded JSON takes the first lines: the funnel reads a part of each
+    of thousands of nodes and pods at every step, and the cache's pods leave out a Running pod's
+    status."""
+    if type(obj) is dict:
+        found = obj.get(key)
+        if type(found) is dict:
+            return found
+        if found is None:
+            return _NOTHING
     return mapping(mapping(obj).get(key))
 
 
@@ -50,11 +59,20 @@ def status(obj: object) -> Mapping[str, Any]:
 
 
 def name(obj: object) -> str:
-    return text(_part(obj, "metadata").get("name"))
+    return _field(obj, "name")
 
 
 def namespace(obj: object) -> str:
-    return text(_part(obj, "metadata").get("namespace"))
+    return _field(obj, "namespace")
+
+
+def _field(obj: object, key: str) -> str:
+    """`metadata[key]` as a string; decoded JSON takes the first lines (every step names nodes)."""
+    if type(obj) is dict and type(found := obj.get("metadata")) is dict:
+        value = found.get(key)
+        if type(value) is str:
+            return value
+    return text(_part(obj, "metadata").get(key))
 
 
 def uid(obj: object) -> str:

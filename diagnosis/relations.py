@@ -6,7 +6,7 @@ was taken from put the same objects in a view.
 
 from __future__ import annotations
 
-from diagnosis.objects import Object, kind, labels, mapping, meta, name, sequence, spec, status, text, uid
+from diagnosis.objects import Object, kind, mapping, meta, name, sequence, spec, status, text, uid
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 """Set by the JobSet controller on its child Jobs and their pods."""
@@ -62,16 +62,17 @@ def workload(pod: Object) -> tuple[str, str]:
     pods carry), the Deployment of its ReplicaSet (named from the pod's `pod-template-hash`, without
     reading the ReplicaSet), else its controller (Job, StatefulSet, DaemonSet, …), else the pod. A
     LeaderWorkerSet's pods are its own (`leaderworkerset.sigs.k8s.io/name`)."""
-    if jobset := text(labels(pod).get(JOBSET_NAME_LABEL)):
+    pod_labels = mapping(meta(pod).get("labels"))
+    if jobset := text(pod_labels.get(JOBSET_NAME_LABEL)):
         return "JobSet", jobset
-    if lws := text(labels(pod).get(LWS_NAME_LABEL)):
+    if lws := text(pod_labels.get(LWS_NAME_LABEL)):
         return "LeaderWorkerSet", lws
     refs = [mapping(r) for r in sequence(meta(pod).get("ownerReferences"))]
     owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else None)
     if owner is None:
         return "Pod", name(pod)
     owner_kind, owner_name = text(owner.get("kind")), text(owner.get("name"))
-    suffix = f"-{text(labels(pod).get(POD_TEMPLATE_HASH))}"
+    suffix = f"-{text(pod_labels.get(POD_TEMPLATE_HASH))}"
     if owner_kind == "ReplicaSet" and len(suffix) > 1 and owner_name.endswith(suffix):
         return "Deployment", owner_name.removesuffix(suffix)
     return owner_kind, owner_name

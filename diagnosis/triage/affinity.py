@@ -35,7 +35,6 @@ from diagnosis.triage.peers import (
     owners_text,
     pods_text,
     spec_terms,
-    universe,
 )
 from diagnosis.views import TriageView
 
@@ -127,12 +126,14 @@ class Affinity:
         if ask.view is None:
             return cls(wanted, unwanted, {}, tuple({} for _ in unwanted), {}, False)
         view: TriageView = ask.view
-        nodes = universe(view)
+        nodes = ask.shared.universe(view)
         ns_labels = namespace_labels(view)
         # Without terms of its own, only existing pods' anti-affinity can refuse the pod: the pods
         # that have some are the only ones to look at (few, in most clusters).
-        keep = None if wanted or unwanted else _has_anti_affinity
-        pods = existing(view, queries(pod), ask.reached, keep)
+        nearby = ask.repelling
+        if wanted or unwanted:
+            nearby = tuple(p for on_node in ask.pods.values() for p in on_node)
+        pods = existing(view, queries(pod), nearby, nodes)
         affinity_pods: dict[tuple[str, str], list[Object]] = {}
         anti_pods: list[dict[str, list[Object]]] = [{} for _ in unwanted]
         repelling: dict[tuple[str, str], list[Object]] = {}
@@ -214,10 +215,6 @@ class Block:
 
 
 ERROR, EXISTING = "error", "existing"
-
-
-def _has_anti_affinity(pod: Object) -> bool:
-    return bool(spec_terms(pod, ANTI_AFFINITY))
 
 
 def _pair(term: Term, node_labels: Mapping[str, str]) -> tuple[str, str]:

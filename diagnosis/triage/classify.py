@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from diagnosis.commands import collect, describe, events_about
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.patch import merge_patch
@@ -61,7 +62,6 @@ from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_a
 from diagnosis.triage.node_fit import host_port, host_port_advice, node_resources, node_resources_advice
 from diagnosis.triage.preemption import preempting as waiting_for_victims
 from diagnosis.triage.resources import (
-    counted,
     effective_requests,
     nominated_node,
     offer,
@@ -110,25 +110,28 @@ def classify(view: TriageView) -> Diagnosis:
     if nominated_node(view.pod):
         return preempting(view, requests)
     # The scheduler does not try a pod whose claims are missing or unusable (PreEnqueue, PreFilter).
-    claimed = asks_claims(view.pod)
-    problem = claim_problem(view.pod, view.dra, candidates(view.nodes), view.events) if claimed else None
+    shared = Shared()
+    nodes = shared.candidates(view.nodes)
+    problem = claim_problem(view.pod, view.dra, nodes, view.events) if asks_claims(view.pod) else None
     if problem is not None:
         return claim(view, requests, problem)
     # Only now do nodes matter: the funnel says which step leaves none.
-    return _funneled(view, requests)
+    return _funneled(view, requests, shared)
 
 
-def usage_candidates(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+def usage_candidates(pod: Object, nodes: Iterable[Object], dra: Dra | None = None) -> tuple[str, ...]:
     """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
     bound pods `classify` reads (it ignores pods bound elsewhere); for a pod waiting for the victims of
     its preemption, its nominated node. Empty when the pod does not need them (no request, already
-    bound, gated)."""
+    bound, gated). A pod that asks devices only by ResourceClaims finds them free or not in the DRA
+    objects, not in the pods: given those (`dra`), the free-slot step is passed too."""
     if not reaches_funnel(pod):
         # A pod waiting for victims: its nominated node's pods are the evidence.
         asks = effective_requests(pod) or asks_claims(pod)
         nominated = nominated_node(pod) if asks and not node_name(pod) and not gate_names(pod) else ""
         return (nominated,) if nominated else ()
-    reached = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1].kept
+    devices = Devices(pod, dra) if dra is not None and asks_claims(pod) else None
+    reached = _filtered(Ask(pod, effective_requests(pod), devices=devices), candidates(nodes))[-1].kept
     return tuple(name(node) for node in reached)
 
 
@@ -162,32 +165,43 @@ def _funnel(
 ) -> Funnel:
     shared = shared or Shared()
     shared.alive.append(view)
-    first = Ask(view.pod, requests, offers=shared.offers, devices=_devices(view))
-    # The steps before the free slots read only the pod, the nodes, the devices and the pod's own
-    # claims: a fix that ends pods leaves all four.
+    first = Ask(view.pod, requests, devices=_devices(view), shared=shared)
+    # The steps before the free slots read only the pod, the nodes and the DRA objects its claims
+    # lead to (`_claims_key`): a fix that ends pods leaves them as they were.
     key = (id(view.pod), id(nodes), *_claims_key(view))
-    filtered = shared.filtered.get(key)
-    if filtered is None:
-        filtered = shared.filtered[key] = _filtered(first, nodes)
+    found = shared.filtered.get(key)
+    if found is None:
+        stages = _filtered(first, nodes)
+        found = shared.filtered[key] = (stages, frozenset(map(name, stages[-1].kept)))
+    filtered, reached_names = found
     reached = filtered[-1].kept
-    # Only the pods counted on the nodes that reach the free-slot step matter (all a reader must fetch).
-    reached_names = frozenset(map(name, reached))
-    on_nodes = counted(view.pod, view.bound_pods, reached_names, view.nominated_pods)
-    held = shared.holders_of(view, reached_names)
-    ask = replace(first, holders=held, pods=on_nodes, view=view, reached=reached_names)
-    return Funnel(view, ask, (filtered + run(FUNNEL[_FREE_SLOT:], ask, reached)) if reached else filtered)
+    # Only the pods counted on the nodes reached matter (all a reader must fetch).
+    pods = shared.counted(view)
+    on_nodes = pods.within(reached_names)
+    ask = replace(
+        first,
+        holders=shared.holders_of(view, on_nodes),
+        pods=on_nodes,
+        repelling=tuple(p for node, p in pods.repelling if node in reached_names),
+        view=view,
+        reached=reached_names,
+    )
+    rest = FUNNEL[len(filtered) :] if filtered[-1].kept else ()
+    return Funnel(view, ask, filtered + run(rest, ask, reached))
 
 
 def _claims_key(view: TriageView) -> tuple[int, ...]:
     """What the DRA part of the steps before the free slots reads, by identity: the device inventory
-    and the pod's own claims (the view, which holds them, is kept alive by `Shared`)."""
+    and the pod's own claims, and every allocation when the pod asks devices only by claims (its
+    free-slot step is among those steps: `_filtered`). The view, which holds them, is kept alive by
+    `Shared`."""
     if not asks_claims(view.pod):
         return ()
-    return (id(view.dra.devices), *(id(r.claim) for r in resolve(view.pod, view.dra)))
+    allocations = () if effective_requests(view.pod) else (id(view.dra.claims),)
+    return (id(view.dra.devices), *allocations, *(id(r.claim) for r in resolve(view.pod, view.dra)))
 
 
-def _funneled(view: TriageView, requests: Mapping[str, int]) -> Diagnosis:
-    shared = Shared()
+def _funneled(view: TriageView, requests: Mapping[str, int], shared: Shared) -> Diagnosis:
     nodes = shared.candidates(view.nodes)
     funnel = _funnel(view, requests, nodes, shared)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
@@ -220,16 +234,22 @@ _DEVICE_VERDICTS = frozenset(
 
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, from which on the steps need the pods counted on the nodes
-    this leaves: it runs once per classification, and its last stage keeps the usage candidates."""
-    return run(FUNNEL[:_FREE_SLOT], ask, nodes)
+    this leaves: it runs once per classification, and its last stage keeps the usage candidates. A
+    pod that asks no extended resource, only claims, passes the free-slot step here too: its devices
+    are free or not by the DRA objects alone."""
+    claims_only = not ask.requests and ask.devices is not None
+    return run(FUNNEL[: _FREE_SLOT + 1 if claims_only else _FREE_SLOT], ask, nodes)
 
 
 def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
     """The nodes on which the view's pod passes every check, by name: none when it does not reach the
     funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
+    return tuple(map(name, _passing(view, shared or Shared())))
+
+
+def _passing(view: TriageView, shared: Shared) -> tuple[Object, ...]:
     if not reaches_funnel(view.pod):
         return ()
-    shared = shared or Shared()
     nodes = shared.candidates(view.nodes)
     if not nodes:
         return ()
@@ -238,7 +258,7 @@ def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
         return ()
     last = _funnel(view, effective_requests(view.pod), nodes, shared).last
     read = view.bound_nodes
-    return tuple(name(n) for n in last.kept if read is None or name(n) in read)
+    return tuple(n for n in last.kept if read is None or name(n) in read)
 
 
 def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None = None) -> tuple[Fix, ...]:
@@ -247,22 +267,22 @@ def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None =
     the classification's own run worked out about the nodes and pods the change leaves as they were
     (`shared`)."""
     fixes = []
+    shared = shared or Shared()
     for change in tuple(changes)[:CHECKED]:
         if not change.checkable:
             fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
             continue
-        after = changed(view, change)
-        if shared is not None and change.ended:
+        after = changed(view, change, shared.counted(view).positions if change.ended else None)
+        if change.ended:
             shared.ending(view.bound_pods, after.bound_pods, change.ended)
-        opened = passing(after, shared)
+        opened = _passing(after, shared)
         if not opened:
             continue
-        opened_nodes = [n for n in (shared or Shared()).candidates(after.nodes) if name(n) in opened]
         fixes.append(
             Fix(
-                summary=change.summary.replace("{opens}", pool_of(opened_nodes)),
+                summary=change.summary.replace("{opens}", pool_of(opened)),
                 pod_patch=change.pod_patch,
-                opens=opened,
+                opens=tuple(map(name, opened)),
                 commands=change.commands,
                 objects=change.objects,
             )
@@ -453,7 +473,8 @@ def label_mismatch(ask: Ask, node: Object) -> str | None:
 
 
 def taint(ask: Ask, node: Object) -> str | None:
-    return ", ".join(taint_words(t) for t in ask.placement.untolerated(node)) or None
+    found = ask.placement.untolerated(node)
+    return ", ".join(map(taint_words, found)) if found else None
 
 
 def no_gpu_node(ask: Ask, node: Object) -> str | None:
@@ -480,12 +501,12 @@ def allocatable_zero(ask: Ask, node: Object) -> str | None:
 
 
 def _zero(ask: Ask, node: Object) -> list[str]:
-    offers = {resource: ask.offer(node, resource) for resource in ask.requests}
-    return [
-        f"{resource} capacity {have.capacity}, allocatable 0"
-        for resource, have in offers.items()
-        if have.allocatable == 0
-    ]
+    zero = []
+    for resource in ask.requests:
+        have = ask.offer(node, resource)
+        if have.allocatable == 0:
+            zero.append(f"{resource} capacity {have.capacity}, allocatable 0")
+    return zero
 
 
 def exhausted(ask: Ask, node: Object) -> str | None:
@@ -496,15 +517,21 @@ def exhausted(ask: Ask, node: Object) -> str | None:
 
 
 def _short(ask: Ask, node: Object) -> list[str]:
-    short = []
-    for resource, wanted in ask.requests.items():
-        allocatable, used = ask.offer(node, resource).allocatable, ask.used(name(node), resource)
-        if allocatable - used < wanted:
-            short.append(
-                f"{resource} allocatable {allocatable}, used {used}, "
-                f"free {max(allocatable - used, 0)} < {wanted} asked"
-            )
-    return short
+    """The pod's resources the node has too few free of, worked out once per node, its holders and
+    the asks: a fix that ends pods or changes the pod leaves most nodes as they were."""
+    node_name = name(node)
+    key = (id(node), id(ask.holders.get(node_name, ())), tuple(ask.requests.items()))
+    found = ask.shared.short.get(key)
+    if found is None:
+        found = ask.shared.short[key] = []
+        for resource, wanted in ask.requests.items():
+            allocatable, used = ask.offer(node, resource).allocatable, ask.used(node_name, resource)
+            if allocatable - used < wanted:
+                found.append(
+                    f"{resource} allocatable {allocatable}, used {used}, "
+                    f"free {max(allocatable - used, 0)} < {wanted} asked"
+                )
+    return list(found)
 
 
 def _label_advice(funnel: Funnel) -> Advice:

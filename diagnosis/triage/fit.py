@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from diagnosis.objects import Object, mapping, sequence, spec, status, text
 from diagnosis.quantity import count, milli
-from diagnosis.triage.resources import add_to, combined, is_extended
+from diagnosis.triage.resources import add_to, combined, is_extended, template_key
 
 CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 
@@ -122,17 +122,17 @@ class Usage:
 
 
 def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = None) -> Usage:
-    """What `pods` request together. `seen`: the requests already worked out, by the identity of a
-    pod's spec (the cache's compact pods of one template on one node share theirs)."""
+    """What `pods` request together. `seen`: the requests already worked out, by
+    `resources.template_key`."""
     memo: dict[int, Mapping[str, int]] = {} if seen is None else seen
     total: dict[str, int] = {}
     number = 0
     for pod in pods:
         number += 1
-        pod_spec = spec(pod)
-        asks = memo.get(id(pod_spec))
+        key = template_key(spec(pod))
+        asks = memo.get(key)
         if asks is None:
-            asks = memo[id(pod_spec)] = pod_requests(pod)
+            asks = memo[key] = pod_requests(pod)
         add_to(total, asks)
     return Usage(total, number)
 

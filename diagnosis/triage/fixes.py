@@ -17,8 +17,9 @@ here (`pod_change`, `node_change`, `ending`); the check, the ordering and the re
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain, pairwise
 from typing import Any
 
 from diagnosis.commands import collect
@@ -69,8 +70,11 @@ class Change:
     node that never said how many devices it has): offered as opening nothing that can be shown."""
 
 
-def changed(view: TriageView, change: Change) -> TriageView:
-    """The view as it would read after the change: copies, the view itself untouched."""
+def changed(
+    view: TriageView, change: Change, positions: Callable[[tuple[str, str]], Iterable[int]] | None = None
+) -> TriageView:
+    """The view as it would read after the change: copies, the view itself untouched. `positions`:
+    where the view's bound pods list a (namespace, name), when known (`resources.Counted`)."""
     pod = merge_patch(view.pod, change.pod_patch) if change.pod_patch is not None else view.pod
     # What the change leaves alone stays the same object: the funnel runs of one classification
     # share what they work out about it (`diagnosis.triage.funnel.Shared`).
@@ -82,7 +86,12 @@ def changed(view: TriageView, change: Change) -> TriageView:
         )
     bound, peers = view.bound_pods, view.peers
     if change.ended:
-        bound = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in change.ended)
+        if positions is None:
+            gone = {i for i, p in enumerate(view.bound_pods) if (namespace(p), name(p)) in change.ended}
+        else:
+            gone = {i for key in change.ended for i in positions(key)}
+        cuts = (-1, *sorted(gone), len(view.bound_pods))
+        bound = tuple(chain.from_iterable(view.bound_pods[a + 1 : b] for a, b in pairwise(cuts)))
         peers = replace(
             view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
         )

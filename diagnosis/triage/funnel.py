@@ -12,12 +12,13 @@ from functools import cached_property
 from typing import NamedTuple
 
 from diagnosis.model import Command, Holding, PodVerdict, Snippet
-from diagnosis.objects import Object, name, namespace, spec, uid
+from diagnosis.objects import Object, name, namespace, spec
 from diagnosis.triage.dra import Devices
 from diagnosis.triage.fit import Usage, pod_requests, usage
 from diagnosis.triage.fixes import Change
+from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
-from diagnosis.triage.resources import Holder, Offer, effective_requests, holders, offer
+from diagnosis.triage.resources import Counted, Holder, Offer, device_holders, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 from diagnosis.workloads import priority, top_owner
@@ -26,25 +27,34 @@ SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
 
 
-_HoldersKey = tuple[int, int, frozenset[str], tuple[str, str, str]]
-"""(id(bound pods), id(nominated pods), reached nodes, the pod's namespace, name and uid)."""
-
-
 @dataclass
 class Shared:
     """What one classification works out once and reuses in each of its funnel runs (the verdict's,
-    then one per fix it checks, `classify.checked`): each node's offer of each resource by
-    (id(node), resource), and the holders of the reached nodes by (id(bound pods), reached nodes,
-    the pod's identity). Keys hold ids, so every view a run read is kept alive here for as long as
-    this lives: no id is reused for another object meanwhile."""
+    then one per fix it checks, `classify.checked`): each node's offer of each resource, the pods
+    counted on every node (`Counted`), and per node's pods their holders and what they request.
+    Keys hold ids, so every object a run read is kept alive here for as long as this lives: no id is
+    reused for another object meanwhile. The pod's identity and priority are the same in every run
+    (a fix never changes them)."""
 
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
-    filtered: dict[tuple[int, ...], tuple[Stage, ...]] = field(default_factory=dict)
-    """The steps before the free slots, by (id(pod), id(nodes)) and, for a pod that names claims,
-    id(device inventory) and the ids of its claims."""
+    filtered: dict[tuple[int, ...], tuple[tuple[Stage, ...], frozenset[str]]] = field(default_factory=dict)
+    """The steps before the free slots and the names of the nodes they keep, by (id(pod), id(nodes))
+    and, for a pod that names claims, what its DRA part reads (`classify._claims_key`)."""
+    usages: dict[int, Usage] = field(default_factory=dict)
+    """What the pods counted on a node request together, by id(those pods)."""
+    requests: dict[int, Mapping[str, int]] = field(default_factory=dict)
+    """A pod's requests (`fit.pod_requests`) by `resources.template_key`."""
+    used: dict[tuple[int, str], int] = field(default_factory=dict)
+    """What a node's holders hold of a resource together, by (id(those holders), resource)."""
+    short: dict[tuple[int, int, tuple[tuple[str, int], ...]], list[str]] = field(default_factory=dict)
+    """The free-slot step's findings on a node, by (id(node), id(its holders), the asks)."""
+    extended: dict[int, Mapping[str, int]] = field(default_factory=dict)
+    """A pod's extended asks (`resources.effective_requests`) by `resources.template_key`."""
     alive: list[object] = field(default_factory=list)
     _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
-    _holders: dict[_HoldersKey, Mapping[str, tuple[Holder, ...]]] = field(default_factory=dict)
+    _universes: dict[tuple[int, int], Mapping[str, Object]] = field(default_factory=dict)
+    _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
+    _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
     _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
 
@@ -55,21 +65,42 @@ class Shared:
         self.alive += (before, after)
         self._ended[id(after)] = (before, ended)
 
-    def holders_of(self, view: TriageView, reached: frozenset[str]) -> Mapping[str, tuple[Holder, ...]]:
-        """`resources.holders` of the view's pod on the reached nodes, worked out once per set of bound
-        pods; for bound pods that are others without some pods ended, those pods taken out of the
-        others' holders (the same result: holders are bound pods, each counted once)."""
-        me = (namespace(view.pod), name(view.pod), uid(view.pod))
-        key = (id(view.bound_pods), id(view.nominated_pods), reached, me)
-        found = self._holders.get(key)
+    def counted(self, view: TriageView) -> Counted:
+        """`Counted` for the view's pod, once per set of bound and nominated pods; for bound pods that
+        are others without some pods, those taken out of the others' (the same result)."""
+        key = (id(view.bound_pods), id(view.nominated_pods))
+        found = self._counted.get(key)
         if found is None:
             if id(view.bound_pods) in self._ended:
                 before, ended = self._ended[id(view.bound_pods)]
-                found = _without(self.holders_of(replace(view, bound_pods=before), reached), ended)
+                found = self.counted(replace(view, bound_pods=before)).without(ended)
             else:
-                found = holders(view.pod, view.bound_pods, reached, view.nominated_pods)
-            self.alive += (view.bound_pods, view.nominated_pods)
-            self._holders[key] = found
+                found = Counted.of(view.pod, view.bound_pods, view.nominated_pods)
+            self.alive += (view.bound_pods, view.nominated_pods, found)
+            self._counted[key] = found
+        return found
+
+    def holders_of(
+        self, view: TriageView, on_nodes: Mapping[str, tuple[Object, ...]]
+    ) -> dict[str, tuple[Holder, ...]]:
+        """`resources.device_holders` of the pods counted on each node, worked out once per node's
+        pods (a fix that ends pods leaves the other nodes' as they were)."""
+        found = {}
+        for node, pods in on_nodes.items():
+            held = self._held.get(id(pods))
+            if held is None:
+                held = self._held[id(pods)] = device_holders(view.pod, pods, self.extended)
+            if held:
+                found[node] = held
+        return found
+
+    def universe(self, view: TriageView) -> Mapping[str, Object]:
+        """`peers.universe(view)`, worked out once per set of nodes and peers' nodes."""
+        key = (id(view.nodes), id(view.peers.nodes))
+        found = self._universes.get(key)
+        if found is None:
+            self.alive += (view.nodes, view.peers.nodes)
+            found = self._universes[key] = universe(view)
         return found
 
     def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:
@@ -91,10 +122,9 @@ class Ask:
     holders: Mapping[str, tuple[Holder, ...]] = field(default_factory=dict)
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
     pods: Mapping[str, tuple[Object, ...]] = field(default_factory=dict)
-    """Node name → every pod counted there (`resources.counted`), for the steps after the free slots."""
-    _usage: dict[str, Usage] = field(default_factory=dict, compare=False, repr=False)
-    _requests: dict[int, Mapping[str, int]] = field(default_factory=dict, compare=False, repr=False)
-    """Pod requests by the identity of the pod's spec, while the view (which holds the pods) lives."""
+    """Node name → every pod counted there (`resources.Counted`), for the steps after the free slots."""
+    repelling: tuple[Object, ...] = ()
+    """The bound pods counted on the reached nodes that have a required pod anti-affinity."""
     view: TriageView | None = None
     """The whole view, for the steps that look beyond the node: volumes, spread, pod affinity."""
     reached: frozenset[str] = frozenset()
@@ -104,10 +134,8 @@ class Ask:
     devices: Devices | None = None
     """The pod's ResourceClaims against the cluster's devices; None when it names none (or when only
     the nodes reaching the free-slot step are wanted: DRA never narrows which bound pods count)."""
-    offers: dict[tuple[int, str], Offer] = field(default_factory=dict, compare=False, repr=False)
-    """Each node's offer of each resource asked, by (id(node), resource): read once per node for the
-    whole classification, not again at every step and in the advice (the funnel's nodes live as long
-    as the view, so their ids stay theirs). Shared by an Ask `replace`d with its holders."""
+    shared: Shared = field(default_factory=Shared, compare=False, repr=False)
+    """What the classification's funnel runs work out once (an Ask `replace`d keeps it)."""
 
     @cached_property
     def placement(self) -> Placement:
@@ -127,20 +155,27 @@ class Ask:
     def offer(self, node: Object, resource: str) -> Offer:
         """`resources.offer(node, resource)`, read once per node."""
         key = (id(node), resource)
-        found = self.offers.get(key)
+        found = self.shared.offers.get(key)
         if found is None:
-            found = self.offers[key] = offer(node, resource)
+            found = self.shared.offers[key] = offer(node, resource)
         return found
 
     def used(self, node: str, resource: str) -> int:
-        """What the pods holding `resource` on the node (by name) hold of it together."""
-        return sum(h.requests.get(resource, 0) for h in self.holders.get(node, ()))
+        """What the pods holding `resource` on the node (by name) hold of it together, worked out once
+        per node's holders."""
+        held = self.holders.get(node, ())
+        key = (id(held), resource)
+        found = self.shared.used.get(key)
+        if found is None:
+            found = self.shared.used[key] = sum(h.requests.get(resource, 0) for h in held)
+        return found
 
     def usage(self, node: str) -> Usage:
-        """What the pods counted on the node request together, worked out once per node."""
-        found = self._usage.get(node)
+        """What the pods counted on the node request together, worked out once per node's pods."""
+        pods = self.pods.get(node, ())
+        found = self.shared.usages.get(id(pods))
         if found is None:
-            found = self._usage[node] = usage(self.pods.get(node, ()), self._requests)
+            found = self.shared.usages[id(pods)] = usage(pods, self.shared.requests)
         return found
 
 
@@ -210,19 +245,12 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
             if why is None:
                 kept.append(node)
             else:
-                dropped.append(Drop(node, why))
+                dropped.append(tuple.__new__(Drop, (node, why)))  # Drop(node, why), without a frame
         stages.append(Stage(step, nodes, tuple(kept), tuple(dropped)))
         if not kept:
             break
         nodes = tuple(kept)
     return tuple(stages)
-
-
-def _without(
-    held: Mapping[str, tuple[Holder, ...]], ended: frozenset[tuple[str, str]]
-) -> dict[str, tuple[Holder, ...]]:
-    kept = {node: tuple(h for h in pods if (h.namespace, h.name) not in ended) for node, pods in held.items()}
-    return {node: pods for node, pods in kept.items() if pods}
 
 
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:

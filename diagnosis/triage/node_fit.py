@@ -20,7 +20,13 @@ PORT_MESSAGE = "node(s) didn't have free ports for the requested pod ports"
 
 
 def _short(ask: Ask, node: Object) -> list[Shortage]:
-    return shortages(ask.fit, node, ask.usage(name(node)), ask.requests)
+    """The node's shortages, worked out once for the check and the advice."""
+    found = ask.memo.setdefault("shortages", {})
+    assert isinstance(found, dict)
+    if id(node) not in found:
+        found[id(node)] = shortages(ask.fit, node, ask.usage(name(node)), ask.requests)
+    short: list[Shortage] = found[id(node)]
+    return short
 
 
 def node_resources(ask: Ask, node: Object) -> str | None:

@@ -8,7 +8,7 @@ server answers with a `labelSelector` (and the namespaces whose labels a `namesp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
@@ -55,27 +55,21 @@ def universe(view: TriageView) -> dict[str, Object]:
 
 
 def existing(
-    view: TriageView,
-    queries: Iterable[Query],
-    reached: Iterable[str],
-    keep: Callable[[Object], bool] | None = None,
+    view: TriageView, queries: Iterable[Query], nearby: Iterable[Object], nodes: Mapping[str, Object]
 ) -> tuple[Object, ...]:
-    """The pods the inter-pod rules look at: bound, not terminal, on a node the view holds, and
-    either matching a query or bound to a node that reached the free-slot step (the bound pods
-    every reader fetches). The pod itself never counts. `keep`, when given, is asked first: a cheap
-    test that spares the rest for most pods of a large cluster."""
+    """The pods the inter-pod rules look at: bound, not terminal, on a node the view holds (`nodes`:
+    its `universe`), and either matching a query or `nearby` (those counted on the nodes that reached
+    the free-slot step: the bound pods every reader fetches). The pod itself never counts."""
     kept_queries = tuple(q for q in queries if not q.selector.nothing)
-    nodes, where = universe(view), set(reached)
     ns_labels = namespace_labels(view)
     me = (namespace(view.pod), name(view.pod))
     found: dict[tuple[str, str], Object] = {}
     if kept_queries:
         for pod in view.peers.pods:
-            if (keep is None or keep(pod)) and any(q.matches(pod, ns_labels) for q in kept_queries):
+            if any(q.matches(pod, ns_labels) for q in kept_queries):
                 found.setdefault((namespace(pod), name(pod)), pod)
-    for pod in view.bound_pods:
-        if (keep is None or keep(pod)) and node_name(pod) in where:
-            found.setdefault((namespace(pod), name(pod)), pod)
+    for pod in nearby:
+        found.setdefault((namespace(pod), name(pod)), pod)
     return tuple(
         p for key, p in sorted(found.items()) if key != me and holds_node(p) and node_name(p) in nodes
     )

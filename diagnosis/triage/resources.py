@@ -7,10 +7,10 @@ node kubewhy calls full is one the scheduler calls full.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
+from typing import NamedTuple
 
 from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
@@ -48,8 +48,7 @@ def containers(pod: Object, field: str) -> tuple[Container, ...]:
     found = []
     for item in sequence(spec(pod).get(field)):
         container = mapping(item)
-        resources = mapping(container.get("resources"))
-        asks = {**_extended(resources.get("requests")), **_extended(resources.get("limits"))}
+        asks = _asks(mapping(container.get("resources")))
         found.append(
             Container(
                 name=text(container.get("name")),
@@ -67,8 +66,14 @@ def effective_requests(pod: Object) -> dict[str, int]:
     plain init container plus the sidecars started before it (init containers run one at a time).
     Extended resources are never pod-level and never part of the RuntimeClass overhead.
     """
-    inits = ((c.requests, c.sidecar) for c in containers(pod, "initContainers"))
-    peak = combined(inits, (c.requests for c in containers(pod, "containers")))
+    pod_spec = spec(pod)
+    app = sequence(pod_spec.get("containers"))
+    if len(app) == 1 and not pod_spec.get("initContainers"):
+        # Most pods: one container, so its asks are the pod's.
+        peak = _asks(mapping(mapping(app[0]).get("resources")))
+    else:
+        inits = ((c.requests, c.sidecar) for c in containers(pod, "initContainers"))
+        peak = combined(inits, (c.requests for c in containers(pod, "containers")))
     return {k: peak[k] for k in sorted(peak) if peak[k] > 0}
 
 
@@ -91,9 +96,9 @@ def combined(
     return peak
 
 
-@dataclass(frozen=True)
-class Offer:
-    """What a node reports for one resource. `capacity` None: the key is absent."""
+class Offer(NamedTuple):
+    """What a node reports for one resource. `capacity` None: the key is absent. (A tuple: the
+    funnel reads one per node and resource, thousands per classification.)"""
 
     capacity: int | None
     allocatable: int
@@ -147,72 +152,158 @@ def nominated_node(pod: Object) -> str:
     return "" if spec(pod).get("nodeName") else text(status(pod).get("nominatedNodeName"))
 
 
-def counted(
-    pod: Object,
-    bound_pods: Iterable[Object],
-    node_names: Iterable[str],
-    nominated_pods: Iterable[Object] = (),
-) -> dict[str, tuple[Object, ...]]:
+@dataclass(frozen=True)
+class Counted:
     """Node name → the other pods that count against it, as the scheduler counts them: bound there and
     not Succeeded/Failed (terminating pods still count until the object is gone), any namespace, and
     the unbound pods nominated there whose priority is at least the pod's (`addGENominatedPods`). The
-    pod itself never counts; a pod listed twice counts once. Nodes not named are ignored, so the
-    result does not depend on how many other pods the reader happened to fetch."""
-    wanted = set(node_names)
-    me, my_uid, mine = (namespace(pod), name(pod)), uid(pod), priority(pod)
-    seen: set[tuple[str, str]] = set()
-    found: dict[str, list[Object]] = {}
-    nominees = (p for p in nominated_pods if nominated_node(p) and priority(p) >= mine)
-    for other, node in chain(
-        ((p, text(spec(p).get("nodeName"))) for p in bound_pods), ((p, nominated_node(p)) for p in nominees)
-    ):
-        if node not in wanted or is_terminal(other):
-            continue
-        other_meta = meta(other)
-        key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
-        if key == me or (my_uid and text(other_meta.get("uid")) == my_uid) or key in seen:
-            continue
-        seen.add(key)
-        found.setdefault(node, []).append(other)
-    return {node: tuple(pods) for node, pods in found.items()}
+    pod itself never counts; a pod listed twice counts once, where it is first listed.
+
+    Worked out for every node in one pass over the pods listed, and read per node afterwards
+    (`within`): a classification runs the funnel once per fix it checks, over the same pods."""
+
+    on: Mapping[str, tuple[Object, ...]]
+    where: Mapping[tuple[str, str], str]
+    """(namespace, name) of each pod counted → its node."""
+    repelling: tuple[tuple[str, Object], ...]
+    """(node, pod) of the bound pods counted that have a required pod anti-affinity (few, in most
+    clusters: the only existing pods that can refuse a pod without terms of its own)."""
+    listed: Mapping[tuple[str, str], int]
+    """(namespace, name) → where the view's bound pods first list it (`positions`)."""
+    relisted: Mapping[tuple[str, str], tuple[int, ...]]
+    """(namespace, name) → where the bound pods list it again (a reader that met it twice)."""
+    gone: frozenset[tuple[str, str]] = frozenset()
+    """The pods taken out by `without`: `where` still names them."""
+
+    @classmethod
+    def of(cls, pod: Object, bound_pods: Sequence[Object], nominated_pods: Iterable[Object] = ()) -> Counted:
+        me, my_uid, mine = (namespace(pod), name(pod)), uid(pod), priority(pod)
+        on: dict[str, list[Object]] = {}
+        where: dict[tuple[str, str], str] = {}
+
+        def counts(other: Object, key: tuple[str, str], node: str) -> bool:
+            if not node or key == me or key in where or is_terminal(other):
+                return False
+            if my_uid and meta(other).get("uid") == my_uid:
+                return False
+            where[key] = node
+            on.setdefault(node, []).append(other)
+            return True
+
+        repelling = []
+        listed: dict[tuple[str, str], int] = {}
+        relisted: dict[tuple[str, str], tuple[int, ...]] = {}
+        for position, other in enumerate(bound_pods):
+            other_meta, other_spec = meta(other), spec(other)
+            key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
+            if key in listed:
+                relisted[key] = (*relisted.get(key, ()), position)
+            else:
+                listed[key] = position
+            node = text(other_spec.get("nodeName"))
+            if counts(other, key, node) and other_spec.get("affinity") and _repels(other_spec):
+                repelling.append((node, other))
+        for other in nominated_pods:
+            if priority(other) >= mine:
+                counts(other, (namespace(other), name(other)), nominated_node(other))
+        return cls({n: tuple(p) for n, p in on.items()}, where, tuple(repelling), listed, relisted)
+
+    def within(self, node_names: Iterable[str]) -> dict[str, tuple[Object, ...]]:
+        """Node → its counted pods, for the nodes named that have some: the result does not depend on
+        how many other pods the reader happened to fetch."""
+        return {n: self.on[n] for n in node_names if n in self.on}
+
+    def without(self, ended: frozenset[tuple[str, str]]) -> Counted:
+        """As counted once the pods `ended` (namespace, name) are gone: the other nodes keep their
+        tuples, so what was worked out per node's pods still applies to them."""
+        touched = {self.where[key] for key in ended if key in self.where and key not in self.gone}
+        on = dict(self.on)
+        for node in touched:
+            kept = tuple(p for p in on[node] if (namespace(p), name(p)) not in ended)
+            if kept:
+                on[node] = kept
+            else:
+                del on[node]
+        repelling = tuple((n, p) for n, p in self.repelling if (namespace(p), name(p)) not in ended)
+        return Counted(on, self.where, repelling, self.listed, self.relisted, self.gone | ended)
+
+    def positions(self, key: tuple[str, str]) -> tuple[int, ...]:
+        """Where the view's bound pods list the pod (namespace, name): a fix that ends pods takes
+        them out of those (`fixes.changed`). `without` keeps them as they were: a fix is checked on
+        the view the classification read."""
+        first = self.listed.get(key)
+        return () if first is None else (first, *self.relisted.get(key, ()))
+
+
+def _repels(pod_spec: Object) -> bool:
+    """The pod (its spec) has required pod anti-affinity terms; most pods have no affinity at all."""
+    rules = mapping(mapping(pod_spec.get("affinity")).get("podAntiAffinity"))
+    return bool(sequence(rules.get("requiredDuringSchedulingIgnoredDuringExecution")))
+
+
+def counted(
+    pod: Object,
+    bound_pods: Sequence[Object],
+    node_names: Iterable[str],
+    nominated_pods: Iterable[Object] = (),
+) -> dict[str, tuple[Object, ...]]:
+    """`Counted` on the nodes named."""
+    return Counted.of(pod, bound_pods, nominated_pods).within(node_names)
 
 
 def holders(
     pod: Object,
-    bound_pods: Iterable[Object],
+    bound_pods: Sequence[Object],
     node_names: Iterable[str],
     nominated_pods: Iterable[Object] = (),
 ) -> dict[str, tuple[Holder, ...]]:
     """Node name → the pods counted there (`counted`) that hold some extended resource."""
-    return device_holders(pod, counted(pod, bound_pods, node_names, nominated_pods))
-
-
-def device_holders(pod: Object, on_nodes: Mapping[str, Iterable[Object]]) -> dict[str, tuple[Holder, ...]]:
-    """Node name → those of its pods that hold some extended resource, by namespace and name."""
-    found: dict[str, tuple[Holder, ...]] = {}
-    for node, pods in on_nodes.items():
-        held = []
-        for other in pods:
-            # Most pods ask for no extended resource: a glance at their keys spares the arithmetic.
-            asks = effective_requests(other) if _names_extended(spec(other)) else {}
-            if asks:
-                other_meta = meta(other)
-                held.append(
-                    Holder(
-                        text(other_meta.get("namespace")),
-                        text(other_meta.get("name")),
-                        asks,
-                        other_meta.get("deletionTimestamp") is not None,
-                        top_owner(other),
-                        priority(other),
-                        priority_class(other),
-                        may_preempt(pod, other),
-                        nominated=not spec(other).get("nodeName"),
-                    )
-                )
-        if held:
-            found[node] = tuple(sorted(held, key=lambda h: (h.namespace, h.name)))
+    found = {}
+    for node, pods in counted(pod, bound_pods, node_names, nominated_pods).items():
+        if held := device_holders(pod, pods):
+            found[node] = held
     return found
+
+
+def template_key(pod_spec: Object) -> int:
+    """What a pod's requests are worked out from, by identity, for a memo that lives no longer than
+    the pods: its containers when nothing else adds to them (the cache's pods of one template share
+    one list: `cluster.cache.compact_pod`), else its whole spec."""
+    if "initContainers" in pod_spec or "overhead" in pod_spec or "resources" in pod_spec:
+        return id(pod_spec)
+    return id(pod_spec.get("containers"))
+
+
+def device_holders(
+    pod: Object, pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = None
+) -> tuple[Holder, ...]:
+    """Those of `pods` (counted on one node) that hold some extended resource, by namespace and name.
+    `seen`: the extended asks already worked out, by `template_key`."""
+    memo: dict[int, Mapping[str, int]] = {} if seen is None else seen
+    held = []
+    for other in pods:
+        other_spec = spec(other)
+        key = template_key(other_spec)
+        asks = memo.get(key)
+        if asks is None:
+            # Most pods ask for no extended resource: a glance at their keys spares the arithmetic.
+            asks = memo[key] = effective_requests(other) if _names_extended(other_spec) else {}
+        if asks:
+            other_meta = meta(other)
+            held.append(
+                Holder(
+                    text(other_meta.get("namespace")),
+                    text(other_meta.get("name")),
+                    asks,
+                    other_meta.get("deletionTimestamp") is not None,
+                    top_owner(other),
+                    priority(other),
+                    priority_class(other),
+                    may_preempt(pod, other),
+                    nominated=not other_spec.get("nodeName"),
+                )
+            )
+    return tuple(sorted(held, key=lambda h: (h.namespace, h.name)))
 
 
 def _names_extended(pod_spec: Object) -> bool:
@@ -226,6 +317,11 @@ def _names_extended(pod_spec: Object) -> bool:
                     if isinstance(resource, str) and "/" in resource:
                         return True
     return False
+
+
+def _asks(resources: Mapping[str, object]) -> dict[str, int]:
+    """A container's extended-resource asks: its limits, else its requests."""
+    return {**_extended(resources.get("requests")), **_extended(resources.get("limits"))}
 
 
 def _extended(values: object) -> dict[str, int]:

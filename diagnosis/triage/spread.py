@@ -22,7 +22,7 @@ from diagnosis.selectors import Requirement, Selector, SelectorError, parse
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fixes import Change, pod_change, where
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, names
-from diagnosis.triage.peers import Query, existing, universe
+from diagnosis.triage.peers import Query, existing
 from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, taints
 from diagnosis.views import TriageView
 
@@ -118,7 +118,7 @@ class Spread:
         if not found or ask.view is None:
             return cls(found, tuple({} for _ in found), tuple({} for _ in found), (False,) * len(found))
         view: TriageView = ask.view
-        nodes = universe(view)
+        nodes = ask.shared.universe(view)
         keys = [c.key for c in found]
         eligible: list[dict[str, str]] = [{} for _ in found]
         """Per constraint: eligible node name → its domain."""
@@ -131,7 +131,7 @@ class Spread:
                     eligible[i][name(node)] = node_labels[c.key]
         counts: list[dict[str, int]] = [dict.fromkeys(e.values(), 0) for e in eligible]
         matched: list[dict[str, list[Object]]] = [{} for _ in found]
-        pods = existing(view, queries(pod), ask.reached)
+        pods = existing(view, queries(pod), (p for on_node in ask.pods.values() for p in on_node), nodes)
         for other in pods:
             if namespace(other) != namespace(pod) or meta(other).get("deletionTimestamp") is not None:
                 continue

@@ -41,7 +41,6 @@ from diagnosis.objects import (
     uid,
 )
 from diagnosis.quantity import count
-from diagnosis.relations import node_name
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage import remedies
@@ -271,17 +270,13 @@ class Volumes:
             driver, handle = index.driver(claim)
             if driver and handle:
                 new_csi[f"{driver}/{handle}"] = driver
-        pods_by_node: dict[str, list[Object]] = {}
-        for other in ask.view.bound_pods:
-            if node_name(other) in ask.reached and (namespace(other), name(other)) != (ns, name(pod)):
-                pods_by_node.setdefault(node_name(other), []).append(other)
         return cls(
             bound=tuple(pairs),
             zoned=tuple(zoned),
             delayed=tuple(c for _, c in resolved if not bound(c)),
             new_csi=new_csi,
             index=index,
-            pods_by_node={n: tuple(p) for n, p in pods_by_node.items()},
+            pods_by_node=ask.pods,
         )
 
     def failure(self, node: Object) -> str | None:
