@@ -197,7 +197,8 @@ def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node()
     fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
     lowered, freeing = fixes[0], fixes[1]
     assert lowered.summary.startswith(
-        "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, if the app"
+        "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, only if the app can run with "
+        "that (above its memory request a pod is evicted first): opens node dgx-h100-01"
     )
     assert lowered.pod_patch is not None
     container = lowered.pod_patch["spec"]["containers"][0]
@@ -205,6 +206,23 @@ def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node()
     assert container["resources"]["requests"]["memory"] == "203872Mi"
     assert (freeing.objects, freeing.opens) == (("pod/ml/embeddings-cache-0",), ("dgx-h100-01",))
     assert [c.text for c in freeing.commands] == ["kubectl delete pod embeddings-cache-0 -n ml"]
+
+
+def test_a_pod_already_terminating_where_its_end_is_enough_is_waited_for_first() -> None:
+    view = view_of(ROOT / "tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
+    going = {"deletionTimestamp": "2099-01-01T00:00:00Z", "deletionGracePeriodSeconds": 30}
+    pods = tuple(
+        {**p, "metadata": {**p["metadata"], **going}} if p["metadata"]["name"] == "embeddings-cache-0" else p
+        for p in view.bound_pods
+    )
+    fixes = classify(replace(view, bound_pods=pods)).fixes
+    assert fixes[0].summary == (
+        "wait: ml/embeddings-cache-0 (StatefulSet embeddings-cache, priority 0) is terminating on "
+        "dgx-h100-01; once gone, opens node dgx-h100-01"
+    )
+    assert (fixes[0].commands, fixes[0].opens) == ((), ("dgx-h100-01",))
+    # A pod already going is never offered to be ended again.
+    assert all("embeddings-cache-0" not in f.summary for f in fixes[1:])
 
 
 def test_too_many_pods_ends_one_pod_and_never_a_daemonset_pod() -> None:
@@ -270,6 +288,31 @@ def test_a_node_at_its_attach_limit_is_freed_by_ending_one_pod_with_a_volume() -
     assert [len(f.objects) for f in fixes] == [1, 1]
 
 
+def test_a_claim_whose_storage_class_does_not_exist_is_made_again() -> None:
+    view = view_of(ROOT / "tests/corpus/triage/gke-pvc-missing.json", "ml-train", "bert-finetune-3-k9gvp")
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "shared-dataset", "namespace": "ml-train", "uid": "4f0c2b7e-claim"},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "resources": {"requests": {"storage": "500Gi"}},
+            "storageClassName": "filestore-premium",
+            "volumeMode": "Filesystem",
+        },
+        "status": {"phase": "Pending"},
+    }
+    storage = replace(view.storage, claims=(*view.storage.claims, claim))
+    found = classify(replace(view, storage=storage))
+    assert found.verdict == PodVerdict.VOLUME
+    assert [(f.pod_patch, f.opens, f.objects) for f in found.fixes] == [
+        (None, (), ("persistentvolumeclaim/ml-train/shared-dataset",))
+    ]
+    assert found.fixes[0].summary.startswith(
+        "make PVC shared-dataset again with a StorageClass that exists (filestore-premium does not"
+    )
+
+
 def test_a_volume_in_a_zone_without_gpu_nodes_is_to_be_moved_which_cannot_be_shown() -> None:
     fixes = _fixes("tests/corpus/triage/eks-pv-zone-label.json", "research", "alphafold-infer-17-kw77d")
     assert [(f.pod_patch, f.opens, f.objects) for f in fixes] == [
@@ -318,7 +361,7 @@ def test_victims_within_their_grace_period_are_waited_for() -> None:
 def test_victims_held_by_a_finalizer_are_not_force_deleted() -> None:
     held = _victims_changed(finalizers=["example.com/checkpoint-upload"])
     fix = held.fixes[0]
-    assert "finalizers example.com/checkpoint-upload hold them" in fix.summary
+    assert "(held by finalizers example.com/checkpoint-upload)" in fix.summary
     assert [c.text for c in fix.commands if c.changes] == []
 
 
