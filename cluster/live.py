@@ -196,8 +196,10 @@ class LiveReader:
         The proxy the environment gives for the server (none, mostly) is pinned in the configuration:
         the loaders' refresh hooks assign the host again before every call (`_set_config` in
         kube_config.py and incluster_config.py), and each assignment made the client read the whole
-        environment again for a proxy (configuration.py, the `host` setter) — a third of the client's
-        own time per request. The ApiClient's connection pool was made with that proxy, once, anyway."""
+        environment again for a proxy (configuration.py, the `host` setter): 0.06–0.1 ms a call, 11%
+        of the CPU time of the 702 per-node LISTs of `make bench` (a) with 35 variables set, more in a
+        pod (Kubernetes sets some for every Service of its namespace). The ApiClient's connection
+        pool was made with that proxy, once, anyway."""
         configuration = api_client.configuration
         configuration.proxy = configuration.proxy
         if cache is None:

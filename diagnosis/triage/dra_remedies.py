@@ -23,7 +23,16 @@ from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, 
 from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import failing, logs
-from diagnosis.triage.dra import Ask, Choice, ClaimProblem, Devices, blocking_taints, node_filter, resolve
+from diagnosis.triage.dra import (
+    Ask,
+    Choice,
+    ClaimProblem,
+    Devices,
+    allocate,
+    blocking_taints,
+    node_filter,
+    resolve,
+)
 from diagnosis.triage.fixes import CHECKED, Change, delete_pods, ending, pod_change, where
 from diagnosis.triage.funnel import Funnel, and_, names
 from diagnosis.triage.remedies import holder_of, may_end, selecting, toleration, who
@@ -345,17 +354,14 @@ def _free(devices: Devices, node: Object) -> int:
 
 
 def _enough(devices: Devices, node: Object, freed: Iterable[Claim]) -> bool:
-    """Whether, with the claims' devices freed, each request has as many free devices as it asks on
-    the node (the allocator's constraints are what the funnel's run on the changed view checks)."""
+    """Whether, with the claims' devices freed, the allocator finds devices on the node for every
+    request at once (constraints included)."""
     gone = {r.device_id for c in freed for r in c.results}
-    for choices in devices.choices(node):
-        if not any(len(c.free) + sum(1 for d in c.untainted if d.id in gone) >= _needed(c) for c in choices):
-            return False
-    return True
-
-
-def _needed(choice: Choice) -> int:
-    return max(len(choice.matching), 1) if choice.sub.all_devices else choice.sub.count
+    options = [
+        [replace(c, free=(*c.free, *(d for d in c.untainted if d.id in gone))) for c in choices]
+        for choices in devices.choices(node)
+    ]
+    return allocate(devices.asks, options) is not None
 
 
 # --- the claim rung ------------------------------------------------------------------------------

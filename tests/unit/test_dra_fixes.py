@@ -146,3 +146,11 @@ def test_a_missing_template_is_named_but_what_it_opens_is_not_claimed() -> None:
     assert fix.summary.startswith("create ResourceClaimTemplate dra-lab/a100-pair, or name one that exists")
     assert "cannot be shown" in fix.summary
     assert (fix.opens, fix.pod_patch, fix.objects) == ((), None, ("pod/dra-lab/case-dra-claim",))
+
+
+def test_a_holder_is_freed_when_the_free_devices_break_the_claims_constraint() -> None:
+    """Two 1g.10gb on one GPU (matchAttribute parentUUID): one is free on each GPU, enough by count;
+    ending one holder on GPU 0 frees a second one there."""
+    (fix,) = _fixes(view_of(MIG, "inference", "embed-pair"))
+    assert fix.summary.startswith("free a100-mig-2: end inference/triton-0-0 (priority 0), whose claim ")
+    assert (fix.objects, fix.opens) == (("pod/inference/triton-0-0",), ("a100-mig-2",))
