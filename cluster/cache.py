@@ -340,6 +340,8 @@ class _Resource:
     """A group the cluster may not serve (`resource.k8s.io` where DRA is off): a 404 ends the
     reflector, and the cache is synced without it."""
     group: str = ""
+    label: str = ""
+    """How `held` (and `/metrics`) names what it keeps, when not by its plural."""
 
 
 class _Reflector:
@@ -558,9 +560,10 @@ class ClusterCache:
         self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
         pods = _Resource("pods", BOUND_PODS, compact_pod, _everything, _node_of)
         self._pods = _Reflector(self, pods)
-        self._pending = _Reflector(
-            self, _Resource("pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of)
+        unscheduled = _Resource(
+            "pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of, label="unscheduled-pods"
         )
+        self._pending = _Reflector(self, unscheduled)
         self._dra = {
             plural: _Reflector(
                 self,
@@ -699,7 +702,7 @@ class ClusterCache:
     @property
     def held(self) -> dict[str, int]:
         """The objects held, by resource (the count `max_objects` bounds)."""
-        return {r.resource.plural: len(r.items) + r.listing for r in self._reflectors}
+        return {r.resource.label or r.resource.plural: len(r.items) + r.listing for r in self._reflectors}
 
     def estimated_bytes(self, sample: int = 200) -> int:
         """The memory the objects held take, estimated from a deep size walk of up to `sample` of
