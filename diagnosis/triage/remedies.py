@@ -17,7 +17,7 @@ from diagnosis.patch import merge_patch
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import failing, logs
 from diagnosis.triage.evidence import CONDITION_TAINTS
-from diagnosis.triage.fit import PODS, Shortage, amount, pod_requests, shortages, show
+from diagnosis.triage.fit import PODS, Shortage, amount, pod_requests, show
 from diagnosis.triage.fixes import (
     CHECKED,
     Change,
@@ -442,16 +442,12 @@ def _fits(found: Sequence[Shortage], chosen: list[Holder]) -> bool:
     return True
 
 
-def _shortages(ask: Ask, node: Object) -> list[Shortage]:
-    return shortages(ask.fit, node, ask.usage(name(node)), ask.requests)
-
-
 def ending_on(ask: Ask, node: Object) -> Change | None:
     """The fewest pods on the node, lowest priority first (those the pod may preempt before the others
     of a priority, the larger first), whose end lets the pod's devices and its other requests fit
     there; None when no such set of pods exists (or the pod is larger than the node)."""
     pod, host = ask.pod, name(node)
-    short = _shortages(ask, node)
+    short = ask.shortages(node)
     devices = {
         r: n for r, n in ask.requests.items() if ask.offer(node, r).allocatable - ask.used(host, r) < n
     }
@@ -487,7 +483,7 @@ def for_node_resources(funnel: Funnel) -> tuple[Change, ...]:
     the smaller request; the pod count and hugepages are never asked less of (a pod is one pod, and
     hugepages are what the app maps)."""
     ask, nodes = funnel.ask, funnel.last.entered
-    found = {name(n): _shortages(ask, n) for n in nodes}
+    found = {name(n): ask.shortages(n) for n in nodes}
     changes: list[Change] = []
     lowered = _smaller_request(ask, nodes, found)
     if lowered is not None:
