@@ -116,18 +116,13 @@ def _fixes(node: str, waiting: list[Victim], now: datetime) -> tuple[Change, ...
         )
     held = sorted({text(f) for v in overdue for f in sequence(meta(v.pod).get("finalizers"))})
     first = min(v.since for v in overdue if v.since)
-    them, their = ("it", "its") if len(overdue) == 1 else ("them", "their")
+    their = "its" if len(overdue) == 1 else "their"
     late = f"{age(now, first)} past {their} grace period"
-    why = (
-        f"finalizers {', '.join(held)} hold {them}"
-        if held
-        else f"the kubelet has not confirmed {their} end (a container that does not stop, or a node that "
-        "does not report)"
-    )
+    why = f"finalizers {', '.join(held)}" if held else "a container that will not stop, or a silent kubelet"
     forced = [] if held else [kubectl.force_delete_pod(namespace(v.pod), name(v.pod)) for v in overdue]
     return (
         ending(
-            f"clear {shown} from {node}: {late}, {why}; once gone, the scheduler binds the pod: "
+            f"clear {shown} from {node}: {late} (held by {why}); once gone, the scheduler binds the pod: "
             "opens {opens}",
             pods,
             collect(kubectl.node_details(node), *forced),

@@ -348,13 +348,8 @@ def _fewest(
     of them would not (the pod asks more than the node has)."""
     if not all(offer(node, r).allocatable >= n for r, n in requests.items()):
         return []
-    chosen: list[Holder] = []
-    for holder in held:
-        if _enough(requests, free, chosen):
-            break
-        if any(holder.requests.get(r) for r in requests):
-            chosen.append(holder)
-    return chosen if chosen and _enough(requests, free, chosen) else []
+    holding = [h for h in held if any(h.requests.get(r) for r in requests)]
+    return _ended_until(holding, lambda chosen: _enough(requests, free, chosen))
 
 
 def who(held: list[Holder]) -> str:
@@ -523,10 +518,10 @@ def _smaller_request(ask: Ask, nodes: Sequence[Object], found: Mapping[str, list
         patch = _merged(patch, smaller)
         words.append(f"{show(resource, budget)} {resource} instead of {show(resource, ask.fit[resource])}")
     assert patch is not None
-    memory = "; a container that uses more memory than it requests is evicted first" * ("memory" in best[1])
+    # Under memory pressure the kubelet evicts first the pods that use more memory than they request.
+    memory = " (above its memory request a pod is evicted first)" * ("memory" in best[1])
     return pod_change(
-        f"ask {', '.join(words)} {where(pod)}, if the app can run with that (the scheduler reserves what "
-        f"the pod requests{memory}): opens {{opens}}",
+        f"ask {', '.join(words)} {where(pod)}, only if the app can run with that{memory}: opens {{opens}}",
         patch,
     )
 

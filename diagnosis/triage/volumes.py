@@ -528,7 +528,7 @@ def _fixes(funnel: Funnel, state: Volumes, index: Index) -> tuple[Change, ...]:
     next to the nodes left (not checkable: a new volume is not in the objects). A nodeSelector on the
     volume's zone is never offered: it opens nothing the volume step does not already allow."""
     pod = funnel.view.pod
-    changes = list(_missing_claim(pod, index))
+    changes = [*_missing_claim(pod, index), *_classless(pod, index)]
     if state.everywhere:
         return tuple(changes)
     reached = next(s.entered for s in funnel.stages if s.step.verdict is PodVerdict.EXHAUSTED)
@@ -583,6 +583,28 @@ def _missing_claim(pod: Object, index: Index) -> tuple[Change, ...]:
                 )
             )
         return tuple(found)
+    return ()
+
+
+def _classless(pod: Object, index: Index) -> tuple[Change, ...]:
+    """An unbound claim whose StorageClass does not exist waits for ever; its class cannot be changed
+    in place, so the claim is made again with one that exists (not checkable: a new claim's binding
+    is not in the objects)."""
+    ns = namespace(pod)
+    for ref in claim_refs(pod):
+        claim = index.claims.get((ns, ref.claim))
+        if claim is None or bound(claim) or text(spec(claim).get("volumeName")):
+            continue
+        if class_of(claim) and class_of(claim) not in index.classes:
+            return (
+                Change(
+                    f"make PVC {ref.claim} again with a StorageClass that exists ({class_of(claim)} does "
+                    "not, and a claim's class cannot be changed): what it opens cannot be shown (kubewhy "
+                    "does not model a new volume)",
+                    objects=(f"persistentvolumeclaim/{ns}/{ref.claim}",),
+                    checkable=False,
+                ),
+            )
     return ()
 
 

@@ -197,7 +197,8 @@ def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node()
     fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
     lowered, freeing = fixes[0], fixes[1]
     assert lowered.summary.startswith(
-        "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, if the app"
+        "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, only if the app can run with "
+        "that (above its memory request a pod is evicted first): opens node dgx-h100-01"
     )
     assert lowered.pod_patch is not None
     container = lowered.pod_patch["spec"]["containers"][0]
@@ -270,6 +271,31 @@ def test_a_node_at_its_attach_limit_is_freed_by_ending_one_pod_with_a_volume() -
     assert [len(f.objects) for f in fixes] == [1, 1]
 
 
+def test_a_claim_whose_storage_class_does_not_exist_is_made_again() -> None:
+    view = view_of(ROOT / "tests/corpus/triage/gke-pvc-missing.json", "ml-train", "bert-finetune-3-k9gvp")
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "shared-dataset", "namespace": "ml-train", "uid": "4f0c2b7e-claim"},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "resources": {"requests": {"storage": "500Gi"}},
+            "storageClassName": "filestore-premium",
+            "volumeMode": "Filesystem",
+        },
+        "status": {"phase": "Pending"},
+    }
+    storage = replace(view.storage, claims=(*view.storage.claims, claim))
+    found = classify(replace(view, storage=storage))
+    assert found.verdict == PodVerdict.VOLUME
+    assert [(f.pod_patch, f.opens, f.objects) for f in found.fixes] == [
+        (None, (), ("persistentvolumeclaim/ml-train/shared-dataset",))
+    ]
+    assert found.fixes[0].summary.startswith(
+        "make PVC shared-dataset again with a StorageClass that exists (filestore-premium does not"
+    )
+
+
 def test_a_volume_in_a_zone_without_gpu_nodes_is_to_be_moved_which_cannot_be_shown() -> None:
     fixes = _fixes("tests/corpus/triage/eks-pv-zone-label.json", "research", "alphafold-infer-17-kw77d")
     assert [(f.pod_patch, f.opens, f.objects) for f in fixes] == [
@@ -318,7 +344,7 @@ def test_victims_within_their_grace_period_are_waited_for() -> None:
 def test_victims_held_by_a_finalizer_are_not_force_deleted() -> None:
     held = _victims_changed(finalizers=["example.com/checkpoint-upload"])
     fix = held.fixes[0]
-    assert "finalizers example.com/checkpoint-upload hold them" in fix.summary
+    assert "(held by finalizers example.com/checkpoint-upload)" in fix.summary
     assert [c.text for c in fix.commands if c.changes] == []
 
 
