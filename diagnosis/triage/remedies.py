@@ -17,7 +17,7 @@ from diagnosis.patch import merge_patch
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import failing, logs
 from diagnosis.triage.evidence import CONDITION_TAINTS
-from diagnosis.triage.fit import PODS, Shortage, amount, pod_requests, shortages, show
+from diagnosis.triage.fit import PODS, Shortage, amount, pod_requests, show
 from diagnosis.triage.fixes import (
     CHECKED,
     Change,
@@ -437,16 +437,12 @@ def _fits(found: Sequence[Shortage], chosen: list[Holder]) -> bool:
     return True
 
 
-def _shortages(ask: Ask, node: Object) -> list[Shortage]:
-    return shortages(ask.fit, node, ask.usage(name(node)), ask.requests)
-
-
 def _room(ask: Ask, node: Object) -> tuple[Callable[[list[Holder]], bool], tuple[str, ...]] | None:
     """Whether the pod's devices and its other requests fit on the node once some of its pods end,
     and what is short there (`pods` for the pod count); None when no end of pods could make them fit
     (the pod is larger than the node)."""
     host = name(node)
-    short = _shortages(ask, node)
+    short = ask.shortages(node)
     devices = {
         r: n for r, n in ask.requests.items() if ask.offer(node, r).allocatable - ask.used(host, r) < n
     }
@@ -508,7 +504,7 @@ def for_node_resources(funnel: Funnel) -> tuple[Change, ...]:
     short (`ending_on`). A pod larger than any node gets only the smaller request; the pod count and
     hugepages are never asked less of (a pod is one pod, and hugepages are what the app maps)."""
     ask, nodes = funnel.ask, funnel.last.entered
-    found = {name(n): _shortages(ask, n) for n in nodes}
+    found = {name(n): ask.shortages(n) for n in nodes}
     ranked = sorted(nodes, key=lambda n: (len(found[name(n)]), name(n)))
     waits = [w for node in ranked[:CHECKED] if (w := waiting_on(ask, node)) is not None][:1]
     lowered = _smaller_request(ask, nodes, found)
