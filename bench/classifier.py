@@ -40,7 +40,7 @@ def view_of(
         for n in cluster.nodes
         if all(n["metadata"]["labels"].get(k) == v for k, v in selector.items())
     )
-    wanted = set(usage_candidates(pod, nodes))
+    wanted = set(usage_candidates(pod, nodes, dra))
     on_wanted = (p for p in cluster.pods if holds_node(p) and node_name(p) in wanted)
     bound = tuple(map(compact_pod, on_wanted) if devices_only else on_wanted)
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])

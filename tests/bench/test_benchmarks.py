@@ -140,6 +140,7 @@ async def test_the_classifier_is_timed_on_dra_views_as_the_live_reader_reads_the
                 ours = classifier.view_of(cluster, pod, prefiltered, dra=dra)
                 live = await reader.triage_view(*pod)
                 assert sorted(map(name, ours.nodes)) == sorted(map(name, live.nodes))
+                assert sorted(map(name, ours.bound_pods)) == sorted(map(name, live.bound_pods))
                 assert classify(ours).verdict == classify(live).verdict
                 assert classify(ours).verdict is PodVerdict.EXHAUSTED
         finally:
