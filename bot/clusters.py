@@ -28,8 +28,9 @@ PING_SECONDS = 5.0
 
 def build_reader(config: ClusterConfig, pending: bool = False) -> Reader:
     """A reader for one configured cluster. The live client is imported only when a live cluster is
-    configured, so `kubewhy ask` on a snapshot starts quickly. `pending`: a sentinel watches the
-    cluster, so its cache also keeps the unscheduled pods (and is started even if not enabled)."""
+    configured, so `kubewhy ask` on a snapshot starts quickly. A cache also keeps the unscheduled pods
+    that ask for devices (`/triage` names those competing with the pod); `pending`: a sentinel
+    watches the cluster, so its cache is started even if not enabled."""
     if config.snapshot is not None:
         from cluster.snapshot import SnapshotReader
 
@@ -38,7 +39,7 @@ def build_reader(config: ClusterConfig, pending: bool = False) -> Reader:
     from cluster.live import LiveReader
 
     wanted = config.cache.enabled or pending
-    cache = CacheOptions(max_objects=config.cache.max_objects, pending=pending) if wanted else None
+    cache = CacheOptions(max_objects=config.cache.max_objects, pending=True) if wanted else None
     if config.in_cluster:
         return LiveReader.in_cluster(timeout=config.timeout, cache=cache)
     kubeconfig = str(config.kubeconfig) if config.kubeconfig else None

@@ -95,7 +95,8 @@ class CacheOptions:
     most this old. Beyond it, the reader reads directly until the watch is back."""
     pending: bool = False
     """Also keep the unscheduled pods that ask for a device (`UNSCHEDULED_PODS`, `compact_pending`):
-    the sentinel reads them to find stuck workloads (`bot.sentinel`)."""
+    the sentinel reads them to find stuck workloads (`bot.sentinel`), `/triage` the pods that compete
+    for the same nodes."""
     backoff: Retry = field(default_factory=lambda: Retry(attempts=8, base=0.5, cap=30.0))
     """Waits between reconnections: the n-th failure in a row waits as this policy's n-th retry, and
     every failure from its last attempt on as the last (reconnections never end)."""
@@ -229,11 +230,17 @@ def _containers(template: _Template) -> list[dict[str, Any]]:
 def compact_pending(pod: Object) -> dict[str, Any]:
     """What the sentinel reads of a pod waiting for a node: who it is and who owns it (labels and
     ownerReferences: its workload), since when it waits (creation, the PodScheduled condition), and
-    whether it asks for a device (extended resources, ResourceClaims)."""
+    whether it asks for a device (extended resources, ResourceClaims); and what `/triage` reads of a
+    pod that competes for the same nodes: where it may go (nodeSelector, node affinity,
+    tolerations) and whether the scheduler tries it yet (scheduling gates)."""
     kept = compact_pod(pod)
     # New dicts: a compact pod's spec is shared with the pods of its template (`_spec`).
     kept["metadata"] = kept["metadata"] | _pick(meta(pod), ("labels", "ownerReferences", "creationTimestamp"))
-    kept["spec"] = kept["spec"] | _pick(spec(pod), ("resourceClaims",))
+    placement = _pick(spec(pod), ("resourceClaims", "nodeSelector", "tolerations", "schedulingGates"))
+    node_affinity = mapping(mapping(spec(pod).get("affinity")).get("nodeAffinity"))
+    if node_affinity:
+        placement["affinity"] = {"nodeAffinity": node_affinity}
+    kept["spec"] = kept["spec"] | placement
     kept["status"] = kept.get("status", {}) | _pick(status(pod), ("phase", "conditions"))
     return kept
 
@@ -333,6 +340,8 @@ class _Resource:
     """A group the cluster may not serve (`resource.k8s.io` where DRA is off): a 404 ends the
     reflector, and the cache is synced without it."""
     group: str = ""
+    label: str = ""
+    """How `held` (and `/metrics`) names what it keeps, when not by its plural."""
 
 
 class _Reflector:
@@ -551,9 +560,10 @@ class ClusterCache:
         self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
         pods = _Resource("pods", BOUND_PODS, compact_pod, _everything, _node_of)
         self._pods = _Reflector(self, pods)
-        self._pending = _Reflector(
-            self, _Resource("pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of)
+        unscheduled = _Resource(
+            "pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of, label="unscheduled-pods"
         )
+        self._pending = _Reflector(self, unscheduled)
         self._dra = {
             plural: _Reflector(
                 self,
@@ -692,7 +702,7 @@ class ClusterCache:
     @property
     def held(self) -> dict[str, int]:
         """The objects held, by resource (the count `max_objects` bounds)."""
-        return {r.resource.plural: len(r.items) + r.listing for r in self._reflectors}
+        return {r.resource.label or r.resource.plural: len(r.items) + r.listing for r in self._reflectors}
 
     def estimated_bytes(self, sample: int = 200) -> int:
         """The memory the objects held take, estimated from a deep size walk of up to `sample` of

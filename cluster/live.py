@@ -283,10 +283,18 @@ class LiveReader:
             peers=peers,
             storage=storage,
             nominated_pods=nominated,
+            pending_pods=self._pending_pods(),
             bound_nodes=frozenset((*usage, *serving)),
             dra=dra,
             notes=tuple(notes),
         )
+
+    def _pending_pods(self) -> tuple[Object, ...]:
+        """The other pods waiting for devices, which compete with the pod for the same nodes: from
+        the cache, which keeps them (`CacheOptions.pending`). Never read directly: that would be a
+        LIST of every unscheduled pod for each question."""
+        cache = self._cached()
+        return cache.pending_pods() if cache is not None and cache.pending_synced else ()
 
     async def _nominated_pods(self) -> tuple[Object, ...]:
         """The pods the scheduler nominated a node for and has not bound yet, any namespace: those of

@@ -9,6 +9,7 @@ the others. The scheduler's own message is quoted beside it, never used to decid
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
@@ -166,9 +167,9 @@ def _funnel(
     shared = shared or Shared()
     shared.alive.append(view)
     first = Ask(view.pod, requests, devices=_devices(view), shared=shared)
-    # The steps before the free slots read only the pod, the nodes and the DRA objects its claims
-    # lead to (`_claims_key`): a fix that ends pods leaves them as they were.
-    key = (id(view.pod), id(nodes), *_claims_key(view))
+    # The steps before the free slots read only the pod's placement and asks, the nodes and the DRA
+    # objects its claims lead to: a fix that ends pods, or asks less cpu, leaves them as they were.
+    key = (_placement_key(view.pod, requests), id(nodes), *_claims_key(view))
     found = shared.filtered.get(key)
     if found is None:
         stages = _filtered(first, nodes)
@@ -188,6 +189,14 @@ def _funnel(
     )
     rest = FUNNEL[len(filtered) :] if filtered[-1].kept else ()
     return Funnel(view, ask, filtered + run(rest, ask, reached))
+
+
+def _placement_key(pod: Object, requests: Mapping[str, int]) -> str:
+    """What the steps before the free slots read of the pod, in a few hundred bytes of JSON: its
+    nodeSelector, node affinity and tolerations, and the devices it asks."""
+    pod_spec = spec(pod)
+    read = (pod_spec.get("nodeSelector"), mapping(pod_spec.get("affinity")).get("nodeAffinity"))
+    return json.dumps([*read, pod_spec.get("tolerations"), requests], sort_keys=True, default=repr)
 
 
 def _claims_key(view: TriageView) -> tuple[int, ...]:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from diagnosis.model import Command, Holding, PodVerdict, Snippet
 from diagnosis.objects import Object, name, namespace, spec
 from diagnosis.triage.dra import Devices
-from diagnosis.triage.fit import Usage, pod_requests, usage
+from diagnosis.triage.fit import Shortage, Usage, pod_requests, shortages, usage
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
@@ -37,9 +37,9 @@ class Shared:
     (a fix never changes them)."""
 
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
-    filtered: dict[tuple[int, ...], tuple[tuple[Stage, ...], frozenset[str]]] = field(default_factory=dict)
-    """The steps before the free slots and the names of the nodes they keep, by (id(pod), id(nodes))
-    and, for a pod that names claims, what its DRA part reads (`classify._claims_key`)."""
+    filtered: dict[tuple[object, ...], tuple[tuple[Stage, ...], frozenset[str]]] = field(default_factory=dict)
+    """The steps before the free slots and the names of the nodes they keep, by what they read of the
+    pod, id(nodes) and, for a pod that names claims, of the DRA objects (`classify._funnel`)."""
     usages: dict[int, Usage] = field(default_factory=dict)
     """What the pods counted on a node request together, by id(those pods)."""
     requests: dict[int, Mapping[str, int]] = field(default_factory=dict)
@@ -130,6 +130,7 @@ class Ask:
     reached: frozenset[str] = frozenset()
     """The nodes that reached the free-slot step: those whose bound pods the view holds."""
     memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    _shortages: dict[int, list[Shortage]] = field(default_factory=dict, compare=False, repr=False)
     """What a step works out once for all nodes (its counts per domain, the pod's claims)."""
     devices: Devices | None = None
     """The pod's ResourceClaims against the cluster's devices; None when it names none (or when only
@@ -168,6 +169,15 @@ class Ask:
         found = self.shared.used.get(key)
         if found is None:
             found = self.shared.used[key] = sum(h.requests.get(resource, 0) for h in held)
+        return found
+
+    def shortages(self, node: Object) -> list[Shortage]:
+        """What of the pod's other requests does not fit on the node (`fit.shortages`), worked out once
+        per node for the check, the advice and the fixes."""
+        found = self._shortages.get(id(node))
+        if found is None:
+            found = shortages(self.fit, node, self.usage(name(node)), self.requests)
+            self._shortages[id(node)] = found
         return found
 
     def usage(self, node: str) -> Usage:

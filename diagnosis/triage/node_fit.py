@@ -11,7 +11,7 @@ from diagnosis.model import Command
 from diagnosis.objects import Object, name, namespace
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage import remedies
-from diagnosis.triage.fit import Shortage, owner, pod_requests, shortages, show
+from diagnosis.triage.fit import owner, pod_requests, show
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel
 from diagnosis.triage.ports import Taken, taken
 
@@ -19,18 +19,8 @@ PORT_MESSAGE = "node(s) didn't have free ports for the requested pod ports"
 """NodePorts' reason (`nodeports/node_ports.go` `ErrReason`)."""
 
 
-def _short(ask: Ask, node: Object) -> list[Shortage]:
-    """The node's shortages, worked out once for the check and the advice."""
-    found = ask.memo.setdefault("shortages", {})
-    assert isinstance(found, dict)
-    if id(node) not in found:
-        found[id(node)] = shortages(ask.fit, node, ask.usage(name(node)), ask.requests)
-    short: list[Shortage] = found[id(node)]
-    return short
-
-
 def node_resources(ask: Ask, node: Object) -> str | None:
-    return "; ".join(map(str, _short(ask, node))) or None
+    return "; ".join(map(str, ask.shortages(node))) or None
 
 
 def _pod(pod: Object) -> str:
@@ -41,7 +31,7 @@ def _pod(pod: Object) -> str:
 
 def node_resources_advice(funnel: Funnel) -> Advice:
     ask, nodes = funnel.ask, funnel.last.entered
-    found = {name(n): _short(ask, n) for n in nodes}
+    found = {name(n): ask.shortages(n) for n in nodes}
     tally = Counter(s.resource for short in found.values() for s in short)
     resource = min(tally, key=lambda r: (-tally[r], r))
     wanted = ask.fit.get(resource, 1)

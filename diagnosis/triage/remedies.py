@@ -17,7 +17,7 @@ from diagnosis.patch import merge_patch
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import failing, logs
 from diagnosis.triage.evidence import CONDITION_TAINTS
-from diagnosis.triage.fit import PODS, Shortage, amount, pod_requests, shortages, show
+from diagnosis.triage.fit import PODS, Shortage, amount, pod_requests, show
 from diagnosis.triage.fixes import (
     CHECKED,
     Change,
@@ -437,32 +437,17 @@ def _fits(found: Sequence[Shortage], chosen: list[Holder]) -> bool:
     return True
 
 
-def _shortages(ask: Ask, node: Object) -> list[Shortage]:
-    return shortages(ask.fit, node, ask.usage(name(node)), ask.requests)
-
-
-def ending_on(ask: Ask, node: Object) -> Change | None:
-    """The fewest pods on the node, lowest priority first (those the pod may preempt before the others
-    of a priority, the larger first), whose end lets the pod's devices and its other requests fit
-    there; None when no such set of pods exists (or the pod is larger than the node)."""
-    pod, host = ask.pod, name(node)
-    short = _shortages(ask, node)
+def _room(ask: Ask, node: Object) -> tuple[Callable[[list[Holder]], bool], tuple[str, ...]] | None:
+    """Whether the pod's devices and its other requests fit on the node once some of its pods end,
+    and what is short there (`pods` for the pod count); None when no end of pods could make them fit
+    (the pod is larger than the node)."""
+    host = name(node)
+    short = ask.shortages(node)
     devices = {
         r: n for r, n in ask.requests.items() if ask.offer(node, r).allocatable - ask.used(host, r) < n
     }
     if any(s.never for s in short) or any(ask.offer(node, r).allocatable < n for r, n in devices.items()):
         return None
-    # `pod_requests` counts the extended resources too: one reading serves devices and the rest.
-    endable = []
-    for other in ask.pods.get(host, ()):
-        holder = holder_of(pod, other, pod_requests(other))
-        frees = any(s.resource == PODS or holder.requests.get(s.resource) for s in short)
-        if may_end(pod, holder) and (frees or any(holder.requests.get(r) for r in devices)):
-            endable.append(holder)
-    wanted = [s.resource for s in short if s.resource != PODS] + list(devices)
-    endable.sort(
-        key=lambda h: (h.priority, not h.preemptible, -sum(h.requests.get(r, 0) for r in wanted[:1]), h.name)
-    )
 
     def enough(chosen: list[Holder]) -> bool:
         gone = {r: sum(h.requests.get(r, 0) for h in chosen) for r in devices}
@@ -471,23 +456,59 @@ def ending_on(ask: Ask, node: Object) -> Change | None:
         )
         return room and _fits(short, chosen)
 
+    return enough, (*(s.resource for s in short), *devices)
+
+
+def _others(ask: Ask, node: Object) -> list[Holder]:
+    """The pods counted on the node, with all they request (`pod_requests` counts the extended
+    resources too: one reading serves the devices and the rest)."""
+    return [holder_of(ask.pod, other, pod_requests(other)) for other in ask.pods.get(name(node), ())]
+
+
+def waiting_on(ask: Ask, node: Object) -> Change | None:
+    """Wait for the pods already terminating on the node, when their end is enough."""
+    room = _room(ask, node)
+    going = [h for h in _others(ask, node) if h.terminating and not h.nominated]
+    if room is None or not going or not room[0](going):
+        return None
+    return ending(
+        f"wait: {who(going)} {'is' if len(going) == 1 else 'are'} terminating on {name(node)}; once gone, "
+        "opens {opens}",
+        [(h.namespace, h.name) for h in going],
+    )
+
+
+def ending_on(ask: Ask, node: Object) -> Change | None:
+    """The fewest pods on the node, lowest priority first (those the pod may preempt before the others
+    of a priority, the larger first), whose end lets the pod's devices and its other requests fit
+    there; None when no such set of pods exists (or the pod is larger than the node)."""
+    room = _room(ask, node)
+    if room is None:
+        return None
+    enough, short = room
+    endable = [
+        h
+        for h in _others(ask, node)
+        if may_end(ask.pod, h) and any(r == PODS or h.requests.get(r) for r in short)
+    ]
+    first = next((r for r in short if r != PODS), PODS)
+    endable.sort(key=lambda h: (h.priority, not h.preemptible, -h.requests.get(first, 0), h.name))
     chosen = _ended_until(endable, enough)
-    return _freeing(f"free {host}", chosen) if chosen else None
+    return _freeing(f"free {name(node)}", chosen) if chosen else None
 
 
 def for_node_resources(funnel: Funnel) -> tuple[Change, ...]:
-    """Ask less of what is short (cpu, memory, ephemeral-storage), as much as the roomiest node has
-    free, saying that it holds only if the app can run with that; then free a node: end its
-    lowest-priority pods that hold what is short (`ending_on`). A pod larger than any node gets only
-    the smaller request; the pod count and hugepages are never asked less of (a pod is one pod, and
-    hugepages are what the app maps)."""
+    """Wait for pods already terminating where their end is enough; ask less of what is short (cpu,
+    memory, ephemeral-storage), as much as the roomiest node has free, saying that it holds only if
+    the app can run with that; then free a node: end its lowest-priority pods that hold what is
+    short (`ending_on`). A pod larger than any node gets only the smaller request; the pod count and
+    hugepages are never asked less of (a pod is one pod, and hugepages are what the app maps)."""
     ask, nodes = funnel.ask, funnel.last.entered
-    found = {name(n): _shortages(ask, n) for n in nodes}
-    changes: list[Change] = []
-    lowered = _smaller_request(ask, nodes, found)
-    if lowered is not None:
-        changes.append(lowered)
+    found = {name(n): ask.shortages(n) for n in nodes}
     ranked = sorted(nodes, key=lambda n: (len(found[name(n)]), name(n)))
+    waits = [w for node in ranked[:CHECKED] if (w := waiting_on(ask, node)) is not None][:1]
+    lowered = _smaller_request(ask, nodes, found)
+    changes: list[Change] = [*waits, *([lowered] if lowered is not None else [])]
     for node in ranked:
         if len(changes) >= 3:
             break

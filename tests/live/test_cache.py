@@ -13,7 +13,7 @@ import pytest
 
 from cluster.cache import BOUND_PODS, CacheOptions, compact_pod
 from cluster.live import LiveReader
-from cluster.snapshot import load_objects
+from cluster.snapshot import SnapshotReader, load_objects
 from cluster.transport import Retry
 from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
@@ -493,3 +493,24 @@ async def test_a_placed_dra_pods_answer_names_its_claim_devices_and_node(how: st
     assert [(r.verb, r.path) for r in claims_read] == (
         [("list", "/apis/resource.k8s.io/v1/namespaces/dra-lab/resourceclaims")] if how == "direct" else []
     )
+
+
+# — what only the cache gives —
+
+
+async def test_the_pods_that_compete_for_the_nodes_come_from_the_cache_as_in_the_snapshot() -> None:
+    """The unscheduled pods that ask for devices are kept by the cache (one watch, no read per
+    question): the pods competing for the exhausted pod's A100 nodes are those the snapshot names.
+    Read directly, the answer names none rather than LIST every unscheduled pod."""
+    from_snapshot = classify(await SnapshotReader.from_path(GPU_CLUSTER).triage_view(*PINNED))
+    assert len(from_snapshot.competing) == 2, from_snapshot.competing
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, CacheOptions(pending=True)) as reader:
+            assert reader.cache is not None
+            assert reader.cache.pending_synced
+            cached = classify(await reader.triage_view(*PINNED))
+        async with live_reader(sim) as reader:
+            direct = classify(await reader.triage_view(*PINNED))
+    assert cached.competing == from_snapshot.competing
+    assert direct.verdict == cached.verdict == PodVerdict.EXHAUSTED
+    assert direct.competing == ()

@@ -208,6 +208,23 @@ def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node()
     assert [c.text for c in freeing.commands] == ["kubectl delete pod embeddings-cache-0 -n ml"]
 
 
+def test_a_pod_already_terminating_where_its_end_is_enough_is_waited_for_first() -> None:
+    view = view_of(ROOT / "tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
+    going = {"deletionTimestamp": "2099-01-01T00:00:00Z", "deletionGracePeriodSeconds": 30}
+    pods = tuple(
+        {**p, "metadata": {**p["metadata"], **going}} if p["metadata"]["name"] == "embeddings-cache-0" else p
+        for p in view.bound_pods
+    )
+    fixes = classify(replace(view, bound_pods=pods)).fixes
+    assert fixes[0].summary == (
+        "wait: ml/embeddings-cache-0 (StatefulSet embeddings-cache, priority 0) is terminating on "
+        "dgx-h100-01; once gone, opens node dgx-h100-01"
+    )
+    assert (fixes[0].commands, fixes[0].opens) == ((), ("dgx-h100-01",))
+    # A pod already going is never offered to be ended again.
+    assert all("embeddings-cache-0" not in f.summary for f in fixes[1:])
+
+
 def test_too_many_pods_ends_one_pod_and_never_a_daemonset_pod() -> None:
     fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "notebook-gpu-0")
     assert [(f.pod_patch, f.opens) for f in fixes] == [(None, ("dgx-h100-03",))]
