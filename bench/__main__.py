@@ -181,11 +181,9 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
             ours = await triage.measure_kubewhy(reader, pods[case], size.kubewhy_runs, plan.budget_s)
             by_pod[case].append(triage.kubewhy_row(served, "kubewhy", case, ours, baselines[case]))
             if case == "pinned pod":  # its pool's nodes are read one LIST each
-                nodes = triage.node_names(await reader.triage_view(*pods[case]))
-                bare = await asyncio.to_thread(
-                    triage.measure_bare, served, nodes, size.kubewhy_runs, plan.budget_s
+                bare, reads = await triage.measure_bare(
+                    served, reader, pods[case], size.kubewhy_runs, plan.budget_s
                 )
-                reads = await triage.measure_reads(reader, pods[case], size.kubewhy_runs, plan.budget_s)
                 by_pod[case].append(triage.bare_row(served, case, bare, ours, reads))
         if size.direct_jobset:
             rows.append(await jobset.measure(reader, served, "kubewhy", size.jobset_runs, plan.budget_s))

@@ -9,6 +9,7 @@ memory cap is stopped and reported as a lower bound.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import tempfile
@@ -221,10 +222,16 @@ def node_names(view: TriageView) -> tuple[str, ...]:
     return usage_candidates(view.pod, view.nodes)
 
 
-def measure_bare(served: Served, nodes: tuple[str, ...], runs: int, budget_s: float) -> Bare:
-    """The server's pace: the same per-node LISTs (`spec.nodeName=N`, not terminated), `WORKERS` at a
-    time over pooled connections, as raw bytes, never decoded: what the reads cost with no Python
-    client work beyond sending and receiving."""
+async def measure_bare(
+    served: Served, reader: LiveReader, target: Key, runs: int, budget_s: float
+) -> tuple[Bare, Sample | None]:
+    """The server's pace: the per-node LISTs (`spec.nodeName=N`, not terminated) that reading `target`
+    directly sends, sent `WORKERS` at a time over pooled connections, as raw bytes, never decoded —
+    what the reads cost with no Python client work beyond sending and receiving. Beside it, kubewhy's
+    reads alone for `target` (`triage_view`: every call, decoded into the view, not classified; None
+    if a read failed). A run of each in turn, after one warm-up of each, so that both see the same
+    load of the machine, up to `runs` each within `budget_s`."""
+    nodes = node_names(await reader.triage_view(*target))
     pool = urllib3.PoolManager(maxsize=WORKERS)
     headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
     urls = [
@@ -236,20 +243,29 @@ def measure_bare(served: Served, nodes: tuple[str, ...], runs: int, budget_s: fl
     def get(url: str) -> int:
         return len(pool.request("GET", url, headers=headers).data)
 
+    bare: list[float] = []
+    reads: list[float] | None = []
+    sizes: list[int] = []
+    started = time.perf_counter()
     with ThreadPoolExecutor(WORKERS) as workers:
-        sample, sizes = repeat(lambda: list(workers.map(get, urls)), runs, budget_s)
+        for run in range(runs + 1):  # the first of each is the warm-up
+            t0 = time.perf_counter()
+            sizes = await asyncio.to_thread(lambda: list(workers.map(get, urls)))
+            if run:
+                bare.append(time.perf_counter() - t0)
+            if reads is not None:
+                t0 = time.perf_counter()
+                try:
+                    await reader.triage_view(*target)
+                except ClusterError:
+                    reads = None
+                else:
+                    if run:
+                        reads.append(time.perf_counter() - t0)
+            if run and time.perf_counter() - started > budget_s:
+                break
     pool.clear()
-    return Bare(sample, len(urls), sum(sizes))
-
-
-async def measure_reads(reader: LiveReader, target: Key, runs: int, budget_s: float) -> Sample | None:
-    """kubewhy's reads alone for `target` (`triage_view`: every call, decoded into the view), without
-    classifying: what the bare LISTs are to be compared with; None if a read failed."""
-    try:
-        sample, _ = await repeat_async(lambda: reader.triage_view(*target), runs, budget_s)
-    except ClusterError:
-        return None
-    return sample
+    return Bare(Sample(tuple(bare)), len(urls), sum(sizes)), None if reads is None else Sample(tuple(reads))
 
 
 def bare_row(served: Served, case: str, bare: Bare, ours: Measured, reads: Sample | None) -> Row:

@@ -216,10 +216,13 @@ LEAN = (
     "slack_",
     "aiohttp",
     "prometheus",
+    "celpy",
+    "lark",
 )
 """What a live CLI run must not import: the generated API classes and models (the transport calls the
 ApiClient with resource paths), the subpackages `kubernetes/__init__.py` would load (`cluster.kube`
-skips it), nor what only `kubewhy serve` needs (its pydantic models, Slack, aiohttp, metrics)."""
+skips it), what only `kubewhy serve` needs (its pydantic models, Slack, aiohttp, metrics), nor the
+CEL library for a pod that names no ResourceClaim (no selector to evaluate)."""
 
 
 def _lean_run(args: list[str]) -> subprocess.CompletedProcess[str]:
