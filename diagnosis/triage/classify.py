@@ -132,8 +132,11 @@ def usage_candidates(pod: Object, nodes: Iterable[Object], dra: Dra | None = Non
         nominated = nominated_node(pod) if asks and not node_name(pod) and not gate_names(pod) else ""
         return (nominated,) if nominated else ()
     devices = Devices(pod, dra) if dra is not None and asks_claims(pod) else None
-    reached = _filtered(Ask(pod, effective_requests(pod), devices=devices), candidates(nodes))[-1].kept
-    return tuple(name(node) for node in reached)
+    last = _filtered(Ask(pod, effective_requests(pod), devices=devices), candidates(nodes))[-1]
+    if devices is not None and not last.kept and last.step.verdict is PodVerdict.EXHAUSTED:
+        # No node has free devices: the fixes that free some are checked on those nodes' pods.
+        return dra_remedies.freeable(devices, last.entered)
+    return tuple(name(node) for node in last.kept)
 
 
 def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:

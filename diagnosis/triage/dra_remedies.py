@@ -311,9 +311,9 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
         if change is not None:
             changes.append(change)
     pods = {(namespace(p), name(p)): p for p in view.bound_pods}
-    ranked = sorted(nodes, key=lambda n: (-_free(devices, n), name(n)))
+    by_name = {name(n): n for n in nodes}
     freeing = 0
-    for node in ranked[:CHECKED]:
+    for node in (by_name[n] for n in freeable(devices, nodes)):
         if freeing >= ALTERNATIVES:
             break  # each one is a funnel run over every node: the nodes closest to fitting are enough
         candidates = []
@@ -347,6 +347,14 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
                 )
             )
     return tuple(changes)
+
+
+def freeable(devices: Devices, nodes: Sequence[Object]) -> tuple[str, ...]:
+    """The nodes whose claims `for_exhausted` may propose to free, in its order: closest to fitting
+    first. A reader fetches their pods when no node has free devices (`classify.usage_candidates`),
+    so that each proposal can be checked."""
+    ranked = sorted(nodes, key=lambda n: (-_free(devices, n), name(n)))
+    return tuple(name(n) for n in ranked[:CHECKED])
 
 
 def _free(devices: Devices, node: Object) -> int:

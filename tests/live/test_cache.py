@@ -28,6 +28,7 @@ from handlers.reply import Scope
 from handlers.triage import triage
 from tests.corpus import ROOT, cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled
+from tests.unit.test_gpu_corpus import view_of
 
 DRA_LAB = ROOT / "examples" / "gpu-dra.json"
 NO_DRA_OBJECTS = {"deviceclasses": 0, "resourceclaims": 0, "resourceslices": 0}
@@ -514,3 +515,18 @@ async def test_the_pods_that_compete_for_the_nodes_come_from_the_cache_as_in_the
     assert cached.competing == from_snapshot.competing
     assert direct.verdict == cached.verdict == PodVerdict.EXHAUSTED
     assert direct.competing == ()
+
+
+@pytest.mark.parametrize("how", ["direct", "cached"])
+async def test_a_dra_pods_fixes_are_checked_on_the_pods_of_the_nodes_they_free(how: str) -> None:
+    """No node has the devices free, so no node's pods are needed for the verdict; the reader still
+    reads the pods of the nodes the fixes would free, and the answer offers the fixes the snapshot's
+    gives, each checked on them."""
+    offline = classify(view_of(DRA_LAB, "dra-lab", "case-dra-exhaust"))
+    with serve(DRA_LAB) as sim:
+        reading = live_reader(sim) if how == "direct" else cached_reader(sim)
+        async with reading as reader:
+            found = classify(await reader.triage_view("dra-lab", "case-dra-exhaust"))
+    assert found.verdict is offline.verdict is PodVerdict.EXHAUSTED
+    assert [(f.summary, f.opens) for f in found.fixes] == [(f.summary, f.opens) for f in offline.fixes]
+    assert [f.summary.split(":")[0] for f in found.fixes][1:] == ["free dra-a100-0", "free dra-a100-1"]
