@@ -41,8 +41,11 @@ from diagnosis.triage.scheduling import CORDON, Placement, Taint
 from diagnosis.views import TriageView
 
 ALTERNATIVES = 3
-"""Other device classes or selector values proposed for one request, nodes proposed to free: each
-costs a funnel run."""
+"""Other device classes or selector values proposed for one request: each costs a funnel run."""
+
+FREED = 1
+"""Nodes proposed to free. Checking one reruns the DRA steps over every node (the allocations change),
+about 40 ms on 5,000 nodes: the node closest to fitting, its cheapest holders, is the one offered."""
 
 _EQUALS = re.compile(
     r"""device\.attributes\[(?P<q>['"])(?P<domain>[^'"]+)(?P=q)\]\.(?P<attribute>[A-Za-z_][A-Za-z0-9_]*)"""
@@ -314,8 +317,8 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
     by_name = {name(n): n for n in nodes}
     freeing = 0
     for node in (by_name[n] for n in freeable(devices, nodes)):
-        if freeing >= ALTERNATIVES:
-            break  # each one is a funnel run over every node: the nodes closest to fitting are enough
+        if freeing >= FREED:
+            break
         candidates = []
         for claim in dict.fromkeys(claim for claim, _, _ in devices.holders_on(node)):
             users = [pods.get((claim.namespace, n)) for n, _ in claim.reserved_for]
