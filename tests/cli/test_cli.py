@@ -419,6 +419,19 @@ def test_missing_kubeconfig(tmp_path: Path) -> None:
 # --- 130: interrupted -----------------------------------------------------------------------------
 
 
+def _asleep_in_pipe_read(process: subprocess.Popen[str]) -> None:
+    """Wait until the process sleeps in the kernel's pipe read (`/proc/PID/wchan`): a Ctrl-C then
+    interrupts the read. One sent a moment earlier, between the open and the read, is left pending
+    by CPython until its next bytecode, and the read would block before that (a race of the test's
+    making: a person presses Ctrl-C at a kubewhy that has been waiting)."""
+    wchan = Path(f"/proc/{process.pid}/wchan")
+    deadline = time.monotonic() + 30
+    while "pipe_read" not in (said := wchan.read_text()):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"kubewhy never slept in a pipe read (wchan: {said!r})"
+        time.sleep(0.01)
+
+
 def test_ctrl_c_exits_130_quietly(tmp_path: Path) -> None:
     fifo = tmp_path / "snapshot.json"
     os.mkfifo(fifo)
@@ -429,8 +442,8 @@ def test_ctrl_c_exits_130_quietly(tmp_path: Path) -> None:
         text=True,
         cwd=ROOT,
     )
-    # Opening the FIFO's writing end succeeds once kubewhy has opened it to read: it is then
-    # waiting for the snapshot, as on a slow `--snapshot <(kubectl get …)`.
+    # Opening the FIFO's writing end succeeds once kubewhy has opened it to read: it then waits for
+    # the snapshot, as on a slow `--snapshot <(kubectl get …)`.
     while True:
         try:
             writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
@@ -439,6 +452,7 @@ def test_ctrl_c_exits_130_quietly(tmp_path: Path) -> None:
             assert process.poll() is None, process.communicate()
             time.sleep(0.01)
     try:
+        _asleep_in_pipe_read(process)
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=30)
     finally:
