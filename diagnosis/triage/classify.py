@@ -173,11 +173,13 @@ def _funnel(
     # The steps before the free slots read only the pod's placement and asks, the nodes and the DRA
     # objects its claims lead to: a fix that ends pods, or asks less cpu, leaves them as they were.
     key = (_placement_key(view.pod, requests), id(nodes), *_claims_key(view))
-    found = shared.filtered.get(key)
-    if found is None:
-        stages = _filtered(first, nodes)
-        found = shared.filtered[key] = (stages, frozenset(map(name, stages[-1].kept)))
-    filtered, reached_names = found
+    filtered, reached_names = _cached_run(shared, key, FUNNEL[:_FREE_SLOT], first, nodes)
+    if _claims_only(first) and filtered[-1].kept:
+        # Its free-slot step reads every claim's allocation, which a fix that ends pods changes.
+        free_slot = FUNNEL[_FREE_SLOT : _FREE_SLOT + 1]
+        allocations = (*key, id(view.dra.claims))
+        found, reached_names = _cached_run(shared, allocations, free_slot, first, filtered[-1].kept)
+        filtered += found
     reached = filtered[-1].kept
     # Only the pods counted on the nodes reached matter (all a reader must fetch).
     pods = shared.counted(view)
@@ -204,13 +206,21 @@ def _placement_key(pod: Object, requests: Mapping[str, int]) -> str:
 
 def _claims_key(view: TriageView) -> tuple[int, ...]:
     """What the DRA part of the steps before the free slots reads, by identity: the device inventory
-    and the pod's own claims, and every allocation when the pod asks devices only by claims (its
-    free-slot step is among those steps: `_filtered`). The view, which holds them, is kept alive by
-    `Shared`."""
+    and the pod's own claims (the view, which holds them, is kept alive by `Shared`)."""
     if not asks_claims(view.pod):
         return ()
-    allocations = () if effective_requests(view.pod) else (id(view.dra.claims),)
-    return (id(view.dra.devices), *allocations, *(id(r.claim) for r in resolve(view.pod, view.dra)))
+    return (id(view.dra.devices), *(id(r.claim) for r in resolve(view.pod, view.dra)))
+
+
+def _cached_run(
+    shared: Shared, key: tuple[object, ...], steps: tuple[Step, ...], ask: Ask, nodes: tuple[Object, ...]
+) -> tuple[tuple[Stage, ...], frozenset[str]]:
+    """`run(steps, ask, nodes)` and the names of the nodes its last stage keeps, once per key."""
+    found = shared.filtered.get(key)
+    if found is None:
+        stages = run(steps, ask, nodes)
+        found = shared.filtered[key] = (stages, frozenset(map(name, stages[-1].kept)))
+    return found
 
 
 def _funneled(view: TriageView, requests: Mapping[str, int], shared: Shared) -> Diagnosis:
@@ -247,10 +257,14 @@ _DEVICE_VERDICTS = frozenset(
 def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
     """The funnel up to the free-slot step, from which on the steps need the pods counted on the nodes
     this leaves: it runs once per classification, and its last stage keeps the usage candidates. A
-    pod that asks no extended resource, only claims, passes the free-slot step here too: its devices
-    are free or not by the DRA objects alone."""
-    claims_only = not ask.requests and ask.devices is not None
-    return run(FUNNEL[: _FREE_SLOT + 1 if claims_only else _FREE_SLOT], ask, nodes)
+    pod that asks no extended resource, only claims, passes the free-slot step here too (`_claims_only`)."""
+    return run(FUNNEL[: _FREE_SLOT + 1 if _claims_only(ask) else _FREE_SLOT], ask, nodes)
+
+
+def _claims_only(ask: Ask) -> bool:
+    """The pod asks no extended resource, only claims: its devices are free or not by the DRA objects
+    alone, so its free-slot step is passed before any pod is read (`usage_candidates`)."""
+    return not ask.requests and ask.devices is not None
 
 
 def passing(view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
