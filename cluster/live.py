@@ -57,7 +57,7 @@ from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
 from diagnosis.triage import affinity, spread, volumes
-from diagnosis.triage.classify import gate_names, reaches_funnel, serving_nothing, usage_candidates
+from diagnosis.triage.classify import gate_names, node_reads, reaches_funnel, usage_candidates
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL
 from diagnosis.triage.resources import nominated_node
 from diagnosis.triage.scheduling import Placement, node_selector
@@ -263,9 +263,9 @@ class LiveReader:
         (nodes, prefiltered), nominated, dra = await asyncio.gather(
             self._candidate_nodes(found), self._nominated_pods(), self._dra([found])
         )
-        usage = usage_candidates(found, nodes, dra)
+        usage, serving_none = node_reads(found, nodes, dra)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
-        serving = [n for n in serving_nothing(found, nodes) if n not in usage]
+        serving = [n for n in serving_none if n not in usage]
         bound, theirs, peers, storage = await asyncio.gather(
             self._bound_pods(usage, None if prefiltered else len(nodes)),
             self._pods_on(serving),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from diagnosis import objects
 from diagnosis.commands import collect
 from diagnosis.model import Command
-from diagnosis.objects import Object, labels, name, namespace, sequence, text
+from diagnosis.objects import Object, labels, name, namespace, sequence, spec, text
 from diagnosis.relations import node_name, workload
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
@@ -86,8 +86,9 @@ def queries(pod: Object) -> tuple[Query, ...]:
 
 def has_namespace_selector(pod: Object) -> bool:
     """Some required anti-affinity term of this (existing) pod picks namespaces by their labels:
-    matching it against a pod needs that pod's Namespace."""
-    return any(
+    matching it against a pod needs that pod's Namespace. (Most pods have no affinity at all: the
+    reader asks this of every bound pod it read.)"""
+    return bool(spec(pod).get("affinity")) and any(
         isinstance(raw.get("namespaceSelector"), Mapping) and raw.get("namespaceSelector")
         for raw in spec_terms(pod, ANTI_AFFINITY)
     )

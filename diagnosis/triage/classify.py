@@ -85,6 +85,7 @@ __all__ = [
     "effective_requests",
     "funnel_of",
     "gate_names",
+    "node_reads",
     "passing",
     "reaches_funnel",
     "serving_nothing",
@@ -126,29 +127,38 @@ def usage_candidates(pod: Object, nodes: Iterable[Object], dra: Dra | None = Non
     its preemption, its nominated node. Empty when the pod does not need them (no request, already
     bound, gated). A pod that asks devices only by ResourceClaims finds them free or not in the DRA
     objects, not in the pods: given those (`dra`), the free-slot step is passed too."""
-    if not reaches_funnel(pod):
-        # A pod waiting for victims: its nominated node's pods are the evidence.
-        asks = effective_requests(pod) or asks_claims(pod)
-        nominated = nominated_node(pod) if asks and not node_name(pod) and not gate_names(pod) else ""
-        return (nominated,) if nominated else ()
-    devices = Devices(pod, dra) if dra is not None and asks_claims(pod) else None
-    last = _filtered(Ask(pod, effective_requests(pod), devices=devices), candidates(nodes))[-1]
-    if devices is not None and not last.kept and last.step.verdict is PodVerdict.EXHAUSTED:
-        # No node has free devices: the fixes that free some are checked on those nodes' pods.
-        return dra_remedies.freeable(devices, last.entered)
-    return tuple(name(node) for node in last.kept)
+    return node_reads(pod, nodes, dra)[0]
 
 
 def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     """When the verdict is that no node left serves the pod's devices (no resource, or allocatable 0),
     the first nodes it names: a reader fetches their pods too, so the answer can quote the device
     plugin, operator and driver pods there (`diagnosis.triage.devices`)."""
+    return node_reads(pod, nodes)[1]
+
+
+def node_reads(
+    pod: Object, nodes: Iterable[Object], dra: Dra | None = None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`usage_candidates` and `serving_nothing` at once (a reader asks both): the steps before the
+    free slots run over the nodes once, twice for a pod that names claims (the devices of its
+    claims do not change which device plugins serve the other nodes)."""
     if not reaches_funnel(pod):
-        return ()
-    last = _filtered(Ask(pod, effective_requests(pod)), candidates(nodes))[-1]
-    if last.kept or last.step.verdict not in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO):
-        return ()
-    return tuple(name(n) for n in last.entered[:SHOWN_NODES])
+        # A pod waiting for victims: its nominated node's pods are the evidence.
+        asks = effective_requests(pod) or asks_claims(pod)
+        nominated = nominated_node(pod) if asks and not node_name(pod) and not gate_names(pod) else ""
+        return ((nominated,) if nominated else ()), ()
+    nodes = candidates(nodes)
+    devices = Devices(pod, dra) if dra is not None and asks_claims(pod) else None
+    last = _filtered(Ask(pod, effective_requests(pod), devices=devices), nodes)[-1]
+    plain = last if devices is None else _filtered(Ask(pod, effective_requests(pod)), nodes)[-1]
+    serving: tuple[str, ...] = ()
+    if not plain.kept and plain.step.verdict in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO):
+        serving = tuple(name(n) for n in plain.entered[:SHOWN_NODES])
+    if devices is not None and not last.kept and last.step.verdict is PodVerdict.EXHAUSTED:
+        # No node has free devices: the fixes that free some are checked on those nodes' pods.
+        return dra_remedies.freeable(devices, last.entered), serving
+    return tuple(name(node) for node in last.kept), serving
 
 
 def reaches_funnel(pod: Object) -> bool:
