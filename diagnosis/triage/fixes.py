@@ -30,6 +30,7 @@ from diagnosis.patch import merge_patch
 from diagnosis.quantity import count
 from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.resources import Counted
 from diagnosis.views import TriageView
 
 CHECKED = 6
@@ -74,7 +75,8 @@ def changed(
     view: TriageView, change: Change, positions: Callable[[tuple[str, str]], Iterable[int]] | None = None
 ) -> TriageView:
     """The view as it would read after the change: copies, the view itself untouched. `positions`:
-    where the view's bound pods list a (namespace, name), when known (`resources.Counted`)."""
+    where the view's bound pods list a (namespace, name) (`resources.Counted.positions`), when the
+    caller has counted them already."""
     pod = merge_patch(view.pod, change.pod_patch) if change.pod_patch is not None else view.pod
     # What the change leaves alone stays the same object: the funnel runs of one classification
     # share what they work out about it (`diagnosis.triage.funnel.Shared`).
@@ -86,10 +88,8 @@ def changed(
         )
     bound, peers = view.bound_pods, view.peers
     if change.ended:
-        if positions is None:
-            gone = {i for i, p in enumerate(view.bound_pods) if (namespace(p), name(p)) in change.ended}
-        else:
-            gone = {i for key in change.ended for i in positions(key)}
+        listed = positions or Counted.of(view.pod, view.bound_pods).positions
+        gone = {i for key in change.ended for i in listed(key)}
         cuts = (-1, *sorted(gone), len(view.bound_pods))
         bound = tuple(chain.from_iterable(view.bound_pods[a + 1 : b] for a, b in pairwise(cuts)))
         peers = replace(
