@@ -16,6 +16,7 @@ from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
 from diagnosis.quantity import count
 from diagnosis.relations import is_terminal
+from diagnosis.triage.peers import spec_terms
 from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
 
 
@@ -201,7 +202,9 @@ class Counted:
             else:
                 listed[key] = position
             node = text(other_spec.get("nodeName"))
-            if counts(other, key, node) and other_spec.get("affinity") and _repels(other_spec):
+            # Most pods have no affinity at all: a glance at the key spares reading the terms.
+            repels = other_spec.get("affinity") and spec_terms(other, "podAntiAffinity")
+            if counts(other, key, node) and repels:
                 repelling.append((node, other))
         for other in nominated_pods:
             if priority(other) >= mine:
@@ -233,12 +236,6 @@ class Counted:
         the view the classification read."""
         first = self.listed.get(key)
         return () if first is None else (first, *self.relisted.get(key, ()))
-
-
-def _repels(pod_spec: Object) -> bool:
-    """The pod (its spec) has required pod anti-affinity terms; most pods have no affinity at all."""
-    rules = mapping(mapping(pod_spec.get("affinity")).get("podAntiAffinity"))
-    return bool(sequence(rules.get("requiredDuringSchedulingIgnoredDuringExecution")))
 
 
 def counted(
