@@ -263,7 +263,9 @@ class LiveReader:
         (nodes, prefiltered), nominated, dra = await asyncio.gather(
             self._candidate_nodes(found), self._nominated_pods(), self._dra([found])
         )
-        usage, serving_none = node_reads(found, nodes, dra)
+        # Off the event loop: on thousands of nodes it takes tens of milliseconds.
+        nodes = tuple(nodes)
+        usage, serving_none, memo = await asyncio.to_thread(node_reads, found, nodes, dra)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
         serving = [n for n in serving_none if n not in usage]
         bound, theirs, peers, storage = await asyncio.gather(
@@ -275,7 +277,7 @@ class LiveReader:
         peers = await self._own_namespace(found, peers, bound)
         return TriageView(
             found,
-            tuple(nodes),
+            nodes,
             (*bound, *theirs),
             _about(about, found),
             now,
@@ -287,6 +289,7 @@ class LiveReader:
             bound_nodes=frozenset((*usage, *serving)),
             dra=dra,
             notes=tuple(notes),
+            memo=memo,
         )
 
     def _pending_pods(self) -> tuple[Object, ...]:

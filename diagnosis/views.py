@@ -6,7 +6,7 @@ them. Given equal views, a diagnosis returns an equal result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from diagnosis.dra_objects import NO_DRA, Dra
@@ -87,6 +87,10 @@ class TriageView:
     notes: tuple[str, ...] = ()
     """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
     of it syncs): shown after the evidence; the diagnosis never reads it."""
+    memo: object = field(default=None, compare=False, repr=False)
+    """What the reader already worked out about these very objects while choosing what to read
+    (`diagnosis.triage.classify.node_reads`): the classifier starts from it rather than redo it. It
+    never changes an answer: a view without it gets the same one."""
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ the others. The scheduler's own message is quoted beside it, never used to decid
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.dra_objects import Dra
@@ -80,6 +81,7 @@ from diagnosis.views import TriageView
 
 __all__ = [
     "FUNNEL",
+    "NodeReads",
     "checked",
     "classify",
     "effective_requests",
@@ -112,7 +114,7 @@ def classify(view: TriageView) -> Diagnosis:
     if nominated_node(view.pod):
         return preempting(view, requests)
     # The scheduler does not try a pod whose claims are missing or unusable (PreEnqueue, PreFilter).
-    shared = Shared()
+    shared = view.memo if isinstance(view.memo, Shared) else Shared()
     nodes = shared.candidates(view.nodes)
     problem = claim_problem(view.pod, view.dra, nodes, view.events) if asks_claims(view.pod) else None
     if problem is not None:
@@ -121,44 +123,60 @@ def classify(view: TriageView) -> Diagnosis:
     return _funneled(view, requests, shared)
 
 
-def usage_candidates(pod: Object, nodes: Iterable[Object], dra: Dra | None = None) -> tuple[str, ...]:
+def usage_candidates(pod: Object, nodes: Sequence[Object], dra: Dra | None = None) -> tuple[str, ...]:
     """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
     bound pods `classify` reads (it ignores pods bound elsewhere); for a pod waiting for the victims of
     its preemption, its nominated node. Empty when the pod does not need them (no request, already
     bound, gated). A pod that asks devices only by ResourceClaims finds them free or not in the DRA
     objects, not in the pods: given those (`dra`), the free-slot step is passed too."""
-    return node_reads(pod, nodes, dra)[0]
+    return node_reads(pod, nodes, dra).usage
 
 
-def serving_nothing(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
+def serving_nothing(pod: Object, nodes: Sequence[Object]) -> tuple[str, ...]:
     """When the verdict is that no node left serves the pod's devices (no resource, or allocatable 0),
     the first nodes it names: a reader fetches their pods too, so the answer can quote the device
     plugin, operator and driver pods there (`diagnosis.triage.devices`)."""
-    return node_reads(pod, nodes)[1]
+    return node_reads(pod, nodes).serving
 
 
-def node_reads(
-    pod: Object, nodes: Iterable[Object], dra: Dra | None = None
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
+class NodeReads(NamedTuple):
+    """What a reader needs to know before it reads any pod (`node_reads`)."""
+
+    usage: tuple[str, ...]
+    """`usage_candidates`."""
+    serving: tuple[str, ...]
+    """`serving_nothing`."""
+    memo: Shared
+    """What working them out found about the nodes: a view that holds it (`TriageView.memo`) lets the
+    classifier start from there."""
+
+
+def node_reads(pod: Object, nodes: Sequence[Object], dra: Dra | None = None) -> NodeReads:
     """`usage_candidates` and `serving_nothing` at once (a reader asks both): the steps before the
-    free slots run over the nodes once, twice for a pod that names claims (the devices of its
-    claims do not change which device plugins serve the other nodes)."""
+    free slots run over the nodes once, twice for a pod that asks both an extended resource and
+    claims (the devices of its claims do not change which device plugins serve the other nodes)."""
+    shared = Shared()
     if not reaches_funnel(pod):
         # A pod waiting for victims: its nominated node's pods are the evidence.
         asks = effective_requests(pod) or asks_claims(pod)
         nominated = nominated_node(pod) if asks and not node_name(pod) and not gate_names(pod) else ""
-        return ((nominated,) if nominated else ()), ()
-    nodes = candidates(nodes)
-    devices = Devices(pod, dra) if dra is not None and asks_claims(pod) else None
-    last = _filtered(Ask(pod, effective_requests(pod), devices=devices), nodes)[-1]
-    plain = last if devices is None else _filtered(Ask(pod, effective_requests(pod)), nodes)[-1]
+        return NodeReads(((nominated,) if nominated else ()), (), shared)
+    nodes = shared.candidates(nodes)
+    requests = effective_requests(pod)
+    devices = shared.devices(pod, dra) if dra is not None and asks_claims(pod) else None
+    last = _before_pods(Ask(pod, requests, devices=devices, shared=shared), nodes, dra)[0][-1]
+    # Which device plugins serve the nodes, by the extended resources alone (none asked: no plugin).
+    plain: Stage | None = last
+    if devices is not None:
+        plain = _before_pods(Ask(pod, requests), nodes, None)[0][-1] if requests else None
     serving: tuple[str, ...] = ()
-    if not plain.kept and plain.step.verdict in (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO):
+    unserved = (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO)
+    if plain is not None and not plain.kept and plain.step.verdict in unserved:
         serving = tuple(name(n) for n in plain.entered[:SHOWN_NODES])
     if devices is not None and not last.kept and last.step.verdict is PodVerdict.EXHAUSTED:
         # No node has free devices: the fixes that free some are checked on those nodes' pods.
-        return dra_remedies.freeable(devices, last.entered), serving
-    return tuple(name(node) for node in last.kept), serving
+        return NodeReads(dra_remedies.freeable(devices, last.entered), serving, shared)
+    return NodeReads(tuple(name(node) for node in last.kept), serving, shared)
 
 
 def reaches_funnel(pod: Object) -> bool:
@@ -179,17 +197,9 @@ def _funnel(
 ) -> Funnel:
     shared = shared or Shared()
     shared.alive.append(view)
-    first = Ask(view.pod, requests, devices=_devices(view), shared=shared)
-    # The steps before the free slots read only the pod's placement and asks, the nodes and the DRA
-    # objects its claims lead to: a fix that ends pods, or asks less cpu, leaves them as they were.
-    key = (_placement_key(view.pod, requests), id(nodes), *_claims_key(view))
-    filtered, reached_names = _cached_run(shared, key, FUNNEL[:_FREE_SLOT], first, nodes)
-    if _claims_only(first) and filtered[-1].kept:
-        # Its free-slot step reads every claim's allocation, which a fix that ends pods changes.
-        free_slot = FUNNEL[_FREE_SLOT : _FREE_SLOT + 1]
-        allocations = (*key, id(view.dra.claims))
-        found, reached_names = _cached_run(shared, allocations, free_slot, first, filtered[-1].kept)
-        filtered += found
+    devices = shared.devices(view.pod, view.dra) if asks_claims(view.pod) else None
+    first = Ask(view.pod, requests, devices=devices, shared=shared)
+    filtered, reached_names = _before_pods(first, nodes, view.dra)
     reached = filtered[-1].kept
     # Only the pods counted on the nodes reached matter (all a reader must fetch).
     pods = shared.counted(view)
@@ -214,12 +224,34 @@ def _placement_key(pod: Object, requests: Mapping[str, int]) -> str:
     return json.dumps([*read, pod_spec.get("tolerations"), requests], sort_keys=True, default=repr)
 
 
-def _claims_key(view: TriageView) -> tuple[int, ...]:
+def _claims_key(pod: Object, dra: Dra) -> tuple[int, ...]:
     """What the DRA part of the steps before the free slots reads, by identity: the device inventory
-    and the pod's own claims (the view, which holds them, is kept alive by `Shared`)."""
-    if not asks_claims(view.pod):
-        return ()
-    return (id(view.dra.devices), *(id(r.claim) for r in resolve(view.pod, view.dra)))
+    and the pod's own claims (`Shared` keeps them alive)."""
+    return (id(dra.devices), *(id(r.claim) for r in resolve(pod, dra)))
+
+
+def _before_pods(
+    ask: Ask, nodes: tuple[Object, ...], dra: Dra | None
+) -> tuple[tuple[Stage, ...], frozenset[str]]:
+    """The funnel up to the free-slot step, from which on the steps need the pods counted on the nodes
+    this leaves, and the names of those nodes; its last stage keeps the usage candidates. A pod that
+    asks no extended resource, only claims, passes the free-slot step here too (`_claims_only`).
+
+    The steps before the free slots read only the pod's placement and asks, the nodes and the DRA
+    objects its claims lead to (`dra`, when `ask.devices` is set): they run once per classification
+    (and reader) for those, whatever a fix that ends pods, or asks less cpu, changes."""
+    shared = ask.shared
+    key: tuple[object, ...] = (_placement_key(ask.pod, ask.requests), id(nodes))
+    if ask.devices is not None and dra is not None:
+        key += _claims_key(ask.pod, dra)
+        shared.alive.append(dra)
+    filtered, reached = _cached_run(shared, key, FUNNEL[:_FREE_SLOT], ask, nodes)
+    if _claims_only(ask) and filtered[-1].kept and dra is not None:
+        # Its free-slot step reads every claim's allocation, which a fix that ends pods changes.
+        free_slot = FUNNEL[_FREE_SLOT : _FREE_SLOT + 1]
+        found, reached = _cached_run(shared, (*key, id(dra.claims)), free_slot, ask, filtered[-1].kept)
+        filtered += found
+    return filtered, reached
 
 
 def _cached_run(
@@ -262,13 +294,6 @@ _DEVICE_VERDICTS = frozenset(
     {PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO, PodVerdict.EXHAUSTED, PodVerdict.SCHEDULABLE}
 )
 """The verdicts that the scheduler's `Insufficient <device>` may be mistaken for, or contradicts."""
-
-
-def _filtered(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
-    """The funnel up to the free-slot step, from which on the steps need the pods counted on the nodes
-    this leaves: it runs once per classification, and its last stage keeps the usage candidates. A
-    pod that asks no extended resource, only claims, passes the free-slot step here too (`_claims_only`)."""
-    return run(FUNNEL[: _FREE_SLOT + 1 if _claims_only(ask) else _FREE_SLOT], ask, nodes)
 
 
 def _claims_only(ask: Ask) -> bool:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple
 
+from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Holding, PodVerdict, Snippet
 from diagnosis.objects import Object, name, namespace, spec
 from diagnosis.triage.dra import Devices
@@ -55,6 +56,7 @@ class Shared:
     _universes: dict[tuple[int, int], Mapping[str, Object]] = field(default_factory=dict)
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
     _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
+    _devices: dict[tuple[int, int], Devices] = field(default_factory=dict)
     _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
 
@@ -101,6 +103,16 @@ class Shared:
         if found is None:
             self.alive += (view.nodes, view.peers.nodes)
             found = self._universes[key] = universe(view)
+        return found
+
+    def devices(self, pod: Object, dra: Dra) -> Devices:
+        """The pod's `Devices` on these DRA objects, once: what it works out per node is reused by
+        every run."""
+        key = (id(pod), id(dra))
+        found = self._devices.get(key)
+        if found is None:
+            self.alive += (pod, dra)
+            found = self._devices[key] = Devices(pod, dra)
         return found
 
     def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:
