@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -117,6 +117,13 @@ class Subrequest:
     """Where its fields are in the ResourceClaimSpec, as a JSON pointer (RFC 6901):
     `/devices/requests/0/exactly`, `/devices/requests/0/firstAvailable/1`, `/devices/requests/0`."""
 
+    @cached_property
+    def asks_key(self) -> tuple[object, ...]:
+        """What it asks of a device, hashable: its class, selectors and tolerations (a node's devices
+        are offered to it by these alone: `diagnosis.triage.dra.Devices.offer`)."""
+        tolerations = tuple(tuple(sorted((str(k), str(v)) for k, v in t.items())) for t in self.tolerations)
+        return (self.device_class, self.selectors, tolerations)
+
 
 @dataclass(frozen=True)
 class Request:
@@ -149,7 +156,7 @@ class Result:
     device: str
     admin_access: bool
 
-    @property
+    @cached_property
     def device_id(self) -> str:
         return f"{self.driver}/{self.pool}/{self.device}"
 
@@ -477,6 +484,13 @@ class Dra:
     devices: Inventory = field(default_factory=Inventory)
     served: bool = True
     """False when the cluster serves no `resource.k8s.io` (DRA is not enabled there)."""
+    held: Mapping[str, tuple[Claim, str]] | None = field(default=None, compare=False, repr=False)
+    """`holders`, when already worked out (from the Dra these claims are a change of: `with_claims`)."""
+    base: Dra | None = field(default=None, compare=False, repr=False)
+    """The Dra these claims are a change of (`with_claims`), on the same devices."""
+    touched: frozenset[tuple[str, str]] = field(default=frozenset(), compare=False, repr=False)
+    """The pools (driver, name) some of whose devices `base` holds otherwise: only the nodes that reach
+    them see other holders."""
 
     @classmethod
     def of(cls, objects: Iterable[Object], served: bool = True) -> Dra:
@@ -496,16 +510,59 @@ class Dra:
     def class_index(self) -> Mapping[str, DeviceClass]:
         return self.devices.class_index
 
-    @cached_property
+    @property
     def holders(self) -> Mapping[str, tuple[Claim, str]]:
         """Device id → the claim whose allocation holds it and the result's request. Results with
         admin access do not hold their device (others may still allocate it)."""
-        return {
-            r.device_id: (c, r.request)
-            for c in self.claims
-            for r in c.results
-            if c.allocated and not r.admin_access
-        }
+        return self._holdings[0]
+
+    @cached_property
+    def _holdings(self) -> tuple[Mapping[str, tuple[Claim, str]], bool]:
+        """`holders`, and whether two claims hold one device (the later named, as the scheduler's
+        allocated-device tracker would overwrite it)."""
+        if self.held is not None:
+            return self.held, False
+        found: dict[str, tuple[Claim, str]] = {}
+        clash = False
+        for claim in self.claims:
+            clash = _hold(found, claim) or clash
+        return found, clash
+
+    def with_claims(self, claims: Iterable[Claim], inventory: Inventory) -> Dra:
+        """These claims instead of this one's, on this inventory: what they hold is worked out from
+        what this one's hold, for the claims that differ (a fix changes a few of thousands)."""
+        claims = tuple(claims)
+        if inventory is not self.devices:
+            return replace(self, claims=claims, devices=inventory, held=None)
+        kept, ours = {id(c) for c in claims}, {id(c) for c in self.claims}
+        differ = (*(c for c in self.claims if id(c) not in kept), *(c for c in claims if id(c) not in ours))
+        touched = frozenset((r.driver, r.pool) for c in differ for r in c.results)
+        changed = replace(self, claims=claims, held=None, base=self, touched=touched)
+        found, clash = self._holdings
+        if clash:
+            return changed
+        found = dict(found)
+        for claim in self.claims:
+            if id(claim) not in kept:
+                for result in claim.results:
+                    if found.get(result.device_id, (None,))[0] is claim:
+                        del found[result.device_id]
+        for claim in claims:
+            if id(claim) not in ours and _hold(found, claim):
+                return changed
+        return replace(changed, held=found)
+
+
+def _hold(holders: dict[str, tuple[Claim, str]], claim: Claim) -> bool:
+    """Note the devices the claim's allocation holds (not those it has admin access to); True when
+    another claim already held one of them."""
+    clash = False
+    if claim.allocated:
+        for result in claim.results:
+            if not result.admin_access:
+                clash = clash or result.device_id in holders
+                holders[result.device_id] = (claim, result.request)
+    return clash
 
 
 NO_DRA = Dra()

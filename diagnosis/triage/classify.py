@@ -206,7 +206,7 @@ def _funnel(
     on_nodes = pods.within(reached_names)
     ask = replace(
         first,
-        holders=shared.holders_of(view, on_nodes),
+        holders=shared.holders_of(view, pods, reached_names),
         pods=on_nodes,
         repelling=tuple(p for node, p in pods.repelling if node in reached_names),
         view=view,

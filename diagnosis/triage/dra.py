@@ -254,11 +254,37 @@ class Devices:
 
     pod: Object
     dra: Dra
+    base: Devices | None = field(default=None, compare=False, repr=False)
+    """The same pod's Devices on `dra.base`: a node none of whose pools `dra.touched` names finds
+    what it found there."""
     _per_node: dict[str, tuple[tuple[Choice, ...], ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _unallocatable: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
     problems: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     """Selector → why it could not be evaluated, or the runtime error the scheduler also meets."""
+
+    @cached_property
+    def _touched_hosts(self) -> frozenset[str] | None:
+        """The nodes whose choices may differ from `base`'s; None: every node's (no base of the same
+        claims and devices, or a changed pool reaches nodes by a selector)."""
+        base = self.base
+        if base is None or base.dra is not self.dra.base or base.dra.devices is not self.dra.devices:
+            return None
+        if [id(r.claim) for r in base.resolved] != [id(r.claim) for r in self.resolved]:
+            return None
+        hosts: set[str] = set()
+        for pool in self.dra.devices.pools:
+            if (pool.driver, pool.name) in self.dra.touched:
+                if any(s.all_nodes or s.node_selector is not None for s in pool.slices):
+                    return None
+                hosts.update(s.node_name for s in pool.slices)
+        return frozenset(hosts)
+
+    def _as_base(self, host: str) -> Devices | None:
+        """`base`, when the node finds there what it would find here."""
+        touched = self._touched_hosts
+        return self.base if touched is not None and host not in touched else None
 
     @cached_property
     def resolved(self) -> tuple[Resolved, ...]:
@@ -312,7 +338,11 @@ class Devices:
         host = name(node)
         found = self._per_node.get(host)
         if found is None:
-            found = tuple(tuple(self._choice(sub, node) for sub in a.alternatives) for a in self.asks)
+            base = self._as_base(host)
+            if base is not None:
+                found = base.choices(node)
+            else:
+                found = tuple(tuple(self._choice(sub, node) for sub in a.alternatives) for a in self.asks)
             self._per_node[host] = found
         return found
 
@@ -329,7 +359,7 @@ class Devices:
         and the subrequest alone, so it is remembered with the inventory (a node's slices pinned to it
         by name; nodes reached by a node selector depend on their labels and are worked out each time)."""
         inventory = self.dra.devices
-        key = ("offer", name(node), sub.device_class, sub.selectors, _frozen(sub.tolerations))
+        key = ("offer", name(node), *sub.asks_key)
         found = inventory.memo.get(key) if not inventory.unpinned else None
         if isinstance(found, Offer):
             return found
@@ -376,6 +406,14 @@ class Devices:
 
     def unallocatable(self, node: Object) -> str | None:
         """`exhausted`: the allocator finds no devices for all requests at once among the free ones."""
+        host = name(node)
+        if host not in self._unallocatable:
+            base = self._as_base(host)
+            found = base.unallocatable(node) if base is not None else self._unallocated(node)
+            self._unallocatable[host] = found
+        return self._unallocatable[host]
+
+    def _unallocated(self, node: Object) -> str | None:
         options = self.choices(node)
         if not self.asks or allocate(self.asks, options) is not None:
             return None
@@ -449,10 +487,6 @@ def _matches(selectors: Sequence[str], device: Device, problems: dict[str, str])
             # Never guessed: the device is kept (kubewhy does not drop a node on what it cannot tell).
             problems.setdefault(expression, f"cannot be evaluated by kubewhy: {result.detail}")
     return True
-
-
-def _frozen(tolerations: Sequence[Mapping[str, Any]]) -> tuple[tuple[tuple[str, str], ...], ...]:
-    return tuple(tuple(sorted((str(k), str(v)) for k, v in t.items())) for t in tolerations)
 
 
 def _ask_name(ask: Ask) -> str:

@@ -117,7 +117,7 @@ def _changed_dra(dra: Dra, change: Change) -> Dra:
     devices = dra.devices
     if change.slices:
         devices = Inventory(devices.classes, tuple(change.slices.get(s.name, s) for s in devices.slices))
-    return replace(dra, claims=tuple(claims), devices=devices)
+    return dra.with_claims(claims, devices)
 
 
 def pod_change(summary: str, patch: Mapping[str, Any]) -> Change:

@@ -77,23 +77,25 @@ class Shared:
                 before, ended = self._ended[id(view.bound_pods)]
                 found = self.counted(replace(view, bound_pods=before)).without(ended)
             else:
-                found = Counted.of(view.pod, view.bound_pods, view.nominated_pods)
+                found = Counted.of(view.pod, view.bound_pods, view.nominated_pods, self.extended)
             self.alive += (view.bound_pods, view.nominated_pods, found)
             self._counted[key] = found
         return found
 
     def holders_of(
-        self, view: TriageView, on_nodes: Mapping[str, tuple[Object, ...]]
+        self, view: TriageView, counted: Counted, nodes: Iterable[str]
     ) -> dict[str, tuple[Holder, ...]]:
-        """`resources.device_holders` of the pods counted on each node, worked out once per node's
-        pods (a fix that ends pods leaves the other nodes' as they were)."""
+        """`resources.device_holders` of the pods counted on each of these nodes, worked out once per
+        node's pods (a fix that ends pods leaves the other nodes' as they were)."""
         found = {}
-        for node, pods in on_nodes.items():
+        for node in nodes:
+            pods = counted.holding.get(node)
+            if pods is None:
+                continue
             held = self._held.get(id(pods))
             if held is None:
                 held = self._held[id(pods)] = device_holders(view.pod, pods, self.extended)
-            if held:
-                found[node] = held
+            found[node] = held
         return found
 
     def universe(self, view: TriageView) -> Mapping[str, Object]:
@@ -107,12 +109,14 @@ class Shared:
 
     def devices(self, pod: Object, dra: Dra) -> Devices:
         """The pod's `Devices` on these DRA objects, once: what it works out per node is reused by
-        every run."""
+        every run, and by the runs on DRA objects changed from these (`Dra.with_claims`) on the nodes
+        the change leaves alone."""
         key = (id(pod), id(dra))
         found = self._devices.get(key)
         if found is None:
             self.alive += (pod, dra)
-            found = self._devices[key] = Devices(pod, dra)
+            base = self._devices.get((id(pod), id(dra.base))) if dra.base is not None else None
+            found = self._devices[key] = Devices(pod, dra, base)
         return found
 
     def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:

@@ -173,22 +173,42 @@ class Counted:
     """(namespace, name) → where the view's bound pods first list it (`positions`)."""
     relisted: Mapping[tuple[str, str], tuple[int, ...]]
     """(namespace, name) → where the bound pods list it again (a reader that met it twice)."""
+    holding: Mapping[str, tuple[Object, ...]]
+    """Node name → those of its counted pods that ask for an extended resource (`device_holders`
+    reads only these: most pods ask none)."""
     gone: frozenset[tuple[str, str]] = frozenset()
     """The pods taken out by `without`: `where` still names them."""
 
     @classmethod
-    def of(cls, pod: Object, bound_pods: Sequence[Object], nominated_pods: Iterable[Object] = ()) -> Counted:
+    def of(
+        cls,
+        pod: Object,
+        bound_pods: Sequence[Object],
+        nominated_pods: Iterable[Object] = (),
+        extended: dict[int, Mapping[str, int]] | None = None,
+    ) -> Counted:
+        """`extended`: what pods ask of extended resources, by `template_key`, as far as known."""
         me, my_uid, mine = (namespace(pod), name(pod)), uid(pod), priority(pod)
+        asks = {} if extended is None else extended
         on: dict[str, list[Object]] = {}
+        holding: dict[str, list[Object]] = {}
         where: dict[tuple[str, str], str] = {}
 
-        def counts(other: Object, key: tuple[str, str], node: str) -> bool:
+        def counts(
+            other: Object, other_meta: Object, other_spec: Object, key: tuple[str, str], node: str
+        ) -> bool:
             if not node or key == me or key in where or is_terminal(other):
                 return False
-            if my_uid and meta(other).get("uid") == my_uid:
+            if my_uid and other_meta.get("uid") == my_uid:
                 return False
             where[key] = node
             on.setdefault(node, []).append(other)
+            template = template_key(other_spec)
+            found = asks.get(template)
+            if found is None:
+                found = asks[template] = extended_asks(other, other_spec)
+            if found:
+                holding.setdefault(node, []).append(other)
             return True
 
         repelling = []
@@ -204,12 +224,20 @@ class Counted:
             node = text(other_spec.get("nodeName"))
             # Most pods have no affinity at all: a glance at the key spares reading the terms.
             repels = other_spec.get("affinity") and spec_terms(other, "podAntiAffinity")
-            if counts(other, key, node) and repels:
+            if counts(other, other_meta, other_spec, key, node) and repels:
                 repelling.append((node, other))
         for other in nominated_pods:
             if priority(other) >= mine:
-                counts(other, (namespace(other), name(other)), nominated_node(other))
-        return cls({n: tuple(p) for n, p in on.items()}, where, tuple(repelling), listed, relisted)
+                key = (namespace(other), name(other))
+                counts(other, meta(other), spec(other), key, nominated_node(other))
+        return cls(
+            {n: tuple(p) for n, p in on.items()},
+            where,
+            tuple(repelling),
+            listed,
+            relisted,
+            {n: tuple(p) for n, p in holding.items()},
+        )
 
     def within(self, node_names: Iterable[str]) -> dict[str, tuple[Object, ...]]:
         """Node → its counted pods, for the nodes named that have some: the result does not depend on
@@ -227,8 +255,15 @@ class Counted:
                 on[node] = kept
             else:
                 del on[node]
+        holding = dict(self.holding)
+        for node in touched & holding.keys():
+            kept = tuple(p for p in holding[node] if (namespace(p), name(p)) not in ended)
+            if kept:
+                holding[node] = kept
+            else:
+                del holding[node]
         repelling = tuple((n, p) for n, p in self.repelling if (namespace(p), name(p)) not in ended)
-        return Counted(on, self.where, repelling, self.listed, self.relisted, self.gone | ended)
+        return Counted(on, self.where, repelling, self.listed, self.relisted, holding, self.gone | ended)
 
     def positions(self, key: tuple[str, str]) -> tuple[int, ...]:
         """Where the view's bound pods list the pod (namespace, name): a fix that ends pods takes
@@ -283,8 +318,7 @@ def device_holders(
         key = template_key(other_spec)
         asks = memo.get(key)
         if asks is None:
-            # Most pods ask for no extended resource: a glance at their keys spares the arithmetic.
-            asks = memo[key] = effective_requests(other) if _names_extended(other_spec) else {}
+            asks = memo[key] = extended_asks(other, other_spec)
         if asks:
             other_meta = meta(other)
             held.append(
@@ -301,6 +335,12 @@ def device_holders(
                 )
             )
     return tuple(sorted(held, key=lambda h: (h.namespace, h.name)))
+
+
+def extended_asks(pod: Object, pod_spec: Object) -> Mapping[str, int]:
+    """`effective_requests(pod)`, given its spec. Most pods ask for no extended resource: a glance at
+    their keys spares the arithmetic."""
+    return effective_requests(pod) if _names_extended(pod_spec) else {}
 
 
 def _names_extended(pod_spec: Object) -> bool:
