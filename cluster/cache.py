@@ -586,6 +586,7 @@ class ClusterCache:
         # One thread blocks on each watch's next line.
         self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
         self._inventory: tuple[tuple[int, int], Inventory] | None = None
+        self._dra_objects: tuple[int, Dra] | None = None
         """The Inventory of the DeviceClasses and ResourceSlices at their reflectors' versions."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
@@ -749,7 +750,13 @@ class ClusterCache:
         if self._inventory is None or self._inventory[0] != version:
             devices = Inventory(tuple(classes.parsed.values()), tuple(slices.parsed.values()))
             self._inventory = (version, devices)
-        return Dra(claims=tuple(claims.parsed.values()), devices=self._inventory[1])
+        # One Dra while the claims are unchanged: who holds each device is then worked out once.
+        devices = self._inventory[1]
+        kept = self._dra_objects
+        if kept is None or kept[0] != claims.version or kept[1].devices is not devices:
+            kept = (claims.version, Dra(claims=tuple(claims.parsed.values()), devices=devices))
+            self._dra_objects = kept
+        return kept[1]
 
     def nodes(self) -> tuple[Object, ...]:
         return tuple(self._nodes.items.values())

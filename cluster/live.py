@@ -636,7 +636,8 @@ class LiveReader:
         if cache is not None and cache.dra_synced:
             templates = await asyncio.gather(*map(self._templates, namespaces))
             kept = cache.dra()
-            return Dra(kept.claims, tuple(t for group in templates for t in group), kept.devices)
+            # Who holds each device is worked out once per state of the cache's claims.
+            return replace(kept, templates=tuple(t for group in templates for t in group), held=kept.holders)
         try:
             claims, classes, slices, *templates = await asyncio.gather(
                 self._cluster_list("resourceclaims"),

@@ -339,12 +339,20 @@ class Devices:
         found = self._per_node.get(host)
         if found is None:
             base = self._as_base(host)
+            inventory = self.dra.devices
             if base is not None:
                 found = base.choices(node)
+            elif host not in inventory.by_node and not inventory.unpinned:
+                found = self._nowhere  # most nodes of a cluster reach no device at all
             else:
                 found = tuple(tuple(self._choice(sub, node) for sub in a.alternatives) for a in self.asks)
             self._per_node[host] = found
         return found
+
+    @cached_property
+    def _nowhere(self) -> tuple[tuple[Choice, ...], ...]:
+        """The choices on a node that reaches no pool."""
+        return tuple(tuple(Choice(sub, (), (), ()) for sub in a.alternatives) for a in self.asks)
 
     def _choice(self, sub: Subrequest, node: Object) -> Choice:
         offer = self.offer(sub, node)
