@@ -54,6 +54,8 @@ class Shared:
     alive: list[object] = field(default_factory=list)
     _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
     _universes: dict[tuple[int, int], Mapping[str, Object]] = field(default_factory=dict)
+    _named: dict[int, dict[str, Object]] = field(default_factory=dict)
+    """The nodes of a tuple (by id) with a name, by name (`candidates`)."""
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
     _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
     _devices: dict[tuple[int, int], Devices] = field(default_factory=dict)
@@ -104,7 +106,15 @@ class Shared:
         found = self._universes.get(key)
         if found is None:
             self.alive += (view.nodes, view.peers.nodes)
-            found = self._universes[key] = universe(view)
+            named = self._named.get(id(view.nodes))
+            if named is not None and len(named) == len(view.nodes):
+                # Every node has a name of its own: the candidates already hold them by name.
+                found = dict(named)
+                for node in view.peers.nodes:
+                    found.setdefault(name(node), node)
+            else:
+                found = universe(view)
+            self._universes[key] = found
         return found
 
     def devices(self, pod: Object, dra: Dra) -> Devices:
@@ -124,7 +134,8 @@ class Shared:
         found = self._candidates.get(id(nodes))
         if found is None:
             self.alive.append(nodes)
-            found = self._candidates[id(nodes)] = candidates(nodes)
+            named = self._named[id(nodes)] = _by_name(nodes)
+            found = self._candidates[id(nodes)] = tuple(named[n] for n in sorted(named))
         return found
 
 
@@ -282,11 +293,17 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
     """Nodes with a name, one per name, sorted by name: the funnel and its evidence do not depend on
     the order the reader listed them in."""
+    by_name = _by_name(nodes)
+    return tuple(by_name[n] for n in sorted(by_name))
+
+
+def _by_name(nodes: Iterable[object]) -> dict[str, Object]:
+    """The nodes with a name, the first one listed per name."""
     by_name: dict[str, Object] = {}
     for node in nodes:
         if isinstance(node, Mapping) and (node_name := name(node)):
             by_name.setdefault(node_name, node)
-    return tuple(by_name[n] for n in sorted(by_name))
+    return by_name
 
 
 def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:

@@ -279,7 +279,7 @@ def for_exhausted(funnel: Funnel) -> tuple[Change, ...]:
     ask, nodes = funnel.ask, funnel.last.entered
     changes: list[Change] = []
     free = {
-        name(n): {r: max(offer(n, r).allocatable - ask.used(name(n), r), 0) for r in ask.requests}
+        name(n): {r: max(ask.offer(n, r).allocatable - ask.used(name(n), r), 0) for r in ask.requests}
         for n in nodes
     }
     by_node = {name(n): n for n in nodes}

@@ -116,9 +116,20 @@ def offer(node: Object, resource: str) -> Offer:
     the scheduler reads it."""
     node_status = status(node)
     capacity = mapping(node_status.get("capacity")).get(resource)
+    allocatable = mapping(node_status.get("allocatable")).get(resource)
+    if isinstance(capacity, _SCALARS) and isinstance(allocatable, _SCALARS):
+        return _offer(capacity, allocatable)  # a cluster's nodes report a few distinct pairs
+    return _offer.__wrapped__(capacity, allocatable)
+
+
+_SCALARS = (str, int, float, type(None))
+"""What a quantity in JSON may be, hashable (anything else is no quantity)."""
+
+
+@lru_cache(maxsize=4096)
+def _offer(capacity: object, allocatable: object) -> Offer:
     return Offer(
-        capacity=None if capacity is None else count(capacity) or 0,
-        allocatable=count(mapping(node_status.get("allocatable")).get(resource)) or 0,
+        capacity=None if capacity is None else count(capacity) or 0, allocatable=count(allocatable) or 0
     )
 
 
@@ -129,6 +140,7 @@ def reported_resources(node: Object) -> tuple[str, ...]:
 
 
 _NO_OWNER = Owner("Pod", "")
+_ANTI = "podAntiAffinity"
 
 
 @dataclass(frozen=True)
@@ -187,20 +199,19 @@ class Counted:
         nominated_pods: Iterable[Object] = (),
         extended: dict[int, Mapping[str, int]] | None = None,
     ) -> Counted:
-        """`extended`: what pods ask of extended resources, by `template_key`, as far as known."""
+        """`extended`: what pods ask of extended resources, by `template_key`, as far as known.
+
+        The loop reads each pod's parts once and inline: it runs for every pod the reader fetched."""
         me, my_uid, mine = (namespace(pod), name(pod)), uid(pod), priority(pod)
         asks = {} if extended is None else extended
         on: dict[str, list[Object]] = {}
         holding: dict[str, list[Object]] = {}
         where: dict[tuple[str, str], str] = {}
+        repelling = []
+        listed: dict[tuple[str, str], int] = {}
+        relisted: dict[tuple[str, str], tuple[int, ...]] = {}
 
-        def counts(
-            other: Object, other_meta: Object, other_spec: Object, key: tuple[str, str], node: str
-        ) -> bool:
-            if not node or key == me or key in where or is_terminal(other):
-                return False
-            if my_uid and other_meta.get("uid") == my_uid:
-                return False
+        def count_in(other: Object, other_spec: Object, key: tuple[str, str], node: str) -> None:
             where[key] = node
             on.setdefault(node, []).append(other)
             template = template_key(other_spec)
@@ -209,27 +220,32 @@ class Counted:
                 found = asks[template] = extended_asks(other, other_spec)
             if found:
                 holding.setdefault(node, []).append(other)
-            return True
 
-        repelling = []
-        listed: dict[tuple[str, str], int] = {}
-        relisted: dict[tuple[str, str], tuple[int, ...]] = {}
         for position, other in enumerate(bound_pods):
             other_meta, other_spec = meta(other), spec(other)
             key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
             if key in listed:
                 relisted[key] = (*relisted.get(key, ()), position)
+                if key in where:
+                    continue
             else:
                 listed[key] = position
-            node = text(other_spec.get("nodeName"))
-            # Most pods have no affinity at all: a glance at the key spares reading the terms.
-            repels = other_spec.get("affinity") and spec_terms(other, "podAntiAffinity")
-            if counts(other, other_meta, other_spec, key, node) and repels:
+            node = other_spec.get("nodeName")
+            if not node or type(node) is not str or key == me or is_terminal(other):
+                continue
+            if my_uid and other_meta.get("uid") == my_uid:
+                continue
+            count_in(other, other_spec, key, node)
+            # Most pods have no affinity at all: a glance at the keys spares reading the terms.
+            rules = other_spec.get("affinity")
+            if rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
                 repelling.append((node, other))
         for other in nominated_pods:
-            if priority(other) >= mine:
-                key = (namespace(other), name(other))
-                counts(other, meta(other), spec(other), key, nominated_node(other))
+            key, node = (namespace(other), name(other)), nominated_node(other)
+            if not node or key == me or key in where or is_terminal(other) or priority(other) < mine:
+                continue
+            if not (my_uid and uid(other) == my_uid):
+                count_in(other, spec(other), key, node)
         return cls(
             {n: tuple(p) for n, p in on.items()},
             where,
