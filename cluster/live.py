@@ -635,9 +635,9 @@ class LiveReader:
         cache = self._cached()
         if cache is not None and cache.dra_synced:
             templates = await asyncio.gather(*map(self._templates, namespaces))
-            kept = cache.dra()
             # Who holds each device is worked out once per state of the cache's claims.
-            return replace(kept, templates=tuple(t for group in templates for t in group), held=kept.holders)
+            kept = cache.dra().holding()
+            return replace(kept, templates=tuple(t for group in templates for t in group))
         try:
             claims, classes, slices, *templates = await asyncio.gather(
                 self._cluster_list("resourceclaims"),

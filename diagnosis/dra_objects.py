@@ -484,13 +484,8 @@ class Dra:
     devices: Inventory = field(default_factory=Inventory)
     served: bool = True
     """False when the cluster serves no `resource.k8s.io` (DRA is not enabled there)."""
-    held: Mapping[str, tuple[Claim, str]] | None = field(default=None, compare=False, repr=False)
-    """`holders`, when already worked out (from the Dra these claims are a change of: `with_claims`)."""
-    base: Dra | None = field(default=None, compare=False, repr=False)
-    """The Dra these claims are a change of (`with_claims`), on the same devices."""
-    touched: frozenset[tuple[str, str]] = field(default=frozenset(), compare=False, repr=False)
-    """The pools (driver, name) some of whose devices `base` holds otherwise: only the nodes that reach
-    them see other holders."""
+    derived: Derived | None = field(default=None, compare=False, repr=False)
+    """What is already known of these claims' holders (`with_claims`, `holding`)."""
 
     @classmethod
     def of(cls, objects: Iterable[Object], served: bool = True) -> Dra:
@@ -520,24 +515,48 @@ class Dra:
     def _holdings(self) -> tuple[Mapping[str, tuple[Claim, str]], bool]:
         """`holders`, and whether two claims hold one device (the later named, as the scheduler's
         allocated-device tracker would overwrite it)."""
-        if self.held is not None:
-            return self.held, False
+        known = self._known
+        if known is not None and known.holders is not None:
+            return known.holders, False
         found: dict[str, tuple[Claim, str]] = {}
         clash = False
         for claim in self.claims:
             clash = _hold(found, claim) or clash
         return found, clash
 
+    @property
+    def _known(self) -> Derived | None:
+        """`derived`, when it is about these very claims (a `replace` of the claims drops it)."""
+        known = self.derived
+        return known if known is not None and known.claims is self.claims else None
+
+    @property
+    def base(self) -> Dra | None:
+        """The Dra these claims are a change of (`with_claims`), on the same devices."""
+        base = self._known.base if self._known is not None else None
+        return base if base is not None and base.devices is self.devices else None
+
+    @property
+    def touched(self) -> frozenset[tuple[str, str]]:
+        """The pools (driver, name) some of whose devices `base` holds otherwise: only the nodes that
+        reach them see other holders."""
+        known = self._known
+        return known.touched if known is not None else frozenset()
+
+    def holding(self) -> Dra:
+        """This Dra, with its holders worked out, to be kept by a copy (`replace`) of other fields."""
+        return replace(self, derived=Derived(self.claims, self.holders))
+
     def with_claims(self, claims: Iterable[Claim], inventory: Inventory) -> Dra:
         """These claims instead of this one's, on this inventory: what they hold is worked out from
         what this one's hold, for the claims that differ (a fix changes a few of thousands)."""
         claims = tuple(claims)
         if inventory is not self.devices:
-            return replace(self, claims=claims, devices=inventory, held=None)
+            return replace(self, claims=claims, devices=inventory, derived=None)
         kept, ours = {id(c) for c in claims}, {id(c) for c in self.claims}
         differ = (*(c for c in self.claims if id(c) not in kept), *(c for c in claims if id(c) not in ours))
         touched = frozenset((r.driver, r.pool) for c in differ for r in c.results)
-        changed = replace(self, claims=claims, held=None, base=self, touched=touched)
+        changed = replace(self, claims=claims, derived=Derived(claims, None, self, touched))
         found, clash = self._holdings
         if clash:
             return changed
@@ -550,7 +569,19 @@ class Dra:
         for claim in claims:
             if id(claim) not in ours and _hold(found, claim):
                 return changed
-        return replace(changed, held=found)
+        return replace(changed, derived=Derived(claims, found, self, touched))
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What is known of a Dra's claims from elsewhere (`Dra.derived`)."""
+
+    claims: tuple[Claim, ...]
+    """The claims it is about: it holds only while the Dra's claims are these very ones."""
+    holders: Mapping[str, tuple[Claim, str]] | None
+    """`Dra.holders`; None: to be worked out."""
+    base: Dra | None = None
+    touched: frozenset[tuple[str, str]] = frozenset()
 
 
 def _hold(holders: dict[str, tuple[Claim, str]], claim: Claim) -> bool:

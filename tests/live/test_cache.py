@@ -437,8 +437,12 @@ async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
             assert cache is not None
             await watches_open(sim)
             assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.EXHAUSTED
+            # One Dra while the claims stay as they are: their holders are worked out once.
+            held = cache.dra()
+            assert cache.dra() is held
             sim.store.delete("ResourceClaim", "dra-lab", "llm-finetune-gpus", "resource.k8s.io/v1")
             await settled(lambda: ("dra-lab", "llm-finetune-gpus") not in cache.dra().claim_index)
+            assert cache.dra() is not held
             start = len(sim.requests)
             assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.SCHEDULABLE
     read = [r.path for r in sim.requests[start:]]

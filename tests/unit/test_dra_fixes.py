@@ -10,11 +10,12 @@ import json
 import shlex
 from dataclasses import replace
 
-from diagnosis.dra_objects import Claim
+from diagnosis.dra_objects import Claim, Dra
 from diagnosis.model import Fix
 from diagnosis.triage.classify import classify
 from diagnosis.triage.fixes import changed as changed_view
 from diagnosis.triage.fixes import ending
+from diagnosis.triage.funnel import Shared
 from diagnosis.views import TriageView
 from tests.corpus import ROOT
 from tests.unit.test_gpu_corpus import view_of
@@ -153,3 +154,59 @@ def test_a_holder_is_freed_when_the_free_devices_break_the_claims_constraint() -
     (fix,) = _fixes(view_of(MIG, "inference", "embed-pair"))
     assert fix.summary.startswith("free a100-mig-2: end inference/triton-0-0 (priority 0), whose claim ")
     assert (fix.objects, fix.opens) == (("pod/inference/triton-0-0",), ("a100-mig-2",))
+
+
+def test_who_holds_a_device_after_a_fix_is_worked_out_from_before() -> None:
+    """A fix that ends pods frees a few claims of thousands: the changed DRA objects derive their
+    holders from the view's, name the pools whose holders changed, and hold what they would hold
+    worked out afresh."""
+    view = view_of(LAB, "dra-lab", "case-dra-exhaust")
+    for claim in view.dra.claims:
+        users = [(claim.namespace, name) for name, _ in claim.reserved_for]
+        if not claim.allocated or not users:
+            continue
+        after = changed_view(view, ending("", users)).dra
+        assert after.base is view.dra
+        assert after.touched == {(r.driver, r.pool) for r in claim.results}
+        assert after.holders == Dra(claims=after.claims, devices=after.devices).holders
+        assert not any(holder is claim for holder, _ in after.holders.values())
+
+
+def test_two_claims_holding_one_device_are_worked_out_afresh() -> None:
+    """An inconsistent snapshot may allocate one device to two claims: the later one holds it, and
+    once it is gone the earlier one does, as a fresh reading would say."""
+    view = view_of(LAB, "dra-lab", "case-dra-exhaust")
+    first = next(c for c in view.dra.claims if c.allocated and c.results)
+    second = replace(first, name=f"{first.name}-copy")
+    both = Dra(claims=(first, second), devices=view.dra.devices)
+    device = first.results[0].device_id
+    assert both.holders[device][0] is second
+    assert both.with_claims((first,), both.devices).holders[device][0] is first
+
+
+def test_a_fixs_devices_reuse_what_the_nodes_it_leaves_alone_found() -> None:
+    """The pod's claims against the changed DRA objects: a node none of whose pools the fix touches
+    finds the very choices it found before; the node whose devices the fix frees finds them free."""
+    view = view_of(LAB, "dra-lab", "case-dra-exhaust")
+    shared = Shared()
+    before = shared.devices(view.pod, view.dra)
+    after = changed_view(view, ending("", [("dra-lab", "llm-finetune-0")]))
+    devices = shared.devices(after.pod, after.dra)
+    assert devices.base is before
+    freed = {r.pool for c in view.dra.claims if c.name == "llm-finetune-gpus" for r in c.results}
+    for node in view.nodes:
+        if node["metadata"]["name"] in freed:
+            assert devices.choices(node) != before.choices(node)
+            assert devices.unallocatable(node) != before.unallocatable(node)
+        else:
+            assert devices.choices(node) is before.choices(node)
+
+
+def test_what_a_dra_knows_of_its_holders_goes_with_its_claims() -> None:
+    """A copy with other claims works their holders out again, whatever the original knew."""
+    view = view_of(LAB, "dra-lab", "case-dra-exhaust")
+    after = changed_view(view, ending("", [("dra-lab", "llm-finetune-0")])).dra
+    again = replace(after, claims=view.dra.claims)
+    assert (again.base, again.touched) == (None, frozenset())
+    assert again.holders == view.dra.holders != after.holders
+    assert view.dra.holding().holders is view.dra.holders

@@ -19,7 +19,7 @@ import pytest
 
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
-from diagnosis.triage.classify import classify, serving_nothing, usage_candidates
+from diagnosis.triage.classify import classify, node_reads, reaches_funnel, serving_nothing, usage_candidates
 from diagnosis.views import Peers, Storage, TriageView
 from tests.corpus import ROOT, Case, cases
 
@@ -128,6 +128,20 @@ def test_bound_pods_of_usage_candidates_are_enough(case: Case) -> None:
     for fix in read.fixes:
         assert set(fix.opens) <= set(candidates)
         assert set(fix.opens) <= set(proven.get(fix.summary, fix.opens))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_what_the_reader_worked_out_changes_no_answer(case: Case) -> None:
+    """The live reader hands the classifier what `node_reads` found about the view's nodes
+    (`TriageView.memo`): the classifier starts from it, and answers as it would without it."""
+    view = view_of(case.snapshot, case.namespace, case.name)
+    reads = node_reads(view.pod, view.nodes, view.dra)
+    with_memo = replace(view, memo=reads.memo)
+    answer = classify(view)
+    assert classify(with_memo) == answer
+    # It is used whenever the funnel runs: the pod reaches it, and no claim holds it first.
+    used = any(kept is with_memo for kept in reads.memo.alive)
+    assert used == (reaches_funnel(view.pod) and answer.verdict is not PodVerdict.CLAIM)
 
 
 def test_corpus_reaches_every_verdict_three_ways() -> None:

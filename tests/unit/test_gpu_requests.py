@@ -225,6 +225,18 @@ def test_capacity_zero_is_not_reported_and_missing_allocatable_is_zero() -> None
     assert offer(node, GPU) == Offer(capacity=2, allocatable=0)
 
 
+def test_offers_of_any_shape_are_read_alike() -> None:
+    """Quantities are read once per distinct pair a cluster's nodes report; a value of another JSON
+    type, which cannot be remembered that way, reads as no quantity all the same."""
+    node = lab("Node", "lab-node-0")
+    node["status"]["capacity"][GPU] = 2
+    node["status"]["allocatable"][GPU] = 1.0
+    assert offer(node, GPU) == Offer(capacity=2, allocatable=1)
+    node["status"]["capacity"][GPU] = ["2"]
+    node["status"]["allocatable"][GPU] = {"value": "2"}
+    assert offer(node, GPU) == Offer(capacity=0, allocatable=0)
+
+
 # --- who holds a node's devices -----------------------------------------------------------------
 
 
