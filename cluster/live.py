@@ -635,9 +635,11 @@ class LiveReader:
         cache = self._cached()
         if cache is not None and cache.dra_synced:
             templates = await asyncio.gather(*map(self._templates, namespaces))
-            # Who holds each device is worked out once per state of the cache's claims.
-            kept = cache.dra().holding()
-            return replace(kept, templates=tuple(t for group in templates for t in group))
+            # The cache's own Dra while the claims stay as they are: what is worked out about them
+            # (who holds each device, the claims by name) is worked out once.
+            kept = cache.dra()
+            found = tuple(t for group in templates for t in group)
+            return replace(kept.holding(), templates=found) if found else kept
         try:
             claims, classes, slices, *templates = await asyncio.gather(
                 self._cluster_list("resourceclaims"),
