@@ -213,7 +213,35 @@ def _funnel(
         reached=reached_names,
     )
     rest = FUNNEL[len(filtered) :] if filtered[-1].kept else ()
+    if rest and rest[0] is FUNNEL[_FREE_SLOT] and devices is None:
+        free = _free_slots(ask, reached)
+        return Funnel(view, ask, (*filtered, free, *(run(rest[1:], ask, free.kept) if free.kept else ())))
     return Funnel(view, ask, filtered + run(rest, ask, reached))
+
+
+def _free_slots(ask: Ask, nodes: tuple[Object, ...]) -> Stage:
+    """The free-slot step on the nodes reached, for a pod that names no claim. Its check on a node reads
+    only the node, the pods holding devices there and the asks: the classification's first run goes
+    through every node, and a fix's run (which ends a few pods) takes that run's finding on every node
+    whose holders it leaves as they were."""
+    step, shared = FUNNEL[_FREE_SLOT], ask.shared
+    key = (id(nodes), tuple(ask.requests.items()))
+    first = shared.free_slots.get(key)
+    if first is None:
+        stage = run((step,), ask, nodes)[0]
+        found = {id(drop.node): drop.why for drop in stage.dropped}
+        shared.free_slots[key] = (stage, ask.holders, tuple(map(name, nodes)), found)
+        return stage
+    stage, holders, names, found = first
+    kept, dropped = [], []
+    for node, host in zip(nodes, names, strict=True):
+        held = ask.holders.get(host)
+        why = found.get(id(node)) if held is holders.get(host) else step.check(ask, node)
+        if why is None:
+            kept.append(node)
+        else:
+            dropped.append(Drop(node, why))
+    return Stage(step, nodes, tuple(kept), tuple(dropped))
 
 
 def _placement_key(pod: Object, requests: Mapping[str, int]) -> str:

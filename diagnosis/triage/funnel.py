@@ -54,6 +54,12 @@ class Shared:
     alive: list[object] = field(default_factory=list)
     _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
     _universes: dict[tuple[int, int], Mapping[str, Object]] = field(default_factory=dict)
+    free_slots: dict[
+        tuple[int, tuple[tuple[str, int], ...]],
+        tuple[Stage, Mapping[str, tuple[Holder, ...]], tuple[str, ...], dict[int, str]],
+    ] = field(default_factory=dict)
+    """The free-slot step of the classification's first run, by id(the nodes it ran on) and the asks:
+    the stage, the holders it read, the nodes' names and why it dropped each (`classify._free_slots`)."""
     _named: dict[int, dict[str, Object]] = field(default_factory=dict)
     """The nodes of a tuple (by id) with a name, by name (`candidates`)."""
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
