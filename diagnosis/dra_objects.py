@@ -12,6 +12,7 @@ ResourceSlices does not parse them again for every question.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -118,11 +119,12 @@ class Subrequest:
     `/devices/requests/0/exactly`, `/devices/requests/0/firstAvailable/1`, `/devices/requests/0`."""
 
     @cached_property
-    def asks_key(self) -> tuple[object, ...]:
-        """What it asks of a device, hashable: its class, selectors and tolerations (a node's devices
-        are offered to it by these alone: `diagnosis.triage.dra.Devices.offer`)."""
-        tolerations = tuple(tuple(sorted((str(k), str(v)) for k, v in t.items())) for t in self.tolerations)
-        return (self.device_class, self.selectors, tolerations)
+    def asks_key(self) -> str:
+        """What it asks of a device, as one string: its class, selectors and tolerations (a node's
+        devices are offered to it by these alone: `diagnosis.triage.dra.Devices.offer`, which looks
+        it up for every node, and a string keeps its hash)."""
+        asks = [self.device_class, self.selectors, self.tolerations]
+        return json.dumps(asks, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)

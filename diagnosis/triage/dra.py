@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 from diagnosis.dra_objects import (
     RESERVED_FOR_MAX,
@@ -233,9 +233,8 @@ class Ask:
     alternatives: tuple[Subrequest, ...]
 
 
-@dataclass(frozen=True)
-class Choice:
-    """What a node offers one subrequest."""
+class Choice(NamedTuple):
+    """What a node offers one subrequest (a tuple: one per node and subrequest, thousands a run)."""
 
     sub: Subrequest
     matching: tuple[Device, ...]
@@ -345,7 +344,9 @@ class Devices:
             elif host not in inventory.by_node and not inventory.unpinned:
                 found = self._nowhere  # most nodes of a cluster reach no device at all
             else:
-                found = tuple(tuple(self._choice(sub, node) for sub in a.alternatives) for a in self.asks)
+                found = tuple(
+                    tuple(self._choice(sub, node, host) for sub in a.alternatives) for a in self.asks
+                )
             self._per_node[host] = found
         return found
 
@@ -354,8 +355,8 @@ class Devices:
         """The choices on a node that reaches no pool."""
         return tuple(tuple(Choice(sub, (), (), ()) for sub in a.alternatives) for a in self.asks)
 
-    def _choice(self, sub: Subrequest, node: Object) -> Choice:
-        offer = self.offer(sub, node)
+    def _choice(self, sub: Subrequest, node: Object, host: str) -> Choice:
+        offer = self._offer(sub, node, host)
         for expression, problem in offer.problems:
             self.problems.setdefault(expression, problem)
         held = self.dra.holders
@@ -366,8 +367,11 @@ class Devices:
         """What the node's devices are to the subrequest, whoever holds them. It depends on the devices
         and the subrequest alone, so it is remembered with the inventory (a node's slices pinned to it
         by name; nodes reached by a node selector depend on their labels and are worked out each time)."""
+        return self._offer(sub, node, name(node))
+
+    def _offer(self, sub: Subrequest, node: Object, host: str) -> Offer:
         inventory = self.dra.devices
-        key = ("offer", name(node), *sub.asks_key)
+        key = ("offer", host, sub.asks_key)
         found = inventory.memo.get(key) if not inventory.unpinned else None
         if isinstance(found, Offer):
             return found

@@ -369,7 +369,7 @@ def _enough(devices: Devices, node: Object, freed: Iterable[Claim]) -> bool:
     request at once (constraints included)."""
     gone = {r.device_id for c in freed for r in c.results}
     options = [
-        [replace(c, free=(*c.free, *(d for d in c.untainted if d.id in gone))) for c in choices]
+        [c._replace(free=(*c.free, *(d for d in c.untainted if d.id in gone))) for c in choices]
         for choices in devices.choices(node)
     ]
     return allocate(devices.asks, options) is not None
