@@ -256,10 +256,11 @@ class Devices:
     base: Devices | None = field(default=None, compare=False, repr=False)
     """The same pod's Devices on `dra.base`: a node none of whose pools `dra.touched` names finds
     what it found there."""
-    _per_node: dict[str, tuple[tuple[Choice, ...], ...]] = field(
+    _per_node: dict[int, tuple[tuple[Choice, ...], ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
-    _unallocatable: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+    """By id(node): the nodes are those of the views the classification keeps alive (`Shared`)."""
+    _unallocatable: dict[int, str | None] = field(default_factory=dict, compare=False, repr=False)
     problems: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     """Selector → why it could not be evaluated, or the runtime error the scheduler also meets."""
 
@@ -334,9 +335,9 @@ class Devices:
 
     def choices(self, node: Object) -> tuple[tuple[Choice, ...], ...]:
         """Per ask, per alternative: the devices of the node that could serve it."""
-        host = name(node)
-        found = self._per_node.get(host)
+        found = self._per_node.get(id(node))
         if found is None:
+            host = name(node)
             base = self._as_base(host)
             inventory = self.dra.devices
             if base is not None:
@@ -347,7 +348,7 @@ class Devices:
                 found = tuple(
                     tuple(self._choice(sub, node, host) for sub in a.alternatives) for a in self.asks
                 )
-            self._per_node[host] = found
+            self._per_node[id(node)] = found
         return found
 
     @cached_property
@@ -418,12 +419,11 @@ class Devices:
 
     def unallocatable(self, node: Object) -> str | None:
         """`exhausted`: the allocator finds no devices for all requests at once among the free ones."""
-        host = name(node)
-        if host not in self._unallocatable:
-            base = self._as_base(host)
+        if id(node) not in self._unallocatable:
+            base = self._as_base(name(node))
             found = base.unallocatable(node) if base is not None else self._unallocated(node)
-            self._unallocatable[host] = found
-        return self._unallocatable[host]
+            self._unallocatable[id(node)] = found
+        return self._unallocatable[id(node)]
 
     def _unallocated(self, node: Object) -> str | None:
         options = self.choices(node)
