@@ -124,11 +124,22 @@ phases, and a few thousand node names."""
 
 
 def compact_node(node: Object) -> dict[str, Any]:
-    """The node without what the diagnosis never reads (images, managed fields, addresses, …)."""
+    """The node without what the diagnosis never reads (images, managed fields, addresses, …). Nodes
+    with the same taints share one list of them (never changed: the diagnosis only reads it), which
+    the funnel then reads once for all of them (`diagnosis.triage.scheduling.Placement.untolerated`)."""
     kept: dict[str, Any] = {"apiVersion": node.get("apiVersion") or "v1", "kind": "Node"}
     for part, fields in _NODE_FIELDS.items():
         kept[part] = _pick(mapping(node.get(part)), fields)
+    if isinstance(taints := kept["spec"].get("taints"), list):
+        kept["spec"]["taints"] = _taints(json.dumps(taints, sort_keys=True))
     return kept
+
+
+@lru_cache(maxsize=1024)
+def _taints(listed: str) -> list[Any]:
+    """One list per set of taints (`listed`: the list as JSON): a pool's nodes all carry the same."""
+    found: list[Any] = json.loads(listed)
+    return found
 
 
 def compact_pod(pod: Object) -> dict[str, Any]:

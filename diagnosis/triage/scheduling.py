@@ -135,6 +135,12 @@ class Placement:
     tolerations: tuple[Mapping[str, Any], ...]
     _blocks: dict[Taint, bool] = field(default_factory=dict, compare=False, repr=False)
     """Taint → whether no toleration tolerates it: a cluster repeats a few taints on many nodes."""
+    _untolerated: dict[tuple[int, bool], tuple[Taint, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """By id(a node's `spec.taints` list) and its cordon: the cache's nodes with the same taints share
+    one list (`cluster.cache.compact_node`). The nodes asked about outlive this Placement (it is the
+    pod's, for one classification), so no id is reused meanwhile."""
 
     @classmethod
     def of(cls, pod: Object) -> Placement:
@@ -157,13 +163,18 @@ class Placement:
         The scheduler names only the first; all are listed so one fix covers them."""
         node_spec = spec(node)
         cordon = node_spec.get("unschedulable") is True
-        if not cordon and not node_spec.get("taints"):  # most nodes: nothing to tolerate
+        listed = node_spec.get("taints")
+        if not cordon and not listed:  # most nodes: nothing to tolerate
             return ()
-        found = [CORDON] if cordon and self.blocks(CORDON) else []
-        for taint in taints(node):
-            if taint.effect in BLOCKING_EFFECTS and taint not in found and self.blocks(taint):
-                found.append(taint)
-        return tuple(found)
+        key = (id(listed), cordon)
+        known = self._untolerated.get(key)
+        if known is None:
+            found = [CORDON] if cordon and self.blocks(CORDON) else []
+            for taint in taints(node):
+                if taint.effect in BLOCKING_EFFECTS and taint not in found and self.blocks(taint):
+                    found.append(taint)
+            known = self._untolerated[key] = tuple(found)
+        return known
 
     def mismatch(self, node: Object) -> str | None:
         """Why the node fails `GetRequiredNodeAffinity(pod).Match(node)`: the nodeSelector (every key

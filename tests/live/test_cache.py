@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cluster.cache import BOUND_PODS, CacheOptions, compact_pod
+from cluster.cache import BOUND_PODS, CacheOptions, compact_node, compact_pod
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader, load_objects
 from cluster.transport import Retry
@@ -23,6 +23,7 @@ from diagnosis.triage.classify import classify
 from diagnosis.triage.fit import owner, pod_requests
 from diagnosis.triage.ports import host_ports
 from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.scheduling import Placement, taints
 from diagnosis.workloads import priority
 from handlers.reply import Scope
 from handlers.triage import triage
@@ -188,6 +189,28 @@ def test_a_compact_pod_holds_what_the_pod_holds() -> None:
         assert holds_node(compact) == holds_node(pod), name(pod)
         for field in ("name", "namespace", "uid", "deletionTimestamp"):
             assert meta(compact).get(field) == meta(pod).get(field), (name(pod), field)
+
+
+def test_compact_nodes_keep_their_taints_and_share_equal_ones() -> None:
+    """Over every node of the corpus: the same taints, so every pod tolerates the same of them; nodes
+    with equal taints share one list, which a pod's placement reads once."""
+    snapshots = sorted({c.snapshot for k in ("triage", "jobset") for c in cases(k)} | {GPU_CLUSTER})
+    objects = [o for snapshot in snapshots for o in load_objects(snapshot)]
+    nodes = [o for o in objects if kind(o) == "Node"]
+    compact = [compact_node(n) for n in nodes]
+    assert len(nodes) > 100
+    for node, kept in zip(nodes, compact, strict=True):
+        assert taints(kept) == taints(node), name(node)
+    placements = [Placement.of(p) for p in objects if kind(p) == "Pod"][:50]
+    for placement in placements:
+        assert [placement.untolerated(n) for n in compact] == [placement.untolerated(n) for n in nodes]
+    by_taints: dict[str, list[Any]] = {}
+    for kept in compact:
+        listed = spec(kept).get("taints")
+        if listed:
+            first = by_taints.setdefault(json.dumps(listed, sort_keys=True), listed)
+            assert first is listed
+    assert len(by_taints) < sum(1 for kept in compact if spec(kept).get("taints"))
 
 
 async def test_compact_copies_keep_what_makes_an_init_container_a_sidecar() -> None:
