@@ -8,7 +8,8 @@ Sources (kubernetes/kubernetes, `pkg/scheduler/framework/plugins/`):
 - `volumebinding/volume_binding_test.go`: TestVolumeBinding's first 13 rows (their filter statuses);
 - `podtopologyspread/filtering_test.go`: TestSingleConstraint (its first 15 rows), and the point of
   TestPreFilterState's "soft spreadConstraints should be bypassed" as a Filter row;
-- `interpodaffinity/filtering_test.go`: TestRequiredAffinitySingleNode (its first 14 rows).
+- `interpodaffinity/filtering_test.go`: TestRequiredAffinitySingleNode (24 of its 26 rows),
+  TestRequiredAffinityMultipleNodes (all 18).
 
 How a row is adapted: every node offers 8 `nvidia.com/gpu` and the pod asks 1 (existing pods ask
 none), so the device steps pass every node and the row's plugin decides; the answer is, per node,
@@ -23,8 +24,11 @@ Left out, and why:
   queueing hints): a verdict has no counterpart for them;
 - TestVolumeBinding's rows on storage capacity (CSIStorageCapacity) and its scoring rows' scores
   (their filter statuses are ported);
-- InterPodAffinity rows on PreFilter errors of existing pods' unparsable selectors and on the
-  nominated-pod and preemption paths (AddPod/RemovePod): kubewhy reads no nominated pods here;
+- TestRequiredAffinitySingleNode's two rows whose pod's own selector value does not parse
+  (`{{.bad-value.}}`): they expect PreFilter's error status, not a Filter status per node (kubewhy
+  refuses every node at `pod-affinity` with the parse error: `test_placement`);
+- InterPodAffinity's nominated-pod and preemption paths (TestPreFilterStateAddRemovePod, AddPod and
+  RemovePod): kubewhy reads no nominated pods here;
 - PodTopologySpread rows with cluster-level default constraints (`defaultConstraints`) and with the
   `NodeInclusionPolicy`/`MatchLabelKeys` gates off: kubewhy follows the defaults of 1.34, where both
   are on, and a cluster's scheduler configuration is not in its objects.
@@ -116,11 +120,14 @@ def node_affinity(key: str, operator: str, *values: str) -> Obj:
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
 
 
-def term(key: str, *expressions: Obj, namespaces: list[str] | None = None) -> Obj:
+def term(
+    key: str, *expressions: Obj, namespaces: list[str] | None = None, namespace_selector: Obj | None = None
+) -> Obj:
     return {
         "labelSelector": {"matchExpressions": list(expressions)},
         **({"topologyKey": key} if key else {}),
         **({"namespaces": namespaces} if namespaces else {}),
+        **({"namespaceSelector": namespace_selector} if namespace_selector is not None else {}),
     }
 
 
@@ -202,6 +209,7 @@ class Row:
     want: dict[str, str]
     pods: tuple[Obj, ...] = ()
     storage: Storage = field(default_factory=Storage)
+    namespaces: tuple[Obj, ...] = ()
 
     @property
     def id(self) -> str:
@@ -216,7 +224,7 @@ def outcome(row: Row) -> dict[str, str]:
         bound_pods=row.pods,
         events=(),
         now=NOW,
-        peers=Peers(pods=row.pods),
+        peers=Peers(pods=row.pods, namespaces=row.namespaces),
         storage=row.storage,
     )
     stages = funnel_of(view).stages
@@ -811,9 +819,48 @@ def machine1() -> tuple[Obj, ...]:
     return (node("machine1", region="r1", zone="z11"),)
 
 
-def affinity_row(name: str, labels: dict[str, str], rules: Obj, pods: tuple[Obj, ...], want: str) -> Row:
-    incoming = pod("p", labels=labels, affinity=rules) if rules else pod("p", labels=labels)
-    return Row("TestRequiredAffinitySingleNode", name, incoming, machine1(), {"machine1": want}, pods)
+def affinity_row(
+    name: str,
+    labels: dict[str, str],
+    rules: Obj,
+    pods: tuple[Obj, ...],
+    want: str,
+    *,
+    ns: str = "default",
+    namespaces: tuple[Obj, ...] = (),
+) -> Row:
+    incoming = pod("p", ns=ns, labels=labels, affinity=rules) if rules else pod("p", ns=ns, labels=labels)
+    return Row(
+        "TestRequiredAffinitySingleNode",
+        name,
+        incoming,
+        machine1(),
+        {"machine1": want},
+        pods,
+        namespaces=namespaces,
+    )
+
+
+def namespace_object(name: str, **labels: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "uid": f"uid-namespace-{name}", "labels": labels},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
+TEAMS = tuple(namespace_object(f"subteam{i}.team{t}", team=f"team{t}") for t in (1, 2) for i in (1, 2))
+"""The Namespaces TestRequiredAffinitySingleNode gives the plugin's namespace lister (`namespaces`, in
+`interpodaffinity/scoring_test.go`): two labelled team=team1, two team=team2. The namespaceSelector
+rows put them in the view's `Peers.namespaces`, where the readers put the Namespaces they fetch."""
+IN_TEAM1 = {"matchExpressions": [expression("team", "In", "team1")]}
+
+
+def exists_term(key: str, topology_key: str) -> Obj:
+    """A term matching the pods that have the label `key`."""
+    return term(topology_key, expression(key, "Exists"))
 
 
 IN_SECURITYSCAN = expression("service", "In", "securityscan", "value2")
@@ -968,9 +1015,362 @@ INTER_POD_AFFINITY = [
         ),
         OK,
     ),
+    affinity_row(
+        "satisfies the PodAntiAffinity with existing pod but doesn't satisfy PodAntiAffinity symmetry "
+        "with incoming pod",
+        POD_LABEL,
+        affinity(None, [exists_term("service", "region"), exists_term("security", "region")]),
+        (
+            pod(
+                "e1",
+                on="machine1",
+                labels=POD_LABEL2,
+                affinity=affinity(None, [exists_term("security", "zone")]),
+            ),
+        ),
+        A,
+    ),
+    affinity_row(
+        "PodAntiAffinity symmetry check a1: incoming pod and existing pod partially match each other on "
+        "AffinityTerms",
+        POD_LABEL,
+        affinity(None, [exists_term("service", "zone"), exists_term("security", "zone")]),
+        (
+            pod(
+                "e1",
+                on="machine1",
+                labels=POD_LABEL2,
+                affinity=affinity(None, [exists_term("security", "zone")]),
+            ),
+        ),
+        A,
+    ),
+    affinity_row(
+        "PodAntiAffinity symmetry check a2: incoming pod and existing pod partially match each other on "
+        "AffinityTerms",
+        POD_LABEL2,
+        affinity(None, [exists_term("security", "zone")]),
+        (
+            pod(
+                "e1",
+                on="machine1",
+                labels=POD_LABEL,
+                affinity=affinity(None, [exists_term("service", "zone"), exists_term("security", "zone")]),
+            ),
+        ),
+        A,
+    ),
+    affinity_row(
+        "PodAntiAffinity symmetry check b1: incoming pod and existing pod partially match each other on "
+        "AffinityTerms",
+        {"abc": "", "xyz": ""},
+        affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")]),
+        (
+            pod(
+                "e1",
+                on="machine1",
+                labels={"def": "", "xyz": ""},
+                affinity=affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")]),
+            ),
+        ),
+        A,
+    ),
+    affinity_row(
+        "PodAntiAffinity symmetry check b2: incoming pod and existing pod partially match each other on "
+        "AffinityTerms",
+        {"def": "", "xyz": ""},
+        affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")]),
+        (
+            pod(
+                "e1",
+                on="machine1",
+                labels={"abc": "", "xyz": ""},
+                affinity=affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")]),
+            ),
+        ),
+        A,
+    ),
+    affinity_row(
+        "affinity with NamespaceSelector",
+        POD_LABEL2,
+        affinity([term("region", IN_SECURITYSCAN, namespace_selector=IN_TEAM1)]),
+        (pod("e1", on="machine1", ns="subteam1.team1", labels=POD_LABEL),),
+        OK,
+        namespaces=TEAMS,
+    ),
+    affinity_row(
+        "affinity with non-matching NamespaceSelector",
+        POD_LABEL2,
+        affinity([term("region", IN_SECURITYSCAN, namespace_selector=IN_TEAM1)]),
+        (pod("e1", on="machine1", ns="subteam1.team2", labels=POD_LABEL),),
+        A,
+        namespaces=TEAMS,
+    ),
+    affinity_row(
+        "anti-affinity with matching NamespaceSelector",
+        POD_LABEL2,
+        affinity(None, [term("zone", IN_SECURITYSCAN, namespace_selector=IN_TEAM1)]),
+        (pod("e1", on="machine1", ns="subteam2.team1", labels=POD_LABEL),),
+        A,
+        ns="subteam1.team1",
+        namespaces=TEAMS,
+    ),
+    affinity_row(
+        "anti-affinity with matching all NamespaceSelector",
+        POD_LABEL2,
+        affinity(None, [term("zone", IN_SECURITYSCAN, namespace_selector={})]),
+        (pod("e1", on="machine1", ns="subteam2.team1", labels=POD_LABEL),),
+        A,
+        ns="subteam1.team1",
+        namespaces=TEAMS,
+    ),
+    affinity_row(
+        "anti-affinity with non-matching NamespaceSelector",
+        POD_LABEL2,
+        affinity(None, [term("zone", IN_SECURITYSCAN, namespace_selector=IN_TEAM1)]),
+        (pod("e1", on="machine1", ns="subteam1.team2", labels=POD_LABEL),),
+        OK,
+        ns="subteam1.team1",
+        namespaces=TEAMS,
+    ),
 ]
 
-ROWS = [*VOLUME_ZONE, *VOLUME_BINDING, *TOPOLOGY_SPREAD, *INTER_POD_AFFINITY]
+
+# --- interpodaffinity/filtering_test.go (TestRequiredAffinityMultipleNodes) -----------------------
+# The upstream pods have no names and the namespace ""; here they are named (kubewhy tells pods apart
+# by namespace and name) and in `default`, the incoming pod's namespace unless the row names one. In
+# "Test incoming pod's anti-affinity: even if labelSelector matches, we still check if topologyKey
+# matches" the upstream incoming pod carries nodeName nodeA, which its Filter does not read: here it is
+# the pending pod asked about, with none.
+
+
+def nodes_row(
+    name: str, incoming: Obj, nodes: tuple[Obj, ...], pods: tuple[Obj, ...], want: list[str]
+) -> Row:
+    """`want`: the upstream table's statuses, in the order of `nodes`."""
+    expected = {n["metadata"]["name"]: w for n, w in zip(nodes, want, strict=True)}
+    return Row("TestRequiredAffinityMultipleNodes", name, incoming, nodes, expected, pods)
+
+
+def china_india(*names: str) -> tuple[Obj, ...]:
+    """Three nodes: region China, region China in az az1, region India."""
+    first, second, third = names
+    return (node(first, region="China"), node(second, region="China", az="az1"), node(third, region="India"))
+
+
+def r1_hosts(*zones: str) -> tuple[Obj, ...]:
+    """nodeA, nodeB, ... in region r1, in these zones, each its own hostname."""
+    return tuple(
+        node(f"node{letter}", region="r1", zone=zone, hostname=f"node{letter}")
+        for letter, zone in zip("ABC", zones, strict=False)
+    )
+
+
+def anti(*rules: tuple[str, str]) -> Obj:
+    """Required anti-affinity: one `Exists` term per (label key, topology key)."""
+    return affinity(None, [exists_term(key, topology_key) for key, topology_key in rules])
+
+
+FOO_BAR = {"foo": "bar"}
+FOO_ABC = expression("foo", "In", "abc")
+
+INTER_POD_AFFINITY_NODES = [
+    nodes_row(
+        "A pod can be scheduled onto all the nodes that have the same topology key & label value with one "
+        "of them has an existing pod that matches the affinity rules",
+        pod("p", affinity=affinity([term("region", expression("foo", "In", "bar"))])),
+        china_india("node1", "node2", "node3"),
+        (pod("p1", on="node1", labels=FOO_BAR),),
+        [OK, OK, A],
+    ),
+    nodes_row(
+        "The affinity rule is to schedule all of the pods of this collection to the same zone. The first "
+        "pod of the collection should not be blocked from being scheduled onto any node, even there's no "
+        "existing pod that matches the rule anywhere.",
+        pod(
+            "p",
+            labels={"foo": "bar", "service": "securityscan"},
+            affinity=affinity(
+                [
+                    term("zone", expression("foo", "In", "bar")),
+                    term("zone", expression("service", "In", "securityscan")),
+                ]
+            ),
+        ),
+        (node("nodeA", zone="az1", hostname="h1"), node("nodeB", zone="az2", hostname="h2")),
+        (pod("p1", on="nodeA", labels=FOO_BAR),),
+        [OK, OK],
+    ),
+    nodes_row(
+        "The first pod of the collection can only be scheduled on nodes labelled with the requested "
+        "topology keys",
+        pod(
+            "p",
+            labels={"foo": "bar", "service": "securityscan"},
+            affinity=affinity(
+                [
+                    term("zone", expression("foo", "In", "bar")),
+                    term("zone", expression("service", "In", "securityscan")),
+                ]
+            ),
+        ),
+        (node("nodeA", zoneLabel="az1", hostname="h1"), node("nodeB", zoneLabel="az2", hostname="h2")),
+        (pod("p1", on="nodeA", labels=FOO_BAR),),
+        [A, A],
+    ),
+    nodes_row(
+        "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the "
+        "inter pod affinity rule. The pod can not be scheduled onto nodeA and nodeB.",
+        pod("p", affinity=affinity(None, [term("region", FOO_ABC)])),
+        (node("nodeA", region="r1", hostname="nodeA"), node("nodeB", region="r1", hostname="nodeB")),
+        (pod("p1", on="nodeA", labels={"foo": "abc"}),),
+        [A, A],
+    ),
+    nodes_row(
+        "This test ensures that anti-affinity matches a pod when any term of the anti-affinity rule "
+        "matches a pod.",
+        pod(
+            "p",
+            affinity=affinity(
+                None, [term("region", FOO_ABC), term("zone", expression("service", "In", "securityscan"))]
+            ),
+        ),
+        (
+            node("nodeA", region="r1", zone="z1", hostname="nodeA"),
+            node("nodeB", region="r1", zone="z2", hostname="nodeB"),
+        ),
+        (pod("p1", on="nodeA", labels={"foo": "abc", "service": "securityscan"}),),
+        [A, A],
+    ),
+    nodes_row(
+        "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the "
+        "inter pod affinity rule. The pod can not be scheduled onto nodeA and nodeB but can be scheduled "
+        "onto nodeC",
+        pod("p", affinity=affinity(None, [term("region", FOO_ABC)])),
+        china_india("nodeA", "nodeB", "nodeC"),
+        (pod("p1", on="nodeA", labels={"foo": "abc"}),),
+        [A, A, OK],
+    ),
+    nodes_row(
+        "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the "
+        "inter pod affinity rule. The pod can not be scheduled onto nodeA, nodeB, but can be scheduled "
+        "onto nodeC (NodeC has an existing pod that match the inter pod affinity rule but in different "
+        "namespace)",
+        pod(
+            "p",
+            ns="NS1",
+            labels={"foo": "123"},
+            affinity=affinity(None, [term("region", expression("foo", "In", "bar"))]),
+        ),
+        china_india("nodeA", "nodeB", "nodeC"),
+        (
+            pod("p1", on="nodeA", ns="NS1", labels=FOO_BAR),
+            pod(
+                "p2",
+                on="nodeC",
+                ns="NS2",
+                affinity=affinity(None, [term("region", expression("foo", "In", "123"))]),
+            ),
+        ),
+        [A, A, OK],
+    ),
+    nodes_row(
+        "Test existing pod's anti-affinity: if an existing pod has a term with invalid topologyKey, "
+        "labelSelector of the term is firstly checked, and then topologyKey of the term is also checked",
+        pod("p", labels={"foo": ""}),
+        r1_hosts("z1", "z1"),
+        (pod("p1", on="nodeA", affinity=anti(("foo", "invalid-node-label"))),),
+        [OK, OK],
+    ),
+    nodes_row(
+        "Test incoming pod's anti-affinity: even if labelSelector matches, we still check if topologyKey "
+        "matches",
+        pod("p", affinity=anti(("foo", "invalid-node-label"))),
+        r1_hosts("z1", "z1"),
+        (pod("p1", on="nodeA", labels={"foo": ""}),),
+        [OK, OK],
+    ),
+    nodes_row(
+        "Test existing pod's anti-affinity: incoming pod wouldn't considered as a fit as it violates each "
+        "existingPod's terms on all nodes",
+        pod("p", labels={"foo": "", "bar": ""}),
+        r1_hosts("z1", "z2"),
+        (
+            pod("p1", on="nodeA", affinity=anti(("foo", "zone"))),
+            pod("p2", on="nodeA", affinity=anti(("bar", "region"))),
+        ),
+        [A, A],
+    ),
+    nodes_row(
+        "Test incoming pod's anti-affinity: incoming pod wouldn't considered as a fit as it at least "
+        "violates one anti-affinity rule of existingPod",
+        pod("p", affinity=anti(("foo", "zone"), ("bar", "region"))),
+        r1_hosts("z1", "z2"),
+        (pod("p1", on="nodeA", labels={"foo": ""}), pod("p2", on="nodeB", labels={"bar": ""})),
+        [A, A],
+    ),
+    nodes_row(
+        "Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, it's "
+        "counted as a single term match - case when one term has invalid topologyKey",
+        pod("p", labels={"foo": "", "bar": ""}),
+        r1_hosts("z1", "z2"),
+        (pod("p1", on="nodeA", affinity=anti(("foo", "invalid-node-label"), ("bar", "zone"))),),
+        [A, OK],
+    ),
+    nodes_row(
+        "Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's "
+        "counted as a single term match - case when one term has invalid topologyKey",
+        pod("p", affinity=anti(("foo", "invalid-node-label"), ("bar", "zone"))),
+        r1_hosts("z1", "z2"),
+        (pod("podA", on="nodeA", labels={"foo": "", "bar": ""}),),
+        [A, OK],
+    ),
+    nodes_row(
+        "Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, it's "
+        "counted as a single term match - case when all terms have valid topologyKey",
+        pod("p", labels={"foo": "", "bar": ""}),
+        r1_hosts("z1", "z2"),
+        (pod("p1", on="nodeA", affinity=anti(("foo", "region"), ("bar", "zone"))),),
+        [A, A],
+    ),
+    nodes_row(
+        "Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's "
+        "counted as a single term match - case when all terms have valid topologyKey",
+        pod("p", affinity=anti(("foo", "region"), ("bar", "zone"))),
+        r1_hosts("z1", "z2"),
+        (pod("p1", on="nodeA", labels={"foo": "", "bar": ""}),),
+        [A, A],
+    ),
+    nodes_row(
+        "Test existing pod's anti-affinity: existingPod on nodeA and nodeB has at least one anti-affinity "
+        "term matches incoming pod, so incoming pod can only be scheduled to nodeC",
+        pod("p", labels={"foo": "", "bar": ""}),
+        r1_hosts("z1", "z2", "z3"),
+        (
+            pod("p1", on="nodeA", affinity=anti(("foo", "zone"), ("labelA", "zone"))),
+            pod("p2", on="nodeB", affinity=anti(("bar", "zone"), ("labelB", "zone"))),
+        ),
+        [A, A, OK],
+    ),
+    nodes_row(
+        "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all "
+        "topologyKeys match",
+        pod("p", affinity=affinity([exists_term("foo", "region"), exists_term("bar", "zone")])),
+        r1_hosts("z1", "z1"),
+        (pod("pod1", on="nodeA", labels={"foo": "", "bar": ""}),),
+        [OK, OK],
+    ),
+    nodes_row(
+        "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all "
+        "topologyKeys match, and the match logic should be satisfied on the same pod",
+        pod("p", affinity=affinity([exists_term("foo", "region"), exists_term("bar", "zone")])),
+        r1_hosts("z1", "z2"),
+        (pod("pod1", on="nodeA", labels={"foo": ""}), pod("pod2", on="nodeB", labels={"bar": ""})),
+        [A, A],
+    ),
+]
+
+ROWS = [*VOLUME_ZONE, *VOLUME_BINDING, *TOPOLOGY_SPREAD, *INTER_POD_AFFINITY, *INTER_POD_AFFINITY_NODES]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
@@ -980,6 +1380,7 @@ def test_upstream_row_gets_the_schedulers_answer(row: Row) -> None:
 
 @pytest.mark.parametrize("row", [r for r in ROWS if OK not in r.want.values()], ids=lambda r: r.id)
 def test_a_row_that_leaves_no_node_is_that_steps_verdict(row: Row) -> None:
-    view = TriageView(row.pod, row.nodes, row.pods, (), NOW, peers=Peers(pods=row.pods), storage=row.storage)
+    peers = Peers(pods=row.pods, namespaces=row.namespaces)
+    view = TriageView(row.pod, row.nodes, row.pods, (), NOW, peers=peers, storage=row.storage)
     verdicts = {PodVerdict(w) for w in row.want.values()}
     assert classify(view).verdict in verdicts
