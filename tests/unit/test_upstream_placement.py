@@ -6,8 +6,15 @@ Sources (kubernetes/kubernetes, `pkg/scheduler/framework/plugins/`):
   TestWithBinding (all 5), and the
   listers' PVC_4 (bound to a PV that does not exist), which no upstream row uses;
 - `volumebinding/volume_binding_test.go`: TestVolumeBinding's first 13 rows (their filter statuses);
-- `podtopologyspread/filtering_test.go`: TestSingleConstraint (its first 15 rows), and the point of
-  TestPreFilterState's "soft spreadConstraints should be bypassed" as a Filter row;
+- `podtopologyspread/filtering_test.go`: TestSingleConstraint (all 23 rows; of its two rows named
+  "NodeAffinityPolicy ignored with labelSelectors", the second, which uses nodeAffinity, says so in
+  its name here), TestMultipleConstraints (all 13), and the point of TestPreFilterState's "soft
+  spreadConstraints should be bypassed" as a Filter row. Their nodes outside the pod's nodeSelector
+  or node affinity expect `label-mismatch`, and their node tainted
+  `node.kubernetes.io/unschedulable:NoSchedule` `taint`, where the plugin alone says Success or
+  Unschedulable: in the whole scheduler NodeAffinity and TaintToleration drop them before
+  PodTopologySpread runs. The rows run with the NodeInclusionPolicy gate off set no policy, so the
+  gate does not change their answer;
 - `interpodaffinity/filtering_test.go`: TestRequiredAffinitySingleNode (24 of its 26 rows),
   TestRequiredAffinityMultipleNodes (all 18).
 
@@ -627,15 +634,36 @@ VOLUME_BINDING = [
 ]
 
 
-# --- podtopologyspread/filtering_test.go (TestSingleConstraint) -----------------------------------
+# --- podtopologyspread/filtering_test.go (TestSingleConstraint, TestMultipleConstraints) ----------
 
 FOO, BAR = exists("foo"), exists("bar")
+IGNORE_AFFINITY = {"nodeAffinityPolicy": "Ignore"}
+HONOR_TAINTS = {"nodeTaintsPolicy": "Honor"}
 
 
-def four_nodes() -> tuple[Obj, ...]:
+def four_nodes(foo: str = "", tainted: str = "", zones: bool = True) -> tuple[Obj, ...]:
+    """node-a, node-b (zone1), node-x, node-y (zone2), each with its `node` label; the letters in
+    `foo` also labelled foo="", those in `tainted` with the upstream rows' taint
+    (`node.kubernetes.io/unschedulable:NoSchedule`, in `spec.taints`); without `zones`, no zone label."""
+    found = []
+    for n, z in (("a", "zone1"), ("b", "zone1"), ("x", "zone2"), ("y", "zone2")):
+        node_labels = {
+            "node": f"node-{n}",
+            **({"zone": z} if zones else {}),
+            **({"foo": ""} if n in foo else {}),
+        }
+        made = node(f"node-{n}", **node_labels)
+        if n in tainted:
+            made["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+        found.append(made)
+    return tuple(found)
+
+
+def b1_b2_y1() -> tuple[Obj, ...]:
+    """The pods of the upstream rows named p-b1, p-b2, p-y1, on node-a, node-b and node-y."""
     return tuple(
-        node(f"node-{n}", zone=z, node=f"node-{n}")
-        for n, z in (("a", "zone1"), ("b", "zone1"), ("x", "zone2"), ("y", "zone2"))
+        pod(n, on=f"node-{on_node}", labels={"foo": ""})
+        for n, on_node in (("p-b1", "a"), ("p-b2", "b"), ("p-y1", "y"))
     )
 
 
@@ -654,14 +682,33 @@ def spread_row(
     nodes: tuple[Obj, ...],
     pods: tuple[Obj, ...],
     want: dict[str, str],
+    *,
+    table: str = "TestSingleConstraint",
     **spec: Any,
 ) -> Row:
     incoming = pod("p", labels=pod_labels, topologySpreadConstraints=constraints, **spec)
-    return Row("TestSingleConstraint", name, incoming, nodes, want, pods)
+    return Row(table, name, incoming, nodes, want, pods)
+
+
+def multiple_row(
+    name: str,
+    pod_labels: dict[str, str],
+    constraints: list[Obj],
+    nodes: tuple[Obj, ...],
+    pods: tuple[Obj, ...],
+    want: dict[str, str],
+    **spec: Any,
+) -> Row:
+    return spread_row(
+        name, pod_labels, constraints, nodes, pods, want, table="TestMultipleConstraints", **spec
+    )
 
 
 S = PodVerdict.TOPOLOGY_SPREAD.value
 L = PodVerdict.LABEL_MISMATCH.value
+T = PodVerdict.TAINT.value
+FOO_ONLY = {"foo": ""}
+FOO_BAR = {"foo": "", "bar": ""}
 
 TOPOLOGY_SPREAD = [
     spread_row(
@@ -804,6 +851,188 @@ TOPOLOGY_SPREAD = [
         four_nodes(),
         on("p-a1", "p-a2", "p-y1", "p-y2", "p-y3"),
         {"node-a": OK, "node-b": OK, "node-x": OK, "node-y": OK},
+    ),
+    spread_row(
+        "pods spread across zone as 2/1, maxSkew is 2 and the number of domains < minDomains, "
+        "then the third and fourth nodes fit",
+        FOO_ONLY,
+        [spread(2, "zone", FOO, min_domains=3)],
+        four_nodes(),
+        b1_b2_y1(),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": OK},
+    ),
+    spread_row(
+        "pods spread across zone as 2/1, maxSkew is 2 and the number of domains > minDomains, "
+        "then the all nodes fit",
+        FOO_ONLY,
+        [spread(2, "zone", FOO, min_domains=1)],
+        four_nodes(),
+        b1_b2_y1(),
+        {"node-a": OK, "node-b": OK, "node-x": OK, "node-y": OK},
+    ),
+    spread_row(
+        "NodeAffinityPolicy honored with labelSelectors",
+        FOO_ONLY,
+        [spread(1, "node", FOO)],
+        four_nodes(foo="abx", zones=False),
+        b1_b2_y1(),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": L},
+        nodeSelector={"foo": ""},
+    ),
+    spread_row(
+        "NodeAffinityPolicy ignored with labelSelectors",
+        FOO_ONLY,
+        [spread(1, "node", FOO) | IGNORE_AFFINITY],
+        four_nodes(foo="abx", zones=False),
+        b1_b2_y1(),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": L},
+        nodeSelector={"foo": ""},
+    ),
+    spread_row(
+        "NodeAffinityPolicy honored with nodeAffinity",
+        FOO_ONLY,
+        [spread(1, "node", FOO)],
+        four_nodes(foo="abx", zones=False),
+        b1_b2_y1(),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": L},
+        affinity=node_affinity("foo", "In", ""),
+    ),
+    spread_row(
+        "NodeAffinityPolicy ignored with labelSelectors (the second row of that name: nodeAffinity)",
+        FOO_ONLY,
+        [spread(1, "node", FOO) | IGNORE_AFFINITY],
+        four_nodes(foo="abx", zones=False),
+        b1_b2_y1(),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": L},
+        affinity=node_affinity("foo", "In", ""),
+    ),
+    spread_row(
+        "NodeTaintsPolicy honored",
+        FOO_ONLY,
+        [spread(1, "node", FOO) | HONOR_TAINTS],
+        four_nodes(foo="abx", tainted="y", zones=False),
+        b1_b2_y1(),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": T},
+    ),
+    spread_row(
+        "NodeTaintsPolicy ignored",
+        FOO_ONLY,
+        [spread(1, "node", FOO)],
+        four_nodes(foo="abx", tainted="y", zones=False),
+        b1_b2_y1(),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": T},
+    ),
+    multiple_row(
+        "two Constraints on zone and node, spreads = [3/3, 2/1/0/3]",
+        FOO_ONLY,
+        [spread(1, "zone", FOO), spread(1, "node", FOO)],
+        four_nodes(),
+        on("p-a1", "p-a2", "p-b1", "p-y1", "p-y2", "p-y3"),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": S},
+    ),
+    multiple_row(
+        "two Constraints on zone and node, spreads = [3/4, 2/1/0/4]",
+        FOO_ONLY,
+        [spread(1, "zone", FOO), spread(1, "node", FOO)],
+        four_nodes(),
+        on("p-a1", "p-a2", "p-b1", "p-y1", "p-y2", "p-y3", "p-y4"),
+        {"node-a": S, "node-b": S, "node-x": S, "node-y": S},
+    ),
+    multiple_row(
+        "Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]",
+        FOO_BAR,
+        [spread(1, "zone", FOO), spread(1, "node", BAR)],
+        four_nodes(),
+        (*on("p-a1"), *on("p-y1", bar="")),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": S},
+    ),
+    multiple_row(
+        "Constraints hold different labelSelectors, spreads = [1/0, 0/0/1/1]",
+        FOO_BAR,
+        [spread(1, "zone", FOO), spread(1, "node", BAR)],
+        four_nodes(),
+        (*on("p-a1"), *on("p-x1", "p-y1", bar="")),
+        {"node-a": S, "node-b": S, "node-x": S, "node-y": S},
+    ),
+    multiple_row(
+        "Constraints hold different labelSelectors, spreads = [2/3, 1/0/0/1]",
+        FOO_BAR,
+        [spread(1, "zone", FOO), spread(1, "node", BAR)],
+        four_nodes(),
+        (*on("p-a1", "p-y1", "p-y3"), *on("p-a2", "p-y2", **FOO_BAR)),
+        {"node-a": S, "node-b": OK, "node-x": S, "node-y": S},
+    ),
+    multiple_row(
+        "Constraints hold different labelSelectors but pod doesn't match itself on 'zone' constraint",
+        {"bar": ""},
+        [spread(1, "zone", FOO), spread(1, "node", BAR)],
+        four_nodes(),
+        (*on("p-a1"), *on("p-x1", "p-y1", bar="")),
+        {"node-a": OK, "node-b": OK, "node-x": S, "node-y": S},
+    ),
+    multiple_row(
+        "two Constraints on zone and node, absence of label 'node' on node-x, spreads = [1/1, 1/0/0/1]",
+        FOO_ONLY,
+        [spread(1, "zone", FOO), spread(1, "node", FOO)],
+        (
+            node("node-a", zone="zone1", node="node-a"),
+            node("node-b", zone="zone1", node="node-b"),
+            node("node-x", zone="zone2"),
+            node("node-y", zone="zone2", node="node-y"),
+        ),
+        on("p-a1", "p-y3"),
+        {"node-a": S, "node-b": OK, "node-x": S, "node-y": S},
+    ),
+    multiple_row(
+        "two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
+        FOO_ONLY,
+        [spread(1, "zone", FOO), spread(1, "node", FOO) | IGNORE_AFFINITY],
+        four_nodes(foo="abx"),
+        on("p-a1", "p-b1", "p-y1"),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": L},
+        nodeSelector={"foo": ""},
+    ),
+    multiple_row(
+        "two node inclusion Constraints, zone: honor/honor, node: honor/ignore",
+        FOO_ONLY,
+        [spread(1, "zone", FOO) | HONOR_TAINTS, spread(1, "node", FOO)],
+        four_nodes(foo="abx", tainted="y"),
+        on("p-a1", "p-b1", "p-y1"),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": T},
+    ),
+    multiple_row(
+        "two node inclusion Constraints, zone: honor/ignore, node: honor/ignore",
+        FOO_ONLY,
+        [spread(1, "zone", FOO), spread(1, "node", FOO)],
+        four_nodes(foo="axy", tainted="y"),
+        on("p-a1", "p-b1", "p-y1"),
+        {"node-a": S, "node-b": L, "node-x": OK, "node-y": T},
+        nodeSelector={"foo": ""},
+    ),
+    multiple_row(
+        "two node inclusion Constraints, zone: honor/honor, node: ignore/ignore",
+        FOO_ONLY,
+        [spread(1, "zone", FOO) | HONOR_TAINTS, spread(1, "node", FOO) | IGNORE_AFFINITY],
+        four_nodes(foo="axy", tainted="y"),
+        on("p-a1", "p-b1", "p-y1"),
+        {"node-a": S, "node-b": L, "node-x": OK, "node-y": T},
+        nodeSelector={"foo": ""},
+    ),
+    multiple_row(
+        "two Constraints on zone, spreads = [3/3, 2/1]",
+        FOO_BAR,
+        [spread(1, "zone", BAR), spread(1, "zone", FOO)],
+        four_nodes(),
+        (*on("p-a1", "p-b1", "p-y2", **FOO_BAR), *on("p-a2", "p-y1", "p-y3")),
+        {"node-a": S, "node-b": S, "node-x": OK, "node-y": OK},
+    ),
+    multiple_row(
+        "two Constraints on zone, spreads = [3/4, 2/1]",
+        FOO_BAR,
+        [spread(1, "zone", BAR), spread(1, "zone", FOO)],
+        four_nodes(),
+        (*on("p-a1", "p-b1", "p-y2", **FOO_BAR), *on("p-a2", "p-y1", "p-y3", "p-y4")),
+        {"node-a": S, "node-b": S, "node-x": S, "node-y": S},
     ),
 ]
 
