@@ -196,6 +196,35 @@ def test_honoured_taints_remove_a_domain_from_the_minimum() -> None:
     }
 
 
+def test_nodes_outside_the_pods_node_affinity_are_no_domain_unless_the_policy_ignores_it() -> None:
+    """nodeAffinityPolicy Honor (the default): a zone whose only node the pod's nodeSelector excludes
+    is no domain, so the minimum is the other zones' count and a second pod in one is allowed. With
+    Ignore the excluded zone counts, empty: the minimum is 0 and every zone with a pod is full."""
+    nodes = (
+        node("node-a", zone="z1", pool="gpu"),
+        node("node-b", zone="z2", pool="gpu"),
+        node("node-c", zone="z3"),
+    )
+    existing = (pod("e1", on="node-a", labels={"foo": ""}), pod("e2", on="node-b", labels={"foo": ""}))
+    honor = pod(
+        "p",
+        labels={"foo": ""},
+        nodeSelector={"pool": "gpu"},
+        topologySpreadConstraints=[spread(1, "zone", exists("foo"))],
+    )
+    ignore = pod(
+        "p",
+        labels={"foo": ""},
+        nodeSelector={"pool": "gpu"},
+        topologySpreadConstraints=[spread(1, "zone", exists("foo")) | {"nodeAffinityPolicy": "Ignore"}],
+    )
+    outside = PodVerdict.LABEL_MISMATCH.value
+    honored = outcome(row("honor", honor, nodes, {}, pods=existing))
+    assert honored == {"node-a": OK, "node-b": OK, "node-c": outside}
+    ignored = outcome(row("ignore", ignore, nodes, {}, pods=existing))
+    assert ignored == {"node-a": S, "node-b": S, "node-c": outside}
+
+
 def test_an_existing_pods_namespace_selector_is_matched_against_the_pods_namespace_labels() -> None:
     """The cache keeps batch pods off its node: only a pod whose Namespace is labelled tier=batch is
     repelled."""
