@@ -1094,7 +1094,15 @@ def exists_term(key: str, topology_key: str) -> Obj:
 
 IN_SECURITYSCAN = expression("service", "In", "securityscan", "value2")
 IN_ANTIVIRUS = expression("service", "In", "antivirusscan", "value2")
-EXISTING = (pod("e1", on="machine1", labels=POD_LABEL),)
+def alone(labels: dict[str, str], rules: Obj | None = None, ns: str = "default") -> tuple[Obj, ...]:
+    """The one existing pod of a single-node row, on machine1, with its required affinity rules."""
+    spec: dict[str, Any] = {"affinity": rules} if rules else {}
+    return (pod("e1", on="machine1", ns=ns, labels=labels, **spec),)
+
+
+EXISTING = alone(POD_LABEL)
+NOT_ABC_NOR_DEF = affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")])
+"""The anti-affinity of both pods of the symmetry rows b1 and b2."""
 
 INTER_POD_AFFINITY = [
     affinity_row(
@@ -1125,7 +1133,7 @@ INTER_POD_AFFINITY = [
         "Does not satisfy the PodAffinity with labelSelector because of diff Namespace",
         POD_LABEL2,
         affinity([term("", IN_SECURITYSCAN, namespaces=["DiffNameSpace"])]),
-        (pod("e1", on="machine1", ns="ns", labels=POD_LABEL),),
+        alone(POD_LABEL, ns="ns"),
         A,
     ),
     affinity_row(
@@ -1195,14 +1203,7 @@ INTER_POD_AFFINITY = [
         "with the existing pod",
         POD_LABEL,
         affinity([term("region", IN_SECURITYSCAN)], [term("node", IN_ANTIVIRUS)]),
-        (
-            pod(
-                "e1",
-                on="machine1",
-                labels=POD_LABEL,
-                affinity=affinity(None, [term("zone", IN_SECURITYSCAN)]),
-            ),
-        ),
+        alone(POD_LABEL, affinity(None, [term("zone", IN_SECURITYSCAN)])),
         A,
     ),
     affinity_row(
@@ -1217,14 +1218,7 @@ INTER_POD_AFFINITY = [
         "constraints. doesn't satisfy PodAntiAffinity symmetry with the existing pod",
         POD_LABEL,
         {},
-        (
-            pod(
-                "e1",
-                on="machine1",
-                labels=POD_LABEL,
-                affinity=affinity(None, [term("zone", IN_SECURITYSCAN)]),
-            ),
-        ),
+        alone(POD_LABEL, affinity(None, [term("zone", IN_SECURITYSCAN)])),
         A,
     ),
     affinity_row(
@@ -1249,14 +1243,7 @@ INTER_POD_AFFINITY = [
         "with incoming pod",
         POD_LABEL,
         affinity(None, [exists_term("service", "region"), exists_term("security", "region")]),
-        (
-            pod(
-                "e1",
-                on="machine1",
-                labels=POD_LABEL2,
-                affinity=affinity(None, [exists_term("security", "zone")]),
-            ),
-        ),
+        alone(POD_LABEL2, affinity(None, [exists_term("security", "zone")])),
         A,
     ),
     affinity_row(
@@ -1264,14 +1251,7 @@ INTER_POD_AFFINITY = [
         "AffinityTerms",
         POD_LABEL,
         affinity(None, [exists_term("service", "zone"), exists_term("security", "zone")]),
-        (
-            pod(
-                "e1",
-                on="machine1",
-                labels=POD_LABEL2,
-                affinity=affinity(None, [exists_term("security", "zone")]),
-            ),
-        ),
+        alone(POD_LABEL2, affinity(None, [exists_term("security", "zone")])),
         A,
     ),
     affinity_row(
@@ -1279,51 +1259,30 @@ INTER_POD_AFFINITY = [
         "AffinityTerms",
         POD_LABEL2,
         affinity(None, [exists_term("security", "zone")]),
-        (
-            pod(
-                "e1",
-                on="machine1",
-                labels=POD_LABEL,
-                affinity=affinity(None, [exists_term("service", "zone"), exists_term("security", "zone")]),
-            ),
-        ),
+        alone(POD_LABEL, affinity(None, [exists_term("service", "zone"), exists_term("security", "zone")])),
         A,
     ),
     affinity_row(
         "PodAntiAffinity symmetry check b1: incoming pod and existing pod partially match each other on "
         "AffinityTerms",
         {"abc": "", "xyz": ""},
-        affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")]),
-        (
-            pod(
-                "e1",
-                on="machine1",
-                labels={"def": "", "xyz": ""},
-                affinity=affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")]),
-            ),
-        ),
+        NOT_ABC_NOR_DEF,
+        alone({"def": "", "xyz": ""}, NOT_ABC_NOR_DEF),
         A,
     ),
     affinity_row(
         "PodAntiAffinity symmetry check b2: incoming pod and existing pod partially match each other on "
         "AffinityTerms",
         {"def": "", "xyz": ""},
-        affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")]),
-        (
-            pod(
-                "e1",
-                on="machine1",
-                labels={"abc": "", "xyz": ""},
-                affinity=affinity(None, [exists_term("abc", "zone"), exists_term("def", "zone")]),
-            ),
-        ),
+        NOT_ABC_NOR_DEF,
+        alone({"abc": "", "xyz": ""}, NOT_ABC_NOR_DEF),
         A,
     ),
     affinity_row(
         "affinity with NamespaceSelector",
         POD_LABEL2,
         affinity([term("region", IN_SECURITYSCAN, namespace_selector=IN_TEAM1)]),
-        (pod("e1", on="machine1", ns="subteam1.team1", labels=POD_LABEL),),
+        alone(POD_LABEL, ns="subteam1.team1"),
         OK,
         namespaces=TEAMS,
     ),
@@ -1331,7 +1290,7 @@ INTER_POD_AFFINITY = [
         "affinity with non-matching NamespaceSelector",
         POD_LABEL2,
         affinity([term("region", IN_SECURITYSCAN, namespace_selector=IN_TEAM1)]),
-        (pod("e1", on="machine1", ns="subteam1.team2", labels=POD_LABEL),),
+        alone(POD_LABEL, ns="subteam1.team2"),
         A,
         namespaces=TEAMS,
     ),
@@ -1339,7 +1298,7 @@ INTER_POD_AFFINITY = [
         "anti-affinity with matching NamespaceSelector",
         POD_LABEL2,
         affinity(None, [term("zone", IN_SECURITYSCAN, namespace_selector=IN_TEAM1)]),
-        (pod("e1", on="machine1", ns="subteam2.team1", labels=POD_LABEL),),
+        alone(POD_LABEL, ns="subteam2.team1"),
         A,
         ns="subteam1.team1",
         namespaces=TEAMS,
@@ -1348,7 +1307,7 @@ INTER_POD_AFFINITY = [
         "anti-affinity with matching all NamespaceSelector",
         POD_LABEL2,
         affinity(None, [term("zone", IN_SECURITYSCAN, namespace_selector={})]),
-        (pod("e1", on="machine1", ns="subteam2.team1", labels=POD_LABEL),),
+        alone(POD_LABEL, ns="subteam2.team1"),
         A,
         ns="subteam1.team1",
         namespaces=TEAMS,
@@ -1357,7 +1316,7 @@ INTER_POD_AFFINITY = [
         "anti-affinity with non-matching NamespaceSelector",
         POD_LABEL2,
         affinity(None, [term("zone", IN_SECURITYSCAN, namespace_selector=IN_TEAM1)]),
-        (pod("e1", on="machine1", ns="subteam1.team2", labels=POD_LABEL),),
+        alone(POD_LABEL, ns="subteam1.team2"),
         OK,
         ns="subteam1.team1",
         namespaces=TEAMS,
