@@ -196,7 +196,7 @@ def _funnel(
     view: TriageView, requests: Mapping[str, int], nodes: tuple[Object, ...], shared: Shared | None = None
 ) -> Funnel:
     shared = shared or Shared()
-    shared.alive.append(view)
+    shared.keep(view)
     devices = shared.devices(view.pod, view.dra) if asks_claims(view.pod) else None
     first = Ask(view.pod, requests, devices=devices, shared=shared)
     filtered, reached_names = _before_pods(first, nodes, view.dra)

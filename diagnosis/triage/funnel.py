@@ -68,6 +68,13 @@ class Shared:
     _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
 
+    def keep(self, view: TriageView) -> None:
+        """Keep alive what the view holds, for as long as this lives. Not the view itself: the reader
+        may have put this very Shared on it (`TriageView.memo`), and a view and its memo holding each
+        other would outlive the question until the cyclic collector ran."""
+        self.alive += (view.pod, view.nodes, view.bound_pods, view.nominated_pods, view.peers, view.storage)
+        self.alive += (view.dra, view.events, view.pending_pods, view.workloads, view.queues)
+
     def ending(
         self, before: tuple[Object, ...], after: tuple[Object, ...], ended: frozenset[tuple[str, str]]
     ) -> None:

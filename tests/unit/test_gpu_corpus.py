@@ -7,7 +7,9 @@ depend on `cluster/snapshot.py`.
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -139,9 +141,30 @@ def test_what_the_reader_worked_out_changes_no_answer(case: Case) -> None:
     with_memo = replace(view, memo=reads.memo)
     answer = classify(view)
     assert classify(with_memo) == answer
-    # It is used whenever the funnel runs: the pod reaches it, and no claim holds it first.
-    used = any(kept is with_memo for kept in reads.memo.alive)
+    # It is used whenever the funnel runs (which keeps the view's objects alive in it, `Shared.keep`):
+    # the pod reaches it, and no claim holds it first.
+    used = any(kept is with_memo.peers for kept in reads.memo.alive)
     assert used == (reaches_funnel(view.pod) and answer.verdict is not PodVerdict.CLAIM)
+
+
+def test_the_readers_memo_is_freed_with_its_view() -> None:
+    """The view holds its memo and the memo keeps the view's objects alive, never the view: once the
+    question is answered both go by reference counting alone, not at the cyclic collector's next run
+    (in `kubewhy serve` that may be many questions later, each memo holding a cluster's worth)."""
+    case = next(c for c in CASES if c.verdict == PodVerdict.EXHAUSTED.value)
+    view = view_of(case.snapshot, case.namespace, case.name)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        reads = node_reads(view.pod, view.nodes, view.dra)
+        memo = weakref.ref(reads.memo)
+        classify(replace(view, memo=reads.memo))
+        assert memo() is not None
+        del reads
+        assert memo() is None
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def test_corpus_reaches_every_verdict_three_ways() -> None:
