@@ -597,8 +597,9 @@ class ClusterCache:
         # One thread blocks on each watch's next line.
         self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
         self._inventory: tuple[tuple[int, int], Inventory] | None = None
-        self._dra_objects: tuple[int, Dra] | None = None
         """The Inventory of the DeviceClasses and ResourceSlices at their reflectors' versions."""
+        self._dra_objects: tuple[int, Dra] | None = None
+        """The Dra of the claims at their reflector's version, on that Inventory (`dra`)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()

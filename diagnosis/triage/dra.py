@@ -269,7 +269,7 @@ class Devices:
         """The nodes whose choices may differ from `base`'s; None: every node's (no base of the same
         claims and devices, or a changed pool reaches nodes by a selector)."""
         base = self.base
-        if base is None or base.dra is not self.dra.base or base.dra.devices is not self.dra.devices:
+        if base is None or base.dra is not self.dra.base:  # `Dra.base` is on the same devices
             return None
         if [id(r.claim) for r in base.resolved] != [id(r.claim) for r in self.resolved]:
             return None

@@ -7,7 +7,7 @@ this module only runs them and writes down what each one did, so the evidence ca
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import NamedTuple
 
@@ -72,8 +72,7 @@ class Shared:
         """Keep alive what the view holds, for as long as this lives. Not the view itself: the reader
         may have put this very Shared on it (`TriageView.memo`), and a view and its memo holding each
         other would outlive the question until the cyclic collector ran."""
-        self.alive += (view.pod, view.nodes, view.bound_pods, view.nominated_pods, view.peers, view.storage)
-        self.alive += (view.dra, view.events, view.pending_pods, view.workloads, view.queues)
+        self.alive += tuple(getattr(view, f.name) for f in fields(view) if f.name != "memo")
 
     def ending(
         self, before: tuple[Object, ...], after: tuple[Object, ...], ended: frozenset[tuple[str, str]]
@@ -120,14 +119,9 @@ class Shared:
         if found is None:
             self.alive += (view.nodes, view.peers.nodes)
             named = self._named.get(id(view.nodes))
-            if named is not None and len(named) == len(view.nodes):
-                # Every node has a name of its own: the candidates already hold them by name.
-                found = dict(named)
-                for node in view.peers.nodes:
-                    found.setdefault(name(node), node)
-            else:
-                found = universe(view)
-            self._universes[key] = found
+            # When every node has a name of its own, the candidates already hold them by name.
+            whole = named is not None and len(named) == len(view.nodes)
+            found = self._universes[key] = universe(view, named if whole else None)
         return found
 
     def devices(self, pod: Object, dra: Dra) -> Devices:

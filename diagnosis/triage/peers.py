@@ -46,10 +46,11 @@ def namespace_labels(view: TriageView) -> dict[str, Mapping[str, str]]:
     return {name(ns): labels(ns) for ns in view.peers.namespaces}
 
 
-def universe(view: TriageView) -> dict[str, Object]:
-    """Every node the view holds, by name: the candidates and the peers' nodes."""
-    found: dict[str, Object] = {}
-    for node in (*view.nodes, *view.peers.nodes):
+def universe(view: TriageView, named: Mapping[str, Object] | None = None) -> dict[str, Object]:
+    """Every node the view holds, by name: the candidates and the peers' nodes. `named`: the view's
+    nodes by name already, when every one of them has a name of its own."""
+    found: dict[str, Object] = dict(named) if named is not None else {}
+    for node in (*(view.nodes if named is None else ()), *view.peers.nodes):
         found.setdefault(name(node), node)
     return found
 

@@ -211,7 +211,15 @@ class Counted:
         listed: dict[tuple[str, str], int] = {}
         relisted: dict[tuple[str, str], tuple[int, ...]] = {}
 
-        def count_in(other: Object, other_spec: Object, key: tuple[str, str], node: str) -> None:
+        def counts(
+            other: Object, other_meta: Object, other_spec: Object, key: tuple[str, str], node: str
+        ) -> bool:
+            """Count the pod on the node, unless it has none, is the pod asked about, is counted
+            already (where it was first listed) or has ended."""
+            if not node or key == me or key in where or is_terminal(other):
+                return False
+            if my_uid and other_meta.get("uid") == my_uid:
+                return False
             where[key] = node
             on.setdefault(node, []).append(other)
             template = template_key(other_spec)
@@ -220,32 +228,26 @@ class Counted:
                 found = asks[template] = extended_asks(other, other_spec)
             if found:
                 holding.setdefault(node, []).append(other)
+            return True
 
         for position, other in enumerate(bound_pods):
             other_meta, other_spec = meta(other), spec(other)
             key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
             if key in listed:
                 relisted[key] = (*relisted.get(key, ()), position)
-                if key in where:
-                    continue
             else:
                 listed[key] = position
             node = other_spec.get("nodeName")
-            if not node or type(node) is not str or key == me or is_terminal(other):
-                continue
-            if my_uid and other_meta.get("uid") == my_uid:
-                continue
-            count_in(other, other_spec, key, node)
+            node = node if type(node) is str else ""
             # Most pods have no affinity at all: a glance at the keys spares reading the terms.
             rules = other_spec.get("affinity")
-            if rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
+            counted_here = counts(other, other_meta, other_spec, key, node)
+            if counted_here and rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
                 repelling.append((node, other))
         for other in nominated_pods:
-            key, node = (namespace(other), name(other)), nominated_node(other)
-            if not node or key == me or key in where or is_terminal(other) or priority(other) < mine:
-                continue
-            if not (my_uid and uid(other) == my_uid):
-                count_in(other, spec(other), key, node)
+            if priority(other) >= mine:
+                key = (namespace(other), name(other))
+                counts(other, meta(other), spec(other), key, nominated_node(other))
         return cls(
             {n: tuple(p) for n, p in on.items()},
             where,
@@ -264,20 +266,7 @@ class Counted:
         """As counted once the pods `ended` (namespace, name) are gone: the other nodes keep their
         tuples, so what was worked out per node's pods still applies to them."""
         touched = {self.where[key] for key in ended if key in self.where and key not in self.gone}
-        on = dict(self.on)
-        for node in touched:
-            kept = tuple(p for p in on[node] if (namespace(p), name(p)) not in ended)
-            if kept:
-                on[node] = kept
-            else:
-                del on[node]
-        holding = dict(self.holding)
-        for node in touched & holding.keys():
-            kept = tuple(p for p in holding[node] if (namespace(p), name(p)) not in ended)
-            if kept:
-                holding[node] = kept
-            else:
-                del holding[node]
+        on, holding = _without(self.on, touched, ended), _without(self.holding, touched, ended)
         repelling = tuple((n, p) for n, p in self.repelling if (namespace(p), name(p)) not in ended)
         return Counted(on, self.where, repelling, self.listed, self.relisted, holding, self.gone | ended)
 
@@ -287,6 +276,21 @@ class Counted:
         the view the classification read."""
         first = self.listed.get(key)
         return () if first is None else (first, *self.relisted.get(key, ()))
+
+
+def _without(
+    by_node: Mapping[str, tuple[Object, ...]], touched: set[str], ended: frozenset[tuple[str, str]]
+) -> dict[str, tuple[Object, ...]]:
+    """Node → pods, with the pods `ended` taken out of the nodes `touched` (and a node left with none
+    left out); the other nodes keep their tuples."""
+    found = dict(by_node)
+    for node in touched & found.keys():
+        kept = tuple(p for p in found[node] if (namespace(p), name(p)) not in ended)
+        if kept:
+            found[node] = kept
+        else:
+            del found[node]
+    return found
 
 
 def counted(
