@@ -608,6 +608,8 @@ def exhausted(ask: Ask, node: Object) -> str | None:
 def _short(ask: Ask, node: Object) -> list[str]:
     """The pod's resources the node has too few free of, worked out once per node, its holders and
     the asks: a fix that ends pods or changes the pod leaves most nodes as they were."""
+    if not ask.requests:
+        return []  # a pod that asks devices only by claims
     node_name = name(node)
     key = (id(node), id(ask.holders.get(node_name, ())), tuple(ask.requests.items()))
     found = ask.shared.short.get(key)

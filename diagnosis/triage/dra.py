@@ -261,6 +261,9 @@ class Devices:
     )
     """By id(node): the nodes are those of the views the classification keeps alive (`Shared`)."""
     _unallocatable: dict[int, str | None] = field(default_factory=dict, compare=False, repr=False)
+    _ranked: dict[int, tuple[Sequence[Object], tuple[Object, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
     problems: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     """Selector → why it could not be evaluated, or the runtime error the scheduler also meets."""
 
@@ -392,9 +395,18 @@ class Devices:
             return f"claim {', '.join(off)} allocated on other nodes"
         if self.missing_classes:
             return f"device class {', '.join(self.missing_classes)} does not exist"
+        choices = self.choices(node)
+        return self._unmatched_nowhere if choices is self._nowhere else self._unmatched(choices)
+
+    @cached_property
+    def _unmatched_nowhere(self) -> str | None:
+        """`no_device` on every node that reaches no pool (most nodes of a cluster)."""
+        return self._unmatched(self._nowhere)
+
+    def _unmatched(self, choices: tuple[tuple[Choice, ...], ...]) -> str | None:
         short = [
             _ask_name(a)
-            for a, options in zip(self.asks, self.choices(node), strict=True)
+            for a, options in zip(self.asks, choices, strict=True)
             if not any(c.matching for c in options)
         ]
         return f"no device matches {', '.join(short)}" if short else None
@@ -447,6 +459,19 @@ class Devices:
         if all(any(len(c.free) >= _needed(c) and not c.updating for c in choices) for choices in options):
             parts.append("the free devices do not satisfy the claim's constraints together")
         return "; ".join(parts)
+
+    def free(self, node: Object) -> int:
+        """How many devices the node has free for the pod: per request, its best alternative's."""
+        return sum(max((len(c.free) for c in choices), default=0) for choices in self.choices(node))
+
+    def ranked(self, nodes: Sequence[Object]) -> tuple[Object, ...]:
+        """The nodes, most free devices first, then by name: worked out once per tuple of nodes (the
+        reader's choice of pods to read, the advice and its fixes rank the same nodes)."""
+        found = self._ranked.get(id(nodes))
+        if found is None:
+            ranked = tuple(sorted(nodes, key=lambda n: (-self.free(n), name(n))))
+            found = self._ranked[id(nodes)] = (nodes, ranked)
+        return found[1]
 
     def holders_on(self, node: Object) -> tuple[tuple[Claim, str, str], ...]:
         """(claim, request, device) of the other claims holding devices the pod's requests match here."""
@@ -527,8 +552,17 @@ def allocate(
 ) -> dict[str, tuple[Device, ...]] | None:
     """Devices for every ask (request name → devices), or None: requests in order, alternatives in
     order, devices distinct, each claim's matchAttribute constraints kept; the first solution wins."""
+    if not all(any(_alone(c) for c in choices) for choices in options):
+        return None  # some request has no alternative the free devices could serve even alone
     steps = [0]
     return _search(asks, options, 0, {}, set(), steps)
+
+
+def _alone(choice: Choice) -> bool:
+    """Whether the free devices could serve the alternative if no other request took any."""
+    if choice.sub.all_devices:
+        return bool(choice.matching) and not choice.updating and len(choice.free) == len(choice.matching)
+    return len(choice.free) >= choice.sub.count
 
 
 def _search(

@@ -202,14 +202,14 @@ def tainted_advice(funnel: Funnel) -> Advice:
 def exhausted_advice(funnel: Funnel) -> Advice:
     devices, nodes = funnel.ask.devices, funnel.last.entered
     assert devices is not None
-    ranked = sorted(nodes, key=lambda n: (-_free(devices, n), name(n)))
+    ranked = devices.ranked(nodes)
     holders = [(n, h) for n in ranked[:SHOWN] for h in devices.holders_on(n)]
     best = ranked[0]
     summary = (
         f"{name(best)}: {funnel.last.dropped[0].why}"
         if len(nodes) == 1
         else f"None of the {len(nodes)} nodes left has free devices for all the pod's claims "
-        f"(most free: {name(best)} with {_free(devices, best)})"
+        f"(most free: {name(best)} with {devices.free(best)})"
     )
     if holders:
         claims = list(dict.fromkeys(h[0] for _, h in holders))
@@ -231,10 +231,6 @@ def exhausted_advice(funnel: Funnel) -> Advice:
     ]
     commands += _node_commands(ranked)
     return Advice(summary, tuple(evidence), collect(*commands), fixes=dra_remedies.for_exhausted(funnel))
-
-
-def _free(devices: Devices, node: Object) -> int:
-    return sum(max((len(c.free) for c in choices), default=0) for choices in devices.choices(node))
 
 
 def _users(claim: Claim) -> str:

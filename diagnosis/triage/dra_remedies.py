@@ -356,12 +356,7 @@ def freeable(devices: Devices, nodes: Sequence[Object]) -> tuple[str, ...]:
     """The nodes whose claims `for_exhausted` may propose to free, in its order: closest to fitting
     first. A reader fetches their pods when no node has free devices (`classify.usage_candidates`),
     so that each proposal can be checked."""
-    ranked = sorted(nodes, key=lambda n: (-_free(devices, n), name(n)))
-    return tuple(name(n) for n in ranked[:CHECKED])
-
-
-def _free(devices: Devices, node: Object) -> int:
-    return sum(max((len(c.free) for c in choices), default=0) for choices in devices.choices(node))
+    return tuple(name(n) for n in devices.ranked(nodes)[:CHECKED])
 
 
 def _enough(devices: Devices, node: Object, freed: Iterable[Claim]) -> bool:
