@@ -106,10 +106,16 @@ def _changed_dra(dra: Dra, change: Change) -> Dra:
     freed (a claim made for an ended pod is deleted, another one deallocated); slices replaced. What
     is unchanged stays the same object (the device inventory, whose offers are remembered)."""
     claims = []
+    # Thousands of claims, few of them in a namespace where pods end: only those are looked into.
+    ending_in = {ns for ns, _ in change.ended}
     for claim in dra.claims:
-        claim = change.claims.get((claim.namespace, claim.name), claim)
-        users = [n for n, _ in claim.reserved_for if (claim.namespace, n) not in change.ended]
-        if claim.reserved_for and not users:
+        if change.claims:
+            claim = change.claims.get((claim.namespace, claim.name), claim)
+        if (
+            claim.reserved_for
+            and claim.namespace in ending_in
+            and all((claim.namespace, n) in change.ended for n, _ in claim.reserved_for)
+        ):
             if claim.controller is not None and claim.controller[0] == "Pod":
                 continue
             claim = replace(claim, allocated=False, results=(), node_selector=None, reserved_for=())

@@ -308,7 +308,8 @@ def _by_name(nodes: Iterable[object]) -> dict[str, Object]:
     """The nodes with a name, the first one listed per name."""
     by_name: dict[str, Object] = {}
     for node in nodes:
-        if isinstance(node, Mapping) and (node_name := name(node)):
+        # The ABC check only for what is not a plain dict (decoded JSON is).
+        if (type(node) is dict or isinstance(node, Mapping)) and (node_name := name(node)):
             by_name.setdefault(node_name, node)
     return by_name
 
