@@ -264,6 +264,7 @@ class Devices:
     _ranked: dict[int, tuple[Sequence[Object], tuple[Object, ...]]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    """`ranked`, by id(nodes): each entry keeps its nodes, so no id is reused for others meanwhile."""
     problems: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     """Selector → why it could not be evaluated, or the runtime error the scheduler also meets."""
 
