@@ -793,6 +793,10 @@ class ClusterCache:
         on = self._pending.indexed
         return tuple(pod for ns in sorted(set(namespaces)) for pod in on.get(ns, {}).values())
 
+    def pods_in(self, namespace: str) -> tuple[Object, ...]:
+        """The non-terminal bound pods of a namespace, compacted (their PVCs kept)."""
+        return tuple(pod for (ns, _), pod in self._pods.items.items() if ns == namespace)
+
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """The non-terminal pods bound to these nodes, compacted, any namespace
         (the only ones `diagnosis.triage.resources.holders` counts)."""

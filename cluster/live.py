@@ -496,7 +496,8 @@ class LiveReader:
             return Storage()
         volume_names = {text(spec(c).get("volumeName")) for c in claims}
         class_names = {volumes.class_of(c) for c in claims}
-        pvs, classes = await asyncio.gather(
+        one_pod = [name(c) for c in claims if volumes.one_pod(c)]
+        pvs, classes, in_namespace = await asyncio.gather(
             self._named(
                 [v for v in volume_names if is_dns1123_subdomain(v)],
                 lambda v: self._get_or_none(
@@ -509,8 +510,10 @@ class LiveReader:
                     Target("get", "storageclasses", group="storage.k8s.io", name=c, kind="storageclass")
                 ),
             ),
+            self._namespace_pods(ns) if one_pod else asyncio.sleep(0, ()),
         )
-        storage = Storage(tuple(claims), tuple(pvs), tuple(classes))
+        users = {(ns, name(p)): p for c in one_pod for p in volumes.claim_users(pod, c, in_namespace)}
+        storage = Storage(tuple(claims), tuple(pvs), tuple(classes), users=tuple(users.values()))
         every_volume = volumes.needs_every_volume(pod, storage)
         if every_volume:
             storage = replace(storage, volumes=tuple(await self._every_volume()))
@@ -532,6 +535,15 @@ class LiveReader:
             asyncio.sleep(0, list(storage.volumes)) if every_volume else self._every_volume(),
         )
         return replace(storage, claims=tuple(all_claims), volumes=tuple(all_volumes))
+
+    async def _namespace_pods(self, ns: str) -> Sequence[Object]:
+        """The bound pods of a namespace, for the users of a ReadWriteOncePod claim (VolumeRestrictions
+        counts them on every node): from the cache, else one LIST."""
+        cache = self._cached()
+        if cache is not None:
+            return cache.pods_in(ns)
+        bound = f"spec.nodeName!=,{NOT_TERMINAL}"
+        return await self._api.items(Target("list", "pods", ns), fieldSelector=bound)
 
     async def _every_volume(self) -> list[dict[str, Any]]:
         return await self._api.items(Target("list", "persistentvolumes"))
@@ -730,7 +742,7 @@ class LiveReader:
         storage = Storage(
             *(
                 distinct(o for group in found_storage for o in getattr(group, field))
-                for field in ("claims", "volumes", "classes", "csinodes")
+                for field in ("claims", "volumes", "classes", "csinodes", "users")
             )
         )
         return peers, storage

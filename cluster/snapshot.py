@@ -264,6 +264,7 @@ class SnapshotReader:
             volumes=tuple(by_kind["PersistentVolume"]),
             classes=tuple(by_kind["StorageClass"]),
             csinodes=tuple(by_kind["CSINode"]),
+            users=self._bound_pods,
         )
         self._dra = Dra.of(o for k in DRA_KINDS for o in by_kind[k])
         self.now = now or _reading_time(o for group in by_kind.values() for o in group)

@@ -44,6 +44,9 @@ class Storage:
     """StorageClasses of the claims."""
     csinodes: tuple[Object, ...] = ()
     """CSINodes of the candidate nodes, when the pod has a CSI volume."""
+    users: tuple[Object, ...] = ()
+    """Bound pods of the pod's namespace that use one of its ReadWriteOncePod claims (VolumeRestrictions
+    refuses the pod while one does). More may be present."""
 
 
 @dataclass(frozen=True)

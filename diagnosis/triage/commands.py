@@ -196,6 +196,19 @@ def delete_pod(namespace: str, pod: str) -> Command | None:
     )
 
 
+def recreate_strategy(namespace: str, deployment: str) -> Command | None:
+    """The Deployment's `Recreate` strategy: its old pods end before new ones start."""
+    if not valid_names(namespace, deployment):
+        return None
+    strategy = '{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}'
+    return kubectl(
+        f"make Deployment {deployment} end its old pods before it starts new ones: a ReadWriteOncePod "
+        "volume serves one pod at a time, so a rolling update that starts the new pod first waits for ever",
+        "patch", "deployment", deployment, "-n", namespace, "--type", "merge", "-p", strategy,
+        changes=True,
+    )
+
+
 def force_delete_pod(namespace: str, pod: str) -> Command | None:
     if not valid_names(namespace, pod):
         return None

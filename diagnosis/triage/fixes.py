@@ -86,7 +86,7 @@ def changed(
             merge_patch(node, change.node_patches[name(node)]) if name(node) in change.node_patches else node
             for node in view.nodes
         )
-    bound, peers = view.bound_pods, view.peers
+    bound, peers, storage = view.bound_pods, view.peers, view.storage
     if change.ended:
         listed = positions or Counted.of(view.pod, view.bound_pods).positions
         gone = {i for key in change.ended for i in listed(key)}
@@ -95,10 +95,14 @@ def changed(
         peers = replace(
             view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
         )
+        storage = replace(
+            view.storage,
+            users=tuple(p for p in view.storage.users if (namespace(p), name(p)) not in change.ended),
+        )
     dra = view.dra
     if change.claims or change.slices or (change.ended and dra.claims):
         dra = _changed_dra(dra, change)
-    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=peers, dra=dra)
+    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=peers, storage=storage, dra=dra)
 
 
 def _changed_dra(dra: Dra, change: Change) -> Dra:

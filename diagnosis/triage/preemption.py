@@ -9,7 +9,7 @@ terminating pod on the nominated node.`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -92,6 +92,12 @@ def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object
         )
     commands = collect(kubectl.victims_on_node(node), kubectl.preempted_events())
     return Advice(summary, tuple(evidence), commands, fixes=_fixes(node, waiting, now))
+
+
+def wait_for(pods: Sequence[Object], now: datetime) -> tuple[Change, ...]:
+    """The fix for pods terminating on one node that hold what the pod needs (`_fixes`)."""
+    going = [Victim(p, timestamp(text(meta(p).get("deletionTimestamp"))), by_scheduler=False) for p in pods]
+    return _fixes(node_name(pods[0]), going, now)
 
 
 def _fixes(node: str, waiting: list[Victim], now: datetime) -> tuple[Change, ...]:

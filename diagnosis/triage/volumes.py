@@ -4,17 +4,19 @@ and the PreFilter checks of VolumeRestrictions and VolumeBinding that refuse a p
 `volumebinding/binder.go`, `volumezone/volume_zone.go`, `volumerestrictions/volume_restrictions.go`).
 
 Covered:
-- every node: a PVC that is missing, being deleted or `Lost`; a generic ephemeral volume whose PVC is
-  not created yet or not the pod's; an unbound PVC in `Immediate` mode (or with a class that does not
-  exist); a bound PVC whose PV is missing; a StorageClass without `volumeBindingMode`;
+- every node: a PVC that is missing, being deleted or `Lost`; a `ReadWriteOncePod` PVC that another
+  bound pod uses already (VolumeRestrictions; terminating pods still use it); a generic ephemeral
+  volume whose PVC is not created yet or not the pod's; an unbound PVC in `Immediate` mode (or with a
+  class that does not exist); a bound PVC whose PV is missing; a StorageClass without
+  `volumeBindingMode`;
 - per node, in the scheduler's order: the CSI attach limit of the node's CSINode (unique CSI volumes
   of the pods on the node plus the pod's new ones, per driver); a bound PV's node affinity; a
   `WaitForFirstConsumer` PVC given another node (`volume.kubernetes.io/selected-node`), or with no
   available PV of its class for the node and no way to provision one there (no provisioner, or the
   class's `allowedTopologies`); a bound PV's zone and region labels (`topology.kubernetes.io/*` and
   the `failure-domain.beta.kubernetes.io/*` ones) against the node's.
-Not covered: VolumeRestrictions' ReadWriteOncePod conflict and in-tree disk conflicts (GCE PD, EBS,
-iSCSI, RBD); CSIStorageCapacity; VolumeAttachments of pods that are gone; in-tree volumes migrated to
+Not covered: VolumeRestrictions' in-tree disk conflicts (inline GCE PD, EBS, iSCSI and RBD volumes);
+CSIStorageCapacity; VolumeAttachments of pods that are gone; in-tree volumes migrated to
 CSI (counted by the scheduler when migration is on).
 """
 
@@ -24,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from diagnosis import objects
-from diagnosis.commands import collect
+from diagnosis.commands import collect, describe
 from diagnosis.missing import similar_names
 from diagnosis.model import PodVerdict
 from diagnosis.objects import (
@@ -41,13 +43,16 @@ from diagnosis.objects import (
     uid,
 )
 from diagnosis.quantity import count
+from diagnosis.relations import holds_node, node_name
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage import remedies
-from diagnosis.triage.fixes import Change, pod_change, pool_of, where
-from diagnosis.triage.funnel import Advice, Ask, Funnel
+from diagnosis.triage import preemption, remedies
+from diagnosis.triage.fixes import Change, ending, pod_change, pool_of, where
+from diagnosis.triage.funnel import Advice, Ask, Funnel, names
+from diagnosis.triage.peers import owner_text
 from diagnosis.triage.scheduling import Placement
-from diagnosis.views import Storage
+from diagnosis.views import Storage, TriageView
+from diagnosis.workloads import top_owner
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
@@ -55,6 +60,7 @@ BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 WAIT = "WaitForFirstConsumer"
+ONE_POD = "ReadWriteOncePod"
 
 _BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 _BETA_REGION = "failure-domain.beta.kubernetes.io/region"
@@ -102,6 +108,25 @@ def class_of(obj: Object) -> str:
 def bound(claim: Object) -> bool:
     """Fully bound: a volume name and the binder's `bind-completed` annotation."""
     return bool(text(spec(claim).get("volumeName"))) and BIND_COMPLETED in objects.annotations(claim)
+
+
+def one_pod(claim: Object) -> bool:
+    """The claim's access modes hold `ReadWriteOncePod`: one pod of the cluster may use it at a time."""
+    return ONE_POD in {text(m) for m in sequence(spec(claim).get("accessModes"))}
+
+
+def claim_users(pod: Object, claim: str, pods: Iterable[Object]) -> tuple[Object, ...]:
+    """The bound pods, other than `pod`, whose volumes name PVC `claim` of its namespace (the count
+    VolumeRestrictions keeps per `namespace/claim`: pods on any node, terminating ones included)."""
+    ns, me = namespace(pod), (namespace(pod), name(pod))
+    return tuple(
+        p
+        for p in pods
+        if namespace(p) == ns
+        and (namespace(p), name(p)) != me
+        and holds_node(p)
+        and any(r.claim == claim and not r.ephemeral for r in claim_refs(p))
+    )
 
 
 class Index:
@@ -195,6 +220,8 @@ class Volumes:
     """The pod's CSI volumes: unique name (driver/handle) → driver."""
     index: Index | None = None
     pods_by_node: Mapping[str, tuple[Object, ...]] = field(default_factory=dict)
+    users: Mapping[str, tuple[Object, ...]] = field(default_factory=dict)
+    """PVC → the other pods using it, for the pod's ReadWriteOncePod claims that some pod uses."""
 
     @classmethod
     def of(cls, ask: Ask) -> Volumes:
@@ -212,7 +239,7 @@ class Volumes:
         index = Index(ask.view.storage)
         ns = namespace(pod)
         resolved: list[tuple[ClaimRef, Object]] = []
-        # VolumeRestrictions' and VolumeBinding's PreFilter: a claim that cannot be used anywhere.
+        # VolumeRestrictions' PreFilter: every claim exists, and no other pod uses a ReadWriteOncePod one.
         for ref in refs:
             claim = index.claims.get((ns, ref.claim))
             if claim is None:
@@ -224,6 +251,17 @@ class Volumes:
                 else:
                     why = f'persistentvolumeclaim "{ref.claim}" not found'
                 return cls(everywhere=why)
+            resolved.append((ref, claim))
+        in_use = ask.view.storage.users
+        used = {
+            ref.claim: held
+            for ref, claim in resolved
+            if not ref.ephemeral and one_pod(claim) and (held := claim_users(pod, ref.claim, in_use))
+        }
+        if used:
+            return cls(everywhere="; ".join(_used_why(c, held) for c, held in used.items()), users=used)
+        # VolumeBinding's PreFilter: a claim that cannot be bound or used anywhere.
+        for ref, claim in resolved:
             if status(claim).get("phase") == "Lost":
                 lost = text(spec(claim).get("volumeName"))
                 return cls(
@@ -244,7 +282,6 @@ class Volumes:
                 and not isinstance(storage_class.get("volumeBindingMode"), str)
             ):
                 return cls(everywhere=f'VolumeBindingMode not set for StorageClass "{class_of(claim)}"')
-            resolved.append((ref, claim))
         immediate = [c for _, c in resolved if not bound(c) and not index.delayed(c)]
         if immediate:
             return cls(
@@ -412,6 +449,13 @@ class Volumes:
         return None
 
 
+def _used_why(claim: str, held: tuple[Object, ...]) -> str:
+    return f'persistentvolumeclaim "{claim}" is ReadWriteOncePod and in use by ' + ", ".join(
+        f"pod {name(p)} on {node_name(p)}" + (" (terminating)" if meta(p).get("deletionTimestamp") else "")
+        for p in held
+    )
+
+
 def _immediate_why(claim: Object, index: Index) -> str:
     class_name = class_of(claim)
     if text(spec(claim).get("volumeName")):
@@ -509,10 +553,16 @@ def advise(funnel: Funnel) -> Advice:
             f"volume {ref.volume}: PVC {ref.claim}, StorageClass {class_of(claim) or '(none)'}, "
             + (f"bound to PV {volume_name}" + (f" ({zone})" if zone else "") if bound(claim) else "not bound")
         )
+    evidence += [
+        f"PVC {claim} is ReadWriteOncePod: {', '.join(owner_text(p) for p in held)} uses it"
+        for claim, held in state.users.items()
+    ]
+    holding = [p for held in state.users.values() for p in held]
     classes = sorted({class_of(c) for c in claims if class_of(c)})
     commands = collect(
         # A claim that does not exist cannot be read: then the namespace's claims are listed.
         kubectl.claims(ns, [] if len(claims) < len(claim_refs(pod)) else [name(c) for c in claims]),
+        *(describe("pod", namespace(p), name(p), _HOLDING) for p in holding[:2]),
         *(kubectl.persistent_volume(name(found)) for _, found in state.bound[:2]),
         kubectl.storage_classes(classes),
         kubectl.nodes_with_labels((_ZONE, _REGION)),
@@ -528,7 +578,7 @@ def _fixes(funnel: Funnel, state: Volumes, index: Index) -> tuple[Change, ...]:
     next to the nodes left (not checkable: a new volume is not in the objects). A nodeSelector on the
     volume's zone is never offered: it opens nothing the volume step does not already allow."""
     pod = funnel.view.pod
-    changes = [*_missing_claim(pod, index), *_classless(pod, index)]
+    changes = [*_missing_claim(pod, index), *_classless(pod, index), *_released(funnel.view, state)]
     if state.everywhere:
         return tuple(changes)
     reached = next(s.entered for s in funnel.stages if s.step.verdict is PodVerdict.EXHAUSTED)
@@ -584,6 +634,34 @@ def _missing_claim(pod: Object, index: Index) -> tuple[Change, ...]:
             )
         return tuple(found)
     return ()
+
+
+_HOLDING = "the pod that uses the ReadWriteOncePod claim: why it is still there"
+
+
+def _released(view: TriageView, state: Volumes) -> tuple[Change, ...]:
+    """A ReadWriteOncePod claim freed of the pods that use it: those terminating waited for (or
+    cleared, past their grace period); the old pod of the pod's own Deployment ended by its
+    `Recreate` strategy (a rolling update starts the new pod first, which waits for the old one's
+    volume, while the old one waits for the new one to be ready); another workload's pods ended."""
+    pod, own = view.pod, top_owner(view.pod)
+    found: list[Change] = []
+    for claim, held in state.users.items():
+        keys = frozenset((namespace(p), name(p)) for p in held)
+        if all(meta(p).get("deletionTimestamp") is not None for p in held):
+            found += preemption.wait_for(held, view.now)
+        elif own.kind == "Deployment" and all(top_owner(p) == own for p in held):
+            found.append(
+                ending(
+                    f"give Deployment {own.name} the Recreate strategy: its old pod {names(held)} ends "
+                    f"before the new one starts, freeing PVC {claim}: opens {{opens}}",
+                    sorted(keys),
+                    collect(kubectl.recreate_strategy(namespace(pod), own.name)),
+                )
+            )
+        elif freeing := remedies.fewest_ended(pod, held, keys.issubset, f"free ReadWriteOncePod PVC {claim}"):
+            found.append(freeing)
+    return tuple(found)
 
 
 def _classless(pod: Object, index: Index) -> tuple[Change, ...]:

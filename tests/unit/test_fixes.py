@@ -172,6 +172,9 @@ def test_ending_the_pods_a_fix_names_opens_what_it_says(case: Case, before: Diag
         peers=replace(
             view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in gone)
         ),
+        storage=replace(
+            view.storage, users=tuple(p for p in view.storage.users if (namespace(p), name(p)) not in gone)
+        ),
         dra=Dra.of(o for o in items(case.snapshot) if not _freed(o, gone)),
     )
     if before.verdict == PodVerdict.PREEMPTING:

@@ -225,7 +225,7 @@ def test_schedulable_says_what_is_not_checked() -> None:
         "(lab-node-0 has 1 nvidia.com/gpu free); "
         "the scheduler has not reported on it yet"
     )
-    assert any(e.startswith("not checked by kubewhy: volume access conflicts") for e in found.evidence)
+    assert any(e.startswith("not checked by kubewhy: inline in-tree disks") for e in found.evidence)
     assert (
         "scheduler said: nothing yet (no PodScheduled=False condition, no FailedScheduling event)"
         in found.evidence

@@ -44,8 +44,11 @@ def test_one_kubectl_invocation_in_canonical_quoting(case: Case, command: Comman
     verb = argv[1]
     assert (verb not in READ_VERBS) is command.changes, command.text
     assert verb in READ_VERBS | {"uncordon", "delete", "label", "patch", "replace"}
-    # Patched only as a file to recreate from (a claim's or template's spec cannot be updated in place).
-    assert (verb == "patch") == bool(saved) == ("--dry-run=client" in argv)
+    # A claim or template is patched only as a file to recreate from (their spec cannot be updated in
+    # place); a Deployment's strategy is patched in place.
+    recreated = verb == "patch" and argv[2] in ("resourceclaim", "resourceclaimtemplate")
+    assert recreated == bool(saved) == ("--dry-run=client" in argv)
+    assert verb != "patch" or recreated or argv[2:3] == ["deployment"]
     assert not saved or (shlex.quote(saved) == saved and saved.endswith(".yaml"))
 
 

@@ -87,6 +87,7 @@ def view_of(
             volumes=of("PersistentVolume"),
             classes=of("StorageClass"),
             csinodes=of("CSINode"),
+            users=every_bound,
         ),
         nominated_pods=tuple(
             o

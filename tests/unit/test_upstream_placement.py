@@ -6,6 +6,10 @@ Sources (kubernetes/kubernetes, `pkg/scheduler/framework/plugins/`):
   TestWithBinding (all 5), and the
   listers' PVC_4 (bound to a PV that does not exist), which no upstream row uses;
 - `volumebinding/volume_binding_test.go`: TestVolumeBinding's first 13 rows (their filter statuses);
+- `volumerestrictions/volume_restrictions_test.go`: TestAccessModeConflicts (all 4 rows; the pod
+  that uses the ReadWriteOncePod claim there is the pod asked about itself, which a pending pod
+  cannot be: here it is another pod, bound, and the claims are bound to volumes, as the binder leaves
+  them, so that VolumeBinding passes);
 - `podtopologyspread/filtering_test.go`: TestSingleConstraint (all 23 rows; of its two rows named
   "NodeAffinityPolicy ignored with labelSelectors", the second, which uses nodeAffinity, says so in
   its name here), TestMultipleConstraints (all 13), and the point of TestPreFilterState's "soft
@@ -31,6 +35,9 @@ Left out, and why:
   queueing hints): a verdict has no counterpart for them;
 - TestVolumeBinding's rows on storage capacity (CSIStorageCapacity) and its scoring rows' scores
   (their filter statuses are ported);
+- volume_restrictions_test.go TestGCEDiskConflicts, TestAWSDiskConflicts, TestRBDDiskConflicts and
+  TestISCSIDiskConflicts (4 rows each): inline in-tree disks, which kubewhy does not check (every
+  `schedulable` answer says so; the cache keeps only the PVC volumes of pods);
 - TestRequiredAffinitySingleNode's two rows whose pod's own selector value does not parse
   (`{{.bad-value.}}`): they expect PreFilter's error status, not a Filter status per node (kubewhy
   refuses every node at `pod-affinity` with the parse error: `test_placement`);
@@ -148,13 +155,19 @@ def affinity(wanted: list[Obj] | None = None, unwanted: list[Obj] | None = None)
 
 
 def claim(
-    name: str, storage_class: str | None = None, *, volume: str = "", size: str = "", lost: bool = False
+    name: str,
+    storage_class: str | None = None,
+    *,
+    volume: str = "",
+    size: str = "",
+    lost: bool = False,
+    access: str = "ReadWriteOnce",
 ) -> Obj:
     """A PVC; with `volume`, fully bound to it (as the binder leaves it)."""
     meta: Obj = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
     if volume:
         meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
-    claim_spec: Obj = {"accessModes": ["ReadWriteOnce"]}
+    claim_spec: Obj = {"accessModes": [access]}
     if storage_class is not None:
         claim_spec["storageClassName"] = storage_class
     if volume:
@@ -177,8 +190,9 @@ def volume(
     size: str = "1Gi",
     affinity_of: dict[str, list[str]] | None = None,
     labels: dict[str, str] | None = None,
+    access: str = "ReadWriteOnce",
 ) -> Obj:
-    volume_spec: Obj = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": size}}
+    volume_spec: Obj = {"accessModes": [access], "capacity": {"storage": size}}
     if storage_class:
         volume_spec["storageClassName"] = storage_class
     if affinity_of:
@@ -497,6 +511,47 @@ VOLUME_ZONE = [
 ]
 """The last row: VolumeZone alone skips a WaitForFirstConsumer claim; in the whole scheduler
 VolumeBinding then finds no PV of `Class_Wait` and the class has no provisioner, so no node fits."""
+
+
+# --- volumerestrictions/volume_restrictions_test.go ---------------------------------------------------
+
+RWOP, RWX = "ReadWriteOncePod", "ReadWriteMany"
+ACCESS_CLAIMS = Storage(
+    (
+        claim("claim-with-rwop", volume="pv-rwop", access=RWOP),
+        claim("claim-with-rwx", volume="pv-rwx", access=RWX),
+    ),
+    (volume("pv-rwop", access=RWOP), volume("pv-rwx", access=RWX)),
+)
+WITH_RWOP = pod("pod-with-rwop", on="node-1", **with_claims("claim-with-rwop"))
+WITH_RWX = pod("pod-with-rwx", on="node-1", **with_claims("claim-with-rwx"))
+
+
+def access_row(name: str, incoming: Obj, existing: tuple[Obj, ...], storage: Storage, want: str) -> Row:
+    storage = Storage(storage.claims, storage.volumes, users=existing)
+    return Row(
+        "TestAccessModeConflicts", name, incoming, (node("node-1"),), {"node-1": want}, existing, storage
+    )
+
+
+VOLUME_RESTRICTIONS = [
+    access_row("nothing", pod("pod-a"), (), Storage(), OK),
+    access_row("failed to get PVC", pod("pod-a", **with_claims("claim-with-rwop")), (), Storage(), "volume"),
+    access_row(
+        "no access mode conflict",
+        pod("pod-a", **with_claims("claim-with-rwop")),
+        (WITH_RWX,),
+        ACCESS_CLAIMS,
+        OK,
+    ),
+    access_row(
+        "access mode conflict",
+        pod("pod-a", **with_claims("claim-with-rwop")),
+        (WITH_RWOP, WITH_RWX),
+        ACCESS_CLAIMS,
+        "volume",
+    ),
+]
 
 
 # --- volumebinding/volume_binding_test.go ------------------------------------------------------------
@@ -1558,7 +1613,14 @@ INTER_POD_AFFINITY_NODES = [
     ),
 ]
 
-ROWS = [*VOLUME_ZONE, *VOLUME_BINDING, *TOPOLOGY_SPREAD, *INTER_POD_AFFINITY, *INTER_POD_AFFINITY_NODES]
+ROWS = [
+    *VOLUME_ZONE,
+    *VOLUME_RESTRICTIONS,
+    *VOLUME_BINDING,
+    *TOPOLOGY_SPREAD,
+    *INTER_POD_AFFINITY,
+    *INTER_POD_AFFINITY_NODES,
+]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)

@@ -2462,7 +2462,7 @@ def claim(
 def volume(
     w: World, name: str, storage_class_name: str, size: str, *, driver: str = "", handle: str = "",
     affinity: tuple[str, list[str]] | None = None, labels: dict[str, str] | None = None,
-    local_path: str = "", bound_to: Obj | None = None,
+    local_path: str = "", bound_to: Obj | None = None, access: str = "ReadWriteOnce",
 ) -> Obj:
     """A PV: a CSI volume (`driver`, `handle`) or a local one (`local_path`), with a required node
     affinity `(key, values)`, and bound to the PVC `bound_to` (which is then bound to it)."""
@@ -2472,7 +2472,7 @@ def volume(
         else {"local": {"path": local_path}}
     )
     spec: Obj = {
-        "accessModes": ["ReadWriteOnce"],
+        "accessModes": [access],
         "capacity": {"storage": size},
         **source,
         "persistentVolumeReclaimPolicy": "Delete" if driver else "Retain",
@@ -2504,7 +2504,7 @@ def volume(
                     "volume.kubernetes.io/storage-provisioner": driver} if driver else {}),
             }
         )
-        bound_to["status"] = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": size}, "phase": "Bound"}
+        bound_to["status"] = {"accessModes": [access], "capacity": {"storage": size}, "phase": "Bound"}
     return w.add(
         {
             "apiVersion": "v1",
@@ -2628,6 +2628,82 @@ def pvc_missing(w: World) -> None:
     )
     app_pod(w, "ml-train", ("Job", "bert-finetune-3"), {"app": "bert-finetune"}, ("nvidia.com/gpu", "1"),
             extra=pod_volume("data", "shared-dataset"), unschedulable=message)
+
+
+ONE_POD = "ReadWriteOncePod"
+IN_USE = (
+    "1 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by "
+    "another pod"
+)
+
+
+def one_pod_checkpoint(w: World, ns: str, name: str, size: str) -> Obj:
+    """A ReadWriteOncePod PD-backed claim, bound, in us-central1-a (where the H100 nodes are)."""
+    premium = storage_class(w, "premium-rwo", PD_CSI, "WaitForFirstConsumer", parameters={"type": "pd-ssd"})
+    pvc = claim(w, ns, name, premium["metadata"]["name"], size, access=ONE_POD)
+    pv = f"pvc-{pvc['metadata']['uid']}"
+    volume(w, pv, "premium-rwo", size, driver=PD_CSI, access=ONE_POD,
+           handle=f"projects/ml-platform-prod/zones/us-central1-a/disks/{pv}",
+           affinity=(GKE_TOPOLOGY_ZONE, ["us-central1-a"]), bound_to=pvc)
+    return pvc
+
+
+@triage_case("gke-rwop-eval-while-training")
+def rwop_eval_while_training(w: World) -> None:
+    """The eval Job mounts the training run's checkpoint PVC, which is ReadWriteOncePod: the training
+    pod still has it, so the eval pod can start nowhere, though an H100 node is free
+    (VolumeRestrictions)."""
+    cpu_node(w, "ml-prod")
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
+    one_pod_checkpoint(w, "llm", "llama-ckpt", "2Ti")
+    app_pod(w, "llm", ("Job", "llama-sft-7"), {"app": "llama-sft-7"}, ("nvidia.com/gpu", "8"), node=nodes[0],
+            extra=pod_volume("ckpt", "llama-ckpt"), created=900)
+    message = (
+        f"0/3 nodes are available: {IN_USE}, 2 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    )
+    app_pod(w, "llm", ("Job", "llama-eval-ckpt-120"), {"app": "llama-eval"}, ("nvidia.com/gpu", "8"),
+            extra=pod_volume("ckpt", "llama-ckpt"), unschedulable=message)
+
+
+@triage_case("gke-rwop-old-pod-terminating")
+def rwop_old_pod_terminating(w: World) -> None:
+    """The Job's pod was deleted (a node drain) and the Job made a new one at once; the old pod flushes
+    its checkpoint in a one-hour grace period and holds the ReadWriteOncePod claim until it is gone."""
+    cpu_node(w, "ml-prod")
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
+    one_pod_checkpoint(w, "nlp", "t5-xxl-ckpt", "1Ti")
+    old = app_pod(w, "nlp", ("Job", "t5-xxl-pretrain"), {"app": "t5-xxl-pretrain"}, ("nvidia.com/gpu", "8"),
+                  node=nodes[0], extra=pod_volume("ckpt", "t5-xxl-ckpt"), created=600)
+    old["spec"]["terminationGracePeriodSeconds"] = 3600
+    old["metadata"].update(deletionGracePeriodSeconds=3600, deletionTimestamp=ts(42 - 60),
+                           finalizers=["batch.kubernetes.io/job-tracking"])
+    message = (
+        f"0/3 nodes are available: {IN_USE}, 2 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    )
+    new = app_pod(w, "nlp", ("Job", "t5-xxl-pretrain"), {"app": "t5-xxl-pretrain"}, ("nvidia.com/gpu", "8"),
+                  extra=pod_volume("ckpt", "t5-xxl-ckpt"), unschedulable=message, created=42)
+    new["spec"]["terminationGracePeriodSeconds"] = 3600
+    new["metadata"]["ownerReferences"] = old["metadata"]["ownerReferences"]
+
+
+@triage_case("gke-rwop-rolling-update")
+def rwop_rolling_update(w: World) -> None:
+    """A vLLM Deployment keeps its weights on a ReadWriteOncePod PVC; a rolling update (the default
+    strategy) starts the new ReplicaSet's pod first, which waits for the old pod's volume while the old
+    pod waits for the new one to be ready."""
+    cpu_node(w, "ml-prod")
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
+    one_pod_checkpoint(w, "serving", "llama-70b-weights", "500Gi")
+    app_pod(w, "serving", ("Deployment", "vllm-llama-70b"), {"app": "vllm-llama-70b"}, ("nvidia.com/gpu", "8"),
+            node=nodes[0], extra=pod_volume("weights", "llama-70b-weights"), created=2800)
+    message = (
+        f"0/3 nodes are available: {IN_USE}, 2 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    )
+    app_pod(w, "serving", ("Deployment", "vllm-llama-70b"), {"app": "vllm-llama-70b"}, ("nvidia.com/gpu", "8"),
+            extra=pod_volume("weights", "llama-70b-weights"), unschedulable=message, created=30)
 
 
 def csinode(w: World, node: Obj, driver: str, count: int) -> Obj:
