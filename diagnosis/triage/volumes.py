@@ -239,7 +239,8 @@ class Volumes:
         index = Index(ask.view.storage)
         ns = namespace(pod)
         resolved: list[tuple[ClaimRef, Object]] = []
-        # VolumeRestrictions' PreFilter: every claim exists, and no other pod uses a ReadWriteOncePod one.
+        # VolumeRestrictions: every claim exists (its PreFilter), and no other pod uses a ReadWriteOncePod
+        # one (its Filter then refuses every node).
         for ref in refs:
             claim = index.claims.get((ns, ref.claim))
             if claim is None:
