@@ -517,6 +517,19 @@ class LiveReader:
         every_volume = volumes.needs_every_volume(pod, storage)
         if every_volume:
             storage = replace(storage, volumes=tuple(await self._every_volume()))
+        provisioners = [p for p in volumes.provisioners(pod, storage) if is_dns1123_subdomain(p)]
+        if provisioners:
+            csi_drivers = await self._named(
+                provisioners,
+                lambda d: self._get_or_none(
+                    Target("get", "csidrivers", group="storage.k8s.io", name=d, kind="csidriver")
+                ),
+            )
+            storage = replace(storage, drivers=tuple(csi_drivers))
+            if any(map(volumes.publishes_capacity, csi_drivers)):
+                # The scheduler reads every CSIStorageCapacity of the cluster: one LIST of all namespaces.
+                listed = Target("list", "csistoragecapacities", group="storage.k8s.io")
+                storage = replace(storage, capacities=tuple(await self._api.items(listed)))
         drivers = volumes.csi_drivers(pod, storage)
         if not drivers:
             return storage
@@ -742,7 +755,7 @@ class LiveReader:
         storage = Storage(
             *(
                 distinct(o for group in found_storage for o in getattr(group, field))
-                for field in ("claims", "volumes", "classes", "csinodes", "users")
+                for field in ("claims", "volumes", "classes", "csinodes", "users", "drivers", "capacities")
             )
         )
         return peers, storage

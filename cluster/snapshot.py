@@ -1,9 +1,9 @@
 """A saved cluster, read the way the live one is.
 
 A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas,pvc,pv,storageclasses,
-csinodes,namespaces -A -o json` prints (a `List`; add `resourceclaims,resourceclaimtemplates,
-deviceclasses,resourceslices` for DRA), the same in YAML, a multi-document YAML file, a single object,
-or a folder of such files.
+csinodes,csidrivers,csistoragecapacities,namespaces -A -o json` prints (a `List`; add
+`resourceclaims,resourceclaimtemplates,deviceclasses,resourceslices` for DRA), the same in YAML, a
+multi-document YAML file, a single object, or a folder of such files.
 It is loaded and indexed once; every question is then answered from memory, and always the same way:
 the reading time is the newest timestamp in the objects, not the clock.
 """
@@ -54,6 +54,8 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "PersistentVolume": frozenset({""}),
     "StorageClass": frozenset({"storage.k8s.io"}),
     "CSINode": frozenset({"storage.k8s.io"}),
+    "CSIDriver": frozenset({"storage.k8s.io"}),
+    "CSIStorageCapacity": frozenset({"storage.k8s.io"}),
     "Namespace": frozenset({""}),
     **{k: frozenset({GROUP}) for k in DRA_KINDS},
 }
@@ -264,6 +266,8 @@ class SnapshotReader:
             volumes=tuple(by_kind["PersistentVolume"]),
             classes=tuple(by_kind["StorageClass"]),
             csinodes=tuple(by_kind["CSINode"]),
+            drivers=tuple(by_kind["CSIDriver"]),
+            capacities=tuple(by_kind["CSIStorageCapacity"]),
             users=self._bound_pods,
         )
         self._dra = Dra.of(o for k in DRA_KINDS for o in by_kind[k])

@@ -44,6 +44,11 @@ class Storage:
     """StorageClasses of the claims."""
     csinodes: tuple[Object, ...] = ()
     """CSINodes of the candidate nodes, when the pod has a CSI volume."""
+    drivers: tuple[Object, ...] = ()
+    """CSIDrivers of the classes of the pod's claims that wait for their first consumer (whether
+    the driver publishes its storage capacity)."""
+    capacities: tuple[Object, ...] = ()
+    """CSIStorageCapacities, when such a driver publishes them. More may be present."""
     users: tuple[Object, ...] = ()
     """Bound pods of the pod's namespace that use one of its ReadWriteOncePod claims (VolumeRestrictions
     refuses the pod while one does). More may be present."""

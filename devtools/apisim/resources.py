@@ -164,6 +164,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)),
     Resource("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
     Resource("storage.k8s.io", "v1", "CSINode", "csinodes", False),
+    Resource("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False),
+    Resource("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", True),
     Resource("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", False),
     Resource("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, subresources=_STATUS),
     Resource("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),

@@ -291,6 +291,16 @@ def storage_classes(names: Iterable[str]) -> Command | None:
     )
 
 
+def storage_capacities() -> Command:
+    return kubectl(
+        "the capacity each CSI driver publishes, per StorageClass and node topology (the scheduler "
+        "provisions a claim only where one has room for it)",
+        "get", "csistoragecapacities", "-A",
+        "-o", "custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,CLASS:.storageClassName,"
+        "CAPACITY:.capacity,MAXIMUM:.maximumVolumeSize,TOPOLOGY:.nodeTopology",
+    )
+
+
 def csinode(node: str) -> Command | None:
     if not is_dns1123_subdomain(node):
         return None

@@ -164,11 +164,12 @@ def show(resource: str, value: int) -> str:
     if resource == CPU:
         return f"{value / 1000:g}"
     if resource in (MEMORY, EPHEMERAL) or resource.startswith("hugepages-"):
-        return _bytes(value)
+        return binary_size(value)
     return str(value)
 
 
-def _bytes(value: int) -> str:
+def binary_size(value: int) -> str:
+    """Bytes in binary units: `1.5Gi`, `2Ti`."""
     for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
         if value >= size:
             scaled = value / size

@@ -12,12 +12,14 @@ Covered:
 - per node, in the scheduler's order: the CSI attach limit of the node's CSINode (unique CSI volumes
   of the pods on the node plus the pod's new ones, per driver); a bound PV's node affinity; a
   `WaitForFirstConsumer` PVC given another node (`volume.kubernetes.io/selected-node`), or with no
-  available PV of its class for the node and no way to provision one there (no provisioner, or the
-  class's `allowedTopologies`); a bound PV's zone and region labels (`topology.kubernetes.io/*` and
-  the `failure-domain.beta.kubernetes.io/*` ones) against the node's.
+  available PV of its class for the node and no way to provision one there (no provisioner, the
+  class's `allowedTopologies`, or, for a CSI driver that publishes its capacity, no
+  CSIStorageCapacity of the class for the node with room for it); a bound PV's zone and region
+  labels (`topology.kubernetes.io/*` and the `failure-domain.beta.kubernetes.io/*` ones) against the
+  node's.
 Not covered: VolumeRestrictions' in-tree disk conflicts (inline GCE PD, EBS, iSCSI and RBD volumes);
-CSIStorageCapacity; VolumeAttachments of pods that are gone; in-tree volumes migrated to
-CSI (counted by the scheduler when migration is on).
+VolumeAttachments of pods that are gone; in-tree volumes migrated to CSI (counted by the scheduler
+when migration is on).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from diagnosis.relations import holds_node, node_name
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage import preemption, remedies
+from diagnosis.triage.fit import binary_size
 from diagnosis.triage.fixes import Change, ending, pod_change, pool_of, where
 from diagnosis.triage.funnel import Advice, Ask, Funnel, names
 from diagnosis.triage.peers import owner_text
@@ -137,6 +140,10 @@ class Index:
         self.volumes = {name(v): v for v in storage.volumes}
         self.classes = {name(c): c for c in storage.classes}
         self.csinodes = {name(c): c for c in storage.csinodes}
+        self.drivers = {name(d): d for d in storage.drivers}
+        self.capacities: dict[str, list[Object]] = {}
+        for capacity in storage.capacities:
+            self.capacities.setdefault(text(capacity.get("storageClassName")), []).append(capacity)
 
     def volume_of(self, claim: Object) -> Object | None:
         return self.volumes.get(text(spec(claim).get("volumeName")))
@@ -173,6 +180,23 @@ def needs_every_volume(pod: Object, storage: Storage) -> bool:
         if claim is not None and index.delayed(claim) and SELECTED_NODE not in objects.annotations(claim):
             return True
     return False
+
+
+def provisioners(pod: Object, storage: Storage) -> frozenset[str]:
+    """The provisioners of the classes of the pod's claims that wait for their first consumer: a CSI
+    driver among them may publish the capacity it has left per node (`hasEnoughCapacity`)."""
+    index = Index(storage)
+    found = set()
+    for ref in claim_refs(pod):
+        claim = index.claims.get((namespace(pod), ref.claim))
+        if claim is not None and index.delayed(claim):
+            found.add(text(index.classes[class_of(claim)].get("provisioner")))
+    return frozenset(found - {"", NO_PROVISIONER})
+
+
+def publishes_capacity(driver: Object) -> bool:
+    """The CSIDriver asks the scheduler to check its CSIStorageCapacities (`spec.storageCapacity`)."""
+    return mapping(spec(driver)).get("storageCapacity") is True
 
 
 def csi_drivers(pod: Object, storage: Storage) -> frozenset[str]:
@@ -383,7 +407,7 @@ class Volumes:
         available PV of its class that is big enough, of its mode and access modes, selected by its
         selector and allowed on the node."""
         assert self.index is not None
-        wanted = count(mapping(mapping(spec(claim).get("resources")).get("requests")).get("storage")) or 0
+        wanted = _requested(claim) or 0
         selector = spec(claim).get("selector")
         best: tuple[int, str, Object] | None = None
         for volume in self.index.volumes.values():
@@ -426,7 +450,33 @@ class Volumes:
         if terms and not any(_topology_term(t, labels(node)) for t in terms):
             allowed = "; ".join(_topology_text(t) for t in terms)
             return f"{head}, and the class's allowedTopologies ({allowed}) exclude the node"
-        return None
+        return self._no_capacity(claim, node, provisioner)
+
+    def _no_capacity(self, claim: Object, node: Object, provisioner: str) -> str | None:
+        """`hasEnoughCapacity`: for a CSI driver that publishes its capacity (`storageCapacity` in
+        its CSIDriver), some CSIStorageCapacity of the claim's class whose `nodeTopology` selects the
+        node has room for the claim (`maximumVolumeSize`, else `capacity`)."""
+        assert self.index is not None
+        asked = _requested(claim)
+        driver = self.index.drivers.get(provisioner)
+        if asked is None or driver is None or not publishes_capacity(driver):
+            return None
+        rooms = [
+            room
+            for c in self.index.capacities.get(class_of(claim), [])
+            if _reaches(c, node) and (room := _room(c)) is not None
+        ]
+        if any(room >= asked for room in rooms):
+            return None
+        found = (
+            f"the CSIStorageCapacity for the node allows at most {binary_size(max(rooms))}"
+            if rooms
+            else "no CSIStorageCapacity of the class reaches the node"
+        )
+        return (
+            f"PVC {name(claim)} (StorageClass {class_of(claim)}, {WAIT}) asks {binary_size(asked)}: "
+            f"{found} (driver {provisioner} publishes its capacity)"
+        )
 
     def _zone(self, node: Object) -> str | None:
         node_labels = labels(node)
@@ -448,6 +498,24 @@ class Volumes:
                         f"the node has {shown}"
                     )
         return None
+
+
+def _requested(claim: Object) -> int | None:
+    """The claim's `resources.requests.storage` in bytes, or None without one."""
+    asked = mapping(mapping(spec(claim).get("resources")).get("requests")).get("storage")
+    return None if asked is None else count(asked)
+
+
+def _room(capacity: Object) -> int | None:
+    """`volumeLimit`: the largest volume the capacity allows, `maximumVolumeSize` over `capacity`."""
+    limit = capacity.get("maximumVolumeSize", capacity.get("capacity"))
+    return None if limit is None else count(limit)
+
+
+def _reaches(capacity: Object, node: Object) -> bool:
+    """`nodeHasAccess`: the capacity's `nodeTopology` selects the node (none: it reaches no node)."""
+    topology = capacity.get("nodeTopology")
+    return topology is not None and _selects(topology, labels(node))
 
 
 def _used_why(claim: str, held: tuple[Object, ...]) -> str:
@@ -568,6 +636,7 @@ def advise(funnel: Funnel) -> Advice:
         kubectl.storage_classes(classes),
         kubectl.nodes_with_labels((_ZONE, _REGION)),
         kubectl.csinode(name(first.node)) if "CSINode" in first.why else None,
+        kubectl.storage_capacities() if "CSIStorageCapacity" in first.why else None,
     )
     return Advice(summary, tuple(evidence), commands, fixes=_fixes(funnel, state, index))
 

@@ -88,6 +88,8 @@ def view_of(
             classes=of("StorageClass"),
             csinodes=of("CSINode"),
             users=every_bound,
+            drivers=of("CSIDriver"),
+            capacities=of("CSIStorageCapacity"),
         ),
         nominated_pods=tuple(
             o

@@ -6,6 +6,8 @@ Sources (kubernetes/kubernetes, `pkg/scheduler/framework/plugins/`):
   TestWithBinding (all 5), and the
   listers' PVC_4 (bound to a PV that does not exist), which no upstream row uses;
 - `volumebinding/volume_binding_test.go`: TestVolumeBinding's first 13 rows (their filter statuses);
+- `volumebinding/binder_test.go`: TestCapacity (all 11 scenarios, each with the CSIDriver's
+  `storageCapacity` on and off);
 - `volumerestrictions/volume_restrictions_test.go`: TestAccessModeConflicts (all 4 rows; the pod
   that uses the ReadWriteOncePod claim there is the pod asked about itself, which a pending pod
   cannot be: here it is another pod, bound, and the claims are bound to volumes, as the binder leaves
@@ -33,8 +35,8 @@ reads `volumeName` only, and in the whole scheduler a claim without the annotati
 Left out, and why:
 - rows that check the plugins' internal state (PreFilter state, critical paths, scores, events,
   queueing hints): a verdict has no counterpart for them;
-- TestVolumeBinding's rows on storage capacity (CSIStorageCapacity) and its scoring rows' scores
-  (their filter statuses are ported);
+- TestVolumeBinding's scoring rows' scores (their filter statuses are ported), and the rest of
+  binder_test.go, which checks the binder's own caches and API calls (assume, bind, revert);
 - volume_restrictions_test.go TestGCEDiskConflicts, TestAWSDiskConflicts, TestRBDDiskConflicts and
   TestISCSIDiskConflicts (4 rows each): inline in-tree disks, which kubewhy does not check (every
   `schedulable` answer says so; the cache keeps only the PVC volumes of pods);
@@ -551,6 +553,81 @@ VOLUME_RESTRICTIONS = [
         ACCESS_CLAIMS,
         "volume",
     ),
+]
+
+
+# --- volumebinding/binder_test.go: TestCapacity -------------------------------------------------------
+
+NODE_KEY = "nodeKey"
+PROVISIONER = "test-provisioner"
+PROVISIONED = claim("provisioned-pvc", "waitClassWithProvisioner", size="1Gi")
+
+
+def csi_driver(opt_in: bool) -> Obj:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": PROVISIONER},
+        "spec": {"storageCapacity": opt_in},
+    }
+
+
+def capacity(storage_class: str, on: str = "", size: str = "", maximum: str = "") -> Obj:
+    """`makeCapacity`: `nodeTopology` selects the node `on` by its key, or every node."""
+    found: Obj = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": "net", "namespace": "default"},
+        "storageClassName": storage_class,
+        "nodeTopology": {"matchLabels": {NODE_KEY: on}} if on else {},
+    }
+    if size:
+        found["capacity"] = size
+    if maximum:
+        found["maximumVolumeSize"] = maximum
+    return found
+
+
+CAPACITY_CLASS = "waitClassWithProvisioner"
+CAPACITY_SCENARIOS: list[tuple[str, tuple[Obj, ...], str]] = [
+    ("network-attached", (capacity(CAPACITY_CLASS, size="1Gi"),), OK),
+    ("local-storage", (capacity(CAPACITY_CLASS, "node1", "1Gi"),), OK),
+    (
+        "multiple",
+        (
+            capacity(CAPACITY_CLASS, size="1Gi"),
+            capacity(CAPACITY_CLASS, "node2", "1Gi"),
+            capacity(CAPACITY_CLASS, "node1", "1Gi"),
+        ),
+        OK,
+    ),
+    ("no-storage", (), V),
+    ("wrong-node", (capacity(CAPACITY_CLASS, "node2", "1Gi"),), V),
+    ("wrong-storage-class", (capacity("waitClass", "node1", "1Gi"),), V),
+    ("insufficient-storage", (capacity(CAPACITY_CLASS, "node1", "1Mi"),), V),
+    ("insufficient-volume-size", (capacity(CAPACITY_CLASS, "node1", "1Gi", "1Mi"),), V),
+    ("zero-storage", (capacity(CAPACITY_CLASS, "node1", "0Mi"),), V),
+    ("zero-volume-size", (capacity(CAPACITY_CLASS, "node1", maximum="0Mi"),), V),
+    ("nil-storage", (capacity(CAPACITY_CLASS, "node1"),), V),
+]
+"""(scenario, the CSIStorageCapacities, the answer on node1 when the driver publishes its capacity)."""
+
+CAPACITY = [
+    Row(
+        "TestCapacity",
+        f"CSIDriver.StorageCapacity={opt_in}: {scenario}",
+        pod("test-pod", **with_claims("provisioned-pvc")),
+        (node("node1", **{NODE_KEY: "node1"}),),
+        {"node1": want if opt_in else OK},
+        storage=Storage(
+            (PROVISIONED,),
+            classes=(storage_class(CAPACITY_CLASS, "WaitForFirstConsumer", PROVISIONER),),
+            drivers=(csi_driver(opt_in),),
+            capacities=capacities,
+        ),
+    )
+    for opt_in in (True, False)
+    for scenario, capacities, want in CAPACITY_SCENARIOS
 ]
 
 
@@ -1616,6 +1693,7 @@ INTER_POD_AFFINITY_NODES = [
 ROWS = [
     *VOLUME_ZONE,
     *VOLUME_RESTRICTIONS,
+    *CAPACITY,
     *VOLUME_BINDING,
     *TOPOLOGY_SPREAD,
     *INTER_POD_AFFINITY,

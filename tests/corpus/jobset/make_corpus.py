@@ -87,7 +87,9 @@ class World:
             "PersistentVolume": 9,
             "StorageClass": 10,
             "CSINode": 11,
-            "Namespace": 12,
+            "CSIDriver": 12,
+            "CSIStorageCapacity": 13,
+            "Namespace": 14,
         }
         items = sorted(self.items, key=lambda o: order[o["kind"]])
         return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
@@ -2628,6 +2630,123 @@ def pvc_missing(w: World) -> None:
     )
     app_pod(w, "ml-train", ("Job", "bert-finetune-3"), {"app": "bert-finetune"}, ("nvidia.com/gpu", "1"),
             extra=pod_volume("data", "shared-dataset"), unschedulable=message)
+
+
+NO_STORAGE = (
+    "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not "
+    "helpful for scheduling."
+)
+
+
+def csi_driver(w: World, name: str) -> Obj:
+    """The CSIDriver a CSI driver's chart installs, opted into storage capacity tracking."""
+    return w.add(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"creationTimestamp": ts(90000), "name": name, "resourceVersion": w.rv(), "uid": w.uid()},
+            "spec": {
+                "attachRequired": False,
+                "fsGroupPolicy": "ReadWriteOnceWithFSType",
+                "podInfoOnMount": True,
+                "requiresRepublish": False,
+                "seLinuxMount": False,
+                "storageCapacity": True,
+                "volumeLifecycleModes": ["Persistent"],
+            },
+        }
+    )
+
+
+def local_capacity(
+    w: World, ns: str, storage_class_name: str, key: str, node: Obj, size: str, maximum: str = ""
+) -> Obj:
+    """The CSIStorageCapacity the external-provisioner publishes for one node's topology segment
+    (`key`: the driver's topology label, which its node plugin puts on the node)."""
+    host = node["metadata"]["name"]
+    node["metadata"]["labels"][key] = host
+    return w.add(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "capacity": size,
+            "kind": "CSIStorageCapacity",
+            **({"maximumVolumeSize": maximum} if maximum else {}),
+            "metadata": {
+                "creationTimestamp": ts(5000),
+                "generateName": "csisc-",
+                "labels": {
+                    "csi.storage.k8s.io/drivername": storage_class_name.split("-")[0],
+                    "csi.storage.k8s.io/managed-by": "external-provisioner",
+                },
+                "name": f"csisc-{w.suffix()}",
+                "namespace": ns,
+                "resourceVersion": w.rv(),
+                "uid": w.uid(),
+            },
+            "nodeTopology": {"matchLabels": {key: host}},
+            "storageClassName": storage_class_name,
+        }
+    )
+
+
+@triage_case("onprem-topolvm-capacity")
+def topolvm_capacity(w: World) -> None:
+    """A fine-tuning Job asks a 3Ti scratch volume on TopoLVM (local NVMe). The two nodes with free
+    GPUs have 1.2Ti and 800Gi left in their volume groups; the one with 6Ti has its GPUs taken."""
+    nodes = [lab_node(w, i) for i in range(1, 4)]
+    key = "topology.topolvm.io/node"
+    csi_driver(w, "topolvm.io")
+    storage_class(w, "topolvm-nvme", "topolvm.io", "WaitForFirstConsumer", parameters={"topolvm.io/device-class": "nvme"})
+    for node, size in zip(nodes, ("1288490188800", "858993459200", "6597069766656"), strict=True):
+        local_capacity(w, "topolvm-system", "topolvm-nvme", key, node, size)
+    full_of(w, "research", ("Job", "llama-pretrain-ablation"), nodes[2], "8")
+    claim(w, "research", "finetune-scratch", "topolvm-nvme", "3Ti")
+    message = f"0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) did not have enough free storage. {NO_STORAGE}"
+    app_pod(w, "research", ("Job", "llm-finetune-7"), {"app": "llm-finetune"}, ("nvidia.com/gpu", "4"),
+            extra=pod_volume("scratch", "finetune-scratch"), unschedulable=message)
+
+
+@triage_case("eks-openebs-capacity-missing")
+def openebs_capacity_missing(w: World) -> None:
+    """OpenEBS LVM LocalPV on a p4d node group: the node that joined ten minutes ago has free GPUs,
+    but the driver has published no CSIStorageCapacity for it yet (its node plugin is still starting);
+    the other node's GPUs are taken."""
+    nodes = [eks_p4d(w, i) for i in range(2)]
+    key = "openebs.io/nodename"
+    csi_driver(w, "local.csi.openebs.io")
+    storage_class(w, "openebs-lvmpv", "local.csi.openebs.io", "WaitForFirstConsumer",
+                  parameters={"storage": "lvm", "volgroup": "lvmvg"})
+    local_capacity(w, "openebs", "openebs-lvmpv", key, nodes[0], "3298534883328")
+    nodes[1]["metadata"]["creationTimestamp"] = ts(10)
+    full_of(w, "speech", ("Job", "whisper-large-ft"), nodes[0], "8")
+    claim(w, "speech", "audio-shards-cache", "openebs-lvmpv", "1Ti")
+    message = (
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) did not have enough free storage. "
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not "
+        "helpful for scheduling."
+    )
+    app_pod(w, "speech", ("Job", "whisper-distil-3"), {"app": "whisper-distil"}, ("nvidia.com/gpu", "8"),
+            extra=pod_volume("cache", "audio-shards-cache"), unschedulable=message)
+
+
+@triage_case("onprem-linstor-max-volume")
+def linstor_max_volume(w: World) -> None:
+    """LINSTOR pools on the GPU nodes report 7Ti free but at most 2Ti in one volume (the largest
+    extent left), and the checkpoint volume asks 4Ti: no node can take it, though one has free GPUs."""
+    nodes = [lab_node(w, i) for i in range(1, 4)]
+    key = "linbit.com/hostname"
+    csi_driver(w, "linstor.csi.linbit.com")
+    storage_class(w, "linstor-nvme", "linstor.csi.linbit.com", "WaitForFirstConsumer",
+                  parameters={"linstor.csi.linbit.com/storagePool": "nvme-thin"})
+    for node in nodes:
+        local_capacity(w, "piraeus-datastore", "linstor-nvme", key, node, "7Ti", maximum="2Ti")
+    for node in nodes[1:]:
+        full_of(w, "vision", ("Job", "sam2-train-4"), node, "8")
+    claim(w, "vision", "sam2-ckpt", "linstor-nvme", "4Ti")
+    message = f"0/3 nodes are available: 1 node(s) did not have enough free storage, 2 Insufficient nvidia.com/gpu. {NO_STORAGE}"
+    message = message.replace("1 No preemption victims found for incoming pod, 2 Preemption", "2 No preemption victims found for incoming pod, 1 Preemption")
+    app_pod(w, "vision", ("Job", "sam2-eval-11"), {"app": "sam2-eval"}, ("nvidia.com/gpu", "8"),
+            extra=pod_volume("ckpt", "sam2-ckpt"), unschedulable=message)
 
 
 ONE_POD = "ReadWriteOncePod"
