@@ -2632,12 +2632,6 @@ def pvc_missing(w: World) -> None:
             extra=pod_volume("data", "shared-dataset"), unschedulable=message)
 
 
-NO_STORAGE = (
-    "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not "
-    "helpful for scheduling."
-)
-
-
 def csi_driver(w: World, name: str) -> Obj:
     """The CSIDriver a CSI driver's chart installs, opted into storage capacity tracking."""
     return w.add(
@@ -2701,7 +2695,11 @@ def topolvm_capacity(w: World) -> None:
         local_capacity(w, "topolvm-system", "topolvm-nvme", key, node, size)
     full_of(w, "research", ("Job", "llama-pretrain-ablation"), nodes[2], "8")
     claim(w, "research", "finetune-scratch", "topolvm-nvme", "3Ti")
-    message = f"0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) did not have enough free storage. {NO_STORAGE}"
+    message = (
+        "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) did not have enough free storage. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not "
+        "helpful for scheduling."
+    )
     app_pod(w, "research", ("Job", "llm-finetune-7"), {"app": "llm-finetune"}, ("nvidia.com/gpu", "4"),
             extra=pod_volume("scratch", "finetune-scratch"), unschedulable=message)
 
@@ -2743,8 +2741,11 @@ def linstor_max_volume(w: World) -> None:
     for node in nodes[1:]:
         full_of(w, "vision", ("Job", "sam2-train-4"), node, "8")
     claim(w, "vision", "sam2-ckpt", "linstor-nvme", "4Ti")
-    message = f"0/3 nodes are available: 1 node(s) did not have enough free storage, 2 Insufficient nvidia.com/gpu. {NO_STORAGE}"
-    message = message.replace("1 No preemption victims found for incoming pod, 2 Preemption", "2 No preemption victims found for incoming pod, 1 Preemption")
+    message = (
+        "0/3 nodes are available: 1 node(s) did not have enough free storage, 2 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 2 No preemption victims found for incoming pod, 1 Preemption is not "
+        "helpful for scheduling."
+    )
     app_pod(w, "vision", ("Job", "sam2-eval-11"), {"app": "sam2-eval"}, ("nvidia.com/gpu", "8"),
             extra=pod_volume("ckpt", "sam2-ckpt"), unschedulable=message)
 
