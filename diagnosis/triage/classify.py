@@ -835,9 +835,8 @@ def schedulable(funnel: Funnel) -> Advice:
 
 
 _UNCHECKED = (
-    "not checked by kubewhy: inline in-tree disks (GCE PD, EBS, iSCSI, RBD: VolumeRestrictions), CSI "
-    "storage capacity, and scheduler extenders or out-of-tree plugins; the scheduler's message names "
-    "whichever holds the pod"
+    "not checked by kubewhy: inline in-tree disks (GCE PD, EBS, iSCSI, RBD: VolumeRestrictions), and "
+    "scheduler extenders or out-of-tree plugins; the scheduler's message names whichever holds the pod"
 )
 
 
