@@ -515,21 +515,21 @@ class LiveReader:
         users = {(ns, name(p)): p for c in one_pod for p in volumes.claim_users(pod, c, in_namespace)}
         storage = Storage(tuple(claims), tuple(pvs), tuple(classes), users=tuple(users.values()))
         every_volume = volumes.needs_every_volume(pod, storage)
-        if every_volume:
-            storage = replace(storage, volumes=tuple(await self._every_volume()))
-        provisioners = [p for p in volumes.provisioners(pod, storage) if is_dns1123_subdomain(p)]
-        if provisioners:
-            csi_drivers = await self._named(
-                provisioners,
+        # The CSIDriver of a claim still to be provisioned says whether its capacity is published.
+        every, csi_drivers = await asyncio.gather(
+            self._every_volume() if every_volume else asyncio.sleep(0, list(storage.volumes)),
+            self._named(
+                [p for p in volumes.provisioners(pod, storage) if is_dns1123_subdomain(p)],
                 lambda d: self._get_or_none(
                     Target("get", "csidrivers", group="storage.k8s.io", name=d, kind="csidriver")
                 ),
-            )
-            storage = replace(storage, drivers=tuple(csi_drivers))
-            if any(map(volumes.publishes_capacity, csi_drivers)):
-                # The scheduler reads every CSIStorageCapacity of the cluster: one LIST of all namespaces.
-                listed = Target("list", "csistoragecapacities", group="storage.k8s.io")
-                storage = replace(storage, capacities=tuple(await self._api.items(listed)))
+            ),
+        )
+        storage = replace(storage, volumes=tuple(every), drivers=tuple(csi_drivers))
+        if any(map(volumes.publishes_capacity, csi_drivers)):
+            # The scheduler reads every CSIStorageCapacity of the cluster: one LIST of all namespaces.
+            listed = Target("list", "csistoragecapacities", group="storage.k8s.io")
+            storage = replace(storage, capacities=tuple(await self._api.items(listed)))
         drivers = volumes.csi_drivers(pod, storage)
         if not drivers:
             return storage
