@@ -508,7 +508,9 @@ def _requested(claim: Object) -> int | None:
 
 def _room(capacity: Object) -> int | None:
     """`volumeLimit`: the largest volume the capacity allows, `maximumVolumeSize` over `capacity`."""
-    limit = capacity.get("maximumVolumeSize", capacity.get("capacity"))
+    limit = capacity.get("maximumVolumeSize")
+    if limit is None:
+        limit = capacity.get("capacity")
     return None if limit is None else count(limit)
 
 

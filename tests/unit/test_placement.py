@@ -1,8 +1,9 @@
 """The placement steps on what kube-scheduler's tables do not cover: CSI attach limits, StorageClass
-allowedTopologies, the selected-node annotation, generic ephemeral volumes, `matchLabelKeys` and
-`nodeTaintsPolicy` of spread constraints, namespaceSelector of anti-affinity terms, unparsable
-selectors. Each expectation follows the scheduler's code (`nodevolumelimits/csi.go`,
-`volumebinding/binder.go`, `podtopologyspread/common.go`, `interpodaffinity/filtering.go`)."""
+allowedTopologies, a CSIStorageCapacity's unset maximumVolumeSize, the selected-node annotation,
+generic ephemeral volumes, `matchLabelKeys` and `nodeTaintsPolicy` of spread constraints,
+namespaceSelector of anti-affinity terms, unparsable selectors. Each expectation follows the
+scheduler's code (`nodevolumelimits/csi.go`, `volumebinding/binder.go`, `podtopologyspread/common.go`,
+`interpodaffinity/filtering.go`)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,17 @@ from diagnosis.triage.classify import classify
 from diagnosis.views import Peers, Storage, TriageView
 from tests.unit.test_gpu_corpus import diagnose
 from tests.unit.test_upstream_placement import (
+    CAPACITY_CLASS,
+    NODE_KEY,
     NOW,
     OK,
+    PROVISIONED,
+    PROVISIONER,
     Obj,
     Row,
+    capacity,
     claim,
+    csi_driver,
     exists,
     node,
     outcome,
@@ -301,3 +308,31 @@ def test_unmet_pod_affinity_is_fixed_by_dropping_it_and_nothing_else() -> None:
         "spec": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": None}}}
     }
     assert len(fix.opens) == 2
+
+
+
+def capacity_view(found: Obj) -> TriageView:
+    """The pod asks a 1Gi claim of a class whose driver publishes its capacity; node1 has `found`."""
+    return TriageView(
+        pod=pod("p", **with_claims("provisioned-pvc")),
+        nodes=(node("node1", **{NODE_KEY: "node1"}),),
+        bound_pods=(),
+        events=(),
+        now=NOW,
+        storage=Storage(
+            (PROVISIONED,),
+            classes=(storage_class(CAPACITY_CLASS, "WaitForFirstConsumer", PROVISIONER),),
+            drivers=(csi_driver(True),),
+            capacities=(found,),
+        ),
+    )
+
+
+def test_a_capacity_without_a_maximum_volume_size_is_read_by_its_capacity() -> None:
+    """`volumeLimit`: `maximumVolumeSize` when set, else `capacity` (a snapshot may write an unset
+    field as null); the answer gives the sizes the scheduler compared."""
+    unset = {**capacity(CAPACITY_CLASS, "node1", "2Gi"), "maximumVolumeSize": None}
+    assert classify(capacity_view(unset)).verdict == PodVerdict.SCHEDULABLE
+    found = classify(capacity_view(capacity(CAPACITY_CLASS, "node1", "2Gi", "512Mi")))
+    assert found.verdict == PodVerdict.VOLUME
+    assert "asks 1Gi: the CSIStorageCapacity for the node allows at most 512Mi" in found.summary
