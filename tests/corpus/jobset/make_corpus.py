@@ -2652,11 +2652,17 @@ def csi_driver(w: World, name: str) -> Obj:
     )
 
 
+def capacity_class(w: World, name: str, driver: str, parameters: dict[str, str]) -> Obj:
+    """A WaitForFirstConsumer StorageClass of a CSI driver that publishes its capacity."""
+    csi_driver(w, driver)
+    return storage_class(w, name, driver, "WaitForFirstConsumer", parameters=parameters)
+
+
 def local_capacity(
-    w: World, ns: str, storage_class_name: str, key: str, node: Obj, size: str, maximum: str = ""
+    w: World, ns: str, of: Obj, key: str, node: Obj, size: str, maximum: str = ""
 ) -> Obj:
-    """The CSIStorageCapacity the external-provisioner publishes for one node's topology segment
-    (`key`: the driver's topology label, which its node plugin puts on the node)."""
+    """The CSIStorageCapacity the external-provisioner of the class `of` publishes for one node's
+    topology segment (`key`: the driver's topology label, which its node plugin puts on the node)."""
     host = node["metadata"]["name"]
     node["metadata"]["labels"][key] = host
     return w.add(
@@ -2669,7 +2675,7 @@ def local_capacity(
                 "creationTimestamp": ts(5000),
                 "generateName": "csisc-",
                 "labels": {
-                    "csi.storage.k8s.io/drivername": storage_class_name.split("-")[0],
+                    "csi.storage.k8s.io/drivername": of["provisioner"],
                     "csi.storage.k8s.io/managed-by": "external-provisioner",
                 },
                 "name": f"csisc-{w.suffix()}",
@@ -2678,7 +2684,7 @@ def local_capacity(
                 "uid": w.uid(),
             },
             "nodeTopology": {"matchLabels": {key: host}},
-            "storageClassName": storage_class_name,
+            "storageClassName": of["metadata"]["name"],
         }
     )
 
@@ -2689,10 +2695,9 @@ def topolvm_capacity(w: World) -> None:
     GPUs have 1.2Ti and 800Gi left in their volume groups; the one with 6Ti has its GPUs taken."""
     nodes = [lab_node(w, i) for i in range(1, 4)]
     key = "topology.topolvm.io/node"
-    csi_driver(w, "topolvm.io")
-    storage_class(w, "topolvm-nvme", "topolvm.io", "WaitForFirstConsumer", parameters={"topolvm.io/device-class": "nvme"})
+    nvme = capacity_class(w, "topolvm-nvme", "topolvm.io", {"topolvm.io/device-class": "nvme"})
     for node, size in zip(nodes, ("1288490188800", "858993459200", "6597069766656"), strict=True):
-        local_capacity(w, "topolvm-system", "topolvm-nvme", key, node, size)
+        local_capacity(w, "topolvm-system", nvme, key, node, size)
     full_of(w, "research", ("Job", "llama-pretrain-ablation"), nodes[2], "8")
     claim(w, "research", "finetune-scratch", "topolvm-nvme", "3Ti")
     message = (
@@ -2711,10 +2716,8 @@ def openebs_capacity_missing(w: World) -> None:
     the other node's GPUs are taken."""
     nodes = [eks_p4d(w, i) for i in range(2)]
     key = "openebs.io/nodename"
-    csi_driver(w, "local.csi.openebs.io")
-    storage_class(w, "openebs-lvmpv", "local.csi.openebs.io", "WaitForFirstConsumer",
-                  parameters={"storage": "lvm", "volgroup": "lvmvg"})
-    local_capacity(w, "openebs", "openebs-lvmpv", key, nodes[0], "3298534883328")
+    lvm = capacity_class(w, "openebs-lvmpv", "local.csi.openebs.io", {"storage": "lvm", "volgroup": "lvmvg"})
+    local_capacity(w, "openebs", lvm, key, nodes[0], "3298534883328")
     nodes[1]["metadata"]["creationTimestamp"] = ts(10)
     full_of(w, "speech", ("Job", "whisper-large-ft"), nodes[0], "8")
     claim(w, "speech", "audio-shards-cache", "openebs-lvmpv", "1Ti")
@@ -2733,11 +2736,9 @@ def linstor_max_volume(w: World) -> None:
     extent left), and the checkpoint volume asks 4Ti: no node can take it, though one has free GPUs."""
     nodes = [lab_node(w, i) for i in range(1, 4)]
     key = "linbit.com/hostname"
-    csi_driver(w, "linstor.csi.linbit.com")
-    storage_class(w, "linstor-nvme", "linstor.csi.linbit.com", "WaitForFirstConsumer",
-                  parameters={"linstor.csi.linbit.com/storagePool": "nvme-thin"})
+    pool = capacity_class(w, "linstor-nvme", "linstor.csi.linbit.com", {"linstor.csi.linbit.com/storagePool": "nvme-thin"})
     for node in nodes:
-        local_capacity(w, "piraeus-datastore", "linstor-nvme", key, node, "7Ti", maximum="2Ti")
+        local_capacity(w, "piraeus-datastore", pool, key, node, "7Ti", maximum="2Ti")
     for node in nodes[1:]:
         full_of(w, "vision", ("Job", "sam2-train-4"), node, "8")
     claim(w, "vision", "sam2-ckpt", "linstor-nvme", "4Ti")
