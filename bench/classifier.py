@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import copy
 import tracemalloc
+from collections.abc import Iterable
 from functools import partial
+from itertools import chain
 
 from bench.timing import Row, repeat
 from cluster.cache import compact_node, compact_pod
 from devtools.cluster import NOW, Cluster
 from diagnosis.dra_objects import NO_DRA, Dra
-from diagnosis.objects import name, namespace
+from diagnosis.objects import Object, name, namespace
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
-from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.resources import NodePods, effective_requests
 from diagnosis.views import TriageView
 
 BENCHMARK = "b. classifier"
@@ -41,10 +43,21 @@ def view_of(
         if all(n["metadata"]["labels"].get(k) == v for k, v in selector.items())
     )
     wanted = set(usage_candidates(pod, nodes, dra))
-    on_wanted = (p for p in cluster.pods if holds_node(p) and node_name(p) in wanted)
-    bound = tuple(map(compact_pod, on_wanted) if devices_only else on_wanted)
+    on_wanted = [p for p in cluster.pods if holds_node(p) and node_name(p) in wanted]
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
-    return TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra)
+    if not devices_only:
+        return TriageView(pod, nodes, tuple(on_wanted), events, NOW, prefiltered, dra=dra)
+    grouped = cache_groups(on_wanted)
+    bound = tuple(chain.from_iterable(group.pods for group in grouped.values()))
+    return TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra, grouped=grouped)
+
+
+def cache_groups(pods: Iterable[Object]) -> dict[str, NodePods]:
+    """The pods compacted and grouped by node, as the cache keeps them (`ClusterCache.grouped`)."""
+    by_node: dict[str, list[Object]] = {}
+    for pod in pods:
+        by_node.setdefault(node_name(pod), []).append(compact_pod(pod))
+    return {node: NodePods.of(by_node[node]) for node in sorted(by_node)}
 
 
 def new_steps_view(cluster: Cluster, compacted: bool) -> TriageView:
@@ -56,12 +69,14 @@ def new_steps_view(cluster: Cluster, compacted: bool) -> TriageView:
     asking = copy.deepcopy(pod)
     asking["spec"]["containers"][0]["resources"].setdefault("requests", {})["cpu"] = "500"
     wanted = set(usage_candidates(asking, cluster.nodes))
-    bound = tuple(
-        compact_pod(p) if compacted else p
-        for p in cluster.pods
-        if holds_node(p) and node_name(p) in wanted and not effective_requests(p)
-    )
-    return TriageView(asking, tuple(cluster.nodes), bound, (), NOW)
+    bound = [
+        p for p in cluster.pods if holds_node(p) and node_name(p) in wanted and not effective_requests(p)
+    ]
+    if not compacted:
+        return TriageView(asking, tuple(cluster.nodes), tuple(bound), (), NOW)
+    grouped = cache_groups(bound)
+    pods = tuple(chain.from_iterable(group.pods for group in grouped.values()))
+    return TriageView(asking, tuple(cluster.nodes), pods, (), NOW, grouped=grouped)
 
 
 def peak_mib(view: TriageView) -> float:

@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 import urllib3
@@ -65,7 +65,7 @@ from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
-from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.resources import NodePods, effective_requests
 from diagnosis.workloads import OWNER_LABELS
 
 log = logging.getLogger(__name__)
@@ -366,6 +366,9 @@ class _Reflector:
         """The objects by each of their `resource.index` values."""
         self.parsed: dict[Key, Any] = {}
         """`resource.parse` of each object, when the resource has one."""
+        self.grouped: dict[str, NodePods] = {}
+        """The objects of an index value as one group (a node's pods: `ClusterCache.grouped`), made
+        when first asked for and dropped when any of them changes."""
         self.absent = False
         """The API server does not serve this (optional) resource."""
         self.version = 0
@@ -528,7 +531,7 @@ class _Reflector:
     # — the objects —
 
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
-        self.items, self.indexed, self.parsed = {}, {}, {}
+        self.items, self.indexed, self.parsed, self.grouped = {}, {}, {}, {}
         self.version += 1
         for obj in items.values():
             self._put(obj)
@@ -543,12 +546,14 @@ class _Reflector:
             self.parsed[key] = self.resource.parse(obj)
         for value in self.resource.index(obj):
             self.indexed.setdefault(value, {})[key] = obj
+            self.grouped.pop(value, None)
 
     def _remove(self, key: Key) -> None:
         old = self.items.pop(key, None)
         self.parsed.pop(key, None)
         self.version += old is not None
         for value in self.resource.index(old) if old is not None else ():
+            self.grouped.pop(value, None)
             found = self.indexed[value]
             del found[key]
             if not found:
@@ -800,8 +805,20 @@ class ClusterCache:
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """The non-terminal pods bound to these nodes, compacted, any namespace
         (the only ones `diagnosis.triage.resources.holders` counts)."""
-        on = self._pods.indexed
-        return tuple(pod for n in sorted(set(node_names)) for pod in on.get(n, {}).values())
+        return tuple(chain.from_iterable(group.pods for group in self.grouped(node_names).values()))
+
+    def grouped(self, node_names: Iterable[str]) -> dict[str, NodePods]:
+        """The same pods, node by node in the order of their names (`TriageView.grouped`): each node's
+        group is made once, and serves every question until a pod of that node changes."""
+        on, made = self._pods.indexed, self._pods.grouped
+        found = {}
+        for node in sorted(set(node_names)):
+            group = made.get(node)
+            if group is None and (pods := on.get(node)):
+                group = made[node] = NodePods.of(pods.values())
+            if group is not None:
+                found[node] = group
+        return found
 
     # — by the reflectors —
 

@@ -59,7 +59,7 @@ from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owne
 from diagnosis.triage import affinity, spread, volumes
 from diagnosis.triage.classify import gate_names, node_reads, reaches_funnel, usage_candidates
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL
-from diagnosis.triage.resources import nominated_node
+from diagnosis.triage.resources import NodePods, nominated_node
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
@@ -268,17 +268,18 @@ class LiveReader:
         usage, serving_none, memo = await asyncio.to_thread(node_reads, found, nodes, dra)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
         serving = [n for n in serving_none if n not in usage]
-        bound, theirs, peers, storage = await asyncio.gather(
-            self._bound_pods(usage, None if prefiltered else len(nodes)),
+        (bound, grouped), theirs, peers, storage = await asyncio.gather(
+            self._bound_groups(usage, None if prefiltered else len(nodes)),
             self._pods_on(serving),
             self._peers(found, nodes, prefiltered),
             self._storage(found, usage),
         )
-        peers = await self._own_namespace(found, peers, bound)
+        bound += theirs
+        peers = await self._own_namespace(found, peers, bound, grouped)
         return TriageView(
             found,
             nodes,
-            (*bound, *theirs),
+            bound,
             _about(about, found),
             now,
             prefiltered,
@@ -289,6 +290,7 @@ class LiveReader:
             bound_nodes=frozenset((*usage, *serving)),
             dra=dra,
             notes=tuple(notes),
+            grouped=grouped,
             memo=memo,
         )
 
@@ -398,21 +400,29 @@ class LiveReader:
         return tuple(chain.from_iterable(await self._api.lists(Target("list", "pods"), queries)))
 
     async def _bound_pods(self, node_names: Iterable[str], cluster_nodes: int | None) -> tuple[Object, ...]:
-        """The non-terminated pods bound to these nodes, any namespace: from the cache, else node by
-        node, or all bound pods of the cluster when that is cheaper (see PER_NODE_MAX). `cluster_nodes`
-        is how many nodes the cluster has, when all were read."""
+        """The non-terminated pods bound to these nodes, any namespace (`_bound_groups`)."""
+        return (await self._bound_groups(node_names, cluster_nodes))[0]
+
+    async def _bound_groups(
+        self, node_names: Iterable[str], cluster_nodes: int | None
+    ) -> tuple[tuple[Object, ...], dict[str, NodePods] | None]:
+        """The non-terminated pods bound to these nodes, any namespace: from the cache, node by node
+        with its groups of them (`TriageView.grouped`); else read node by node, or all bound pods of
+        the cluster when that is cheaper (see PER_NODE_MAX), without groups. `cluster_nodes` is how
+        many nodes the cluster has, when all were read."""
         cache = self._cached()
         if cache is not None:
-            return cache.bound_pods(node_names)
+            grouped = cache.grouped(node_names)
+            return tuple(chain.from_iterable(group.pods for group in grouped.values())), grouped
         wanted = sorted({n for n in node_names if is_dns1123_subdomain(n)})
         target = Target("list", "pods")
         if not wanted:
-            return ()
+            return (), None
         if _per_node(len(wanted), cluster_nodes):
-            return await self._pods_on(wanted)
+            return await self._pods_on(wanted), None
         every = await self._api.items(target, fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}")
         keep = set(wanted)
-        return tuple(p for p in every if node_name(p) in keep)
+        return tuple(p for p in every if node_name(p) in keep), None
 
     # — what the pod's volumes and inter-pod rules read —
 
@@ -469,12 +479,22 @@ class LiveReader:
     async def _namespaces(self, label_selector: str) -> list[dict[str, Any]]:
         return await self._api.items(Target("list", "namespaces"), labelSelector=label_selector)
 
-    async def _own_namespace(self, pod: Object, peers: Peers, bound: Iterable[Object]) -> Peers:
+    async def _own_namespace(
+        self,
+        pod: Object,
+        peers: Peers,
+        bound: Sequence[Object],
+        grouped: Mapping[str, NodePods] | None = None,
+    ) -> Peers:
         """Add the pod's Namespace when an existing pod's anti-affinity picks namespaces by label:
-        matching it against the pod needs the labels of the pod's own namespace."""
+        matching it against the pod needs the labels of the pod's own namespace. Of the pods in
+        groups (which `bound` begins with), only those with an anti-affinity are looked at."""
         ns = namespace(pod)
+        groups = (grouped or {}).values()
+        rest = bound[sum(len(group.pods) for group in groups) :]
+        repelling = (p for group in groups for p in group.repelling)
         if any(name(n) == ns for n in peers.namespaces) or not any(
-            affinity.has_namespace_selector(p) for p in (*bound, *peers.pods)
+            affinity.has_namespace_selector(p) for p in chain(repelling, rest, peers.pods)
         ):
             return peers
         found = await self._get_or_none(Target("get", "namespaces", name=ns, kind="namespace"))

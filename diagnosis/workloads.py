@@ -44,4 +44,11 @@ def may_preempt(pod: Object, other: Object) -> bool:
     """The scheduler may evict `other` for `pod`: `other` has lower priority and `pod`'s
     preemptionPolicy is not `Never` (kube-scheduler `defaultpreemption`: `PodEligibleToPreemptOthers`
     and victims of strictly lower priority)."""
-    return spec(pod).get("preemptionPolicy") != "Never" and priority(other) < priority(pod)
+    below = preempts_below(pod)
+    return below is not None and priority(other) < below
+
+
+def preempts_below(pod: Object) -> int | None:
+    """All that `may_preempt` reads of the preempting pod: the priority below which it may evict
+    others, or None when its preemptionPolicy is `Never`."""
+    return None if spec(pod).get("preemptionPolicy") == "Never" else priority(pod)

@@ -102,7 +102,10 @@ def changed(
     dra = view.dra
     if change.claims or change.slices or (change.ended and dra.claims):
         dra = _changed_dra(dra, change)
-    return replace(view, pod=pod, nodes=nodes, bound_pods=bound, peers=peers, storage=storage, dra=dra)
+    grouped = None if change.ended else view.grouped  # the groups hold the ended pods
+    return replace(
+        view, pod=pod, nodes=nodes, bound_pods=bound, grouped=grouped, peers=peers, storage=storage, dra=dra
+    )
 
 
 def _changed_dra(dra: Dra, change: Change) -> Dra:

@@ -22,7 +22,7 @@ from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import Counted, Holder, Offer, device_holders, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
-from diagnosis.workloads import priority, top_owner
+from diagnosis.workloads import preempts_below, priority, top_owner
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
@@ -91,7 +91,9 @@ class Shared:
                 before, ended = self._ended[id(view.bound_pods)]
                 found = self.counted(replace(view, bound_pods=before)).without(ended)
             else:
-                found = Counted.of(view.pod, view.bound_pods, view.nominated_pods, self.extended)
+                found = Counted.of(
+                    view.pod, view.bound_pods, view.nominated_pods, self.extended, view.grouped
+                )
             self.alive += (view.bound_pods, view.nominated_pods, found)
             self._counted[key] = found
         return found
@@ -100,11 +102,17 @@ class Shared:
         self, view: TriageView, counted: Counted, nodes: Iterable[str]
     ) -> dict[str, tuple[Holder, ...]]:
         """`resources.device_holders` of the pods counted on each of these nodes, worked out once per
-        node's pods (a fix that ends pods leaves the other nodes' as they were)."""
+        node's pods (a fix that ends pods leaves the other nodes' as they were), or by the node's
+        group as the reader handed it over (`resources.NodePods`)."""
         found = {}
+        rank = preempts_below(view.pod)
         for node in nodes:
             pods = counted.holding.get(node)
             if pods is None:
+                continue
+            group = counted.groups.get(node)
+            if group is not None and group.holding is pods:
+                found[node] = group.holders(view.pod, rank)
                 continue
             held = self._held.get(id(pods))
             if held is None:

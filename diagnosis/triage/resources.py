@@ -8,8 +8,8 @@ node kubewhy calls full is one the scheduler calls full.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from diagnosis.names import is_label_key
@@ -173,16 +173,18 @@ class Counted:
     pod itself never counts; a pod listed twice counts once, where it is first listed.
 
     Worked out for every node in one pass over the pods listed, and read per node afterwards
-    (`within`): a classification runs the funnel once per fix it checks, over the same pods."""
+    (`within`): a classification runs the funnel once per fix it checks, over the same pods. The
+    nodes whose pods a reader hands over as `NodePods` take them as they are, pod by pod only where
+    the pod asked about is among them."""
 
     on: Mapping[str, tuple[Object, ...]]
     where: Mapping[tuple[str, str], str]
-    """(namespace, name) of each pod counted → its node."""
+    """(namespace, name) of each pod counted outside `groups` → its node."""
     repelling: tuple[tuple[str, Object], ...]
     """(node, pod) of the bound pods counted that have a required pod anti-affinity (few, in most
     clusters: the only existing pods that can refuse a pod without terms of its own)."""
     listed: Mapping[tuple[str, str], int]
-    """(namespace, name) → where the view's bound pods first list it (`positions`)."""
+    """(namespace, name) → where the view's bound pods first list it (`positions`), outside `groups`."""
     relisted: Mapping[tuple[str, str], tuple[int, ...]]
     """(namespace, name) → where the bound pods list it again (a reader that met it twice)."""
     holding: Mapping[str, tuple[Object, ...]]
@@ -190,6 +192,10 @@ class Counted:
     reads only these: most pods ask none)."""
     gone: frozenset[tuple[str, str]] = frozenset()
     """The pods taken out by `without`: `where` still names them."""
+    groups: Mapping[str, NodePods] = field(default_factory=dict)
+    """The nodes whose counted pods are the reader's `NodePods` for them, as given."""
+    offsets: Mapping[str, int] = field(default_factory=dict)
+    """Node of `groups` → where the view's bound pods list its first pod."""
 
     @classmethod
     def of(
@@ -198,10 +204,13 @@ class Counted:
         bound_pods: Sequence[Object],
         nominated_pods: Iterable[Object] = (),
         extended: dict[int, Mapping[str, int]] | None = None,
+        grouped: Mapping[str, NodePods] | None = None,
     ) -> Counted:
         """`extended`: what pods ask of extended resources, by `template_key`, as far as known.
+        `grouped`: the first of `bound_pods`, node by node (`diagnosis.views.TriageView.grouped`).
 
-        The loop reads each pod's parts once and inline: it runs for every pod the reader fetched."""
+        The loop reads each pod's parts once and inline: it runs for every pod the reader fetched
+        that no group holds."""
         me, my_uid, mine = (namespace(pod), name(pod)), uid(pod), priority(pod)
         asks = {} if extended is None else extended
         on: dict[str, list[Object]] = {}
@@ -210,13 +219,16 @@ class Counted:
         repelling = []
         listed: dict[tuple[str, str], int] = {}
         relisted: dict[tuple[str, str], tuple[int, ...]] = {}
+        groups: dict[str, NodePods] = {}
+        offsets: dict[str, int] = {}
+        in_groups: dict[tuple[str, str], str] = {}
 
         def counts(
             other: Object, other_meta: Object, other_spec: Object, key: tuple[str, str], node: str
         ) -> bool:
             """Count the pod on the node, unless it has none, is the pod asked about, is counted
             already (where it was first listed) or has ended."""
-            if not node or key == me or key in where or is_terminal(other):
+            if not node or key == me or key in where or key in in_groups or is_terminal(other):
                 return False
             if my_uid and other_meta.get("uid") == my_uid:
                 return False
@@ -230,31 +242,49 @@ class Counted:
                 holding.setdefault(node, []).append(other)
             return True
 
-        for position, other in enumerate(bound_pods):
-            other_meta, other_spec = meta(other), spec(other)
-            key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
-            if key in listed:
-                relisted[key] = (*relisted.get(key, ()), position)
+        def walk(positions: range) -> None:
+            for position in positions:
+                other = bound_pods[position]
+                other_meta, other_spec = meta(other), spec(other)
+                key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
+                if key in listed or key in in_groups:
+                    relisted[key] = (*relisted.get(key, ()), position)
+                else:
+                    listed[key] = position
+                node = other_spec.get("nodeName")
+                node = node if type(node) is str else ""
+                # Most pods have no affinity at all: a glance at the keys spares reading the terms.
+                rules = other_spec.get("affinity")
+                counted_here = counts(other, other_meta, other_spec, key, node)
+                if counted_here and rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
+                    repelling.append((node, other))
+
+        start = 0
+        for node, group in (grouped or {}).items():
+            if me in group.keys or (my_uid and my_uid in group.uids):
+                walk(range(start, start + len(group.pods)))
             else:
-                listed[key] = position
-            node = other_spec.get("nodeName")
-            node = node if type(node) is str else ""
-            # Most pods have no affinity at all: a glance at the keys spares reading the terms.
-            rules = other_spec.get("affinity")
-            counted_here = counts(other, other_meta, other_spec, key, node)
-            if counted_here and rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
-                repelling.append((node, other))
-        for other in nominated_pods:
+                groups[node], offsets[node] = group, start
+                repelling += ((node, p) for p in group.repelling)
+            start += len(group.pods)
+        rest = tuple(nominated_pods)
+        if groups and (start < len(bound_pods) or rest):
+            # Only a pod no group holds is counted pod by pod: the groups' pods are not counted again.
+            in_groups.update((key, node) for node, group in groups.items() for key in group.keys)
+        walk(range(start, len(bound_pods)))
+        for other in rest:
             if priority(other) >= mine:
                 key = (namespace(other), name(other))
                 counts(other, meta(other), spec(other), key, nominated_node(other))
         return cls(
-            {n: tuple(p) for n, p in on.items()},
+            _merged(groups, "pods", on),
             where,
             tuple(repelling),
             listed,
             relisted,
-            {n: tuple(p) for n, p in holding.items()},
+            _merged(groups, "holding", holding),
+            groups=groups,
+            offsets=offsets,
         )
 
     def within(self, node_names: Iterable[str]) -> dict[str, tuple[Object, ...]]:
@@ -265,17 +295,92 @@ class Counted:
     def without(self, ended: frozenset[tuple[str, str]]) -> Counted:
         """As counted once the pods `ended` (namespace, name) are gone: the other nodes keep their
         tuples, so what was worked out per node's pods still applies to them."""
-        touched = {self.where[key] for key in ended if key in self.where and key not in self.gone}
+        touched = {node for key in ended if key not in self.gone and (node := self.node_of(key))}
         on, holding = _without(self.on, touched, ended), _without(self.holding, touched, ended)
         repelling = tuple((n, p) for n, p in self.repelling if (namespace(p), name(p)) not in ended)
-        return Counted(on, self.where, repelling, self.listed, self.relisted, holding, self.gone | ended)
+        gone = self.gone | ended
+        return replace(self, on=on, repelling=repelling, holding=holding, gone=gone)
+
+    def node_of(self, key: tuple[str, str]) -> str | None:
+        """The node where the pod (namespace, name) is counted, if it is."""
+        return self.where.get(key) or self._in_groups.get(key)
+
+    @cached_property
+    def _in_groups(self) -> dict[tuple[str, str], str]:
+        return {key: node for node, group in self.groups.items() for key in group.keys}
 
     def positions(self, key: tuple[str, str]) -> tuple[int, ...]:
         """Where the view's bound pods list the pod (namespace, name): a fix that ends pods takes
         them out of those (`fixes.changed`). `without` keeps them as they were: a fix is checked on
         the view the classification read."""
         first = self.listed.get(key)
+        if first is None and (node := self._in_groups.get(key)) is not None:
+            first = self.offsets[node] + self.groups[node].keys[key]
         return () if first is None else (first, *self.relisted.get(key, ()))
+
+
+@dataclass(frozen=True, eq=False)
+class NodePods:
+    """The pods bound to one node that count against it, as a reader that keeps pods node by node
+    hands them over (`cluster.cache`), with what `Counted` reads of them worked out once, for every
+    question asked while they are unchanged: which ask for an extended resource, which have a
+    required pod anti-affinity, and their holders for each rank of preempting pod."""
+
+    pods: tuple[Object, ...]
+    """Not terminal, each (namespace, name) once, in the order given."""
+    keys: Mapping[tuple[str, str], int]
+    """(namespace, name) → where `pods` lists it."""
+    uids: frozenset[str]
+    holding: tuple[Object, ...]
+    """Those that ask for an extended resource."""
+    repelling: tuple[Object, ...]
+    """Those with a required pod anti-affinity."""
+    _holders: dict[int | None, tuple[Holder, ...]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, pods: Iterable[Object]) -> NodePods:
+        """The pods given that count: not terminal, each (namespace, name) where first given."""
+        kept: list[Object] = []
+        keys: dict[tuple[str, str], int] = {}
+        holding, repelling, uids = [], [], set()
+        asks: dict[int, Mapping[str, int]] = {}
+        for pod in pods:
+            key = (namespace(pod), name(pod))
+            if key in keys or is_terminal(pod):
+                continue
+            keys[key] = len(kept)
+            kept.append(pod)
+            if pod_uid := uid(pod):
+                uids.add(pod_uid)
+            pod_spec = spec(pod)
+            template = template_key(pod_spec)
+            found = asks.get(template)
+            if found is None:
+                found = asks[template] = extended_asks(pod, pod_spec)
+            if found:
+                holding.append(pod)
+            if spec_terms(pod, _ANTI):
+                repelling.append(pod)
+        return cls(tuple(kept), keys, frozenset(uids), tuple(holding), tuple(repelling))
+
+    def holders(self, pod: Object, rank: int | None) -> tuple[Holder, ...]:
+        """`device_holders(pod, self.holding)`, once per what it reads of `pod`: `rank`, its
+        `preempts_below`."""
+        found = self._holders.get(rank)
+        if found is None:
+            found = self._holders[rank] = device_holders(pod, self.holding)
+        return found
+
+
+def _merged(
+    groups: Mapping[str, NodePods], part: str, counted: Mapping[str, list[Object]]
+) -> dict[str, tuple[Object, ...]]:
+    """Node → its group's pods (`part`: "pods" or "holding"), then those counted pod by pod; the
+    nodes with none left out."""
+    merged = {node: found for node, group in groups.items() if (found := getattr(group, part))}
+    for node, more in counted.items():
+        merged[node] = (*merged.get(node, ()), *more)
+    return merged
 
 
 def _without(
@@ -366,8 +471,8 @@ def extended_asks(pod: Object, pod_spec: Object) -> Mapping[str, int]:
 def _names_extended(pod_spec: Object) -> bool:
     """Whether some container of the pod (its spec) names a resource with a `/` in its limits or
     requests: every extended resource has one, and most pods name only cpu and memory."""
-    for field in ("initContainers", "containers"):
-        for container in sequence(pod_spec.get(field)):
+    for part in ("initContainers", "containers"):
+        for container in sequence(pod_spec.get(part)):
             resources = mapping(mapping(container).get("resources"))
             for asks in (resources.get("limits"), resources.get("requests")):
                 for resource in mapping(asks):

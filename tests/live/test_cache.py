@@ -147,6 +147,27 @@ async def test_a_pod_bound_to_the_free_gpu_gives_exhausted() -> None:
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
 
 
+async def test_a_nodes_pods_are_grouped_once_and_again_when_one_of_them_changes() -> None:
+    """Every question reads a node's group of pods (`NodePods`) as it was made, until a pod of that
+    node changes: the other nodes keep theirs."""
+    taker = lab("Pod", HOLDER)
+    taker["metadata"] |= {"name": "nightly-eval-29411580-x2v7c", "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60"}
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            before = cache.grouped([HALF, FULL, "no-such-node"])
+            assert list(before) == sorted([FULL, HALF])
+            assert cache.grouped([FULL, HALF]) == before  # the same groups, made once
+            sim.store.put(taker)
+            await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
+            after = cache.grouped([FULL, HALF])
+            assert after[FULL] is before[FULL]
+            assert after[HALF] is not before[HALF]
+            assert {name(p) for p in after[HALF].holding} == {HOLDER, "nightly-eval-29411580-x2v7c"}
+            assert cache.bound_pods([FULL, HALF]) == (*after[FULL].pods, *after[HALF].pods)
+
+
 async def test_every_bound_pod_is_kept_and_counts_against_its_node() -> None:
     """A CPU-only pod holds cpu, memory and a pod slot on its node: the cache keeps it as it arrives,
     listed or watched, as it keeps a GPU pod, and both count against `max_objects`."""

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from diagnosis.objects import name, namespace
 from diagnosis.quantity import count
 from diagnosis.triage.classify import effective_requests
-from diagnosis.triage.resources import Offer, holders, is_extended, offer
+from diagnosis.triage.resources import Counted, NodePods, Offer, device_holders, holders, is_extended, offer
+from diagnosis.workloads import preempts_below
 from tests.corpus import ROOT
 
 LAB = json.loads((ROOT / "examples/gpu-lab.json").read_text())["items"]
@@ -275,6 +277,65 @@ def test_holders_count_as_the_scheduler_counts() -> None:
         ("team-a", "f", 1, False),
     }
     assert set(found) == {"n1"}
+
+
+def repelling(pod: dict[str, Any]) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": {"app": "trainer"}}, "topologyKey": "kubernetes.io/hostname"}
+    pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return pod
+
+
+def nominated(name: str, node: str, priority: int) -> dict[str, Any]:
+    pod = bound(name, "team-a", "", 1, phase="Pending")
+    pod["spec"]["priority"] = priority
+    pod["status"]["nominatedNodeName"] = node
+    return pod
+
+
+@pytest.mark.parametrize("asked_on", ["", "n2"])
+def test_pods_grouped_by_node_count_as_the_same_pods_listed(asked_on: str) -> None:
+    """`Counted` of bound pods whose first ones come in groups (`NodePods`, as the cache hands them
+    over) is `Counted` of the same pods listed: the same pods per node, holders, pods that repel,
+    positions, and the same after a fix ends some. A group holding the pod asked about (a reader
+    that saw it bound) is counted pod by pod."""
+    asking = lab("Pod", "case-exhaust")
+    itself = copy.deepcopy(asking)
+    itself["spec"]["nodeName"] = asked_on
+    on_node = {
+        "n1": [
+            bound("a", "team-a", "n1", 1),
+            bound("b", "team-b", "n1", 2, deleting=True),
+            bound("c", "team-a", "n1", 4, phase="Succeeded"),
+            bound("a", "team-a", "n1", 1),
+            repelling(bound("r", "team-a", "n1", 0)),
+        ],
+        "n2": [bound("d", "team-a", "n2", 8), *([itself] if asked_on else []), bound("x", "team-c", "n2", 0)],
+        "n3": [repelling(bound("e", "team-b", "n3", 2))],
+    }
+    grouped = {node: NodePods.of(pods) for node, pods in on_node.items()}
+    rest = [bound("f", "team-a", "n1", 1), bound("d", "team-a", "n2", 8), bound("g", "team-a", "n4", 1)]
+    pods = (*(p for group in grouped.values() for p in group.pods), *rest)
+    nominees = [nominated("h", "n3", 100), nominated("low", "n3", -1), nominated("d", "n2", 100)]
+    as_listed = Counted.of(asking, pods, nominees)
+    as_grouped = Counted.of(asking, pods, nominees, grouped=grouped)
+    assert grouped["n1"].pods == (on_node["n1"][0], on_node["n1"][1], on_node["n1"][4])
+    assert as_grouped.on == as_listed.on
+    assert as_grouped.holding == as_listed.holding
+    assert as_grouped.repelling == as_listed.repelling
+    keys = {(namespace(p), name(p)) for p in (*pods, *nominees)}
+    for key in keys:
+        assert as_grouped.positions(key) == as_listed.positions(key), key
+        assert as_grouped.node_of(key) == as_listed.node_of(key), key
+    ended = frozenset({("team-a", "a"), ("team-a", "d"), ("team-b", "e")})
+    after_grouped, after_listed = as_grouped.without(ended), as_listed.without(ended)
+    assert after_grouped.on == after_listed.on
+    assert after_grouped.holding == after_listed.holding
+    assert after_grouped.repelling == after_listed.repelling
+    # A group is taken as it is, unless it holds the pod asked about.
+    assert (as_grouped.on["n2"] is grouped["n2"].pods) is not bool(asked_on)
+    rank = preempts_below(asking)
+    assert grouped["n1"].holders(asking, rank) == device_holders(asking, as_listed.holding["n1"][:2])
+    assert grouped["n1"].holders(asking, rank) is grouped["n1"].holders(asking, rank)
 
 
 def test_holders_ignore_malformed_entries() -> None:
