@@ -64,6 +64,8 @@ class Shared:
     """The nodes of a tuple (by id) with a name, by name (`candidates`)."""
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
     _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
+    _holders: dict[tuple[int, int], dict[str, tuple[Holder, ...]]] = field(default_factory=dict)
+    """`holders_of` by id(counted) and id(nodes)."""
     _devices: dict[tuple[int, int], Devices] = field(default_factory=dict)
     _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
@@ -99,14 +101,26 @@ class Shared:
         return found
 
     def holders_of(
-        self, view: TriageView, counted: Counted, nodes: Iterable[str]
+        self, view: TriageView, counted: Counted, nodes: frozenset[str]
     ) -> dict[str, tuple[Holder, ...]]:
-        """`resources.device_holders` of the pods counted on each of these nodes, worked out once per
-        node's pods (a fix that ends pods leaves the other nodes' as they were), or by the node's
-        group as the reader handed it over (`resources.NodePods`)."""
-        found = {}
+        """`resources.device_holders` of the pods counted on each of these nodes, once per `counted`:
+        for a `counted` without some pods (a fix's), those of its `base` on every node it leaves
+        alone. A node's holders are worked out once per its pods, or by the node's group as the
+        reader handed it over (`resources.NodePods`)."""
+        key = (id(counted), id(nodes))
+        found = self._holders.get(key)
+        if found is not None:
+            return found
+        redo: Iterable[str] = nodes
+        known = self._holders.get((id(counted.base), id(nodes))) if counted.base is not None else None
+        if known is not None:
+            found, redo = dict(known), counted.touched & nodes
+            for node in redo:
+                found.pop(node, None)
+        else:
+            found = {}
         rank = preempts_below(view.pod)
-        for node in nodes:
+        for node in redo:
             pods = counted.holding.get(node)
             if pods is None:
                 continue
@@ -118,6 +132,8 @@ class Shared:
             if held is None:
                 held = self._held[id(pods)] = device_holders(view.pod, pods, self.extended)
             found[node] = held
+        self.alive += (counted, nodes)
+        self._holders[key] = found
         return found
 
     def universe(self, view: TriageView) -> Mapping[str, Object]:

@@ -196,6 +196,9 @@ class Counted:
     """The nodes whose counted pods are the reader's `NodePods` for them, as given."""
     offsets: Mapping[str, int] = field(default_factory=dict)
     """Node of `groups` → where the view's bound pods list its first pod."""
+    base: Counted | None = None
+    """What `without` took pods out of (the first count), and the nodes it changed there."""
+    touched: frozenset[str] = frozenset()
 
     @classmethod
     def of(
@@ -298,8 +301,15 @@ class Counted:
         touched = {node for key in ended if key not in self.gone and (node := self.node_of(key))}
         on, holding = _without(self.on, touched, ended), _without(self.holding, touched, ended)
         repelling = tuple((n, p) for n, p in self.repelling if (namespace(p), name(p)) not in ended)
-        gone = self.gone | ended
-        return replace(self, on=on, repelling=repelling, holding=holding, gone=gone)
+        return replace(
+            self,
+            on=on,
+            repelling=repelling,
+            holding=holding,
+            gone=self.gone | ended,
+            base=self.base or self,
+            touched=self.touched | touched,
+        )
 
     def node_of(self, key: tuple[str, str]) -> str | None:
         """The node where the pod (namespace, name) is counted, if it is."""
