@@ -18,6 +18,7 @@ from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object, name, namespace
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
+from diagnosis.triage.funnel import Findings
 from diagnosis.triage.resources import NodePods, effective_requests
 from diagnosis.views import TriageView
 
@@ -49,7 +50,8 @@ def view_of(
         return TriageView(pod, nodes, tuple(on_wanted), events, NOW, prefiltered, dra=dra)
     grouped = cache_groups(on_wanted)
     bound = tuple(chain.from_iterable(group.pods for group in grouped.values()))
-    return TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra, grouped=grouped)
+    kept = {"grouped": grouped, "findings": Findings()}
+    return TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra, **kept)
 
 
 def cache_groups(pods: Iterable[Object]) -> dict[str, NodePods]:
@@ -76,7 +78,7 @@ def new_steps_view(cluster: Cluster, compacted: bool) -> TriageView:
         return TriageView(asking, tuple(cluster.nodes), tuple(bound), (), NOW)
     grouped = cache_groups(bound)
     pods = tuple(chain.from_iterable(group.pods for group in grouped.values()))
-    return TriageView(asking, tuple(cluster.nodes), pods, (), NOW, grouped=grouped)
+    return TriageView(asking, tuple(cluster.nodes), pods, (), NOW, grouped=grouped, findings=Findings())
 
 
 def peak_mib(view: TriageView) -> float:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import chain, islice
 from typing import Any
 
@@ -63,6 +63,7 @@ from diagnosis.objects import (
 )
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.fit import CPU, pod_requests
+from diagnosis.triage.funnel import Findings
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import NodePods, effective_requests
@@ -320,6 +321,10 @@ def _key(obj: Object) -> Key:
     return namespace(obj), name(obj)
 
 
+def _forget(findings: Findings, key: Key) -> None:
+    findings.forget(key[1])
+
+
 def _node_of(pod: Object) -> tuple[str, ...]:
     return (text(spec(pod).get("nodeName")),)
 
@@ -350,6 +355,8 @@ class _Resource:
     optional: bool = False
     """A group the cluster may not serve (`resource.k8s.io` where DRA is off): a 404 ends the
     reflector, and the cache is synced without it."""
+    changed: Callable[[Key], None] | None = None
+    """Told the key of each object that changes or goes."""
     group: str = ""
     label: str = ""
     """How `held` (and `/metrics`) names what it keeps, when not by its plural."""
@@ -531,7 +538,10 @@ class _Reflector:
     # — the objects —
 
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
+        gone = self.items.keys() - items.keys()
         self.items, self.indexed, self.parsed, self.grouped = {}, {}, {}, {}
+        for key in gone if self.resource.changed is not None else ():
+            self.resource.changed(key)
         self.version += 1
         for obj in items.values():
             self._put(obj)
@@ -541,6 +551,8 @@ class _Reflector:
         key = _key(obj)
         self.version += 1
         self._remove(key)
+        if self.resource.changed is not None:
+            self.resource.changed(key)
         self.items[key] = obj
         if self.resource.parse is not None:
             self.parsed[key] = self.resource.parse(obj)
@@ -550,6 +562,8 @@ class _Reflector:
 
     def _remove(self, key: Key) -> None:
         old = self.items.pop(key, None)
+        if old is not None and self.resource.changed is not None:
+            self.resource.changed(key)
         self.parsed.pop(key, None)
         self.version += old is not None
         for value in self.resource.index(old) if old is not None else ():
@@ -573,7 +587,12 @@ class ClusterCache:
     ) -> None:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
-        self._nodes = _Reflector(self, _Resource("nodes", None, compact_node, _everything, _labels_of))
+        self.findings = Findings()
+        """What questions found on the nodes, by placement (`TriageView.findings`)."""
+        forget = partial(_forget, self.findings)
+        self._nodes = _Reflector(
+            self, _Resource("nodes", None, compact_node, _everything, _labels_of, changed=forget)
+        )
         pods = _Resource("pods", BOUND_PODS, compact_pod, _everything, _node_of)
         self._pods = _Reflector(self, pods)
         unscheduled = _Resource(

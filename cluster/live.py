@@ -265,7 +265,9 @@ class LiveReader:
         )
         # Off the event loop: on thousands of nodes it takes tens of milliseconds.
         nodes = tuple(nodes)
-        usage, serving_none, memo = await asyncio.to_thread(node_reads, found, nodes, dra)
+        cache = self._cached()
+        findings = cache.findings if cache is not None else None
+        usage, serving_none, memo = await asyncio.to_thread(node_reads, found, nodes, dra, findings)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
         serving = [n for n in serving_none if n not in usage]
         (bound, grouped), theirs, peers, storage = await asyncio.gather(
@@ -291,6 +293,7 @@ class LiveReader:
             dra=dra,
             notes=tuple(notes),
             grouped=grouped,
+            findings=findings,
             memo=memo,
         )
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object
 
-if TYPE_CHECKING:  # resources reads views (through peers)
+if TYPE_CHECKING:  # the triage modules read views
+    from diagnosis.triage.funnel import Findings
     from diagnosis.triage.resources import NodePods
 
 
@@ -105,6 +106,10 @@ class TriageView:
     over (`cluster.cache`): `bound_pods` begins with the pods of these groups, one group after the
     other, and no pod is in two groups. What a group works out of its pods serves every question
     asked while they are unchanged. It never changes an answer: a view without it gets the same one."""
+    findings: Findings | None = field(default=None, compare=False, repr=False)
+    """What earlier questions found on these very nodes, as a reader that keeps the nodes between
+    questions keeps it (`cluster.cache`). It never changes an answer: a view without it gets the
+    same one."""
     memo: object = field(default=None, compare=False, repr=False)
     """What the reader already worked out about these very objects while choosing what to read
     (`diagnosis.triage.classify.node_reads`): the classifier starts from it rather than redo it. It

@@ -48,6 +48,7 @@ from diagnosis.triage.funnel import (
     Advice,
     Ask,
     Drop,
+    Findings,
     Funnel,
     Shared,
     Stage,
@@ -151,10 +152,13 @@ class NodeReads(NamedTuple):
     classifier start from there."""
 
 
-def node_reads(pod: Object, nodes: Sequence[Object], dra: Dra | None = None) -> NodeReads:
+def node_reads(
+    pod: Object, nodes: Sequence[Object], dra: Dra | None = None, findings: Findings | None = None
+) -> NodeReads:
     """`usage_candidates` and `serving_nothing` at once (a reader asks both): the steps before the
     free slots run over the nodes once, twice for a pod that asks both an extended resource and
-    claims (the devices of its claims do not change which device plugins serve the other nodes)."""
+    claims (the devices of its claims do not change which device plugins serve the other nodes).
+    `findings`: what earlier questions found on these nodes (`TriageView.findings`)."""
     shared = Shared()
     if not reaches_funnel(pod):
         # A pod waiting for victims: its nominated node's pods are the evidence.
@@ -164,11 +168,11 @@ def node_reads(pod: Object, nodes: Sequence[Object], dra: Dra | None = None) -> 
     nodes = shared.candidates(nodes)
     requests = effective_requests(pod)
     devices = shared.devices(pod, dra) if dra is not None and asks_claims(pod) else None
-    last = _before_pods(Ask(pod, requests, devices=devices, shared=shared), nodes, dra)[0][-1]
+    last = _before_pods(Ask(pod, requests, devices=devices, shared=shared), nodes, dra, findings)[0][-1]
     # Which device plugins serve the nodes, by the extended resources alone (none asked: no plugin).
     plain: Stage | None = last
     if devices is not None:
-        plain = _before_pods(Ask(pod, requests), nodes, None)[0][-1] if requests else None
+        plain = _before_pods(Ask(pod, requests), nodes, None, findings)[0][-1] if requests else None
     serving: tuple[str, ...] = ()
     unserved = (PodVerdict.NO_GPU_NODE, PodVerdict.ALLOCATABLE_ZERO)
     if plain is not None and not plain.kept and plain.step.verdict in unserved:
@@ -199,7 +203,7 @@ def _funnel(
     shared.keep(view)
     devices = shared.devices(view.pod, view.dra) if asks_claims(view.pod) else None
     first = Ask(view.pod, requests, devices=devices, shared=shared)
-    filtered, reached_names = _before_pods(first, nodes, view.dra)
+    filtered, reached_names = _before_pods(first, nodes, view.dra, view.findings)
     reached = filtered[-1].kept
     # Only the pods counted on the nodes reached matter (all a reader must fetch).
     pods = shared.counted(view)
@@ -222,26 +226,29 @@ def _funnel(
 def _free_slots(ask: Ask, nodes: tuple[Object, ...]) -> Stage:
     """The free-slot step on the nodes reached, for a pod that names no claim. Its check on a node reads
     only the node, the pods holding devices there and the asks: the classification's first run goes
-    through every node, and a fix's run (which ends a few pods) takes that run's finding on every node
-    whose holders it leaves as they were."""
+    through every node, and a fix's run (which ends a few pods) checks again only the nodes where it
+    changed the holders, taking that run's finding on every other node."""
     step, shared = FUNNEL[_FREE_SLOT], ask.shared
     key = (id(nodes), tuple(ask.requests.items()))
     first = shared.free_slots.get(key)
     if first is None:
         stage = run((step,), ask, nodes)[0]
-        found = {id(drop.node): drop.why for drop in stage.dropped}
-        shared.free_slots[key] = (stage, ask.holders, tuple(map(name, nodes)), found)
+        dropped = {id(drop.node): drop for drop in stage.dropped}
+        drops = [dropped.get(id(node)) for node in nodes]
+        index = {name(node): i for i, node in enumerate(nodes)}
+        shared.free_slots[key] = (stage, ask.holders, index, drops)
         return stage
-    stage, holders, names, found = first
-    kept, dropped = [], []
-    for node, host in zip(nodes, names, strict=True):
-        held = ask.holders.get(host)
-        why = found.get(id(node)) if held is holders.get(host) else step.check(ask, node)
-        if why is None:
-            kept.append(node)
-        else:
-            dropped.append(Drop(node, why))
-    return Stage(step, nodes, tuple(kept), tuple(dropped))
+    stage, holders, index, drops = first
+    changed = shared.changed_holders(holders, ask.holders)
+    if not changed:
+        return stage
+    drops = list(drops)
+    for host in changed:
+        if (i := index.get(host)) is not None:
+            why = step.check(ask, nodes[i])
+            drops[i] = None if why is None else Drop(nodes[i], why)
+    kept = tuple(node for node, drop in zip(nodes, drops, strict=True) if drop is None)
+    return Stage(step, nodes, kept, tuple(drop for drop in drops if drop is not None))
 
 
 def _placement_key(pod: Object, requests: Mapping[str, int]) -> str:
@@ -259,7 +266,7 @@ def _claims_key(pod: Object, dra: Dra) -> tuple[int, ...]:
 
 
 def _before_pods(
-    ask: Ask, nodes: tuple[Object, ...], dra: Dra | None
+    ask: Ask, nodes: tuple[Object, ...], dra: Dra | None, findings: Findings | None = None
 ) -> tuple[tuple[Stage, ...], frozenset[str]]:
     """The funnel up to the free-slot step, from which on the steps need the pods counted on the nodes
     this leaves, and the names of those nodes; its last stage keeps the usage candidates. A pod that
@@ -267,13 +274,16 @@ def _before_pods(
 
     The steps before the free slots read only the pod's placement and asks, the nodes and the DRA
     objects its claims lead to (`dra`, when `ask.devices` is set): they run once per classification
-    (and reader) for those, whatever a fix that ends pods, or asks less cpu, changes."""
-    shared = ask.shared
-    key: tuple[object, ...] = (_placement_key(ask.pod, ask.requests), id(nodes))
+    (and reader) for those, whatever a fix that ends pods, or asks less cpu, changes. `findings`: what
+    earlier questions found on these nodes, kept by the reader; a pod that asks no claims takes them
+    as found for its placement."""
+    shared, placement = ask.shared, _placement_key(ask.pod, ask.requests)
+    key: tuple[object, ...] = (placement, id(nodes))
     if ask.devices is not None and dra is not None:
         key += _claims_key(ask.pod, dra)
         shared.alive.append(dra)
-    filtered, reached = _cached_run(shared, key, FUNNEL[:_FREE_SLOT], ask, nodes)
+    kept = findings if ask.devices is None else None
+    filtered, reached = _cached_run(shared, key, FUNNEL[:_FREE_SLOT], ask, nodes, kept, placement)
     if _claims_only(ask) and filtered[-1].kept and dra is not None:
         # Its free-slot step reads every claim's allocation, which a fix that ends pods changes.
         free_slot = FUNNEL[_FREE_SLOT : _FREE_SLOT + 1]
@@ -283,12 +293,19 @@ def _before_pods(
 
 
 def _cached_run(
-    shared: Shared, key: tuple[object, ...], steps: tuple[Step, ...], ask: Ask, nodes: tuple[Object, ...]
+    shared: Shared,
+    key: tuple[object, ...],
+    steps: tuple[Step, ...],
+    ask: Ask,
+    nodes: tuple[Object, ...],
+    findings: Findings | None = None,
+    placement: str = "",
 ) -> tuple[tuple[Stage, ...], frozenset[str]]:
-    """`run(steps, ask, nodes)` and the names of the nodes its last stage keeps, once per key."""
+    """`run(steps, ask, nodes)` and the names of the nodes its last stage keeps, once per key; with
+    the `findings` kept for the pod's `placement` when given."""
     found = shared.filtered.get(key)
     if found is None:
-        stages = run(steps, ask, nodes)
+        stages = run(steps, ask, nodes) if findings is None else findings.run(placement, steps, ask, nodes)
         found = shared.filtered[key] = (stages, frozenset(map(name, stages[-1].kept)))
     return found
 

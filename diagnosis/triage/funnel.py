@@ -56,16 +56,20 @@ class Shared:
     _universes: dict[tuple[int, int], Mapping[str, Object]] = field(default_factory=dict)
     free_slots: dict[
         tuple[int, tuple[tuple[str, int], ...]],
-        tuple[Stage, Mapping[str, tuple[Holder, ...]], tuple[str, ...], dict[int, str]],
+        tuple[Stage, Mapping[str, tuple[Holder, ...]], dict[str, int], list[Drop | None]],
     ] = field(default_factory=dict)
     """The free-slot step of the classification's first run, by id(the nodes it ran on) and the asks:
-    the stage, the holders it read, the nodes' names and why it dropped each (`classify._free_slots`)."""
+    the stage, the holders it read, where each node is among the nodes (by name) and the drop of each
+    node (None: kept) (`classify._free_slots`)."""
     _named: dict[int, dict[str, Object]] = field(default_factory=dict)
     """The nodes of a tuple (by id) with a name, by name (`candidates`)."""
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
     _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
     _holders: dict[tuple[int, int], dict[str, tuple[Holder, ...]]] = field(default_factory=dict)
     """`holders_of` by id(counted) and id(nodes)."""
+    _redone: dict[int, tuple[Mapping[str, tuple[Holder, ...]], frozenset[str]]] = field(default_factory=dict)
+    """A `holders_of` result (by id) that is another one's with some nodes worked out again: that
+    other one and those nodes."""
     _devices: dict[tuple[int, int], Devices] = field(default_factory=dict)
     _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
@@ -117,6 +121,7 @@ class Shared:
             found, redo = dict(known), counted.touched & nodes
             for node in redo:
                 found.pop(node, None)
+            self._redone[id(found)] = (known, redo)
         else:
             found = {}
         rank = preempts_below(view.pod)
@@ -135,6 +140,17 @@ class Shared:
         self.alive += (counted, nodes)
         self._holders[key] = found
         return found
+
+    def changed_holders(
+        self, before: Mapping[str, tuple[Holder, ...]], after: Mapping[str, tuple[Holder, ...]]
+    ) -> Iterable[str]:
+        """The nodes whose holders differ between two `holders_of` results: when `after` is `before`
+        with some nodes worked out again, only those are compared."""
+        if after is before:
+            return ()
+        redone = self._redone.get(id(after))
+        hosts = redone[1] if redone is not None and redone[0] is before else before.keys() | after.keys()
+        return [host for host in hosts if after.get(host) is not before.get(host)]
 
     def universe(self, view: TriageView) -> Mapping[str, Object]:
         """`peers.universe(view)`, worked out once per set of nodes and peers' nodes."""
@@ -321,6 +337,69 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
     return tuple(stages)
 
 
+class Findings:
+    """What the steps before the free slots found on each node, by what they read of the pod
+    (`classify._placement_key`), kept with the nodes by a reader that keeps them between questions
+    (`cluster.cache`): a question about a pod placed like an earlier one takes what was found rather
+    than checking every node again, as kube-scheduler's equivalence cache once did. A finding serves
+    only the very node object it was found on: a node that changed is checked again. A node keeps the
+    findings of up to `KEPT` placements (more, and it starts over).
+
+    Questions run in threads of their own: each change here is one dict operation."""
+
+    KEPT = 16
+
+    def __init__(self) -> None:
+        self._on: dict[str, tuple[Object, dict[str, tuple[int, Drop | None]]]] = {}
+        """Node name → the node object, and per placement the first step that drops it (its index;
+        len(steps) when none does) and the drop."""
+
+    def forget(self, node: str) -> None:
+        """The node changed or is gone: what was found on it is not kept."""
+        self._on.pop(node, None)
+
+    def __contains__(self, node: object) -> bool:
+        """Something is kept of the node (by name)."""
+        return node in self._on
+
+    def run(
+        self, key: str, steps: tuple[Step, ...], ask: Ask, nodes: tuple[Object, ...]
+    ) -> tuple[Stage, ...]:
+        """`run(steps, ask, nodes)` for a pod whose placement is `key`: a node is checked only when
+        nothing is kept of it for that placement."""
+        found = []
+        for node in nodes:
+            host = name(node)
+            entry = self._on.get(host)
+            if entry is None or entry[0] is not node:
+                entry = self._on[host] = (node, {})
+            known = entry[1].get(key)
+            if known is None:
+                if len(entry[1]) >= self.KEPT:
+                    entry[1].clear()
+                known = entry[1][key] = _first_drop(steps, ask, node)
+            found.append(known)
+        stages = []
+        for at, step in enumerate(steps):
+            kept = tuple(node for node, (first, _) in zip(nodes, found, strict=True) if first > at)
+            dropped = tuple(drop for first, drop in found if first == at and drop is not None)
+            stages.append(Stage(step, nodes, kept, dropped))
+            if not kept:
+                break
+            found = [f for f in found if f[0] > at]
+            nodes = kept
+        return tuple(stages)
+
+
+def _first_drop(steps: tuple[Step, ...], ask: Ask, node: Object) -> tuple[int, Drop | None]:
+    """The first of the steps that drops the node (its index; len(steps): none), and the drop."""
+    for at, step in enumerate(steps):
+        why = step.check(ask, node)
+        if why is not None:
+            return at, Drop(node, why)
+    return len(steps), None
+
+
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
     """Nodes with a name, one per name, sorted by name: the funnel and its evidence do not depend on
     the order the reader listed them in."""
@@ -368,19 +447,20 @@ def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
 def holdings(ask: Ask, nodes: Iterable[Object]) -> tuple[Holding, ...]:
     """Who holds the pod's devices on these nodes, grouped by top owner (`diagnosis.workloads`): the
     pod's own JobSet first, then lowest priority first (the cheapest to move)."""
-    own = top_owner(ask.pod)
+    own, asked = top_owner(ask.pod), ask.requests.keys()
     groups: dict[tuple[str, str, str], list[tuple[str, Holder]]] = {}
     for node in nodes:
-        for holder in ask.holders.get(name(node), ()):
-            if any(holder.requests.get(r) for r in ask.requests):
+        host = name(node)
+        for holder in ask.holders.get(host, ()):
+            if not asked.isdisjoint(holder.requests):  # a holder's requests leave out 0s
                 key = (holder.owner.kind, holder.namespace, holder.owner.name or holder.name)
-                groups.setdefault(key, []).append((name(node), holder))
+                groups.setdefault(key, []).append((host, holder))
     found = []
     for (owner_kind, ns, owner_name), held in groups.items():
         devices: dict[str, int] = {}
         for _, holder in held:
-            for resource in ask.requests:
-                if holder.requests.get(resource):
+            for resource in asked:
+                if resource in holder.requests:
                     devices[resource] = devices.get(resource, 0) + holder.requests[resource]
         first = held[0][1]
         found.append(

@@ -17,7 +17,7 @@ from cluster.snapshot import SnapshotReader, load_objects
 from cluster.transport import Retry
 from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
-from diagnosis.objects import kind, meta, name, sequence, spec
+from diagnosis.objects import kind, labels, meta, name, sequence, spec
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
 from diagnosis.triage.fit import owner, pod_requests
@@ -151,7 +151,10 @@ async def test_a_nodes_pods_are_grouped_once_and_again_when_one_of_them_changes(
     """Every question reads a node's group of pods (`NodePods`) as it was made, until a pod of that
     node changes: the other nodes keep theirs."""
     taker = lab("Pod", HOLDER)
-    taker["metadata"] |= {"name": "nightly-eval-29411580-x2v7c", "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60"}
+    taker["metadata"] |= {
+        "name": "nightly-eval-29411580-x2v7c",
+        "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
+    }
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim) as reader:
             cache = reader.cache
@@ -166,6 +169,25 @@ async def test_a_nodes_pods_are_grouped_once_and_again_when_one_of_them_changes(
             assert after[HALF] is not before[HALF]
             assert {name(p) for p in after[HALF].holding} == {HOLDER, "nightly-eval-29411580-x2v7c"}
             assert cache.bound_pods([FULL, HALF]) == (*after[FULL].pods, *after[HALF].pods)
+
+
+async def test_what_a_question_found_on_a_node_goes_when_the_node_changes_or_goes() -> None:
+    """The findings kept for the next question (`TriageView.findings`) name only the nodes as they
+    are: a node that changes, or leaves the cluster, leaves them."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            assert await verdict(reader, ANYWHERE) is PodVerdict.SCHEDULABLE
+            assert FULL in cache.findings
+            assert HALF in cache.findings
+            node = lab("Node", FULL)
+            node["metadata"]["labels"]["team"] = "research"
+            sim.store.put(node)
+            sim.store.delete("Node", "", HALF)
+            await settled(lambda: FULL not in cache.findings and HALF not in cache.findings)
+            assert labels(cache.node(FULL))["team"] == "research"
+            assert cache.node(HALF) is None
 
 
 async def test_every_bound_pod_is_kept_and_counts_against_its_node() -> None:

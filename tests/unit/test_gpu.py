@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from diagnosis.model import Diagnosis, PodVerdict
-from diagnosis.objects import Object
+from diagnosis.objects import Object, name
 from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
-from diagnosis.triage.funnel import Drop, Stage, stage_line
+from diagnosis.triage.funnel import Ask, Drop, Findings, Stage, run, stage_line
+from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
 from tests.corpus import ROOT
 from tests.unit.test_gpu_corpus import NOW, find_pod, items, view_of
@@ -411,3 +412,42 @@ def test_devices_lost_while_held_still_count() -> None:
         e.startswith("lab-node-0: its pods hold 2 nvidia.com/gpu but only 1 is allocatable")
         for e in found.evidence
     )
+
+
+def test_a_node_is_checked_once_per_placement_until_it_changes() -> None:
+    """`Findings` keeps what the steps before the free slots found on each node object, by the pod's
+    placement: the same stages as checking every node, each node checked once until it is another
+    object (changed) or forgotten; a new placement is checked anew."""
+    checked: list[str] = []
+
+    def counted(check: Any) -> Any:
+        def counting(ask: Ask, node: Object) -> str | None:
+            checked.append(name(node))
+            return check(ask, node)
+
+        return counting
+
+    steps = tuple(replace(step, check=counted(step.check)) for step in FUNNEL[:4])
+    view = lab_view("case-exhaust")
+    ask = Ask(view.pod, effective_requests(view.pod))
+    nodes = tuple(sorted(view.nodes, key=name))
+    findings = Findings()
+
+    def found(key: str, on: tuple[Object, ...]) -> list[tuple[Any, ...]]:
+        return [(s.entered, s.kept, s.dropped) for s in findings.run(key, steps, ask, on)]
+
+    def checking_every_node(on: tuple[Object, ...]) -> list[tuple[Any, ...]]:
+        return [(s.entered, s.kept, s.dropped) for s in run(FUNNEL[:4], ask, on)]
+
+    assert found("placement", nodes) == checking_every_node(nodes)
+    assert checked
+    checked.clear()
+    assert found("placement", nodes) == checking_every_node(nodes)
+    assert checked == []
+    changed = (copy.deepcopy(nodes[0]), *nodes[1:])
+    findings.forget(name(nodes[1]))
+    assert found("placement", changed) == checking_every_node(changed)
+    assert set(checked) == {name(nodes[0]), name(nodes[1])}
+    checked.clear()
+    found("another placement", nodes)
+    assert set(checked) == {name(n) for n in nodes}

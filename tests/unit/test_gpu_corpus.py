@@ -22,6 +22,7 @@ import pytest
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.triage.classify import classify, node_reads, reaches_funnel, serving_nothing, usage_candidates
+from diagnosis.triage.funnel import Findings
 from diagnosis.views import Peers, Storage, TriageView
 from tests.corpus import ROOT, Case, cases
 
@@ -148,6 +149,25 @@ def test_what_the_reader_worked_out_changes_no_answer(case: Case) -> None:
     # the pod reaches it, and no claim holds it first.
     used = any(kept is with_memo.peers for kept in reads.memo.alive)
     assert used == (reaches_funnel(view.pod) and answer.verdict is not PodVerdict.CLAIM)
+
+
+FINDINGS = Findings()
+"""Kept across the cases, as the cache keeps it across questions: nodes of one name are other
+objects in another snapshot."""
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_what_earlier_questions_found_changes_no_answer(case: Case) -> None:
+    """The cache hands the classifier what earlier questions found on its nodes, by placement
+    (`TriageView.findings`): the first question of a placement and the next one answer as checking
+    every node does, through the reader's `node_reads` too."""
+    view = view_of(case.snapshot, case.namespace, case.name)
+    answer = classify(view)
+    kept = replace(view, findings=FINDINGS)
+    assert classify(kept) == answer
+    reads = node_reads(view.pod, view.nodes, view.dra, FINDINGS)
+    assert classify(replace(kept, memo=reads.memo)) == answer
+    assert reads.usage == node_reads(view.pod, view.nodes, view.dra).usage
 
 
 def test_the_readers_memo_is_freed_with_its_view() -> None:
