@@ -212,27 +212,29 @@ def _funnel(
         first,
         holders=shared.holders_of(view, pods, reached_names),
         pods=on_nodes,
+        groups=pods.groups,
         repelling=tuple(p for node, p in pods.repelling if node in reached_names),
         view=view,
         reached=reached_names,
     )
     rest = FUNNEL[len(filtered) :] if filtered[-1].kept else ()
     if rest and rest[0] is FUNNEL[_FREE_SLOT] and devices is None:
-        free = _free_slots(ask, reached)
+        free = _free_slots(ask, reached, view.findings)
         return Funnel(view, ask, (*filtered, free, *(run(rest[1:], ask, free.kept) if free.kept else ())))
     return Funnel(view, ask, filtered + run(rest, ask, reached))
 
 
-def _free_slots(ask: Ask, nodes: tuple[Object, ...]) -> Stage:
+def _free_slots(ask: Ask, nodes: tuple[Object, ...], findings: Findings | None = None) -> Stage:
     """The free-slot step on the nodes reached, for a pod that names no claim. Its check on a node reads
     only the node, the pods holding devices there and the asks: the classification's first run goes
-    through every node, and a fix's run (which ends a few pods) checks again only the nodes where it
-    changed the holders, taking that run's finding on every other node."""
+    through every node (taking what earlier questions found, `findings`), and a fix's run (which ends
+    a few pods) checks again only the nodes where it changed the holders, taking that run's finding
+    on every other node."""
     step, shared = FUNNEL[_FREE_SLOT], ask.shared
     key = (id(nodes), tuple(ask.requests.items()))
     first = shared.free_slots.get(key)
     if first is None:
-        stage = run((step,), ask, nodes)[0]
+        stage = run((step,), ask, nodes)[0] if findings is None else findings.free_slots(step, ask, nodes)
         dropped = {id(drop.node): drop for drop in stage.dropped}
         drops = [dropped.get(id(node)) for node in nodes]
         index = {name(node): i for i, node in enumerate(nodes)}

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
-from typing import NamedTuple
+from functools import cached_property, partial
+from typing import Any, NamedTuple, TypeVar
 
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Holding, PodVerdict, Snippet
@@ -19,10 +19,20 @@ from diagnosis.triage.fit import Shortage, Usage, pod_requests, shortages, usage
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
-from diagnosis.triage.resources import Counted, Holder, Offer, device_holders, effective_requests, offer
+from diagnosis.triage.resources import (
+    Counted,
+    Holder,
+    NodePods,
+    Offer,
+    device_holders,
+    effective_requests,
+    offer,
+)
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 from diagnosis.workloads import preempts_below, priority, top_owner
+
+T = TypeVar("T")
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
@@ -197,6 +207,8 @@ class Ask:
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
     pods: Mapping[str, tuple[Object, ...]] = field(default_factory=dict)
     """Node name → every pod counted there (`resources.Counted`), for the steps after the free slots."""
+    groups: Mapping[str, NodePods] = field(default_factory=dict)
+    """The nodes whose counted pods came as the reader's groups (`resources.Counted.groups`)."""
     repelling: tuple[Object, ...] = ()
     """The bound pods counted on the reached nodes that have a required pod anti-affinity."""
     view: TriageView | None = None
@@ -255,11 +267,17 @@ class Ask:
         return found
 
     def usage(self, node: str) -> Usage:
-        """What the pods counted on the node request together, worked out once per node's pods."""
+        """What the pods counted on the node request together, worked out once per node's pods (by
+        its group, while they are the group's pods)."""
         pods = self.pods.get(node, ())
         found = self.shared.usages.get(id(pods))
         if found is None:
-            found = self.shared.usages[id(pods)] = usage(pods, self.shared.requests)
+            group = self.groups.get(node)
+            if group is not None and group.pods is pods:
+                found = group.kept("usage", partial(usage, pods))
+            else:
+                found = usage(pods, self.shared.requests)
+            self.shared.usages[id(pods)] = found
         return found
 
 
@@ -338,21 +356,21 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
 
 
 class Findings:
-    """What the steps before the free slots found on each node, by what they read of the pod
-    (`classify._placement_key`), kept with the nodes by a reader that keeps them between questions
-    (`cluster.cache`): a question about a pod placed like an earlier one takes what was found rather
-    than checking every node again, as kube-scheduler's equivalence cache once did. A finding serves
-    only the very node object it was found on: a node that changed is checked again. A node keeps the
-    findings of up to `KEPT` placements (more, and it starts over).
+    """What the funnel's steps up to the free slots found on each node, kept with the nodes by a reader
+    that keeps them between questions (`cluster.cache`): a question about a pod placed like an earlier
+    one takes what was found rather than checking every node again, as kube-scheduler's equivalence
+    cache once did. The steps before the free slots are kept by what they read of the pod
+    (`classify._placement_key`); the free-slot step by the pod's asks and the node's holders. A
+    finding serves only the very node object (and holders) it was found on: a node that changed is
+    checked again. A node keeps up to `KEPT` findings (more, and it starts over).
 
     Questions run in threads of their own: each change here is one dict operation."""
 
     KEPT = 16
 
     def __init__(self) -> None:
-        self._on: dict[str, tuple[Object, dict[str, tuple[int, Drop | None]]]] = {}
-        """Node name → the node object, and per placement the first step that drops it (its index;
-        len(steps) when none does) and the drop."""
+        self._on: dict[str, tuple[Object, dict[object, Any]]] = {}
+        """Node name → the node object and what was found on it, by what the check read."""
 
     def forget(self, node: str) -> None:
         """The node changed or is gone: what was found on it is not kept."""
@@ -366,29 +384,65 @@ class Findings:
         self, key: str, steps: tuple[Step, ...], ask: Ask, nodes: tuple[Object, ...]
     ) -> tuple[Stage, ...]:
         """`run(steps, ask, nodes)` for a pod whose placement is `key`: a node is checked only when
-        nothing is kept of it for that placement."""
-        found = []
+        nothing is kept of it for that placement (the first step that drops it, len(steps) for none,
+        and the drop)."""
+        found: list[tuple[int, Drop | None]] = []
         for node in nodes:
-            host = name(node)
-            entry = self._on.get(host)
-            if entry is None or entry[0] is not node:
-                entry = self._on[host] = (node, {})
-            known = entry[1].get(key)
+            kept = self._of(node)
+            known = kept.get(key)
             if known is None:
-                if len(entry[1]) >= self.KEPT:
-                    entry[1].clear()
-                known = entry[1][key] = _first_drop(steps, ask, node)
+                known = self._keep(kept, key, _first_drop(steps, ask, node))
             found.append(known)
         stages = []
         for at, step in enumerate(steps):
-            kept = tuple(node for node, (first, _) in zip(nodes, found, strict=True) if first > at)
+            passed = tuple(node for node, (first, _) in zip(nodes, found, strict=True) if first > at)
             dropped = tuple(drop for first, drop in found if first == at and drop is not None)
-            stages.append(Stage(step, nodes, kept, dropped))
-            if not kept:
+            stages.append(Stage(step, nodes, passed, dropped))
+            if not passed:
                 break
             found = [f for f in found if f[0] > at]
-            nodes = kept
+            nodes = passed
         return tuple(stages)
+
+    def free_slots(self, step: Step, ask: Ask, nodes: tuple[Object, ...]) -> Stage:
+        """`run((step,), ask, nodes)[0]` for the free-slot step of a pod that names no claim: a node is
+        checked only when nothing is kept of it for these asks and the very holders it has now (a
+        reader that keeps each node's pods keeps their holders, `resources.NodePods`). What the check
+        read (the node's offer and its holders' use of each resource asked) is kept too, and handed
+        to the question's `Ask` as if read (the advice reads it of every node again)."""
+        key, asked = ("free slots", *ask.requests.items()), tuple(ask.requests)
+        offers, used = ask.shared.offers, ask.shared.used
+        drops = []
+        for node in nodes:
+            host = name(node)
+            held = ask.holders.get(host, ())
+            kept = self._of(node)
+            known = kept.get(key)
+            if known is None or known[0] is not held:
+                why = step.check(ask, node)
+                read = tuple((ask.offer(node, r), ask.used(host, r)) for r in asked)
+                known = self._keep(kept, key, (held, None if why is None else Drop(node, why), read))
+            else:
+                # What the check read of the node, for the advice that reads it again.
+                for resource, (offer_of, used_of) in zip(asked, known[2], strict=True):
+                    offers[(id(node), resource)], used[(id(held), resource)] = offer_of, used_of
+            drops.append(known[1])
+        passed = tuple(node for node, drop in zip(nodes, drops, strict=True) if drop is None)
+        return Stage(step, nodes, passed, tuple(drop for drop in drops if drop is not None))
+
+    def _of(self, node: Object) -> dict[object, Any]:
+        """What is kept of this node object (a node of its name that is another object is not it)."""
+        host = name(node)
+        entry = self._on.get(host)
+        if entry is None or entry[0] is not node:
+            entry = self._on[host] = (node, {})
+        return entry[1]
+
+    def _keep(self, kept: dict[object, Any], key: object, found: T) -> T:
+        if len(kept) >= self.KEPT:
+            kept.clear()
+        kept[key] = found
+        return found
 
 
 def _first_drop(steps: tuple[Step, ...], ask: Ask, node: Object) -> tuple[int, Drop | None]:

@@ -7,10 +7,10 @@ node kubewhy calls full is one the scheduler calls full.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
-from typing import NamedTuple
+from functools import cached_property, lru_cache, partial
+from typing import Any, NamedTuple, TypeVar
 
 from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
@@ -138,6 +138,8 @@ def reported_resources(node: Object) -> tuple[str, ...]:
     capacity = mapping(status(node).get("capacity"))
     return tuple(sorted(k for k, v in capacity.items() if is_extended(k) and count(v)))
 
+
+T = TypeVar("T")
 
 _NO_OWNER = Owner("Pod", "")
 _ANTI = "podAntiAffinity"
@@ -273,7 +275,8 @@ class Counted:
         rest = tuple(nominated_pods)
         if groups and (start < len(bound_pods) or rest):
             # Only a pod no group holds is counted pod by pod: the groups' pods are not counted again.
-            in_groups.update((key, node) for node, group in groups.items() for key in group.keys)
+            for node, group in groups.items():
+                in_groups.update(dict.fromkeys(group.keys, node))
         walk(range(start, len(bound_pods)))
         for other in rest:
             if priority(other) >= mine:
@@ -317,7 +320,10 @@ class Counted:
 
     @cached_property
     def _in_groups(self) -> dict[tuple[str, str], str]:
-        return {key: node for node, group in self.groups.items() for key in group.keys}
+        found: dict[tuple[str, str], str] = {}
+        for node, group in self.groups.items():
+            found.update(dict.fromkeys(group.keys, node))
+        return found
 
     def positions(self, key: tuple[str, str]) -> tuple[int, ...]:
         """Where the view's bound pods list the pod (namespace, name): a fix that ends pods takes
@@ -334,7 +340,8 @@ class NodePods:
     """The pods bound to one node that count against it, as a reader that keeps pods node by node
     hands them over (`cluster.cache`), with what `Counted` reads of them worked out once, for every
     question asked while they are unchanged: which ask for an extended resource, which have a
-    required pod anti-affinity, and their holders for each rank of preempting pod."""
+    required pod anti-affinity; and what the questions work out of them (their holders for each rank
+    of preempting pod, what they request together), once (`kept`)."""
 
     pods: tuple[Object, ...]
     """Not terminal, each (namespace, name) once, in the order given."""
@@ -345,7 +352,7 @@ class NodePods:
     """Those that ask for an extended resource."""
     repelling: tuple[Object, ...]
     """Those with a required pod anti-affinity."""
-    _holders: dict[int | None, tuple[Holder, ...]] = field(default_factory=dict, repr=False)
+    _kept: dict[Hashable, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, pods: Iterable[Object]) -> NodePods:
@@ -376,9 +383,13 @@ class NodePods:
     def holders(self, pod: Object, rank: int | None) -> tuple[Holder, ...]:
         """`device_holders(pod, self.holding)`, once per what it reads of `pod`: `rank`, its
         `preempts_below`."""
-        found = self._holders.get(rank)
+        return self.kept(("holders", rank), partial(device_holders, pod, self.holding))
+
+    def kept(self, what: Hashable, work: Callable[[], T]) -> T:
+        """What `work` works out of these pods (named `what`), once."""
+        found: T | None = self._kept.get(what)
         if found is None:
-            found = self._holders[rank] = device_holders(pod, self.holding)
+            found = self._kept[what] = work()
         return found
 
 
