@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import tracemalloc
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from itertools import chain
 
@@ -50,8 +51,8 @@ def view_of(
         return TriageView(pod, nodes, tuple(on_wanted), events, NOW, prefiltered, dra=dra)
     grouped = cache_groups(on_wanted)
     bound = tuple(chain.from_iterable(group.pods for group in grouped.values()))
-    kept = {"grouped": grouped, "findings": Findings()}
-    return TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra, **kept)
+    view = TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra, grouped=grouped)
+    return replace(view, findings=Findings())
 
 
 def cache_groups(pods: Iterable[Object]) -> dict[str, NodePods]:

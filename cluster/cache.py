@@ -540,8 +540,9 @@ class _Reflector:
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
         gone = self.items.keys() - items.keys()
         self.items, self.indexed, self.parsed, self.grouped = {}, {}, {}, {}
-        for key in gone if self.resource.changed is not None else ():
-            self.resource.changed(key)
+        if (changed := self.resource.changed) is not None:
+            for key in gone:
+                changed(key)
         self.version += 1
         for obj in items.values():
             self._put(obj)

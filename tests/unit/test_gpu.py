@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -420,7 +421,7 @@ def test_a_node_is_checked_once_per_placement_until_it_changes() -> None:
     object (changed) or forgotten; a new placement is checked anew."""
     checked: list[str] = []
 
-    def counted(check: Any) -> Any:
+    def counted(check: Callable[[Ask, Object], str | None]) -> Callable[[Ask, Object], str | None]:
         def counting(ask: Ask, node: Object) -> str | None:
             checked.append(name(node))
             return check(ask, node)
