@@ -297,10 +297,12 @@ def _shared(value: object) -> object:
     return sys.intern(value) if isinstance(value, str) else value
 
 
-def deep_size(roots: Iterable[object]) -> int:
-    """Bytes taken by the objects reachable from `roots` through dicts, lists and tuples, each object
-    counted once (strings shared between objects, such as interned namespaces, count once)."""
-    seen: set[int] = set()
+def deep_size(roots: Iterable[object], held: Iterable[object] = ()) -> int:
+    """Bytes taken by the objects reachable from `roots` through dicts, lists, tuples, sets and the
+    attributes of instances, each object counted once (strings shared between objects, such as
+    interned namespaces, count once), leaving out the objects `held` (counted elsewhere) and what only
+    they reach."""
+    seen: set[int] = set(map(id, held))
     stack = list(roots)
     total = 0
     while stack:
@@ -312,8 +314,10 @@ def deep_size(roots: Iterable[object]) -> int:
         if isinstance(obj, dict):
             stack.extend(obj.keys())
             stack.extend(obj.values())
-        elif isinstance(obj, list | tuple):
+        elif isinstance(obj, list | tuple | set | frozenset):
             stack.extend(obj)
+        elif isinstance(attributes := getattr(obj, "__dict__", None), dict):
+            stack.append(attributes)
     return total
 
 
@@ -745,13 +749,19 @@ class ClusterCache:
     def estimated_bytes(self, sample: int = 200) -> int:
         """The memory the objects held take, estimated from a deep size walk of up to `sample` of
         each resource's objects (each a few hundred bytes; a walk of them all would take seconds on a
-        large cluster), plus the dictionaries that hold and index them."""
+        large cluster), plus the dictionaries that hold and index them, and what the questions keep
+        beside them (`grouped`, `findings`), estimated the same way."""
         total = 0
         for reflector in self._reflectors:
             objects = list(islice(reflector.items.values(), sample))
             if objects:
                 total += deep_size(objects) * len(reflector.items) // len(objects)
             total += sys.getsizeof(reflector.items) + sum(map(sys.getsizeof, reflector.indexed.values()))
+        # What the questions keep beside the objects: the nodes' groups of pods and findings.
+        held = [obj for reflector in (self._nodes, self._pods) for obj in reflector.items.values()]
+        for kept in (list(self._pods.grouped.values()), list(self.findings.kept())):
+            if kept:
+                total += deep_size(kept[:sample], held) * len(kept) // len(kept[:sample])
         return total
 
     def age(self, now: float | None = None) -> float | None:

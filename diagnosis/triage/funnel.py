@@ -6,7 +6,7 @@ this module only runs them and writes down what each one did, so the evidence ca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, partial
 from typing import Any, NamedTuple, TypeVar
@@ -379,6 +379,10 @@ class Findings:
     def __contains__(self, node: object) -> bool:
         """Something is kept of the node (by name)."""
         return node in self._on
+
+    def kept(self) -> Iterator[dict[object, Any]]:
+        """What is kept of each node."""
+        return (found for _, found in tuple(self._on.values()))
 
     def run(
         self, key: str, steps: tuple[Step, ...], ask: Ask, nodes: tuple[Object, ...]

@@ -173,12 +173,15 @@ async def test_a_nodes_pods_are_grouped_once_and_again_when_one_of_them_changes(
 
 async def test_what_a_question_found_on_a_node_goes_when_the_node_changes_or_goes() -> None:
     """The findings kept for the next question (`TriageView.findings`) name only the nodes as they
-    are: a node that changes, or leaves the cluster, leaves them."""
+    are: a node that changes, or leaves the cluster, leaves them. /metrics counts them in the cache's
+    memory."""
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim) as reader:
             cache = reader.cache
             assert cache is not None
+            objects_alone = cache.estimated_bytes()
             assert await verdict(reader, ANYWHERE) is PodVerdict.SCHEDULABLE
+            assert cache.estimated_bytes() > objects_alone
             assert FULL in cache.findings
             assert HALF in cache.findings
             node = lab("Node", FULL)
