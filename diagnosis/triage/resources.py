@@ -239,11 +239,7 @@ class Counted:
                 return False
             where[key] = node
             on.setdefault(node, []).append(other)
-            template = template_key(other_spec)
-            found = asks.get(template)
-            if found is None:
-                found = asks[template] = extended_asks(other, other_spec)
-            if found:
+            if extended_of(other, other_spec, asks):
                 holding.setdefault(node, []).append(other)
             return True
 
@@ -369,12 +365,7 @@ class NodePods:
             kept.append(pod)
             if pod_uid := uid(pod):
                 uids.add(pod_uid)
-            pod_spec = spec(pod)
-            template = template_key(pod_spec)
-            found = asks.get(template)
-            if found is None:
-                found = asks[template] = extended_asks(pod, pod_spec)
-            if found:
+            if extended_of(pod, spec(pod), asks):
                 holding.append(pod)
             if spec_terms(pod, _ANTI):
                 repelling.append(pod)
@@ -461,11 +452,7 @@ def device_holders(
     held = []
     for other in pods:
         other_spec = spec(other)
-        key = template_key(other_spec)
-        asks = memo.get(key)
-        if asks is None:
-            asks = memo[key] = extended_asks(other, other_spec)
-        if asks:
+        if asks := extended_of(other, other_spec, memo):
             other_meta = meta(other)
             held.append(
                 Holder(
@@ -481,6 +468,15 @@ def device_holders(
                 )
             )
     return tuple(sorted(held, key=lambda h: (h.namespace, h.name)))
+
+
+def extended_of(pod: Object, pod_spec: Object, memo: dict[int, Mapping[str, int]]) -> Mapping[str, int]:
+    """`extended_asks` of the pod (its spec), worked out once per `template_key` in `memo`."""
+    key = template_key(pod_spec)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = extended_asks(pod, pod_spec)
+    return found
 
 
 def extended_asks(pod: Object, pod_spec: Object) -> Mapping[str, int]:
