@@ -123,7 +123,15 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
         await reader.aclose()
     async with triage.cached_reader(served, plan.sync_timeout_s) as (cached, sync):
         if cached.cache is not None and cached.cache.synced:
+            # The unpinned pod's funnel reaches the most nodes: asked first, it finds the cache cold.
+            first = await triage.first_question(cached, pods["unpinned pod"])
+            after_sync = "kubewhy + cache, first question after the sync"
+            by_pod["unpinned pod"].append(triage.cache_row(served, after_sync, "unpinned pod", first))
             for case, pod in pods.items():
+                ours = await triage.measure_new_placement(cached, pod, cached_runs(size), plan.budget_s)
+                by_pod[case].append(
+                    triage.cache_row(served, "kubewhy + cache, first question of its placement", case, ours)
+                )
                 ours = await triage.measure_kubewhy(cached, pod, cached_runs(size), plan.budget_s)
                 by_pod[case].append(
                     triage.kubewhy_row(served, "kubewhy + cache", case, ours, baselines[case])

@@ -155,6 +155,44 @@ async def measure_kubewhy(reader: LiveReader, target: Key, runs: int, budget_s: 
     return Measured(done.sample, str(done.reply.diagnosis.verdict), detail=done.cost)
 
 
+async def first_question(reader: LiveReader, target: Key) -> Measured:
+    """`/triage` once, through a cache that has answered nothing yet: it groups the pods of every node
+    the pod's funnel reaches and checks every node (`NodePods`, `Findings`)."""
+    started = time.perf_counter()
+    try:
+        reply = await triage(reader, *target, Scope("bench"))
+    except ClusterError as error:
+        return Measured(None, "", f"failed: {error.message}")
+    return Measured(Sample((time.perf_counter() - started,)), str(reply.diagnosis.verdict))
+
+
+async def measure_new_placement(reader: LiveReader, target: Key, runs: int, budget_s: float) -> Measured:
+    """`/triage` through the cache as the first question of its pod's placement: what earlier
+    questions found on the nodes (`Findings`) is forgotten before each run (5,000 dict deletions, in
+    the time); the nodes' groups of pods are kept, as after any question about another pod."""
+    cache = reader.cache
+    assert cache is not None
+
+    async def ask() -> Reply:
+        for node in cache.nodes():
+            cache.findings.forget(name(node))
+        return await triage(reader, *target, Scope("bench"))
+
+    done = await repeat_reads(reader, ask, runs, budget_s)
+    if isinstance(done, str):
+        return Measured(None, "", done)
+    return Measured(done.sample, str(done.reply.diagnosis.verdict), detail=done.cost)
+
+
+def cache_row(served: Served, method: str, case: str, ours: Measured) -> Row:
+    """A line of the cache's colder questions (no target: the targets are for a question asked
+    before)."""
+    if ours.sample is None:
+        return _failed_row(served, f"{method}, {case}", ours, "")
+    result = ", ".join(x for x in (ours.verdict, ours.detail) if x)
+    return Row.timed(BENCHMARK, served.label, f"{method}, {case}", ours.sample, result, "", None)
+
+
 @asynccontextmanager
 async def cached_reader(served: Served, sync_timeout_s: float) -> AsyncIterator[tuple[LiveReader, Row]]:
     """A live reader with its watch-backed cache, once synced (or `sync_timeout_s` has passed), and a

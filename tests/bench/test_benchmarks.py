@@ -43,6 +43,12 @@ async def test_kubewhy_with_and_without_cache_and_the_baseline_give_the_same_ver
     reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
     async with triage.cached_reader(served, sync_timeout_s=30) as (cached, sync):
         try:
+            first = await triage.first_question(cached, served.unpinned)
+            assert (first.verdict, first.sample and first.sample.runs) == ("exhausted", 1)
+            again = await triage.measure_new_placement(cached, served.pinned, runs=2, budget_s=10)
+            assert (again.verdict, again.sample and again.sample.runs) == ("exhausted", 2)
+            colder = triage.cache_row(served, "kubewhy + cache, first question", "pinned pod", again)
+            assert (colder.met, colder.target) == ("", "")
             for case, pod in (("pinned pod", served.pinned), ("unpinned pod", served.unpinned)):
                 direct = await triage.measure_kubewhy(reader, pod, runs=2, budget_s=10)
                 from_cache = await triage.measure_kubewhy(cached, pod, runs=2, budget_s=10)
@@ -120,6 +126,13 @@ async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served:
             served_view = await cached.triage_view(*pod)
             assert sorted(ours.nodes, key=name) == sorted(served_view.nodes, key=name)
             assert sorted(ours.bound_pods, key=name) == sorted(served_view.bound_pods, key=name)
+            # The pods grouped by node as the cache groups them, and findings kept for the next question.
+            assert ours.grouped is not None
+            assert served_view.grouped is not None
+            assert {n: sorted(g.pods, key=name) for n, g in ours.grouped.items()} == {
+                n: sorted(g.pods, key=name) for n, g in served_view.grouped.items()
+            }
+            assert (ours.findings is None, served_view.findings is None) == (False, False)
     rows = classifier.measure(cluster, "tiny", runs=2, budget_s=5)
     # each pod on both views, then the drained fleet where the unpinned pod reaches node-resources
     assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4 + ["node-resources"] * 2
