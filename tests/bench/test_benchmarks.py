@@ -292,4 +292,5 @@ async def test_the_soak_answers_every_command_under_faults_and_reports_what_the_
     assert answered.met == "yes", answered.result
     assert " MiB" in memory.result
     assert files.result.startswith("files ")
+    assert "connections " in files.result
     assert "0 tracebacks" in log.result
