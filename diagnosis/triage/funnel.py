@@ -397,14 +397,18 @@ class Findings:
             if known is None:
                 known = self._keep(kept, key, _first_drop(steps, ask, node))
             found.append(known)
+        dropping = {first for first, _ in found}
         stages = []
         for at, step in enumerate(steps):
-            passed = tuple(node for node, (first, _) in zip(nodes, found, strict=True) if first > at)
-            dropped = tuple(drop for first, drop in found if first == at and drop is not None)
+            if at in dropping:
+                passed = tuple(node for node, (first, _) in zip(nodes, found, strict=True) if first > at)
+                dropped = tuple(drop for first, drop in found if first == at and drop is not None)
+                found = [f for f in found if f[0] > at]
+            else:  # a step that drops no node keeps them all as they came
+                passed, dropped = nodes, ()
             stages.append(Stage(step, nodes, passed, dropped))
             if not passed:
                 break
-            found = [f for f in found if f[0] > at]
             nodes = passed
         return tuple(stages)
 
