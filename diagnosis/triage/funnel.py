@@ -380,6 +380,10 @@ class Findings:
         """Something is kept of the node (by name)."""
         return node in self._on
 
+    def __len__(self) -> int:
+        """How many nodes something is kept of."""
+        return len(self._on)
+
     def kept(self) -> Iterator[dict[object, Any]]:
         """What is kept of each node."""
         return (found for _, found in tuple(self._on.values()))
