@@ -20,7 +20,7 @@ from diagnosis.objects import Object, name, namespace
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.triage.funnel import Findings
-from diagnosis.triage.resources import NodePods, effective_requests
+from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
 from diagnosis.views import TriageView
 
 BENCHMARK = "b. classifier"
@@ -60,7 +60,7 @@ def cache_groups(pods: Iterable[Object]) -> dict[str, NodePods]:
     by_node: dict[str, list[Object]] = {}
     for pod in pods:
         by_node.setdefault(node_name(pod), []).append(compact_pod(pod))
-    return {node: NodePods.of(by_node[node]) for node in sorted(by_node)}
+    return in_order(group_pods(by_node))
 
 
 def new_steps_view(cluster: Cluster, compacted: bool) -> TriageView:

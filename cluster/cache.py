@@ -34,12 +34,12 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
-from itertools import chain, islice
+from itertools import islice
 from typing import Any
 
 import urllib3
@@ -66,7 +66,7 @@ from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.funnel import Findings
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
-from diagnosis.triage.resources import NodePods, effective_requests
+from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
 from diagnosis.workloads import OWNER_LABELS
 
 log = logging.getLogger(__name__)
@@ -342,6 +342,15 @@ class _Overflow(Exception):
     """More objects than `max_objects`."""
 
 
+@dataclass(frozen=True)
+class Ungrouped:
+    """The pods of the nodes whose group is not made yet, as they were when asked for, and where each
+    node's pods stood then (the full list and the changes since it): `ClusterCache.keep`."""
+
+    pods: Mapping[str, tuple[Object, ...]]
+    marks: Mapping[str, tuple[int, int]]
+
+
 # — one resource: LIST, then WATCH —
 
 
@@ -378,8 +387,12 @@ class _Reflector:
         self.parsed: dict[Key, Any] = {}
         """`resource.parse` of each object, when the resource has one."""
         self.grouped: dict[str, NodePods] = {}
-        """The objects of an index value as one group (a node's pods: `ClusterCache.grouped`), made
+        """The objects of an index value as one group (a node's pods: `ClusterCache.groups`), made
         when first asked for and dropped when any of them changes."""
+        self.changes: dict[str, int] = {}
+        """How often the objects of each index value changed since the last full list (`listings`):
+        a group made of them meanwhile is not kept (`ClusterCache.keep`)."""
+        self.listings = 0
         self.absent = False
         """The API server does not serve this (optional) resource."""
         self.version = 0
@@ -542,11 +555,11 @@ class _Reflector:
     # — the objects —
 
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
-        gone = self.items.keys() - items.keys()
-        self.items, self.indexed, self.parsed, self.grouped = {}, {}, {}, {}
         if (changed := self.resource.changed) is not None:
-            for key in gone:
+            for key in self.items:
                 changed(key)
+        self.items, self.indexed, self.parsed, self.grouped, self.changes = {}, {}, {}, {}, {}
+        self.listings += 1
         self.version += 1
         for obj in items.values():
             self._put(obj)
@@ -556,14 +569,12 @@ class _Reflector:
         key = _key(obj)
         self.version += 1
         self._remove(key)
-        if self.resource.changed is not None:
-            self.resource.changed(key)
         self.items[key] = obj
         if self.resource.parse is not None:
             self.parsed[key] = self.resource.parse(obj)
         for value in self.resource.index(obj):
             self.indexed.setdefault(value, {})[key] = obj
-            self.grouped.pop(value, None)
+            self._regroup(value)
 
     def _remove(self, key: Key) -> None:
         old = self.items.pop(key, None)
@@ -572,11 +583,16 @@ class _Reflector:
         self.parsed.pop(key, None)
         self.version += old is not None
         for value in self.resource.index(old) if old is not None else ():
-            self.grouped.pop(value, None)
+            self._regroup(value)
             found = self.indexed[value]
             del found[key]
             if not found:
                 del self.indexed[value]
+
+    def _regroup(self, value: str) -> None:
+        """The objects of this index value changed: their group is made again when next asked for."""
+        self.grouped.pop(value, None)
+        self.changes[value] = self.changes.get(value, 0) + 1
 
 
 # — the cache —
@@ -840,20 +856,39 @@ class ClusterCache:
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """The non-terminal pods bound to these nodes, compacted, any namespace
         (the only ones `diagnosis.triage.resources.holders` counts)."""
-        return tuple(chain.from_iterable(group.pods for group in self.grouped(node_names).values()))
+        on = self._pods.indexed
+        return tuple(pod for n in sorted(set(node_names)) for pod in on.get(n, {}).values())
+
+    def groups(self, node_names: Iterable[str]) -> tuple[dict[str, NodePods], Ungrouped]:
+        """The pods bound to these nodes, node by node (`TriageView.grouped`): the groups already
+        made, and the pods of the nodes whose group is not (`resources.group_pods` makes theirs, off
+        the event loop: a few microseconds a pod; `keep` keeps them for the next question). A group
+        serves every question until a pod of its node changes."""
+        reflector = self._pods
+        made, pods, marks = {}, {}, {}
+        for node in set(node_names):
+            if (group := reflector.grouped.get(node)) is not None:
+                made[node] = group
+            elif listed := reflector.indexed.get(node):
+                pods[node] = tuple(listed.values())
+                marks[node] = (reflector.listings, reflector.changes.get(node, 0))
+        return made, Ungrouped(pods, marks)
+
+    def keep(self, made: Mapping[str, NodePods], ungrouped: Ungrouped) -> None:
+        """Keep the groups made of `ungrouped`'s pods, but those of a node whose pods changed since."""
+        reflector = self._pods
+        for node, group in made.items():
+            if ungrouped.marks[node] == (reflector.listings, reflector.changes.get(node, 0)):
+                reflector.grouped[node] = group
 
     def grouped(self, node_names: Iterable[str]) -> dict[str, NodePods]:
-        """The same pods, node by node in the order of their names (`TriageView.grouped`): each node's
-        group is made once, and serves every question until a pod of that node changes."""
-        on, made = self._pods.indexed, self._pods.grouped
-        found = {}
-        for node in sorted(set(node_names)):
-            group = made.get(node)
-            if group is None and (pods := on.get(node)):
-                group = made[node] = NodePods.of(pods.values())
-            if group is not None:
-                found[node] = group
-        return found
+        """`groups`, those not made yet made here, in the order of the nodes' names."""
+        made, ungrouped = self.groups(node_names)
+        if ungrouped.pods:
+            built = group_pods(ungrouped.pods)
+            self.keep(built, ungrouped)
+            made.update(built)
+        return in_order(made)
 
     # — by the reflectors —
 

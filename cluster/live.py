@@ -59,7 +59,7 @@ from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owne
 from diagnosis.triage import affinity, spread, volumes
 from diagnosis.triage.classify import gate_names, node_reads, reaches_funnel, usage_candidates
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL
-from diagnosis.triage.resources import NodePods, nominated_node
+from diagnosis.triage.resources import NodePods, group_pods, in_order, nominated_node
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
@@ -415,7 +415,13 @@ class LiveReader:
         many nodes the cluster has, when all were read."""
         cache = self._cached()
         if cache is not None:
-            grouped = cache.grouped(node_names)
+            made, ungrouped = cache.groups(node_names)
+            if ungrouped.pods:
+                # Thousands of pods, the first question after a sync: off the event loop.
+                built = await asyncio.to_thread(group_pods, ungrouped.pods)
+                cache.keep(built, ungrouped)
+                made.update(built)
+            grouped = in_order(made)
             return tuple(chain.from_iterable(group.pods for group in grouped.values())), grouped
         wanted = sorted({n for n in node_names if is_dns1123_subdomain(n)})
         target = Target("list", "pods")

@@ -351,12 +351,13 @@ class NodePods:
     _kept: dict[Hashable, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def of(cls, pods: Iterable[Object]) -> NodePods:
-        """The pods given that count: not terminal, each (namespace, name) where first given."""
+    def of(cls, pods: Iterable[Object], extended: dict[int, Mapping[str, int]] | None = None) -> NodePods:
+        """The pods given that count: not terminal, each (namespace, name) where first given.
+        `extended`: what pods ask of extended resources, by `template_key`, as far as known."""
         kept: list[Object] = []
         keys: dict[tuple[str, str], int] = {}
         holding, repelling, uids = [], [], set()
-        asks: dict[int, Mapping[str, int]] = {}
+        asks = {} if extended is None else extended
         for pod in pods:
             key = (namespace(pod), name(pod))
             if key in keys or is_terminal(pod):
@@ -365,9 +366,11 @@ class NodePods:
             kept.append(pod)
             if pod_uid := uid(pod):
                 uids.add(pod_uid)
-            if extended_of(pod, spec(pod), asks):
+            pod_spec = spec(pod)
+            if extended_of(pod, pod_spec, asks):
                 holding.append(pod)
-            if spec_terms(pod, _ANTI):
+            # Most pods have no affinity at all: a glance at the keys spares reading the terms.
+            if pod_spec.get("affinity") and spec_terms(pod, _ANTI):
                 repelling.append(pod)
         return cls(tuple(kept), keys, frozenset(uids), tuple(holding), tuple(repelling))
 
@@ -382,6 +385,18 @@ class NodePods:
         if found is None:
             found = self._kept[what] = work()
         return found
+
+
+def group_pods(pods_on: Mapping[str, Iterable[Object]]) -> dict[str, NodePods]:
+    """`NodePods` of each node's pods (node name → its pods), in the order given; what a template's
+    pods ask is worked out once for all of them."""
+    extended: dict[int, Mapping[str, int]] = {}
+    return {node: NodePods.of(pods, extended) for node, pods in pods_on.items()}
+
+
+def in_order(groups: Mapping[str, NodePods]) -> dict[str, NodePods]:
+    """The groups in the order of their nodes' names, the order `TriageView.grouped` lists them in."""
+    return {node: groups[node] for node in sorted(groups)}
 
 
 def _merged(

@@ -22,7 +22,7 @@ from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
 from diagnosis.triage.fit import owner, pod_requests
 from diagnosis.triage.ports import host_ports
-from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.resources import effective_requests, group_pods
 from diagnosis.triage.scheduling import Placement, taints
 from diagnosis.workloads import priority
 from handlers.reply import Scope
@@ -169,6 +169,30 @@ async def test_a_nodes_pods_are_grouped_once_and_again_when_one_of_them_changes(
             assert after[HALF] is not before[HALF]
             assert {name(p) for p in after[HALF].holding} == {HOLDER, "nightly-eval-29411580-x2v7c"}
             assert cache.bound_pods([FULL, HALF]) == (*after[FULL].pods, *after[HALF].pods)
+
+
+async def test_a_group_made_while_its_nodes_pods_changed_is_not_kept() -> None:
+    """The reader groups a node's pods off the event loop (`groups`, then `keep`): if a watch event
+    changed them meanwhile, the group it made answers its own question but is not kept for the next."""
+    taker = lab("Pod", HOLDER)
+    taker["metadata"] |= {
+        "name": "nightly-eval-29411580-x2v7c",
+        "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
+    }
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            made, ungrouped = cache.groups([HALF])
+            assert (made, list(ungrouped.pods)) == ({}, [HALF])
+            sim.store.put(taker)
+            await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
+            cache.keep(group_pods(ungrouped.pods), ungrouped)
+            made, again = cache.groups([HALF])
+            assert made == {}
+            assert "nightly-eval-29411580-x2v7c" in {name(p) for p in again.pods[HALF]}
+            cache.keep(group_pods(again.pods), again)
+            assert list(cache.groups([HALF])[0]) == [HALF]
 
 
 async def test_what_a_question_found_on_a_node_goes_when_the_node_changes_or_goes() -> None:
