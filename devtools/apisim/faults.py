@@ -1,6 +1,7 @@
 """Fault injection: what the simulated API server does wrong, changeable while it runs.
 
 sim.faults.latency = 0.5                       # every answer 0.5 s late
+sim.faults.hold() ... sim.faults.release()     # every answer waits until released
 sim.faults.forbid("pods", verb="list")         # RBAC refuses listing pods
 sim.faults.fail(500, times=2)                  # the next two requests answer 500
 sim.faults.throttle(times=1, retry_after=1)    # the next request answers 429, Retry-After: 1
@@ -48,6 +49,18 @@ class Faults:
         """Seconds every answer waits before it is sent."""
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
+        self._released = threading.Event()
+        self._released.set()
+
+    def hold(self) -> None:
+        """Every answer waits until `release()`: a cluster slow for exactly as long as a test needs."""
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def wait_for_release(self) -> None:
+        self._released.wait()
 
     def forbid(self, resource: str, verb: str | None = None) -> None:
         """RBAC refuses `verb` (every verb when None) on `resource` from now on (403 Forbidden)."""
@@ -79,6 +92,7 @@ class Faults:
         with self._lock:
             self._faults.clear()
             self.latency = 0.0
+        self.release()
 
     def take(self, request: Request) -> Fault | None:
         """The fault that spoils this request, if any, counting it as used."""

@@ -164,6 +164,7 @@ class Simulator:
         fault = self.faults.take(request)
         if self.faults.latency:
             time.sleep(self.faults.latency)
+        self.faults.wait_for_release()
         if fault is not None and fault.status != 403:
             return request, fault
         if fault is not None:

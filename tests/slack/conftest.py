@@ -50,6 +50,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         clusters |= {
             "lab": {"kubeconfig": stack.enter_context(serve(GPU_LAB)).kubeconfig, "timeout": 3},
             "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1, "cache": direct},
+            "held": {"kubeconfig": faulty.kubeconfig, "timeout": 60, "cache": direct},
             "mutable": {"kubeconfig": mutable.kubeconfig, "timeout": 3, "cache": direct},
             "down": {"kubeconfig": str(down), "timeout": 1, "cache": direct},
         }

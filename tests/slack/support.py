@@ -58,11 +58,10 @@ def new_channel() -> str:
 
 @dataclass(frozen=True)
 class Sent:
-    """The bot's HTTP answer to one request, and how long it took to come."""
+    """The bot's HTTP answer to one request."""
 
     status: int
     body: str
-    seconds: float
     response_url: str = ""
     """The response_url the request carried (commands, interactions)."""
 
@@ -89,13 +88,12 @@ class Bot:
         request = urllib.request.Request(
             f"{self.url}/slack/events", body.encode(), all_headers, method="POST"
         )
-        started = time.monotonic()
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
-                return Sent(response.status, response.read().decode(), time.monotonic() - started)
+                return Sent(response.status, response.read().decode())
         except urllib.error.HTTPError as error:
             with error:
-                return Sent(error.code, error.read().decode(), time.monotonic() - started)
+                return Sent(error.code, error.read().decode())
 
     def command(self, text: str, channel: str, command: str = "/triage", user: str = ONCALL) -> Sent:
         response_url = self.slack.response_url()
@@ -125,13 +123,12 @@ class Bot:
             return None
 
     def get(self, path: str) -> Sent:
-        started = time.monotonic()
         try:
             with urllib.request.urlopen(f"{self.url}{path}", timeout=10) as response:
-                return Sent(response.status, response.read().decode(), time.monotonic() - started)
+                return Sent(response.status, response.read().decode())
         except urllib.error.HTTPError as error:
             with error:
-                return Sent(error.code, error.read().decode(), time.monotonic() - started)
+                return Sent(error.code, error.read().decode())
 
     # what the bot posted
 

@@ -42,7 +42,6 @@ def ask(case: corpus.Case, cluster: str, channel: str, bot: Bot) -> None:
         "/triage" if case.kind == "triage" else "/jobset",
     )
     assert sent.status == 200
-    assert sent.seconds < 3, "Slack's 3-second acknowledgement deadline"
     assert sent.body == f"Checking {case.namespace}/{case.name}…"
 
 
@@ -78,18 +77,19 @@ def test_every_corpus_case_is_answered_in_the_channel_with_a_thread(world: World
 
 
 def test_the_ack_comes_before_a_slow_cluster_answers(world: World) -> None:
-    """Slack's 3-second rule holds when reading the cluster takes longer than that."""
+    """Slack's 3-second rule holds however long reading the cluster takes: the cluster answers nothing
+    until the ack is in (`bench` measures how soon the ack comes)."""
     channel = new_channel()
-    world.faulty.faults.latency = 0.8  # per API call; a triage makes several
+    world.faulty.faults.hold()
     try:
-        sent = world.bot.command("gpu-triage case-taint --cluster faulty", channel)
+        sent = world.bot.command("gpu-triage case-taint --cluster held", channel)
         assert sent.status == 200
-        assert sent.seconds < 3
-        assert world.slack.channel_messages(channel) == []  # acknowledged before any answer
-        verdict = world.bot.verdict(channel)
-        assert verdict_payload(verdict)["verdict"] == "taint"
+        assert sent.body == "Checking gpu-triage/case-taint…"
+        assert world.slack.channel_messages(channel) == []
     finally:
-        world.faulty.faults.clear()
+        world.faulty.faults.release()
+    verdict = world.bot.verdict(channel)
+    assert verdict_payload(verdict)["verdict"] == "taint"
 
 
 def test_help_and_usage_errors_answer_in_the_ack(bot: Bot, channel: str) -> None:
