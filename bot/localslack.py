@@ -184,7 +184,7 @@ class LocalSlack:
 
     # ---- what tests and `ask` read
 
-    def wait_for(self, predicate: Callable[[], T | None], timeout: float = 15.0) -> T:
+    def wait_for(self, predicate: Callable[[], T | None], timeout: float = 60.0) -> T:
         """Wait until `predicate()` is truthy (re-checked at every call received) and return it."""
         deadline = time.monotonic() + timeout
         with self._changed:

@@ -148,7 +148,7 @@ def test_watch(clean: Rig, fault: str) -> None:
         lines = [shown(m) for m in clean.slack.thread(channel, verdict.ts)[details:]]
         return next((line for line in lines if said in line), None)
 
-    line = clean.slack.wait_for(seen, timeout=30)
+    line = clean.slack.wait_for(seen)
     updated = clean.slack.find(channel, verdict.ts)
     assert updated is not None
     assert verdict_payload(updated)["verdict"] == expected, line

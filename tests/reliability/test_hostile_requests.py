@@ -33,7 +33,7 @@ def signed(body: bytes, content_type: str, stamp: str | None = None, secret: str
 def post(url: str, body: bytes, headers: Mapping[str, str]) -> int:
     request = urllib.request.Request(f"{url}/slack/events", body, dict(headers), method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             return int(response.status)
     except urllib.error.HTTPError as error:
         with error:

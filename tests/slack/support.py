@@ -38,7 +38,7 @@ ONCALL = "U0ONCALL"
 T = TypeVar("T")
 
 
-def until(found: Callable[[], T | None], seconds: float = 30.0) -> T:
+def until(found: Callable[[], T | None], seconds: float = 60.0) -> T:
     """Poll until `found()` gives something (the bot's state changes without calling Slack)."""
     deadline = time.monotonic() + seconds
     while (result := found()) is None:
@@ -89,7 +89,7 @@ class Bot:
             f"{self.url}/slack/events", body.encode(), all_headers, method="POST"
         )
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=60) as response:
                 return Sent(response.status, response.read().decode())
         except urllib.error.HTTPError as error:
             with error:
@@ -124,7 +124,7 @@ class Bot:
 
     def get(self, path: str) -> Sent:
         try:
-            with urllib.request.urlopen(f"{self.url}{path}", timeout=10) as response:
+            with urllib.request.urlopen(f"{self.url}{path}", timeout=60) as response:
                 return Sent(response.status, response.read().decode())
         except urllib.error.HTTPError as error:
             with error:
