@@ -55,11 +55,11 @@ from diagnosis.dra_objects import (
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
-from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, owned_by
+from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, nominated_node, owned_by
 from diagnosis.triage import affinity, spread, volumes
 from diagnosis.triage.classify import gate_names, node_reads, reaches_funnel, usage_candidates
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL
-from diagnosis.triage.resources import NodePods, group_pods, in_order, nominated_node
+from diagnosis.triage.resources import NodePods, group_pods, in_order
 from diagnosis.triage.scheduling import Placement, node_selector
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 

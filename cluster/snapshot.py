@@ -30,8 +30,14 @@ from diagnosis.dra_objects import GROUP, Dra
 from diagnosis.dra_objects import KINDS as DRA_KINDS
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
-from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, is_pending, is_terminal, owned_by
-from diagnosis.triage.resources import nominated_node
+from diagnosis.relations import (
+    JOBSET_NAME_LABEL,
+    holds_node,
+    is_pending,
+    is_terminal,
+    nominated_node,
+    owned_by,
+)
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
 _SUFFIXES = (".json", ".yaml", ".yml")

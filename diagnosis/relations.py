@@ -21,6 +21,11 @@ def node_name(pod: Object) -> str:
     return text(spec(pod).get("nodeName"))
 
 
+def nominated_node(pod: Object) -> str:
+    """The node the scheduler nominated for an unbound pod after preempting pods there, or ""."""
+    return "" if spec(pod).get("nodeName") else text(status(pod).get("nominatedNodeName"))
+
+
 def is_terminal(pod: Object) -> bool:
     """Succeeded or Failed: the pod will not run again and holds no resources on its node."""
     return status(pod).get("phase") in ("Succeeded", "Failed")

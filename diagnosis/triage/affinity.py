@@ -11,13 +11,16 @@ the scheduler's order:
 2. the pod's required anti-affinity: no pod matching a term in the node's domain for that term;
 3. existing pods' required anti-affinity: no pod whose term matches this pod sits in a domain that
    this node shares (any of the node's labels).
-Existing pods are the bound pods that are not terminal, terminating ones included.
+Existing pods are the bound pods that are not terminal, terminating ones included. The pods nominated
+to a node (of the pod's priority or more) count as existing pods on that node alone: the scheduler
+filters it with them and without them (`peers.nominated_on`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import chain
 
 from diagnosis import objects
 from diagnosis.commands import collect
@@ -32,6 +35,7 @@ from diagnosis.triage.peers import (
     Query,
     existing,
     namespace_labels,
+    nominated_on,
     owners_text,
     pods_text,
     spec_terms,
@@ -108,6 +112,9 @@ class Affinity:
     """(key, value) → the existing pods whose anti-affinity term matching this pod covers it."""
     self_match: bool
     error: str = ""
+    nominated: Mapping[str, Affinity] | None = None
+    """Node name → the pods nominated to it, as `anti_pods` and `repelling` of their own (the scheduler
+    meets them on that node alone)."""
 
     @classmethod
     def of(cls, ask: Ask) -> Affinity:
@@ -135,12 +142,35 @@ class Affinity:
         if wanted or unwanted:
             nearby = tuple(p for on_node in ask.pods.values() for p in on_node)
         pods = existing(view, queries(pod), nearby, nodes)
+        found = cls._counted(ask, wanted, unwanted, ((p, nodes[node_name(p)]) for p in pods), ns_labels)
+        if not (wanted or unwanted or found.repelling):
+            # PreFilter's Skip: the Filter does not run, so no pod nominated to a node is met there.
+            return found
+        # A pod nominated to a node cannot satisfy the pod's affinity (the pass without it must too),
+        # only refuse the node.
+        nominated = {
+            host: cls._counted(ask, (), unwanted, ((p, nodes[host]) for p in others), ns_labels)
+            for host, others in nominated_on(view, ask.pods).items()
+        }
+        return replace(found, nominated=nominated)
+
+    @classmethod
+    def _counted(
+        cls,
+        ask: Ask,
+        wanted: tuple[Term, ...],
+        unwanted: tuple[Term, ...],
+        placed: Iterable[tuple[Object, Object]],
+        ns_labels: Mapping[str, Mapping[str, str]],
+    ) -> Affinity:
+        """The terms' counts over these pods, each with the node it counts on."""
+        pod = ask.pod
         affinity_pods: dict[tuple[str, str], list[Object]] = {}
         anti_pods: list[dict[str, list[Object]]] = [{} for _ in unwanted]
         repelling: dict[tuple[str, str], list[Object]] = {}
         own_labels = ns_labels.get(namespace(pod), {})
-        for other in pods:
-            node_labels = labels(nodes[node_name(other)])
+        for other, node in placed:
+            node_labels = labels(node)
             if wanted and all(t.query.matches(other, ns_labels) for t in wanted):
                 for t in wanted:
                     if t.topology_key in node_labels:
@@ -183,10 +213,13 @@ class Affinity:
                 domain = f"{empty[0].topology_key}={node_labels[empty[0].topology_key]}"
                 why = f"no pod matching the pod's required affinity ({empty[0].query.selector}) in {domain}"
                 return Block(AFFINITY, domain, (), why)
+        here = (self.nominated or {}).get(name(node))
         # 2. The pod's own required anti-affinity.
         for index, t in enumerate(self.anti_affinity):
             value = node_labels.get(t.topology_key)
-            there = self.anti_pods[index].get(value, ()) if value is not None else ()
+            there = () if value is None else self.anti_pods[index].get(value, ())
+            if here is not None and value is not None:
+                there += here.anti_pods[index].get(value, ())
             if there:
                 domain = f"{t.topology_key}={value}"
                 why = f"{domain} holds {pods_text(there)}, matching the pod's anti-affinity"
@@ -194,6 +227,8 @@ class Affinity:
         # 3. Existing pods' required anti-affinity, over every label of the node.
         for key, value in sorted(node_labels.items()):
             there = self.repelling.get((key, value), ())
+            if here is not None:
+                there += here.repelling.get((key, value), ())
             if there:
                 domain = f"{key}={value}"
                 return Block(
@@ -278,10 +313,11 @@ def _summary(pod: Object, affinity: Affinity, blocks: list[Block]) -> str:
 
 def deciding_pods(affinity: Affinity) -> Iterable[Object]:
     """The pods whose presence decides the step: those the anti-affinity terms meet, and the
-    existing pods that repel the pod."""
+    existing pods that repel the pod, bound or nominated."""
     seen: set[tuple[str, str]] = set()
-    for group in (*(p for m in affinity.anti_pods for p in m.values()), *affinity.repelling.values()):
-        for pod in group:
+    for counts in (affinity, *(affinity.nominated or {}).values()):
+        groups = (*(p for m in counts.anti_pods for p in m.values()), *counts.repelling.values())
+        for pod in chain.from_iterable(groups):
             key = (namespace(pod), name(pod))
             if key not in seen:
                 seen.add(key)

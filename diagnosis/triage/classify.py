@@ -19,7 +19,7 @@ from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.patch import merge_patch
-from diagnosis.relations import node_name
+from diagnosis.relations import node_name, nominated_node
 from diagnosis.triage import affinity, dra_advice, dra_remedies, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
@@ -66,7 +66,6 @@ from diagnosis.triage.node_fit import host_port, host_port_advice, node_resource
 from diagnosis.triage.preemption import preempting as waiting_for_victims
 from diagnosis.triage.resources import (
     effective_requests,
-    nominated_node,
     offer,
     reported_resources,
 )

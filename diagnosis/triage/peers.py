@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
-from diagnosis.relations import holds_node, node_name, workload
+from diagnosis.relations import holds_node, node_name, nominated_node, workload
 from diagnosis.selectors import Selector
 from diagnosis.views import TriageView
 
@@ -76,6 +76,21 @@ def existing(
     )
 
 
+def nominated_on(
+    view: TriageView, counted: Mapping[str, tuple[Object, ...]]
+) -> dict[str, tuple[Object, ...]]:
+    """Node → the unbound pods nominated to it that count there (`counted`: `funnel.Ask.pods`, which
+    holds those of the pod's priority or more). The scheduler filters such a node twice, with them and
+    without them, and keeps it only if both pass (`RunFilterPluginsWithNominatedPods`): the inter-pod
+    rules meet them on that node alone, not on the rest of its domain."""
+    found = {}
+    for node in sorted({nominated_node(p) for p in view.nominated_pods}):
+        here = tuple(p for p in counted.get(node, ()) if nominated_node(p))
+        if here:
+            found[node] = here
+    return found
+
+
 def _job(pod: Object) -> str:
     """The Job that made the pod (its controller ownerReference), or ""."""
     for ref in map(mapping, sequence(meta(pod).get("ownerReferences"))):
@@ -85,15 +100,16 @@ def _job(pod: Object) -> str:
 
 
 def owner_text(pod: Object) -> str:
-    """`ml/trainer-0 (Job llama-workers-0 of JobSet llama, on node-1)`: the pod and what runs it
-    (`diagnosis.relations.workload`)."""
+    """`ml/trainer-0 (Job llama-workers-0 of JobSet llama, on node-1)`: the pod, what runs it
+    (`diagnosis.relations.workload`) and the node it is bound or nominated to."""
     kind, owner_name = workload(pod)
     job = _job(pod)
     what = "" if kind == "Pod" else f"{kind} {owner_name}"
     if kind == "JobSet" and job:
         what = f"Job {job} of JobSet {owner_name}"
-    where = node_name(pod)
-    about = ", ".join(part for part in (what, f"on {where}" if where else "") if part)
+    bound, nominated = node_name(pod), nominated_node(pod)
+    where = f"on {bound}" if bound else f"nominated to {nominated}" if nominated else ""
+    about = ", ".join(part for part in (what, where) if part)
     return f"{namespace(pod)}/{name(pod)}" + (f" ({about})" if about else "")
 
 

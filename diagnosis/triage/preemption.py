@@ -15,12 +15,11 @@ from datetime import datetime
 
 from diagnosis.commands import collect
 from diagnosis.objects import Object, age, condition, meta, name, namespace, sequence, text, timestamp
-from diagnosis.relations import is_terminal, node_name
+from diagnosis.relations import is_terminal, node_name, nominated_node
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fit import owner
 from diagnosis.triage.fixes import Change, ending
 from diagnosis.triage.funnel import SHOWN, Advice
-from diagnosis.triage.resources import nominated_node
 from diagnosis.workloads import priority
 
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypeVar
 from diagnosis.names import is_label_key
 from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
 from diagnosis.quantity import count
-from diagnosis.relations import is_terminal
+from diagnosis.relations import is_terminal, nominated_node
 from diagnosis.triage.peers import spec_terms
 from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
 
@@ -160,11 +160,6 @@ class Holder:
     """The pod asked about may preempt this one (`diagnosis.workloads.may_preempt`)."""
     nominated: bool = False
     """Not bound yet: the scheduler nominated the node for it, and it has the pod's priority or more."""
-
-
-def nominated_node(pod: Object) -> str:
-    """The node the scheduler nominated for an unbound pod after preempting pods there, or ""."""
-    return "" if spec(pod).get("nodeName") else text(status(pod).get("nominatedNodeName"))
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,16 @@ here. Per constraint: the selector is `labelSelector` with `matchLabelKeys` merg
 Ignore. Matching pods of the pod's namespace are counted on the eligible nodes (those with every
 constraint's topology key, and passing the policies); a node without the key fails; otherwise the
 skew is its domain's count, plus 1 when the pod matches its own selector, minus the smallest domain
-count (0 while there are fewer domains than `minDomains`).
+count (0 while there are fewer domains than `minDomains`). A node that pods are nominated to (of the
+pod's priority or more) must keep the skew with the matching ones counted in its domain too: the
+scheduler filters it with them and without them (`peers.nominated_on`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from diagnosis.commands import collect
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
@@ -22,7 +25,7 @@ from diagnosis.selectors import Requirement, Selector, SelectorError, parse
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fixes import Change, pod_change, where
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, names
-from diagnosis.triage.peers import Query, existing
+from diagnosis.triage.peers import Query, existing, nominated_on
 from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, taints
 from diagnosis.views import TriageView
 
@@ -99,6 +102,9 @@ class Spread:
     """Per constraint: domain → the matching pods counted there."""
     self_match: tuple[bool, ...]
     error: str = ""
+    nominated: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    """Node name → per constraint, the matching pods nominated to it (counted in its domain when the
+    scheduler filters that node with them)."""
 
     @classmethod
     def of(cls, ask: Ask) -> Spread:
@@ -141,26 +147,59 @@ class Spread:
                 if domain is not None and c.selector.matches(labels(other)):
                     counts[i][domain] += 1
                     matched[i].setdefault(domain, []).append(other)
+        nominated = {
+            host: tuple(
+                sum(
+                    namespace(p) == namespace(pod) and c.selector.matches(labels(p)) and host in eligible[i]
+                    for p in others
+                )
+                for i, c in enumerate(found)
+            )
+            for host, others in nominated_on(view, ask.pods).items()
+        }
         return cls(
             found,
             tuple(counts),
             tuple({d: tuple(p) for d, p in m.items()} for m in matched),
             tuple(c.selector.matches(labels(pod)) for c in found),
+            nominated={host: added for host, added in nominated.items() if any(added)},
         )
 
-    def minimum(self, index: int) -> int:
+    def minimum(self, index: int, domain: str = "", added: int = 0) -> int:
+        """The smallest domain count (0 while there are fewer domains than minDomains), with `added`
+        more pods in `domain`."""
+        return self._smallest(index, domain, added) if added else self._minimums[index]
+
+    @cached_property
+    def _minimums(self) -> tuple[int, ...]:
+        """Per constraint, worked out once: every node asks it."""
+        return tuple(self._smallest(i, "", 0) for i in range(len(self.constraints)))
+
+    def _smallest(self, index: int, domain: str, added: int) -> int:
         counts, constraint = self.counts[index], self.constraints[index]
         if len(counts) < constraint.min_domains or not counts:
             return 0
-        return min(counts.values())
+        return min(n + added if d == domain else n for d, n in counts.items())
 
-    def skew(self, index: int, node: Object) -> int | None:
-        """The skew the pod would make on the node for constraint `index` (None: no topology key)."""
+    def _passes(self, index: int, node: Object) -> list[tuple[int, int, int]] | None:
+        """(pods nominated to the node counted in its domain, its domain's count, the skew) for each
+        time the scheduler filters the node: with those pods first if any, then without them. None:
+        the node has no topology key."""
         domain = labels(node).get(self.constraints[index].key)
         if domain is None:
             return None
         own = int(self.self_match[index])
-        return self.counts[index].get(domain, 0) + own - self.minimum(index)
+        nominated = self.nominated.get(name(node))
+        found = []
+        for added in (nominated[index], 0) if nominated and nominated[index] else (0,):
+            have = self.counts[index].get(domain, 0) + added
+            found.append((added, have, have + own - self.minimum(index, domain, added)))
+        return found
+
+    def skew(self, index: int, node: Object) -> int | None:
+        """The skew the pod would make on the node for constraint `index` (None: no topology key)."""
+        passes = self._passes(index, node)
+        return None if passes is None else max(skew for _, _, skew in passes)
 
     def failure(self, node: Object) -> str | None:
         """Why the node breaks a constraint (the first that fails, as the scheduler stops there)."""
@@ -168,18 +207,20 @@ class Spread:
             return self.error
         node_labels = labels(node)
         for index, c in enumerate(self.constraints):
-            domain = node_labels.get(c.key)
-            if domain is None:
+            passes = self._passes(index, node)
+            if passes is None:
                 return f"no label {c.key} (a topology spread constraint's topologyKey)"
-            have, own = self.counts[index].get(domain, 0), int(self.self_match[index])
-            low = self.minimum(index)
-            skew = have + own - low
-            if skew > c.max_skew:
-                mine = " + this pod" if own else ""
-                return (
-                    f"{c.key}={domain} has {have} matching pod{'' if have == 1 else 's'}{mine}, "
-                    f"min {low}{self._why_min(index)}: skew {skew} > maxSkew {c.max_skew}"
-                )
+            for added, have, skew in passes:
+                if skew > c.max_skew:
+                    domain, own = node_labels[c.key], self.self_match[index]
+                    nominated = f" ({added} nominated to the node)" if added else ""
+                    mine = " + this pod" if own else ""
+                    low = self.minimum(index, domain, added)
+                    pods = f"{have} matching pod{'' if have == 1 else 's'}{nominated}{mine}"
+                    return (
+                        f"{c.key}={domain} has {pods}, min {low}{self._why_min(index)}: "
+                        f"skew {skew} > maxSkew {c.max_skew}"
+                    )
         return None
 
     def _why_min(self, index: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from diagnosis.model import PodVerdict
-from diagnosis.triage.classify import classify
+from diagnosis.triage.classify import classify, funnel_of
 from diagnosis.views import Peers, Storage, TriageView
 from tests.unit.test_gpu_corpus import diagnose
 from tests.unit.test_upstream_placement import (
@@ -22,10 +22,12 @@ from tests.unit.test_upstream_placement import (
     PROVISIONER,
     Obj,
     Row,
+    affinity,
     capacity,
     claim,
     csi_driver,
     exists,
+    expression,
     node,
     outcome,
     pod,
@@ -336,3 +338,83 @@ def test_a_capacity_without_a_maximum_volume_size_is_read_by_its_capacity() -> N
     found = classify(capacity_view(capacity(CAPACITY_CLASS, "node1", "2Gi", "512Mi")))
     assert found.verdict == PodVerdict.VOLUME
     assert "asks 1Gi: the CSIStorageCapacity for the node allows at most 512Mi" in found.summary
+
+
+# --- pods nominated to a node: the scheduler filters that node with them and without them
+# (`RunFilterPluginsWithNominatedPods`), so they count there, and on no other node of their domain.
+
+TWO_ZONES = (node("node-a", zone="z1"), node("node-b", zone="z2"), node("node-c", zone="z2"))
+
+
+def nominated(name: str, to: str, priority: int, labels: dict[str, str], **spec: Any) -> Obj:
+    """An unbound pod the scheduler nominated to node `to` after preempting pods there."""
+    found = pod(name, labels=labels, priority=priority, **spec)
+    found["status"]["nominatedNodeName"] = to
+    return found
+
+
+def serve_pod(to: str, priority: int = 1000, **spec: Any) -> Obj:
+    return nominated("serve-0", to, priority, {"app": "serve"}, **spec)
+
+
+AVOIDS_SERVE = affinity(None, [term("zone", expression("app", "In", "serve"))])
+
+
+def test_a_pod_nominated_to_a_node_meets_the_pods_anti_affinity_there_alone() -> None:
+    incoming = pod("p", labels={"app": "train"}, affinity=AVOIDS_SERVE)
+    found = outcome(row("own anti-affinity", incoming, TWO_ZONES, {}, nominated=(serve_pod("node-b"),)))
+    assert found == {"node-a": OK, "node-b": A, "node-c": OK}
+    view = TriageView(incoming, TWO_ZONES[1:2], (), (), NOW, nominated_pods=(serve_pod("node-b"),))
+    said = classify(view).evidence
+    held = "dropped node-b (zone=z2 holds default/serve-0 (nominated to node-b), matching the pod's"
+    assert held in "".join(said)
+    assert "pods that keep it out: default/serve-0 (nominated to node-b)" in said
+
+
+def test_a_nominated_pod_of_lower_priority_is_not_counted() -> None:
+    incoming = pod("p", labels={"app": "train"}, priority=2000, affinity=AVOIDS_SERVE)
+    found = outcome(row("lower priority", incoming, TWO_ZONES, {}, nominated=(serve_pod("node-b"),)))
+    assert found == {"node-a": OK, "node-b": OK, "node-c": OK}
+
+
+AVOIDS_TRAIN = affinity(None, [term("zone", expression("app", "In", "train"))])
+
+
+def test_a_nominated_pods_anti_affinity_refuses_its_node_once_the_filter_runs() -> None:
+    """InterPodAffinity's PreFilter skips the plugin when the pod has no terms of its own and no bound
+    pod's anti-affinity matches it: then a nominated pod's anti-affinity is met nowhere."""
+    repelling = serve_pod("node-b", affinity=AVOIDS_TRAIN)
+    incoming = pod("p", labels={"app": "train"})
+    skipped = outcome(row("skipped", incoming, TWO_ZONES, {}, nominated=(repelling,)))
+    assert skipped == {"node-a": OK, "node-b": OK, "node-c": OK}
+    bound = pod("batch-0", on="node-a", labels={"app": "batch"}, affinity=AVOIDS_TRAIN)
+    run = outcome(row("run", incoming, TWO_ZONES, {}, pods=(bound,), nominated=(repelling,)))
+    assert run == {"node-a": A, "node-b": A, "node-c": OK}
+
+
+def test_a_nominated_pod_does_not_satisfy_the_pods_affinity() -> None:
+    """The pass without it must pass too: only bound pods meet the pod's required affinity."""
+    incoming = pod(
+        "p", labels={"app": "train"}, affinity=affinity([term("zone", expression("app", "In", "serve"))])
+    )
+    alone = outcome(row("only nominated", incoming, TWO_ZONES, {}, nominated=(serve_pod("node-b"),)))
+    assert alone == {"node-a": A, "node-b": A, "node-c": A}
+    bound = pod("serve-1", on="node-c", labels={"app": "serve"})
+    both = outcome(row("bound too", incoming, TWO_ZONES, {}, pods=(bound,), nominated=(serve_pod("node-b"),)))
+    assert both == {"node-a": A, "node-b": OK, "node-c": OK}
+
+
+def test_pods_nominated_to_a_node_count_in_its_domain_when_the_spread_is_checked_there() -> None:
+    """z1 holds 1 matching pod, z2 none; 2 matching pods are nominated to node-b: there z2 counts 2, the
+    minimum becomes 1 and the pod makes a skew of 2. node-c, in z2 too, is filtered without them."""
+    constraint = spread(1, "zone", {"matchLabels": {"app": "train"}})
+    incoming = pod("p", labels={"app": "train"}, topologySpreadConstraints=[constraint])
+    placed = (pod("train-0", on="node-a", labels={"app": "train"}),)
+    coming = tuple(nominated(f"train-{i}", "node-b", 1000, {"app": "train"}) for i in (1, 2))
+    found = outcome(row("spread", incoming, TWO_ZONES, {}, pods=placed, nominated=coming))
+    assert found == {"node-a": S, "node-b": S, "node-c": OK}
+    stages = funnel_of(TriageView(incoming, TWO_ZONES, placed, (), NOW, nominated_pods=coming)).stages
+    (refused,) = [d for s in stages for d in s.dropped if d.node["metadata"]["name"] == "node-b"]
+    assert refused.why == (
+        "zone=z2 has 2 matching pods (2 nominated to the node) + this pod, min 1: skew 2 > maxSkew 1"
+    )

@@ -43,8 +43,10 @@ Left out, and why:
 - TestRequiredAffinitySingleNode's two rows whose pod's own selector value does not parse
   (`{{.bad-value.}}`): they expect PreFilter's error status, not a Filter status per node (kubewhy
   refuses every node at `pod-affinity` with the parse error: `test_placement`);
-- InterPodAffinity's nominated-pod and preemption paths (TestPreFilterStateAddRemovePod, AddPod and
-  RemovePod): kubewhy reads no nominated pods here;
+- InterPodAffinity's and PodTopologySpread's nominated-pod paths (TestPreFilterStateAddRemovePod,
+  TestPreFilterStateAddPod, AddPod and RemovePod): they check the PreFilter state, which a verdict
+  has no counterpart for; what AddPod does to a node's answer is in `test_placement` (a pod
+  nominated to a node counts on that node alone);
 - PodTopologySpread rows with cluster-level default constraints (`defaultConstraints`) and with the
   `NodeInclusionPolicy`/`MatchLabelKeys` gates off: kubewhy follows the defaults of 1.34, where both
   are on, and a cluster's scheduler configuration is not in its objects.
@@ -233,6 +235,7 @@ class Row:
     pods: tuple[Obj, ...] = ()
     storage: Storage = field(default_factory=Storage)
     namespaces: tuple[Obj, ...] = ()
+    nominated: tuple[Obj, ...] = ()
 
     @property
     def id(self) -> str:
@@ -249,6 +252,7 @@ def outcome(row: Row) -> dict[str, str]:
         now=NOW,
         peers=Peers(pods=row.pods, namespaces=row.namespaces),
         storage=row.storage,
+        nominated_pods=row.nominated,
     )
     stages = funnel_of(view).stages
     found = {n["metadata"]["name"]: OK for n in stages[-1].kept}
