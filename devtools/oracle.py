@@ -19,6 +19,13 @@ victims, its nominatedNodeName dropped too: the scheduler's next attempt runs ev
 nodes the scheduler then finds feasible must be the fix's `opens`. Fixes that patch nodes, those whose
 effect cannot be shown, and those of a pod whose ResourceClaim the binary does not read (a shape its
 build does not serve) are counted as not checked.
+
+With `--random N` it checks N random clusters (`devtools.random_clusters`, from `--seed` on) node by
+node instead. The binary's answer for a node names the first plugin that refuses it, run with the pods
+nominated to it, and `all_failing` the others, each run alone without them: so a plugin the scheduler
+ran before the first refusal passed, and on a node that pods are nominated to, a kubewhy step earlier
+than the scheduler's is not judged. A PreFilter refusal stops the scheduler before any node; kubewhy's
+fixed order may then name an earlier step, never a later one.
 """
 
 from __future__ import annotations
@@ -37,11 +44,15 @@ from pathlib import Path
 from typing import Any
 
 from cluster.snapshot import SnapshotReader, load_objects
+from devtools import random_clusters
 from devtools.corpus import Case, cases
 from diagnosis.model import Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
-from diagnosis.triage.classify import classify
+from diagnosis.relations import holds_node, node_name, nominated_node
+from diagnosis.triage.affinity import ANTI_AFFINITY
+from diagnosis.triage.classify import classify, funnel_of, usage_candidates
+from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import effective_requests
 
 ENV = "SCHED_ORACLE"
@@ -80,6 +91,23 @@ _PLUGINS = {
 """kube-scheduler's Filter plugins (`apis/config/v1/default_plugins.go`) → the kubewhy step that
 checks the same rule; NodeResourcesFit is split by resource (`_fit_step`)."""
 
+_ORDER = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DynamicResources",
+)
+"""The order the scheduler runs them in, stopping at the first that refuses a node."""
+
 _PREFILTER_RESULT = "node not in PreFilterResult.NodeNames"
 """A node left out by a PreFilter's node list: in the default profile, NodeAffinity's required
 `matchFields: metadata.name` (kubewhy's label-mismatch checks the same field)."""
@@ -103,9 +131,13 @@ class Outcome:
 
     @property
     def agrees(self) -> bool:
-        if self.oracle == NO_NODES:
-            return self.expected in ("label-mismatch", "no-gpu-node")
-        return _word(self.expected) == self.oracle
+        return _agree(self.expected, self.oracle)
+
+
+def _agree(kubewhy: str, oracle: str) -> bool:
+    if oracle == NO_NODES:
+        return kubewhy in ("label-mismatch", "no-gpu-node")
+    return _word(kubewhy) == oracle
 
 
 def _word(verdict: str) -> str:
@@ -132,11 +164,42 @@ def _steps(failing: Sequence[Mapping[str, Any]], devices: Mapping[str, int]) -> 
     return found
 
 
+def _prefiltered(answer: Mapping[str, Any]) -> str:
+    """The step of a PreFilter that refused the pod before any node was filtered, or ""."""
+    prefilter = answer.get("prefilter") or {}
+    if prefilter.get("code") in (None, "Success", "Skip"):
+        return ""
+    return _PLUGINS.get(str(prefilter.get("plugin")), "node-resources")
+
+
+def node_steps(answer: Mapping[str, Any], devices: Mapping[str, int]) -> dict[str, str]:
+    """Per node the scheduler filtered: the first kubewhy step among the plugins that refuse it, or
+    `schedulable` when none does."""
+    found = {}
+    for node, result in sorted((answer.get("nodes") or {}).items()):
+        if result.get("ok"):
+            found[node] = "schedulable"
+            continue
+        # `all_failing` runs each plugin on its own, without the nominated pods; the first failing
+        # plugin's reasons include them (a node full only with them has no `all_failing`). The
+        # plugins the scheduler ran before that one passed.
+        first = str(result.get("plugin", ""))
+        ran = _ORDER[: _ORDER.index(first)] if first in _ORDER else ()
+        failing = [f for f in result.get("all_failing") or () if f.get("plugin") not in ran]
+        if first:
+            failing.append({"plugin": first, "reasons": result.get("reasons")})
+        steps = _steps(failing, devices)
+        if _PREFILTER_RESULT in (result.get("reasons") or ()):
+            steps.add("label-mismatch")
+        known = [s for s in STEPS if s in steps]
+        found[node] = known[0] if known else ", ".join(sorted(steps)) or "schedulable"
+    return found
+
+
 def verdict(answer: Mapping[str, Any], devices: Mapping[str, int]) -> tuple[str, str]:
     """The funnel verdict the scheduler's answer implies, and a line on how it was reached."""
-    prefilter = answer.get("prefilter") or {}
-    if prefilter.get("code") not in (None, "Success", "Skip"):
-        step = _PLUGINS.get(str(prefilter.get("plugin")), "node-resources")
+    if step := _prefiltered(answer):
+        prefilter = answer["prefilter"]
         return step, f"PreFilter {prefilter.get('plugin')}: {'; '.join(prefilter.get('reasons') or ())}"
     if answer.get("feasible"):
         return "schedulable", f"feasible: {', '.join(answer['feasible'][:5])}"
@@ -144,18 +207,8 @@ def verdict(answer: Mapping[str, Any], devices: Mapping[str, int]) -> tuple[str,
     if not nodes:
         return NO_NODES, "the snapshot has no node"
     dropped: dict[str, list[str]] = {}
-    for node, result in sorted(nodes.items()):
-        # `all_failing` runs each plugin on its own, without the nominated pods; the first failing
-        # plugin's reasons include them (a node full only with them has no `all_failing`).
-        failing = [*(result.get("all_failing") or ())]
-        if result.get("plugin"):
-            failing.append({"plugin": result["plugin"], "reasons": result.get("reasons")})
-        steps = _steps(failing, devices)
-        if _PREFILTER_RESULT in (result.get("reasons") or ()):
-            steps.add("label-mismatch")
-        known = [s for s in STEPS if s in steps]
-        first = known[0] if known else ", ".join(sorted(steps)) or "no failing plugin"
-        dropped.setdefault(first, []).append(f"{node} {result.get('reasons')}")
+    for node, first in node_steps(answer, devices).items():
+        dropped.setdefault(first, []).append(f"{node} {nodes[node].get('reasons')}")
     last = max(dropped, key=lambda s: STEPS.index(s) if s in STEPS else len(STEPS))
     shown = "; ".join(f"{step}: {len(on)} ({on[0]})" for step, on in dropped.items())
     return last, shown
@@ -254,6 +307,115 @@ def _made_for_pod(claim: Mapping[str, Any]) -> bool:
     return any(o.get("controller") is True and o.get("kind") == "Pod" for o in owners)
 
 
+UNREAD_REPELLER = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+
+@dataclass(frozen=True)
+class RandomOutcome:
+    """One random cluster (`devtools.random_clusters`): kubewhy's verdict and the scheduler's, and the
+    nodes where kubewhy's step and the scheduler's differ (node → (kubewhy's, the scheduler's))."""
+
+    seed: int
+    kubewhy: str
+    oracle: str
+    same_verdict: bool
+    """The verdicts agree, or the answers are compared node by node."""
+    nodes: Mapping[str, tuple[str, str]]
+    known: bool
+    """Every difference is the known gap (README): the anti-affinity of a pod bound to a node whose
+    pods kubewhy does not read."""
+
+    @property
+    def agrees(self) -> bool:
+        return self.same_verdict and not self.nodes
+
+
+def check_random(binary: Path, seed: int, folder: Path) -> RandomOutcome | None:
+    """The random cluster of this seed, classified and filtered; None when its pod never reaches the
+    nodes (no request, gated, a claim problem...), which the scheduler's filters do not decide."""
+    snapshot = folder / f"random-{seed}.json"
+    objects = random_clusters.scenario(seed)
+    snapshot.write_text(json.dumps(objects))
+    reader = SnapshotReader.from_path(snapshot)
+    view = asyncio.run(reader.triage_view(random_clusters.NAMESPACE, random_clusters.POD))
+    kubewhy = str(classify(view).verdict)
+    if kubewhy not in DECIDED:
+        return None
+    run = subprocess.run(
+        [str(binary), "-all", str(snapshot), random_clusters.NAMESPACE, random_clusters.POD],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if run.returncode != 0:
+        return RandomOutcome(seed, kubewhy, f"error: {run.stderr.strip()[:300]}", False, {}, False)
+    said = json.loads(run.stdout)
+    devices = effective_requests(view.pod)
+    oracle, _ = verdict(said, devices)
+    if _prefiltered(said):
+        # The scheduler stops before it filters any node: kubewhy's fixed order may name an earlier
+        # step, never a later one.
+        earlier = _word(kubewhy) in STEPS and STEPS.index(_word(kubewhy)) <= STEPS.index(oracle)
+        return RandomOutcome(seed, kubewhy, oracle, earlier, {}, False)
+    ours = {name(node): "schedulable" for node in view.nodes}
+    for stage in funnel_of(view).stages:
+        ours.update((name(drop.node), _word(str(stage.step.verdict))) for drop in stage.dropped)
+    # A node that pods are nominated to: the scheduler's answer names the first plugin that refuses it
+    # with them; the later plugins did not run with them, so an earlier kubewhy step is not judged.
+    nominated = {nominated_node(p) for p in view.nominated_pods}
+    differ = {
+        node: (mine, theirs)
+        for node, theirs in node_steps(said, devices).items()
+        if (mine := ours.get(node, "schedulable")) != theirs
+        and not (node in nominated and _before(mine, theirs))
+    }
+    read = set(usage_candidates(view.pod, view.nodes))
+    unread_repeller = any(
+        holds_node(p) and node_name(p) not in read and spec_terms(p, ANTI_AFFINITY)
+        for p in objects["items"]
+        if p["kind"] == "Pod"
+    )
+    known = unread_repeller and bool(differ) and all(
+        (mine, theirs) == ("schedulable", "pod-affinity")
+        and said["nodes"][node].get("reasons") == [UNREAD_REPELLER]
+        for node, (mine, theirs) in differ.items()
+    )
+    # Node by node is the whole answer when the scheduler filtered nodes (the verdict is the step that
+    # drops the last); a cluster without nodes has the verdict alone.
+    same = bool(said.get("nodes")) or _agree(kubewhy, oracle)
+    return RandomOutcome(seed, kubewhy, oracle, same, differ, known)
+
+
+def _before(step: str, other: str) -> bool:
+    return step in STEPS and other in STEPS and STEPS.index(step) < STEPS.index(other)
+
+
+def _random_main(binary: Path, count: int, first: int) -> int:
+    judged, known, disagree = 0, 0, 0
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in range(first, first + count):
+            outcome = check_random(binary, seed, Path(folder))
+            if outcome is None:
+                continue
+            judged += 1
+            if outcome.agrees:
+                continue
+            if outcome.known:
+                known += 1
+                continue
+            disagree += 1
+            print(f"DIFF seed {seed}: kubewhy {outcome.kubewhy}, scheduler {outcome.oracle}")
+            for node, (mine, theirs) in outcome.nodes.items():
+                print(f"       {node}: kubewhy {mine}, scheduler {theirs}")
+    print(
+        f"{count} random clusters (seeds {first}–{first + count - 1}): {judged} the scheduler decides, "
+        f"{known} only where a pod kubewhy does not read repels the pod (the known gap), "
+        f"{disagree} disagreement{'s' * (disagree != 1)}; `python -m devtools.random_clusters SEED` "
+        "prints a seed's snapshot"
+    )
+    return 1 if disagree else 0
+
+
 def _fixes_main(binary: Path, only: str) -> int:
     outcomes = [o for c in cases("triage") if only in c.id for o in check_fixes(binary, c)]
     for outcome in outcomes:
@@ -278,6 +440,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("binary", nargs="?", help=f"the sched-oracle binary (default: ${ENV})")
     parser.add_argument("-k", dest="only", default="", help="only cases whose id contains this text")
     parser.add_argument("--fixes", action="store_true", help="check each case's fixes instead of its verdict")
+    parser.add_argument(
+        "--random",
+        type=int,
+        default=0,
+        metavar="N",
+        help="check N random clusters (devtools.random_clusters), node by node, instead of the corpus",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the first random cluster's seed")
     args = parser.parse_args(argv)
     chosen = args.binary or os.environ.get(ENV, "")
     binary = Path(chosen) if chosen else None
@@ -287,6 +457,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.fixes:
         return _fixes_main(binary, args.only)
+    if args.random:
+        return _random_main(binary, args.random, args.seed)
     decided = [c for c in cases("triage") if c.verdict in DECIDED and args.only in c.id]
     outcomes = [check(binary, c) for c in decided]
     for outcome in outcomes:
