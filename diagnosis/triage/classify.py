@@ -380,7 +380,7 @@ def checked(view: TriageView, changes: Iterable[Change], shared: Shared | None =
             fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
             continue
         after = changed(view, change, shared.counted(view).positions if change.ended else None)
-        if change.ended:
+        if after.bound_pods is not view.bound_pods:
             shared.ending(view.bound_pods, after.bound_pods, change.ended)
         opened = _passing(after, shared)
         if not opened:

@@ -86,12 +86,15 @@ def changed(
             merge_patch(node, change.node_patches[name(node)]) if name(node) in change.node_patches else node
             for node in view.nodes
         )
-    bound, peers, storage = view.bound_pods, view.peers, view.storage
+    bound, peers, storage, nominated = view.bound_pods, view.peers, view.storage, view.nominated_pods
     if change.ended:
         listed = positions or Counted.of(view.pod, view.bound_pods).positions
         gone = {i for key in change.ended for i in listed(key)}
-        cuts = (-1, *sorted(gone), len(view.bound_pods))
-        bound = tuple(chain.from_iterable(view.bound_pods[a + 1 : b] for a, b in pairwise(cuts)))
+        if gone:
+            cuts = (-1, *sorted(gone), len(view.bound_pods))
+            bound = tuple(chain.from_iterable(view.bound_pods[a + 1 : b] for a, b in pairwise(cuts)))
+        if any((namespace(p), name(p)) in change.ended for p in nominated):
+            nominated = tuple(p for p in nominated if (namespace(p), name(p)) not in change.ended)
         peers = replace(
             view.peers, pods=tuple(p for p in view.peers.pods if (namespace(p), name(p)) not in change.ended)
         )
@@ -110,6 +113,7 @@ def changed(
         pod=pod,
         nodes=nodes,
         bound_pods=bound,
+        nominated_pods=nominated,
         grouped=grouped,
         findings=findings,
         peers=peers,

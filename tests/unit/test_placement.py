@@ -365,10 +365,12 @@ def test_a_pod_nominated_to_a_node_meets_the_pods_anti_affinity_there_alone() ->
     found = outcome(row("own anti-affinity", incoming, TWO_ZONES, {}, nominated=(serve_pod("node-b"),)))
     assert found == {"node-a": OK, "node-b": A, "node-c": OK}
     view = TriageView(incoming, TWO_ZONES[1:2], (), (), NOW, nominated_pods=(serve_pod("node-b"),))
-    said = classify(view).evidence
+    answer = classify(view)
     held = "dropped node-b (zone=z2 holds default/serve-0 (nominated to node-b), matching the pod's"
-    assert held in "".join(said)
-    assert "pods that keep it out: default/serve-0 (nominated to node-b)" in said
+    assert held in "".join(answer.evidence)
+    assert "pods that keep it out: default/serve-0 (nominated to node-b)" in answer.evidence
+    ending = answer.fixes[0]  # checked: the funnel run again without the nominated pod
+    assert (ending.objects, ending.opens) == (("pod/default/serve-0",), ("node-b",))
 
 
 def test_a_nominated_pod_of_lower_priority_is_not_counted() -> None:
