@@ -19,7 +19,7 @@ filters it with them and without them (`peers.nominated_on`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import chain
 
 from diagnosis import objects
@@ -112,7 +112,7 @@ class Affinity:
     """(key, value) → the existing pods whose anti-affinity term matching this pod covers it."""
     self_match: bool
     error: str = ""
-    nominated: Mapping[str, Affinity] | None = None
+    nominated: Mapping[str, Affinity] = field(default_factory=dict)
     """Node name → the pods nominated to it, as `anti_pods` and `repelling` of their own (the scheduler
     meets them on that node alone)."""
 
@@ -213,7 +213,7 @@ class Affinity:
                 domain = f"{empty[0].topology_key}={node_labels[empty[0].topology_key]}"
                 why = f"no pod matching the pod's required affinity ({empty[0].query.selector}) in {domain}"
                 return Block(AFFINITY, domain, (), why)
-        here = (self.nominated or {}).get(name(node))
+        here = self.nominated.get(name(node))
         # 2. The pod's own required anti-affinity.
         for index, t in enumerate(self.anti_affinity):
             value = node_labels.get(t.topology_key)
@@ -315,7 +315,7 @@ def deciding_pods(affinity: Affinity) -> Iterable[Object]:
     """The pods whose presence decides the step: those the anti-affinity terms meet, and the
     existing pods that repel the pod, bound or nominated."""
     seen: set[tuple[str, str]] = set()
-    for counts in (affinity, *(affinity.nominated or {}).values()):
+    for counts in (affinity, *affinity.nominated.values()):
         groups = (*(p for m in counts.anti_pods for p in m.values()), *counts.repelling.values())
         for pod in chain.from_iterable(groups):
             key = (namespace(pod), name(pod))

@@ -849,12 +849,14 @@ def schedulable(funnel: Funnel) -> Advice:
         *dra_advice.schedulable_lines(ask.devices, kept),
         _UNCHECKED,
     )
-    return Advice(summary, evidence, collect(kubectl.node_details(name(best))))
+    return Advice(summary, evidence, collect(kubectl.node_details(name(best)), kubectl.repelling_pods()))
 
 
 _UNCHECKED = (
-    "not checked by kubewhy: inline in-tree disks (GCE PD, EBS, iSCSI, RBD: VolumeRestrictions), and "
-    "scheduler extenders or out-of-tree plugins; the scheduler's message names whichever holds the pod"
+    "not checked by kubewhy: inline in-tree disks (GCE PD, EBS, iSCSI, RBD: VolumeRestrictions); "
+    "scheduler extenders or out-of-tree plugins; the required anti-affinity of pods on the nodes whose "
+    "pods it did not read (those short of the free-slot check), where this pod's own terms do not select "
+    "them. The scheduler's message names whichever holds the pod"
 )
 
 

@@ -245,6 +245,20 @@ def pod_affinity(namespace: str, pod: str) -> Command | None:
     return _pod_jsonpath(namespace, pod, "{.spec.affinity}", purpose)
 
 
+def repelling_pods() -> Command:
+    """The bound pods of the cluster with a required pod anti-affinity, and their nodes."""
+    template = (
+        "{range .items[?(@.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution)]}"
+        '{.metadata.namespace}/{.metadata.name}{"\\t"}{.spec.nodeName}{"\\n"}{end}'
+    )
+    return kubectl(
+        "every bound pod with a required anti-affinity, and its node: one on a node whose pods kubewhy did "
+        "not read may refuse this pod in a domain they share",
+        "get", "pods", "-A", "--field-selector", f"spec.nodeName!=,{NOT_TERMINAL}",
+        "-o", f"jsonpath={template}",
+    )
+
+
 def pods_matching(namespace: str | None, selector: str) -> Command | None:
     """The bound pods a label selector picks (in one namespace, or all when None), with their nodes."""
     if not selector or (namespace is not None and not is_dns1123_label(namespace)):
