@@ -52,6 +52,16 @@ def lab(kind: str, obj_name: str) -> dict[str, Any]:
     return copy.deepcopy(next(o for o in items if o["kind"] == kind and o["metadata"]["name"] == obj_name))
 
 
+TAKER = "nightly-eval-29411580-x2v7c"
+
+
+def taker() -> dict[str, Any]:
+    """The next nightly eval, as HOLDER: it takes HALF's free GPU."""
+    pod = lab("Pod", HOLDER)
+    pod["metadata"] |= {"name": TAKER, "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60"}
+    return pod
+
+
 async def verdict(reader: LiveReader, target: tuple[str, str]) -> PodVerdict:
     found = classify(await reader.triage_view(*target)).verdict
     assert isinstance(found, PodVerdict)
@@ -137,24 +147,14 @@ async def test_a_pod_bound_to_the_free_gpu_gives_exhausted() -> None:
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim) as reader:
             assert await verdict(reader, ANYWHERE) is PodVerdict.SCHEDULABLE
-            taker = lab("Pod", HOLDER)
-            taker["metadata"] |= {
-                "name": "nightly-eval-29411580-x2v7c",
-                "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
-            }
-            sim.store.put(taker)
-            await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
+            sim.store.put(taker())
+            await settled(lambda: TAKER in held_on(reader, HALF))
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
 
 
 async def test_a_nodes_pods_are_grouped_once_and_again_when_one_of_them_changes() -> None:
     """Every question reads a node's group of pods (`NodePods`) as it was made, until a pod of that
     node changes: the other nodes keep theirs."""
-    taker = lab("Pod", HOLDER)
-    taker["metadata"] |= {
-        "name": "nightly-eval-29411580-x2v7c",
-        "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
-    }
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim) as reader:
             cache = reader.cache
@@ -162,35 +162,30 @@ async def test_a_nodes_pods_are_grouped_once_and_again_when_one_of_them_changes(
             before = cache.grouped([HALF, FULL, "no-such-node"])
             assert list(before) == sorted([FULL, HALF])
             assert cache.grouped([FULL, HALF]) == before  # the same groups, made once
-            sim.store.put(taker)
-            await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
+            sim.store.put(taker())
+            await settled(lambda: TAKER in held_on(reader, HALF))
             after = cache.grouped([FULL, HALF])
             assert after[FULL] is before[FULL]
             assert after[HALF] is not before[HALF]
-            assert {name(p) for p in after[HALF].holding} == {HOLDER, "nightly-eval-29411580-x2v7c"}
+            assert {name(p) for p in after[HALF].holding} == {HOLDER, TAKER}
             assert cache.bound_pods([FULL, HALF]) == (*after[FULL].pods, *after[HALF].pods)
 
 
 async def test_a_group_made_while_its_nodes_pods_changed_is_not_kept() -> None:
     """The reader groups a node's pods off the event loop (`groups`, then `keep`): if a watch event
     changed them meanwhile, the group it made answers its own question but is not kept for the next."""
-    taker = lab("Pod", HOLDER)
-    taker["metadata"] |= {
-        "name": "nightly-eval-29411580-x2v7c",
-        "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
-    }
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim) as reader:
             cache = reader.cache
             assert cache is not None
             made, ungrouped = cache.groups([HALF])
             assert (made, list(ungrouped.pods)) == ({}, [HALF])
-            sim.store.put(taker)
-            await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
+            sim.store.put(taker())
+            await settled(lambda: TAKER in held_on(reader, HALF))
             cache.keep(group_pods(ungrouped.pods), ungrouped)
             made, again = cache.groups([HALF])
             assert made == {}
-            assert "nightly-eval-29411580-x2v7c" in {name(p) for p in again.pods[HALF]}
+            assert TAKER in {name(p) for p in again.pods[HALF]}
             cache.keep(group_pods(again.pods), again)
             assert list(cache.groups([HALF])[0]) == [HALF]
 
@@ -223,11 +218,6 @@ async def test_every_bound_pod_is_kept_and_counts_against_its_node() -> None:
     cpu_only = lab("Pod", "router-6b8f9c7d4d-2lmwz")
     cpu_only["metadata"] |= {"name": "router-6b8f9c7d4d-9xq2w", "uid": "0c6f3d8e-5a1b-4e7c-8d2f-3b9a6e1c4f70"}
     cpu_only["spec"]["nodeName"] = HALF
-    taker = lab("Pod", HOLDER)
-    taker["metadata"] |= {
-        "name": "nightly-eval-29411580-x2v7c",
-        "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
-    }
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, CacheOptions(max_objects=14)) as reader:
             cache = reader.cache
@@ -235,9 +225,9 @@ async def test_every_bound_pod_is_kept_and_counts_against_its_node() -> None:
             plugin = "nvidia-gpu-device-plugin-small-cos-2x49s"
             assert held_on(reader, HALF) == {HOLDER, plugin}
             sim.store.put(cpu_only)
-            sim.store.put(taker)  # the watch delivers events in order: the CPU pod came first
-            await settled(lambda: "nightly-eval-29411580-x2v7c" in held_on(reader, HALF))
-            added = {"router-6b8f9c7d4d-9xq2w", "nightly-eval-29411580-x2v7c"}
+            sim.store.put(taker())  # the watch delivers events in order: the CPU pod came first
+            await settled(lambda: TAKER in held_on(reader, HALF))
+            added = {"router-6b8f9c7d4d-9xq2w", TAKER}
             assert held_on(reader, HALF) == {HOLDER, plugin, *added}
             assert cache.state == "synced: 5 nodes, 9 bound pods"
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
@@ -455,12 +445,7 @@ async def test_a_pod_added_past_the_cap_stops_the_cache() -> None:
         async with cached_reader(sim, CacheOptions(max_objects=12)) as reader:
             cache = reader.cache
             assert cache is not None
-            taker = lab("Pod", HOLDER)
-            taker["metadata"] |= {
-                "name": "nightly-eval-29411580-x2v7c",
-                "uid": "4a0e6c1e-3b9f-4d8e-9c1a-7f2b5d3e8a60",
-            }
-            sim.store.put(taker)
+            sim.store.put(taker())
             await settled(lambda: cache.stopped)
             assert "(13 > 12)" in cache.state
             assert cache.bound_pods([HALF]) == ()
