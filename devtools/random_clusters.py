@@ -3,12 +3,14 @@
 
 `scenario(seed)` is a snapshot (a `v1 List`) of 1–5 nodes, up to 8 pods bound to them, up to 2 pods
 nominated to them, and the pending pod `ml/trainer-0` asking GPUs, with every field a Filter plugin
-reads drawn at random: zones and other labels, taints, cordons, allocatable (a GPU node may have 0),
-the pod limit; requests from limits, init containers and sidecars, overhead, priority; host ports
-(protocol, hostIP); nodeSelector, node affinity (`Gt`/`Lt` included), tolerations; pod affinity and
-anti-affinity of the pod and of bound pods, by hostname or zone; a topology spread constraint with its
-policies and minDomains; PVCs bound (zonal disks, local volumes), unbound (Immediate or
-WaitForFirstConsumer, allowedTopologies) or missing. The same seed gives the same snapshot.
+reads drawn at random: zones and other labels, taints, cordons (some not tainted yet), allocatable (a
+GPU node may have 0), the pod limit; requests from limits, init containers and sidecars, overhead,
+priority; host ports (protocol, hostIP); nodeSelector, node affinity (`Gt`/`Lt` included),
+tolerations (key-less ones too); pod affinity and anti-affinity of the pod and of bound and nominated
+pods, by hostname or zone, with namespaces or a namespaceSelector; a topology spread constraint with
+its policies, minDomains and matchLabelKeys; PVCs bound (zonal disks, local volumes), unbound
+(Immediate or WaitForFirstConsumer, allowedTopologies) or missing, sometimes used by a bound pod too.
+The same seed gives the same snapshot.
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ class _Draw:
             )
         if self.chance(0.08):
             spec["unschedulable"] = True
-            taints.append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+            if self.chance(0.7):  # else caught before the node controller adds the taint
+                taints.append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
         if taints:
             spec["taints"] = taints
         return {
@@ -162,6 +165,10 @@ class _Draw:
             term: Obj = {"labelSelector": selector, "topologyKey": self.r.choice((HOSTNAME, ZONE))}
             if self.chance(0.15):
                 term["namespaces"] = [self.r.choice((NAMESPACE, "serving"))]
+            if self.chance(0.1):
+                term["namespaceSelector"] = self.r.choice(
+                    ({}, {"matchLabels": {"kubernetes.io/metadata.name": "serving"}})
+                )
             found.append(term)
         return found
 
@@ -275,6 +282,8 @@ class _Draw:
         return {"key": key, "operator": operator, "values": [self.r.choice((*ZONES, "a100", "h100"))]}
 
     def toleration(self) -> Obj:
+        if self.chance(0.1):  # no key: every taint (of the effect, if given)
+            return {"operator": "Exists", **({"effect": "NoSchedule"} if self.chance(0.5) else {})}
         operator = self.r.choice(("Equal", "Exists"))
         found: Obj = {
             "key": self.r.choice((GPU, "dedicated", "cloud.google.com/gke-spot")),
@@ -295,6 +304,8 @@ class _Draw:
         }
         if self.chance(0.2):
             found["minDomains"] = self.r.randint(2, 4)
+        if self.chance(0.15):
+            found["matchLabelKeys"] = ["team"]
         for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             if self.chance(0.2):
                 found[policy] = self.r.choice(("Honor", "Ignore"))
@@ -325,6 +336,12 @@ class _Draw:
             if how != "missing":
                 self.claim(claim_name, how, nodes)
         pod["spec"]["volumes"] = listed
+
+    def share_claim(self, pending: Obj) -> None:
+        """Sometimes a bound pod of the namespace uses the pending pod's first claim too."""
+        users = [p for p in self.items if p["kind"] == "Pod" and p["metadata"]["namespace"] == NAMESPACE]
+        if users and self.chance(0.3):
+            self.r.choice(users)["spec"]["volumes"] = pending["spec"]["volumes"][:1]
 
     def claim(self, name: str, how: str, nodes: list[Obj]) -> None:
         access = [self.r.choice(("ReadWriteOnce", "ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"))]
@@ -406,6 +423,7 @@ def scenario(seed: int) -> Obj:
     pending = draw.pending()
     if draw.chance(0.4):
         draw.volumes(pending, nodes)
+        draw.share_claim(pending)
     draw.items.append(pending)
     for name in (NAMESPACE, "serving"):
         draw.items.append(
