@@ -580,9 +580,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
     def _hung_up(self) -> bool:
-        """The client closed the connection (it can send nothing else while a watch streams)."""
-        readable, _, _ = select.select([self.connection], [], [], 0)
-        if not readable:
+        """The client closed the connection (it can send nothing else while a watch streams). Polled:
+        `select.select` refuses a descriptor past 1023, which a test serving many clusters at once
+        reaches."""
+        poller = select.poll()
+        poller.register(self.connection, select.POLLIN)
+        if not poller.poll(0):
             return False
         try:
             peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 import http.client
 import json
+import os
+import resource
 import threading
 import urllib.parse
 import urllib.request
@@ -75,6 +77,30 @@ def test_a_change_made_while_watching_is_pushed() -> None:
         )
     assert _seen(events) == [("MODIFIED", A100)]
     assert events[0]["object"]["spec"]["unschedulable"] is True
+
+
+def test_a_watch_on_a_descriptor_past_1023_is_served() -> None:
+    """A test serving many clusters at once holds more than 1,024 descriptors: a watch accepted past
+    them streams as any other (`select.select` refuses such a descriptor; the simulator polls)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1400
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        pytest.skip(f"the process may open {hard} files, fewer than {wanted}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+    fillers = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with serve(GPU_CLUSTER) as sim:
+            listed = _json(sim, "/api/v1/nodes")["metadata"]["resourceVersion"]
+            node = _json(sim, f"/api/v1/nodes/{A100}")
+            node["spec"]["unschedulable"] = True
+            events = _events(
+                sim, "/api/v1/nodes", lambda: sim.store.put(node), resourceVersion=listed, timeoutSeconds=1
+            )
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert _seen(events) == [("MODIFIED", A100)]
 
 
 def test_under_a_field_selector_leaving_is_deleted_and_entering_is_added() -> None:
