@@ -67,14 +67,19 @@ def test_a_watch_from_a_lists_revision_streams_the_changes_after_it() -> None:
     assert int(gone["metadata"]["resourceVersion"]) == int(listed) + 2
 
 
-def test_a_change_made_while_watching_is_pushed() -> None:
+def _cordoned_while_watching() -> list[Any]:
+    """The events of a watch of nodes during which the A100 node is cordoned."""
     with serve(GPU_CLUSTER) as sim:
         listed = _json(sim, "/api/v1/nodes")["metadata"]["resourceVersion"]
         node = _json(sim, f"/api/v1/nodes/{A100}")
         node["spec"]["unschedulable"] = True
-        events = _events(
+        return _events(
             sim, "/api/v1/nodes", lambda: sim.store.put(node), resourceVersion=listed, timeoutSeconds=1
         )
+
+
+def test_a_change_made_while_watching_is_pushed() -> None:
+    events = _cordoned_while_watching()
     assert _seen(events) == [("MODIFIED", A100)]
     assert events[0]["object"]["spec"]["unschedulable"] is True
 
@@ -89,13 +94,7 @@ def test_a_watch_on_a_descriptor_past_1023_is_served() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
     fillers = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
     try:
-        with serve(GPU_CLUSTER) as sim:
-            listed = _json(sim, "/api/v1/nodes")["metadata"]["resourceVersion"]
-            node = _json(sim, f"/api/v1/nodes/{A100}")
-            node["spec"]["unschedulable"] = True
-            events = _events(
-                sim, "/api/v1/nodes", lambda: sim.store.put(node), resourceVersion=listed, timeoutSeconds=1
-            )
+        events = _cordoned_while_watching()
     finally:
         for fd in fillers:
             os.close(fd)
