@@ -214,15 +214,20 @@ def verdict(answer: Mapping[str, Any], devices: Mapping[str, int]) -> tuple[str,
     return last, shown
 
 
+def _scheduler(
+    binary: Path, snapshot: Path, namespace: str, pod: str, every: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """The binary run on the snapshot for the pod; `every`: with `-all` (every failing plugin)."""
+    flags = ["-all"] if every else []
+    return subprocess.run(
+        [str(binary), *flags, str(snapshot), namespace, pod], capture_output=True, text=True, check=False
+    )
+
+
 def check(binary: Path, case: Case) -> Outcome:
     """The case's expected verdict, kubewhy's, and the scheduler's."""
     view = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
-    run = subprocess.run(
-        [str(binary), "-all", str(case.snapshot), case.namespace, case.name],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = _scheduler(binary, case.snapshot, case.namespace, case.name)
     kubewhy = str(classify(view).verdict)
     if run.returncode != 0:
         return Outcome(case, case.verdict, kubewhy, "error", (run.stderr or run.stdout).strip()[:300])
@@ -271,12 +276,7 @@ def check_fixes(binary: Path, case: Case) -> list[FixOutcome]:
         with tempfile.TemporaryDirectory() as folder:
             snapshot = Path(folder) / "changed.json"
             snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": changed}))
-            run = subprocess.run(
-                [str(binary), str(snapshot), case.namespace, case.name],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            run = _scheduler(binary, snapshot, case.namespace, case.name, every=False)
         said = json.loads(run.stdout) if run.returncode == 0 else {"feasible": ["(error)"]}
         if _unread(said, changed):
             found.append(FixOutcome(case, fix, None))
@@ -341,12 +341,7 @@ def check_random(binary: Path, seed: int, folder: Path) -> RandomOutcome | None:
     kubewhy = str(classify(view).verdict)
     if kubewhy not in DECIDED:
         return None
-    run = subprocess.run(
-        [str(binary), "-all", str(snapshot), random_clusters.NAMESPACE, random_clusters.POD],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = _scheduler(binary, snapshot, random_clusters.NAMESPACE, random_clusters.POD)
     if run.returncode != 0:
         return RandomOutcome(seed, kubewhy, f"error: {run.stderr.strip()[:300]}", False, {}, False)
     said = json.loads(run.stdout)
@@ -355,7 +350,7 @@ def check_random(binary: Path, seed: int, folder: Path) -> RandomOutcome | None:
     if _prefiltered(said):
         # The scheduler stops before it filters any node: kubewhy's fixed order may name an earlier
         # step, never a later one.
-        earlier = _word(kubewhy) in STEPS and STEPS.index(_word(kubewhy)) <= STEPS.index(oracle)
+        earlier = _word(kubewhy) == oracle or _before(_word(kubewhy), oracle)
         return RandomOutcome(seed, kubewhy, oracle, earlier, {}, False)
     ours = {name(node): "schedulable" for node in view.nodes}
     for stage in funnel_of(view).stages:

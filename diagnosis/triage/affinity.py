@@ -142,14 +142,14 @@ class Affinity:
         if wanted or unwanted:
             nearby = tuple(p for on_node in ask.pods.values() for p in on_node)
         pods = existing(view, queries(pod), nearby, nodes)
-        found = cls._counted(ask, wanted, unwanted, ((p, nodes[node_name(p)]) for p in pods), ns_labels)
+        found = cls._counted(pod, wanted, unwanted, ((p, nodes[node_name(p)]) for p in pods), ns_labels)
         if not (wanted or unwanted or found.repelling):
             # PreFilter's Skip: the Filter does not run, so no pod nominated to a node is met there.
             return found
         # A pod nominated to a node cannot satisfy the pod's affinity (the pass without it must too),
         # only refuse the node.
         nominated = {
-            host: cls._counted(ask, (), unwanted, ((p, nodes[host]) for p in others), ns_labels)
+            host: cls._counted(pod, (), unwanted, ((p, nodes[host]) for p in others), ns_labels)
             for host, others in nominated_on(view, ask.pods).items()
         }
         return replace(found, nominated=nominated)
@@ -157,14 +157,13 @@ class Affinity:
     @classmethod
     def _counted(
         cls,
-        ask: Ask,
+        pod: Object,
         wanted: tuple[Term, ...],
         unwanted: tuple[Term, ...],
         placed: Iterable[tuple[Object, Object]],
         ns_labels: Mapping[str, Mapping[str, str]],
     ) -> Affinity:
-        """The terms' counts over these pods, each with the node it counts on."""
-        pod = ask.pod
+        """The pod's terms counted over these pods, each with the node it counts on."""
         affinity_pods: dict[tuple[str, str], list[Object]] = {}
         anti_pods: list[dict[str, list[Object]]] = [{} for _ in unwanted]
         repelling: dict[tuple[str, str], list[Object]] = {}

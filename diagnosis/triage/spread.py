@@ -181,10 +181,10 @@ class Spread:
             return 0
         return min(n + added if d == domain else n for d, n in counts.items())
 
-    def _passes(self, index: int, node: Object) -> list[tuple[int, int, int]] | None:
-        """(pods nominated to the node counted in its domain, its domain's count, the skew) for each
-        time the scheduler filters the node: with those pods first if any, then without them. None:
-        the node has no topology key."""
+    def _passes(self, index: int, node: Object) -> list[tuple[int, int, int, int]] | None:
+        """(pods nominated to the node counted in its domain, its domain's count, the minimum, the
+        skew) for each time the scheduler filters the node: with those pods first if any, then without
+        them. None: the node has no topology key."""
         domain = labels(node).get(self.constraints[index].key)
         if domain is None:
             return None
@@ -192,14 +192,14 @@ class Spread:
         nominated = self.nominated.get(name(node))
         found = []
         for added in (nominated[index], 0) if nominated and nominated[index] else (0,):
-            have = self.counts[index].get(domain, 0) + added
-            found.append((added, have, have + own - self.minimum(index, domain, added)))
+            have, low = self.counts[index].get(domain, 0) + added, self.minimum(index, domain, added)
+            found.append((added, have, low, have + own - low))
         return found
 
     def skew(self, index: int, node: Object) -> int | None:
         """The skew the pod would make on the node for constraint `index` (None: no topology key)."""
         passes = self._passes(index, node)
-        return None if passes is None else max(skew for _, _, skew in passes)
+        return None if passes is None else max(skew for *_, skew in passes)
 
     def failure(self, node: Object) -> str | None:
         """Why the node breaks a constraint (the first that fails, as the scheduler stops there)."""
@@ -210,12 +210,11 @@ class Spread:
             passes = self._passes(index, node)
             if passes is None:
                 return f"no label {c.key} (a topology spread constraint's topologyKey)"
-            for added, have, skew in passes:
+            for added, have, low, skew in passes:
                 if skew > c.max_skew:
                     domain, own = node_labels[c.key], self.self_match[index]
                     nominated = f" ({added} nominated to the node)" if added else ""
                     mine = " + this pod" if own else ""
-                    low = self.minimum(index, domain, added)
                     pods = f"{have} matching pod{'' if have == 1 else 's'}{nominated}{mine}"
                     return (
                         f"{c.key}={domain} has {pods}, min {low}{self._why_min(index)}: "
