@@ -108,8 +108,9 @@ class Recording:
 
 async def ask_everything(sim: Simulator, asked: list[Case], cache: CacheOptions | None) -> None:
     """Every question of the corpus about one snapshot, its NotFound neighbours, and a ping; with the
-    cache, once it has listed and its watches are served."""
-    reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=cache)
+    cache, once it has listed and its watches are served. What is recorded is which requests are
+    made, not how soon: a call may take as long as a loaded machine needs."""
+    reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, 60.0, cache=cache)
     try:
         if reader.cache is not None:
             await start_cache(reader, sim)
@@ -153,12 +154,18 @@ async def record(corpus: list[Case]) -> list[Request]:
     by_snapshot: dict[Path, list[Case]] = {}
     for case in corpus:
         by_snapshot.setdefault(case.snapshot, []).append(case)
+    # A few snapshots at a time: every one at once held over a thousand sockets and hundreds of
+    # threads in this process, on two cores.
+    turns = asyncio.Semaphore(8)
+
+    async def in_turn(sim: Simulator, asked: list[Case], cache: CacheOptions | None) -> None:
+        async with turns:
+            await ask_everything(sim, asked, cache)
+
     with ExitStack() as stack:
         sims = {snapshot: stack.enter_context(serve([snapshot])) for snapshot in by_snapshot}
         for cache in (None, CacheOptions(pending=True)):
-            await asyncio.gather(
-                *(ask_everything(sims[s], asked, cache) for s, asked in by_snapshot.items())
-            )
+            await asyncio.gather(*(in_turn(sims[s], asked, cache) for s, asked in by_snapshot.items()))
         await elect(next(iter(sims.values())).kubeconfig, BOT_NAMESPACE)
         return [request for sim in sims.values() for request in sim.requests]
 
