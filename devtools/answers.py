@@ -23,7 +23,7 @@ from typing import Any
 from bot.render import as_json, as_text
 from cluster.snapshot import SnapshotReader
 from devtools import random_clusters
-from devtools.corpus import ROOT, Case, cases
+from devtools.corpus import Case, cases
 from diagnosis.jobset.explain import explain
 from diagnosis.objects import Ref
 from diagnosis.patch import merge_patch
@@ -33,7 +33,7 @@ from handlers.reply import Reply, Scope, noted
 
 def _case_answers(case: Case) -> Iterator[dict[str, Any]]:
     reader = SnapshotReader.from_path(case.snapshot)
-    scope = Scope(str(case.snapshot.relative_to(ROOT)))
+    scope = Scope(case.snapshot.name)
     where = {"case": case.id, "kind": case.kind}
     if case.kind == "jobset":
         jobset = asyncio.run(reader.jobset_view(case.namespace, case.name))
