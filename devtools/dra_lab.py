@@ -1,4 +1,4 @@
-"""The DRA lab (`examples/gpu-dra.json`) and the DRA snapshots of the triage corpus, written from
+"""The DRA lab (`bot/demo/gpu-dra.json`) and the DRA snapshots of the triage corpus, written from
 `devtools.dra`: `python -m devtools.dra_lab` rewrites them (a test checks the files match).
 
 The lab: five nodes whose GPUs the NVIDIA DRA driver serves (A100 40 GB and 80 GB, an H100 with one GPU
@@ -186,7 +186,7 @@ def lab(version: str = "v1") -> list[Obj]:
 
 
 FILES: dict[str, Callable[[], list[Obj]]] = {
-    "examples/gpu-dra.json": lab,
+    "bot/demo/gpu-dra.json": lab,
 }
 
 

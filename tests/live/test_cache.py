@@ -31,7 +31,7 @@ from tests.corpus import ROOT, cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled
 from tests.unit.test_gpu_corpus import view_of
 
-DRA_LAB = ROOT / "examples" / "gpu-dra.json"
+DRA_LAB = ROOT / "bot" / "demo" / "gpu-dra.json"
 NO_DRA_OBJECTS = {"deviceclasses": 0, "resourceclaims": 0, "resourceslices": 0}
 """The lab cluster's API serves resource.k8s.io, with no object in it."""
 

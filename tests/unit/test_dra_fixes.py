@@ -20,7 +20,7 @@ from diagnosis.views import TriageView
 from tests.corpus import ROOT
 from tests.unit.test_gpu_corpus import view_of
 
-LAB = ROOT / "examples/gpu-dra.json"
+LAB = ROOT / "bot/demo/gpu-dra.json"
 GKE = ROOT / "tests/corpus/triage/dra-gke-h100-v1beta1.json"
 MIG = ROOT / "tests/corpus/triage/dra-mig-v1beta2.json"
 DOMAIN = ROOT / "tests/corpus/triage/dra-compute-domain.json"

@@ -18,7 +18,7 @@ from diagnosis.views import TriageView
 from tests.corpus import ROOT
 from tests.unit.test_gpu_corpus import NOW, find_pod, items, view_of
 
-LAB = ROOT / "examples/gpu-lab.json"
+LAB = ROOT / "bot/demo/gpu-lab.json"
 
 
 def lab(kind: str, name: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from diagnosis.triage.resources import Counted, NodePods, Offer, device_holders,
 from diagnosis.workloads import preempts_below
 from tests.corpus import ROOT
 
-LAB = json.loads((ROOT / "examples/gpu-lab.json").read_text())["items"]
+LAB = json.loads((ROOT / "bot/demo/gpu-lab.json").read_text())["items"]
 
 
 def lab(kind: str, name: str) -> dict[str, Any]:

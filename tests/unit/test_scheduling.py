@@ -24,7 +24,7 @@ from diagnosis.triage.scheduling import (
 )
 from tests.corpus import ROOT
 
-LAB = json.loads((ROOT / "examples/gpu-lab.json").read_text())["items"]
+LAB = json.loads((ROOT / "bot/demo/gpu-lab.json").read_text())["items"]
 
 
 def lab(kind: str, name: str) -> dict[str, Any]:

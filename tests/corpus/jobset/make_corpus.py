@@ -1,6 +1,6 @@
 # ruff: noqa: E501  (controller and scheduler messages are kept whole, as the API serves them)
-"""Writes the JobSet corpus (`tests/corpus/jobset/*.json`, `index.yaml`) and the JobSet examples
-(`examples/jobset-*.json`).
+"""Writes the JobSet corpus (`tests/corpus/jobset/*.json`, `index.yaml`) and the JobSet demo
+snapshots (`bot/demo/jobset-*.json`).
 
 Each snapshot is a `kind: List` shaped as `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas
 -A -o json` prints it, with objects as the controllers write them: the JobSet after its webhook's
@@ -1796,7 +1796,7 @@ def webhook_unavailable_kueue(w: World) -> None:
     controller_pod(w, "kueue-system", "kueue-controller-manager", 2)
 
 
-@scenario("leader-duplicate-tpu", "leader-duplicate", path="examples/jobset-leader-duplicate.json")
+@scenario("leader-duplicate-tpu", "leader-duplicate", path="bot/demo/jobset-leader-duplicate.json")
 def leader_duplicate_tpu(w: World) -> None:
     """A node shutdown killed slice-1's leader and two followers. The Job controller recreated the
     leader, so a Failed leader pod sits beside its replacement, and the pod webhook refuses every
@@ -1892,7 +1892,7 @@ def topology_label_missing_node(w: World) -> None:
     "leader-pending-tpu",
     "leader-pending",
     pod_verdict="exhausted",
-    path="examples/jobset-leader-pending-tpu.json",
+    path="bot/demo/jobset-leader-pending-tpu.json",
 )
 def leader_pending_tpu(w: World) -> None:
     """slice-1's leader cannot schedule: the second pool's TPUs are held by a serving StatefulSet."""
@@ -2006,7 +2006,7 @@ def create_rejected_job_quota(w: World) -> None:
     "preemption-restarts",
     "restarting",
     cause="node-preemption",
-    path="examples/jobset-preemption-restarts.json",
+    path="bot/demo/jobset-preemption-restarts.json",
 )
 def preemption_restarts(w: World) -> None:
     """Spot nodes shut down under slice workers-1 (attempt 3); its Job is still being deleted, so the
