@@ -190,9 +190,14 @@ FILES: dict[str, Callable[[], list[Obj]]] = {
 }
 
 
+def write_file(path: str) -> None:
+    """Rewrites the file of `FILES` at `path` (from the repository root)."""
+    (ROOT / path).write_text(json.dumps(dra.as_list(FILES[path]()), indent=1) + "\n")
+
+
 def write() -> None:
-    for path, build in FILES.items():
-        (ROOT / path).write_text(json.dumps(dra.as_list(build()), indent=1) + "\n")
+    for path in FILES:
+        write_file(path)
 
 
 # --- the corpus -------------------------------------------------------------------------------------

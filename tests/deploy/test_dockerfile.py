@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from tests.corpus import ROOT
+from devtools.corpus import ROOT
 from tests.deploy import dockerfile
 
 HADOLINT = Path(sys.executable).parent / "hadolint"

@@ -15,8 +15,8 @@ import yaml
 from bot.app import COMMANDS
 from bot.localslack import FORM, command_body
 from devtools.apisim import serve
+from devtools.corpus import ROOT
 from devtools.slack import DevSlack
-from tests.corpus import ROOT
 from tests.deploy import dockerfile
 from tests.deploy.rendered import OVERLAYS, container, pod_env, render, the
 from tests.slack.support import Bot, running_bot

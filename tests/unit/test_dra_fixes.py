@@ -10,6 +10,7 @@ import json
 import shlex
 from dataclasses import replace
 
+from devtools.corpus import ROOT
 from diagnosis.dra_objects import Claim, Dra
 from diagnosis.model import Fix
 from diagnosis.triage.classify import classify
@@ -17,7 +18,6 @@ from diagnosis.triage.fixes import changed as changed_view
 from diagnosis.triage.fixes import ending
 from diagnosis.triage.funnel import Shared
 from diagnosis.views import TriageView
-from tests.corpus import ROOT
 from tests.unit.test_gpu_corpus import view_of
 
 LAB = ROOT / "bot/demo/gpu-dra.json"

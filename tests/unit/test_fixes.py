@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT, Case
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, passing
 from diagnosis.views import TriageView
-from tests.corpus import ROOT, Case
 from tests.unit.test_gpu_corpus import CASES, items, view_of
 
 LADDER = list(PodVerdict)

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT, Case, cases
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.triage.classify import classify, node_reads, reaches_funnel, serving_nothing, usage_candidates
 from diagnosis.triage.funnel import Findings
 from diagnosis.views import Peers, Storage, TriageView
-from tests.corpus import ROOT, Case, cases
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 """The time the corpus snapshots were taken."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT
 from diagnosis.triage.scheduling import (
     CORDON,
     Taint,
@@ -22,7 +23,6 @@ from diagnosis.triage.scheduling import (
     tolerates,
     untolerated,
 )
-from tests.corpus import ROOT
 
 LAB = json.loads((ROOT / "bot/demo/gpu-lab.json").read_text())["items"]
 
