@@ -37,7 +37,7 @@ from devtools.workloads import NODE, gpu_node, gpu_pod, placed
 from tests.slack.support import GPU_LAB, ONCALL, ROOT, TOKEN, Bot, shown
 
 NAMESPACE = "kubewhy"
-RESTARTS = ROOT / "examples" / "jobset-preemption-restarts.json"
+RESTARTS = ROOT / "bot" / "demo" / "jobset-preemption-restarts.json"
 
 CHANNELS = LIFECYCLE, EARLY, BURST, LOOP, QUIET, LIMITED, FAILOVER = tuple(f"C0SENT{i}" for i in range(7))
 KEY_FIELDS = ("cluster", "namespace", "kind", "name", "cause")

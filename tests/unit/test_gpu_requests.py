@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT
 from diagnosis.objects import name, namespace
 from diagnosis.quantity import count
 from diagnosis.triage.classify import effective_requests
 from diagnosis.triage.resources import Counted, NodePods, Offer, device_holders, holders, is_extended, offer
 from diagnosis.workloads import preempts_below
-from tests.corpus import ROOT
 
-LAB = json.loads((ROOT / "examples/gpu-lab.json").read_text())["items"]
+LAB = json.loads((ROOT / "bot/demo/gpu-lab.json").read_text())["items"]
 
 
 def lab(kind: str, name: str) -> dict[str, Any]:
