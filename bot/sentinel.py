@@ -55,10 +55,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages, render
 from bot.access import Access
-from bot.answers import Poster, metadata_payload
+from bot.answers import Poster
 from bot.blocks import SlackMessage, escape, note
 from bot.checks import Check
 from bot.clusters import Clusters
+from bot.metadata import metadata_payload
 from bot.metrics import Metrics
 from bot.settings import Config, SentinelConfig, SettingsError
 from cluster.errors import ClusterError
