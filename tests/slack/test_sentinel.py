@@ -26,8 +26,8 @@ import yaml
 
 from bot.app import assemble, build_client
 from bot.clusters import Clusters
+from bot.incidents import HELD, IncidentMeta
 from bot.localslack import BOT_ID, Message
-from bot.sentinel import HELD, IncidentMeta
 from bot.settings import ClusterConfig, Config, SentinelConfig
 from devtools.apisim import Simulator, serve
 from devtools.apisim.resources import Resource, lookup
