@@ -1,0 +1,102 @@
+"""What a pod's inter-pod rules read: the pods its affinity, anti-affinity and spread constraints
+select by label, the Namespaces they pick, and the nodes those pods are on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from itertools import chain
+from typing import Any
+
+from cluster.live.nodes import NodeReads
+from cluster.live.source import Source
+from cluster.transport import Target
+from diagnosis.names import is_dns1123_label
+from diagnosis.objects import Object, labels, name, namespace
+from diagnosis.relations import NOT_TERMINAL, node_name
+from diagnosis.triage import affinity, spread
+from diagnosis.triage.resources import NodePods
+from diagnosis.views import Peers
+
+
+class PeerReads:
+    """The pods a pod's affinity and spread rules select (`TriageView.peers`)."""
+
+    def __init__(self, source: Source, nodes: NodeReads) -> None:
+        self._source = source
+        self._nodes = nodes
+
+    async def for_pod(self, pod: Object, nodes: Sequence[Object], prefiltered: bool) -> Peers:
+        """The pods each of the pod's affinity, anti-affinity and spread queries selects (one LIST
+        per namespace, or one for all namespaces, with the query's label selector), the Namespaces a
+        namespaceSelector picks, and the nodes of those pods that are not among `nodes` (every node
+        when a spread constraint counts nodes the nodeSelector excluded)."""
+        queries = [q for q in (*affinity.queries(pod), *spread.queries(pod)) if not q.selector.nothing]
+        if not queries:
+            return Peers()
+        selected = await asyncio.gather(
+            *(
+                self._namespaces(q.namespace_selector.query())
+                for q in queries
+                if q.namespace_selector is not None and not q.everywhere
+            )
+        )
+        namespaces = {name(ns): ns for found in selected for ns in found}
+        reads: dict[tuple[str | None, str], None] = {}
+        for q in queries:
+            label_selector = q.selector.query()
+            if q.everywhere:
+                reads[(None, label_selector)] = None
+                continue
+            in_selected = [
+                n
+                for n, ns in namespaces.items()
+                if q.namespace_selector is not None and q.namespace_selector.matches(labels(ns))
+            ]
+            for ns in sorted({*q.namespaces, *in_selected}):
+                if is_dns1123_label(ns):
+                    reads[(ns, label_selector)] = None
+        found = await asyncio.gather(*(self._pods_selected(ns, sel) for ns, sel in reads))
+        pods = {(namespace(p), name(p)): p for group in found for p in group}
+        known = {name(n) for n in nodes}
+        if prefiltered and spread.needs_every_node(pod):
+            more: Sequence[Object] = await self._nodes.every()
+        else:
+            more = await self._nodes.named({node_name(p) for p in pods.values()} - known)
+        return Peers(tuple(pods.values()), tuple(more), tuple(namespaces.values()))
+
+    async def _pods_selected(self, ns: str | None, label_selector: str) -> list[dict[str, Any]]:
+        """Bound, non-terminal pods matching a label selector, in one namespace or all."""
+        bound = f"spec.nodeName!=,{NOT_TERMINAL}"
+        if ns is None:
+            return await self._source.api.items(
+                Target("list", "pods"), labelSelector=label_selector, fieldSelector=bound
+            )
+        return await self._source.api.items(
+            Target("list", "pods", ns), labelSelector=label_selector, fieldSelector=bound
+        )
+
+    async def _namespaces(self, label_selector: str) -> list[dict[str, Any]]:
+        return await self._source.api.items(Target("list", "namespaces"), labelSelector=label_selector)
+
+    async def own_namespace(
+        self,
+        pod: Object,
+        peers: Peers,
+        bound: Sequence[Object],
+        grouped: Mapping[str, NodePods] | None = None,
+    ) -> Peers:
+        """Add the pod's Namespace when an existing pod's anti-affinity picks namespaces by label:
+        matching it against the pod needs the labels of the pod's own namespace. Of the pods in
+        groups (which `bound` begins with), only those with an anti-affinity are looked at."""
+        ns = namespace(pod)
+        groups = (grouped or {}).values()
+        rest = bound[sum(len(group.pods) for group in groups) :]
+        repelling = (p for group in groups for p in group.repelling)
+        if any(name(n) == ns for n in peers.namespaces) or not any(
+            affinity.has_namespace_selector(p) for p in chain(repelling, rest, peers.pods)
+        ):
+            return peers
+        found = await self._source.get_or_none(Target("get", "namespaces", name=ns, kind="namespace"))
+        return replace(peers, namespaces=(*peers.namespaces, *([found] if found else [])))
