@@ -48,7 +48,7 @@ class JobSetReads:
         jobset, found_pods = unwrap(got).body, unwrap(pods)
         (nodes, bound, nominated), dra = await asyncio.gather(
             self._nodes_for(found_pods),
-            self._read.dra.for_pods([p for p in found_pods if _pending(p) and reaches_funnel(p)]),
+            self._read.dra.for_pods(_triaged(found_pods)),
         )
         peers, storage = await self._around(found_pods, nodes, bound)
         return JobSetView(
@@ -97,7 +97,7 @@ class JobSetReads:
         """The nodes the JobSet's pods are bound to, plus the candidate nodes of its pending pods,
         and the bound and nominated pods that triaging those pending pods needs (as `triage_view`
         reads them)."""
-        pending = list({_scheduling_key(p): p for p in pods if _pending(p) and reaches_funnel(p)}.values())
+        pending = _placements(pods)
         candidates, nominated = await asyncio.gather(
             asyncio.gather(*(self._read.nodes.candidates(p) for p in pending)),
             self._read.nodes.nominated_pods() if pending else asyncio.sleep(0, ()),
@@ -121,8 +121,8 @@ class JobSetReads:
     ) -> tuple[Peers, Storage]:
         """What triaging the JobSet's pending pods reads besides nodes and bound pods: the peers of
         each distinct placement, the storage of each distinct set of claims, merged."""
-        pending = [p for p in pods if _pending(p) and reaches_funnel(p)]
-        placements = list({_scheduling_key(p): p for p in pending}.values())
+        pending = _triaged(pods)
+        placements = _placements(pods)
         claims = list({volumes.claim_names(p): p for p in pending if volumes.claim_names(p)}.values())
         usage = {n for p in placements for n in usage_candidates(p, nodes)}
         found_peers, found_storage = await asyncio.gather(
@@ -135,26 +135,43 @@ class JobSetReads:
                 for p, peers in zip(placements, found_peers, strict=True)
             )
         )
+        return _merged_peers(merged), _merged_storage(found_storage)
 
-        def distinct(objects: Iterable[Object]) -> tuple[Object, ...]:
-            return tuple({(namespace(o), name(o)): o for o in objects}.values())
 
-        peers = Peers(
-            distinct(p for group in merged for p in group.pods),
-            distinct(n for group in merged for n in group.nodes),
-            distinct(n for group in merged for n in group.namespaces),
+def _merged_peers(groups: Sequence[Peers]) -> Peers:
+    return Peers(
+        _distinct(p for group in groups for p in group.pods),
+        _distinct(n for group in groups for n in group.nodes),
+        _distinct(n for group in groups for n in group.namespaces),
+    )
+
+
+def _merged_storage(groups: Sequence[Storage]) -> Storage:
+    return Storage(
+        *(
+            _distinct(o for group in groups for o in getattr(group, field))
+            for field in ("claims", "volumes", "classes", "csinodes", "users", "drivers", "capacities")
         )
-        storage = Storage(
-            *(
-                distinct(o for group in found_storage for o in getattr(group, field))
-                for field in ("claims", "volumes", "classes", "csinodes", "users", "drivers", "capacities")
-            )
-        )
-        return peers, storage
+    )
+
+
+def _distinct(objects: Iterable[Object]) -> tuple[Object, ...]:
+    """One object of each namespace and name."""
+    return tuple({(namespace(o), name(o)): o for o in objects}.values())
 
 
 def _pending(pod: Object) -> bool:
     return status(pod).get("phase") == "Pending" and not node_name(pod)
+
+
+def _triaged(pods: Iterable[Object]) -> list[Object]:
+    """The pods explaining the JobSet triages through the funnel: pending ones that reach it."""
+    return [p for p in pods if _pending(p) and reaches_funnel(p)]
+
+
+def _placements(pods: Iterable[Object]) -> list[Object]:
+    """One triaged pod of each distinct placement (`_scheduling_key`)."""
+    return list({_scheduling_key(p): p for p in _triaged(pods)}.values())
 
 
 def _scheduling_key(pod: Object) -> str:

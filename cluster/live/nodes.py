@@ -87,9 +87,7 @@ class NodeReads:
         if not _per_node(len(wanted), None):
             keep = set(wanted)
             return [n for n in await self.every() if name(n) in keep]
-        node = self._source.get_or_none
-        found = await asyncio.gather(*(node(Target("get", "nodes", name=n, kind="node")) for n in wanted))
-        return [n for n in found if n is not None]
+        return await self._source.by_name(wanted, "nodes", "node")
 
     async def pods_on(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """Every non-terminated pod bound to these few nodes, read live (the cache keeps only pods

@@ -4,7 +4,7 @@ select by label, the Namespaces they pick, and the nodes those pods are on."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from itertools import chain
 from typing import Any
@@ -16,6 +16,7 @@ from diagnosis.names import is_dns1123_label
 from diagnosis.objects import Object, labels, name, namespace
 from diagnosis.relations import NOT_TERMINAL, node_name
 from diagnosis.triage import affinity, spread
+from diagnosis.triage.peers import Query
 from diagnosis.triage.resources import NodePods
 from diagnosis.views import Peers
 
@@ -35,6 +36,17 @@ class PeerReads:
         queries = [q for q in (*affinity.queries(pod), *spread.queries(pod)) if not q.selector.nothing]
         if not queries:
             return Peers()
+        namespaces = await self._selected_namespaces(queries)
+        found = await asyncio.gather(
+            *(self._pods_selected(ns, sel) for ns, sel in _lists(queries, namespaces))
+        )
+        pods = {(namespace(p), name(p)): p for group in found for p in group}
+        more = await self._their_nodes(pod, pods.values(), nodes, prefiltered)
+        return Peers(tuple(pods.values()), tuple(more), tuple(namespaces.values()))
+
+    async def _selected_namespaces(self, queries: Sequence[Query]) -> dict[str, Object]:
+        """The Namespaces the queries' namespaceSelectors pick, by name: one LIST each, with the
+        selector (none for a query of every namespace)."""
         selected = await asyncio.gather(
             *(
                 self._namespaces(q.namespace_selector.query())
@@ -42,29 +54,17 @@ class PeerReads:
                 if q.namespace_selector is not None and not q.everywhere
             )
         )
-        namespaces = {name(ns): ns for found in selected for ns in found}
-        reads: dict[tuple[str | None, str], None] = {}
-        for q in queries:
-            label_selector = q.selector.query()
-            if q.everywhere:
-                reads[(None, label_selector)] = None
-                continue
-            in_selected = [
-                n
-                for n, ns in namespaces.items()
-                if q.namespace_selector is not None and q.namespace_selector.matches(labels(ns))
-            ]
-            for ns in sorted({*q.namespaces, *in_selected}):
-                if is_dns1123_label(ns):
-                    reads[(ns, label_selector)] = None
-        found = await asyncio.gather(*(self._pods_selected(ns, sel) for ns, sel in reads))
-        pods = {(namespace(p), name(p)): p for group in found for p in group}
-        known = {name(n) for n in nodes}
+        return {name(ns): ns for found in selected for ns in found}
+
+    async def _their_nodes(
+        self, pod: Object, pods: Iterable[Object], nodes: Sequence[Object], prefiltered: bool
+    ) -> Sequence[Object]:
+        """The nodes `pods` are on that are not among `nodes`; every node when a spread constraint
+        counts nodes the nodeSelector excluded."""
         if prefiltered and spread.needs_every_node(pod):
-            more: Sequence[Object] = await self._nodes.every()
-        else:
-            more = await self._nodes.named({node_name(p) for p in pods.values()} - known)
-        return Peers(tuple(pods.values()), tuple(more), tuple(namespaces.values()))
+            return await self._nodes.every()
+        known = {name(n) for n in nodes}
+        return await self._nodes.named({node_name(p) for p in pods} - known)
 
     async def _pods_selected(self, ns: str | None, label_selector: str) -> list[dict[str, Any]]:
         """Bound, non-terminal pods matching a label selector, in one namespace or all."""
@@ -100,3 +100,25 @@ class PeerReads:
             return peers
         found = await self._source.get_or_none(Target("get", "namespaces", name=ns, kind="namespace"))
         return replace(peers, namespaces=(*peers.namespaces, *([found] if found else [])))
+
+
+def _lists(queries: Iterable[Query], namespaces: Mapping[str, Object]) -> list[tuple[str | None, str]]:
+    """The LISTs of pods the queries need, each once, in order: (namespace or None for all of them,
+    label selector)."""
+    reads: dict[tuple[str | None, str], None] = {}
+    for q in queries:
+        label_selector = q.selector.query()
+        scopes: Iterable[str | None] = [None] if q.everywhere else _namespaces_of(q, namespaces)
+        reads.update(((ns, label_selector), None) for ns in scopes)
+    return list(reads)
+
+
+def _namespaces_of(query: Query, namespaces: Mapping[str, Object]) -> list[str]:
+    """The namespaces a query names, and those of `namespaces` its namespaceSelector picks, in order;
+    a name the API would refuse is left out."""
+    picked = [
+        n
+        for n, ns in namespaces.items()
+        if query.namespace_selector is not None and query.namespace_selector.matches(labels(ns))
+    ]
+    return [ns for ns in sorted({*query.namespaces, *picked}) if is_dns1123_label(ns)]

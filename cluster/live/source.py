@@ -4,7 +4,7 @@ each question's reads use."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cluster.errors import ClusterError, NotFound, unread_line
 from cluster.transport import VERSION, Response, Target, Transport
 from diagnosis import events
+from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, name, namespace, text
 
 if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run
@@ -52,11 +53,15 @@ class Source:
         except NotFound:
             return None
 
-    async def named(
-        self, names: Iterable[str], get: Callable[[str], Awaitable[dict[str, Any] | None]]
-    ) -> list[dict[str, Any]]:
-        """Objects read by name, concurrently; those that do not exist are left out."""
-        found = await asyncio.gather(*(get(n) for n in sorted(set(names))))
+    async def by_name(
+        self, names: Iterable[str], resource: str, kind: str, namespace: str | None = None, group: str = ""
+    ) -> list[Object]:
+        """The objects of these names that exist, read concurrently (a name the API would refuse is
+        not asked)."""
+        wanted = sorted({n for n in names if is_dns1123_subdomain(n)})
+        found = await asyncio.gather(
+            *(self.get_or_none(Target("get", resource, namespace, group, name=n, kind=kind)) for n in wanted)
+        )
         return [o for o in found if o is not None]
 
 
