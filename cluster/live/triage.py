@@ -15,7 +15,7 @@ from cluster.live.readers import Readers
 from cluster.live.source import about, now, optional
 from cluster.transport import Response, Target
 from diagnosis.dra_objects import Dra
-from diagnosis.objects import Object
+from diagnosis.objects import Object, name
 from diagnosis.relations import node_name, nominated_node
 from diagnosis.triage.classify import node_reads, reaches_funnel, usage_candidates
 from diagnosis.views import TriageView
@@ -71,7 +71,7 @@ class TriageReads:
             self._read.nodes.nominated_pods(),
             self._read.dra.for_pods([found]),
         )
-        nodes = tuple(nodes)
+        nodes = await self._pinned(found, tuple(nodes), dra, notes)
         cache = self._read.source.cached()
         findings = cache.findings if cache is not None else None
         # Off the event loop: on thousands of nodes it takes tens of milliseconds.
@@ -103,6 +103,19 @@ class TriageReads:
             grouped=grouped,
             findings=findings,
             memo=memo,
+        )
+
+    async def _pinned(
+        self, pod: Object, nodes: tuple[Object, ...], dra: Dra, notes: list[str]
+    ) -> tuple[Object, ...]:
+        """The candidate nodes and the nodes the pod's allocated claims pin it to: read by the pod's
+        nodeSelector, the candidates may leave those out, and the answer names them."""
+        unread = [n for n in dra.pinning(pod) if n not in {name(node) for node in nodes}]
+        if not unread:
+            return nodes
+        return (
+            *nodes,
+            *await optional("the nodes its claims are allocated on", self._read.nodes.named(unread), notes),
         )
 
     async def _pod(self, namespace: str, pod: str) -> Response:
