@@ -203,8 +203,11 @@ async def _ask_live(question: Question, args: argparse.Namespace) -> Reply:
     from cluster.live import LiveReader
 
     reader = LiveReader.from_kubeconfig(args.kubeconfig, args.context)
-    # Named on the command line: the commands name them too. Else kubectl's defaults are the reader's.
-    scope = Scope(reader.context or "in-cluster", args.context, args.kubeconfig)
+    # The commands name the context it was read through (named, else the current one: they still
+    # reach this cluster after a `kubectl config use-context`), and the kubeconfig only when the
+    # person named it: a path on their own machine, which they typed. In a pod, neither.
+    context = reader.context or None
+    scope = Scope(context or "in-cluster", context, args.kubeconfig)
     try:
         return await question(reader, args, scope)
     finally:

@@ -136,6 +136,9 @@ class ClusterConfig(_Strict):
 
     kubeconfig: Path | None = None
     context: str | None = None
+    """The kubectl context people reach the cluster with, which the commands in answers name
+    (`bot.clusters.kubectl_context`). A kubeconfig cluster is read through it too; an in-cluster
+    cluster is read with its ServiceAccount, whatever it names."""
     in_cluster: bool = False
     snapshot: Path | None = None
     timeout: float = Field(default=5.0, gt=0, le=60)
@@ -146,8 +149,8 @@ class ClusterConfig(_Strict):
     def _one_source(self) -> Self:
         if self.snapshot is not None and (self.kubeconfig or self.context or self.in_cluster):
             raise ValueError("a snapshot cluster takes no kubeconfig, context or in_cluster")
-        if self.in_cluster and (self.kubeconfig or self.context):
-            raise ValueError("an in_cluster cluster takes no kubeconfig or context")
+        if self.in_cluster and self.kubeconfig:
+            raise ValueError("an in_cluster cluster takes no kubeconfig")
         if self.snapshot is not None and self.cache.enabled and "enabled" in self.cache.model_fields_set:
             raise ValueError("a snapshot cluster takes no cache (a snapshot is read from memory already)")
         return self
