@@ -21,6 +21,7 @@ from bot import blocks, messages
 from bot.blocks import SlackMessage
 from bot.checks import Check
 from bot.metadata import metadata_payload
+from cluster.errors import NotFound
 from handlers.reply import Reply
 from handlers.requests import Target
 
@@ -74,9 +75,9 @@ class Place:
 
 
 def actions(check: Check, ephemeral: bool) -> tuple[str, ...]:
-    """The buttons a verdict gets: nothing to re-check without a target; watching needs a thread, and
-    only a diagnosis has details beyond the verdict message."""
-    if check.target is None:
+    """The buttons a verdict gets: nothing to re-check without a target, or for one that does not
+    exist; watching needs a thread, and only a diagnosis has details beyond the verdict message."""
+    if check.target is None or isinstance(check.outcome, NotFound):
         return ()
     if ephemeral or not isinstance(check.outcome, Reply):
         return (blocks.RECHECK,)
@@ -102,10 +103,11 @@ class Poster:
     async def answer(self, place: Place, check: Check) -> str | None:
         """Post `check`; returns the ts of its verdict message (None when it went to the asker only).
 
-        Where the bot cannot post (not invited to the channel, or a direct message between people),
-        the asker still gets the whole answer, privately through the command's response_url, with the
-        line that fixes it: `/invite @kubewhy`."""
-        if place.ephemeral:
+        A target that does not exist is the asker's typo, not news for the channel: that answer, with
+        the names closest to it, goes to the asker alone. Where the bot cannot post (not invited to
+        the channel, or a direct message between people), the asker still gets the whole answer,
+        privately through the command's response_url, with the line that fixes it: `/invite @kubewhy`."""
+        if place.ephemeral or isinstance(check.outcome, NotFound):
             await self._privately(place, check)
             return None
         verdict = blocks.verdict_message(check, actions(check, False), _button(check))
