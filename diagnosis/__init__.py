@@ -5,8 +5,8 @@ Two questions, two subpackages, one shared core:
 - `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder and then the
   node funnel (`triage.classify.FUNNEL`); `triage.funnel` runs the steps, `triage.scheduling` and
   `triage.resources` hold the scheduler's rules, `triage.evidence` and `triage.commands` write the answer;
-  `triage.dra` (with `triage.cel`, the selectors) checks ResourceClaims against the cluster's devices
-  and `triage.dra_advice` writes that part of the answer.
+  `triage.dra` (claims, devices, the allocator, `triage.dra.cel` for the selectors) checks ResourceClaims
+  against the cluster's devices, and its `evidence` and `changes` write that part of the answer.
 - `diagnosis.jobset` answers `/jobset why NS NAME`: `jobset.explain.explain` reads `jobset.explain.CHECKS`
   top to bottom. It may use `diagnosis.triage` (the leader's triage); triage never imports jobset.
 - The core (this package's modules): `objects` (field access on API objects), `quantity`, `names`,

@@ -20,10 +20,13 @@ from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.patch import merge_patch
 from diagnosis.relations import node_name, nominated_node
-from diagnosis.triage import affinity, dra_advice, dra_remedies, remedies, spread, volumes
+from diagnosis.triage import affinity, remedies, spread, volumes
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES, failing, root_cause
-from diagnosis.triage.dra import ClaimProblem, Devices, asks_claims, claim_problem, resolve
+from diagnosis.triage.dra import changes as dra_remedies
+from diagnosis.triage.dra import evidence as dra_advice
+from diagnosis.triage.dra.claims import ClaimProblem, asks_claims, claim_problem, resolve
+from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.evidence import (
     CONDITION_TAINTS,
     container_states,

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, TypeVar
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Holding, PodVerdict, Snippet
 from diagnosis.objects import Object, name, namespace, spec
-from diagnosis.triage.dra import Devices
+from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.fit import Shortage, Usage, pod_requests, shortages, usage
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.peers import universe

@@ -14,8 +14,10 @@ from diagnosis.dra_objects import Claim, Subrequest
 from diagnosis.model import Command
 from diagnosis.objects import Object, mapping, name, namespace, sequence
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage import dra_remedies
-from diagnosis.triage.dra import Ask, Choice, ClaimProblem, Devices
+from diagnosis.triage.dra import changes as dra_remedies
+from diagnosis.triage.dra.allocator import Ask, Choice
+from diagnosis.triage.dra.claims import ClaimProblem
+from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.funnel import SHOWN, Advice, Funnel, names
 
 

@@ -23,16 +23,9 @@ from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, 
 from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import failing, logs
-from diagnosis.triage.dra import (
-    Ask,
-    Choice,
-    ClaimProblem,
-    Devices,
-    allocate,
-    blocking_taints,
-    node_filter,
-    resolve,
-)
+from diagnosis.triage.dra.allocator import Ask, Choice, allocate
+from diagnosis.triage.dra.claims import ClaimProblem, node_filter, resolve
+from diagnosis.triage.dra.devices import Devices, blocking_taints
 from diagnosis.triage.fixes import CHECKED, Change, delete_pods, ending, pod_change, where
 from diagnosis.triage.funnel import Funnel, and_, names
 from diagnosis.triage.remedies import holder_of, may_end, selecting, toleration, who
