@@ -19,7 +19,7 @@ from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object, name, namespace
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
-from diagnosis.triage.funnel import Findings
+from diagnosis.triage.findings import Findings
 from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
 from diagnosis.views import TriageView
 

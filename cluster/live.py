@@ -56,11 +56,14 @@ from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, nominated_node, owned_by
-from diagnosis.triage import affinity, spread, volumes
-from diagnosis.triage.classify import gate_names, node_reads, reaches_funnel, usage_candidates
+from diagnosis.triage.classify import node_reads, usage_candidates
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL
 from diagnosis.triage.resources import NodePods, group_pods, in_order
-from diagnosis.triage.scheduling import Placement, node_selector
+from diagnosis.triage.runner import reaches_funnel
+from diagnosis.triage.scheduling import Placement, gate_names, node_selector
+from diagnosis.triage.steps import pod_affinity as affinity
+from diagnosis.triage.steps import topology_spread as spread
+from diagnosis.triage.steps.volume import claims as volumes
 from diagnosis.views import JobSetView, Peers, Storage, TriageView
 
 if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run

@@ -50,10 +50,10 @@ from diagnosis.model import Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.relations import holds_node, node_name, nominated_node
-from diagnosis.triage.affinity import ANTI_AFFINITY
 from diagnosis.triage.classify import classify, funnel_of, usage_candidates
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.steps.pod_affinity import ANTI_AFFINITY
 
 ENV = "SCHED_ORACLE"
 

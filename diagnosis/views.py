@@ -15,7 +15,7 @@ from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object
 
 if TYPE_CHECKING:  # the triage modules read views
-    from diagnosis.triage.funnel import Findings
+    from diagnosis.triage.findings import Findings
     from diagnosis.triage.resources import NodePods
 
 
@@ -38,7 +38,7 @@ class Peers:
 
 @dataclass(frozen=True)
 class Storage:
-    """The storage objects the pod's volumes lead to (`diagnosis.triage.volumes`)."""
+    """The storage objects the pod's volumes lead to (`diagnosis.triage.steps.volume`)."""
 
     claims: tuple[Object, ...] = ()
     """PersistentVolumeClaims: the pod's own, and those of the pods on the candidate nodes when a

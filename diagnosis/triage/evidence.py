@@ -27,6 +27,9 @@ from diagnosis.objects import (
     timestamp,
 )
 from diagnosis.quantity import count
+from diagnosis.triage.dra import evidence as dra_evidence
+from diagnosis.triage.dra.claims import asks_claims
+from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.funnel import Ask, candidates, names
 from diagnosis.triage.resources import containers, is_extended
 from diagnosis.triage.scheduler_message import last_said, notes, quoted
@@ -288,3 +291,17 @@ def request_snippet(resource: str) -> Snippet:
         language="yaml",
         text=f"resources:\n  limits:\n    {resource}: 1\n",
     )
+
+
+def claim_devices(view: TriageView) -> Devices | None:
+    return Devices(view.pod, view.dra) if asks_claims(view.pod) else None
+
+
+def asks_lines(pod: Object, requests: Mapping[str, int], devices: Devices | None) -> tuple[str, ...]:
+    """What the pod asks: its extended resources, and what its claims request."""
+    lines = (request_line(pod, requests),) if requests else ()
+    return lines + (dra_evidence.request_lines(devices) if devices is not None else ())
+
+
+def phase(pod: Object) -> str:
+    return text(status(pod).get("phase")) or "without a phase"

@@ -21,8 +21,9 @@ import pytest
 
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
-from diagnosis.triage.classify import classify, node_reads, reaches_funnel, serving_nothing, usage_candidates
-from diagnosis.triage.funnel import Findings
+from diagnosis.triage.classify import classify, node_reads, serving_nothing, usage_candidates
+from diagnosis.triage.findings import Findings
+from diagnosis.triage.runner import reaches_funnel
 from diagnosis.views import Peers, Storage, TriageView
 from tests.corpus import ROOT, Case, cases
 

@@ -12,8 +12,16 @@ import pytest
 
 from diagnosis.objects import name, namespace
 from diagnosis.quantity import count
-from diagnosis.triage.classify import effective_requests
-from diagnosis.triage.resources import Counted, NodePods, Offer, device_holders, holders, is_extended, offer
+from diagnosis.triage.resources import (
+    Counted,
+    NodePods,
+    Offer,
+    device_holders,
+    effective_requests,
+    holders,
+    is_extended,
+    offer,
+)
 from diagnosis.workloads import preempts_below
 from tests.corpus import ROOT
 

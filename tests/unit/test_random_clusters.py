@@ -13,8 +13,9 @@ from devtools.oracle import node_steps
 from devtools.random_clusters import NAMESPACE, POD, scenario
 from diagnosis.model import PodVerdict
 from diagnosis.objects import name
-from diagnosis.triage.classify import classify, funnel_of, reaches_funnel
+from diagnosis.triage.classify import classify, funnel_of
 from diagnosis.triage.funnel import candidates
+from diagnosis.triage.runner import reaches_funnel
 
 
 def test_a_seed_gives_one_cluster() -> None:

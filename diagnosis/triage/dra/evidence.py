@@ -1,24 +1,18 @@
-"""What `/triage` says about a pod's ResourceClaims: the `claim` rung's answer, and the evidence,
-summary and commands of the funnel steps when DRA devices are what a node lacks.
-
-Per request: its DeviceClass and selectors; per node: the matching devices (counted, up to `SHOWN`
-named); for the devices in use, the claims that hold them and the pods those claims are reserved for.
-"""
+"""What `/triage` says about a pod's ResourceClaims, shared by the steps where DRA devices are what a
+node lacks: the pod's asks as the funnel's titles name them, what its claims request, and per node
+the matching devices (counted, up to `SHOWN` named) and what the nodes' slices publish."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Subrequest
 from diagnosis.model import Command
-from diagnosis.objects import Object, mapping, name, namespace, sequence
+from diagnosis.objects import Object, mapping, name, sequence
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage.dra import changes as dra_remedies
 from diagnosis.triage.dra.allocator import Ask, Choice
-from diagnosis.triage.dra.claims import ClaimProblem
 from diagnosis.triage.dra.devices import Devices
-from diagnosis.triage.funnel import SHOWN, Advice, Funnel, names
+from diagnosis.triage.funnel import SHOWN, names
 
 
 def asked(devices: Devices | None) -> dict[str, int]:
@@ -101,7 +95,7 @@ def _choices_line(node: Object, ask: Ask, choices: Sequence[Choice]) -> str:
     )
 
 
-def _per_node(devices: Devices, nodes: Sequence[Object]) -> list[str]:
+def per_node(devices: Devices, nodes: Sequence[Object]) -> list[str]:
     lines = []
     for node in nodes[:SHOWN]:
         for ask, choices in zip(devices.asks, devices.choices(node), strict=True):
@@ -110,7 +104,7 @@ def _per_node(devices: Devices, nodes: Sequence[Object]) -> list[str]:
     return lines
 
 
-def _published(devices: Devices, nodes: Sequence[Object]) -> list[str]:
+def published(devices: Devices, nodes: Sequence[Object]) -> list[str]:
     """What the nodes' slices publish, by driver: what the requests could have matched."""
     lines = []
     for node in nodes[:SHOWN]:
@@ -127,7 +121,7 @@ def _published(devices: Devices, nodes: Sequence[Object]) -> list[str]:
     return lines
 
 
-def _claim_commands(devices: Devices) -> list[Command | None]:
+def claim_commands(devices: Devices) -> list[Command | None]:
     commands = [
         kubectl.resource_claim(item.claim.namespace, item.claim.name)
         for item in devices.resolved
@@ -142,114 +136,7 @@ def _claim_commands(devices: Devices) -> list[Command | None]:
     return commands
 
 
-def _node_commands(nodes: Sequence[Object]) -> list[Command | None]:
+def node_commands(nodes: Sequence[Object]) -> list[Command | None]:
     return [kubectl.resource_slices(name(node)) for node in nodes[:2]]
 
 
-def claim_advice(pod: Object, problem: ClaimProblem) -> Advice:
-    ns = namespace(pod)
-    commands = collect(
-        kubectl.pod_claims(ns, name(pod)),
-        kubectl.claim_template(ns, problem.template) if problem.template else None,
-        kubectl.resource_claim(ns, problem.claim) if problem.claim else None,
-        kubectl.resource_claims(ns),
-    )
-    return Advice(problem.summary, problem.evidence, commands)
-
-
-def no_device_advice(funnel: Funnel) -> Advice:
-    devices, nodes = funnel.ask.devices, funnel.last.entered
-    assert devices is not None
-    first = funnel.last.dropped[0].why
-    if devices.missing_classes:
-        summary = (
-            f"DeviceClass {', '.join(devices.missing_classes)} does not exist: no device can be allocated"
-        )
-        commands: list[Command | None] = [kubectl.device_classes()]
-    elif all(devices.elsewhere(n) for n in nodes):
-        summary = f"None of the {len(nodes)} nodes left is where the pod's allocated claim is ({first})"
-        commands = []
-    else:
-        where = name(nodes[0]) if len(nodes) == 1 else f"any of the {len(nodes)} nodes left"
-        summary = f"No device on {where} matches what the pod's claims ask ({first})"
-        commands = []
-    evidence = tuple(_published(devices, nodes))
-    commands += (*_claim_commands(devices), *_node_commands(nodes))
-    return Advice(summary, evidence, collect(*commands), fixes=dra_remedies.for_no_device(funnel))
-
-
-def tainted_advice(funnel: Funnel) -> Advice:
-    devices, nodes = funnel.ask.devices, funnel.last.entered
-    assert devices is not None
-    summary = (
-        f"{name(nodes[0])}: {funnel.last.dropped[0].why}"
-        if len(nodes) == 1
-        else f"On all {len(nodes)} nodes left, every device matching the pod's claims is tainted out "
-        f"(e.g. {name(funnel.last.dropped[0].node)}: {funnel.last.dropped[0].why})"
-    )
-    summary += ": the driver marks them unhealthy, or the request needs a toleration"
-    evidence = (
-        *_per_node(devices, nodes),
-        "device taints need the DRADeviceTaints feature gate (alpha, off by default in 1.34/1.35): where it "
-        "is off the scheduler ignores them",
-    )
-    return Advice(
-        summary,
-        evidence,
-        collect(*_claim_commands(devices), *_node_commands(nodes)),
-        fixes=dra_remedies.for_tainted(funnel),
-    )
-
-
-def exhausted_advice(funnel: Funnel) -> Advice:
-    devices, nodes = funnel.ask.devices, funnel.last.entered
-    assert devices is not None
-    ranked = devices.ranked(nodes)
-    holders = [(n, h) for n in ranked[:SHOWN] for h in devices.holders_on(n)]
-    best = ranked[0]
-    summary = (
-        f"{name(best)}: {funnel.last.dropped[0].why}"
-        if len(nodes) == 1
-        else f"None of the {len(nodes)} nodes left has free devices for all the pod's claims "
-        f"(most free: {name(best)} with {devices.free(best)})"
-    )
-    if holders:
-        claims = list(dict.fromkeys(h[0] for _, h in holders))
-        summary += f"; held by {names(_claim_and_pods(c) for c in claims)}"
-    evidence = _per_node(devices, ranked)
-    grouped: dict[tuple[str, Claim, str], list[str]] = {}
-    for n, (claim, request, device) in holders:
-        grouped.setdefault((name(n), claim, request), []).append(device)
-    evidence += [
-        f"{host}: {names(held)} held by claim {claim} (request {request}; {_users(claim)})"
-        for (host, claim, request), held in list(grouped.items())[:SHOWN]
-    ]
-    if len(grouped) > SHOWN:
-        evidence.append(f"and {len(grouped) - SHOWN} more claims holding devices")
-    commands = _claim_commands(devices)
-    commands += [
-        kubectl.resource_claim(claim.namespace, claim.name)
-        for claim in list(dict.fromkeys(h[0] for _, h in holders))[:3]
-    ]
-    commands += _node_commands(ranked)
-    return Advice(summary, tuple(evidence), collect(*commands), fixes=dra_remedies.for_exhausted(funnel))
-
-
-def _users(claim: Claim) -> str:
-    pods = [n for n, _ in claim.reserved_for]
-    return (
-        f"reserved for pod {', '.join(pods)}"
-        if pods
-        else "reserved for no pod: allocated, waiting to be freed"
-    )
-
-
-def _claim_and_pods(claim: Claim) -> str:
-    pods = [n for n, _ in claim.reserved_for]
-    return f"{claim} ({'pod ' + ', '.join(pods) if pods else 'no pod'})"
-
-
-def schedulable_lines(devices: Devices | None, kept: Sequence[Object]) -> tuple[str, ...]:
-    if devices is None:
-        return ()
-    return tuple(_per_node(devices, kept[:3]))

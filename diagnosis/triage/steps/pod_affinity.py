@@ -24,13 +24,13 @@ from itertools import chain
 
 from diagnosis import objects
 from diagnosis.commands import collect
-from diagnosis.model import Command
+from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, labels, name, namespace, sequence, spec, text
 from diagnosis.relations import node_name, workload
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fixes import Change, ending, pod_change, where
-from diagnosis.triage.funnel import Advice, Ask, Funnel
+from diagnosis.triage.funnel import Advice, Ask, Funnel, Step
 from diagnosis.triage.peers import (
     Query,
     existing,
@@ -390,3 +390,8 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
             )
         )
     return tuple(changes)
+
+
+STEP = Step(
+    PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", pod_affinity, advise
+)

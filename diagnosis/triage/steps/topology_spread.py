@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from diagnosis.commands import collect
+from diagnosis.model import PodVerdict
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.selectors import Requirement, Selector, SelectorError, parse
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fixes import Change, pod_change, where
-from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, names
+from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, names
 from diagnosis.triage.peers import Query, existing, nominated_on
 from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, taints
 from diagnosis.views import TriageView
@@ -312,3 +313,6 @@ def _fixes(funnel: Funnel, spread: Spread) -> tuple[Change, ...]:
             ),
         )
     return tuple(changes)
+
+
+STEP = Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", topology_spread, advise)

@@ -1,0 +1,67 @@
+"""The `ok` rung: the pod is placed (`spec.nodeName` set): past the scheduler (its Bind), whatever
+holds it now is the kubelet's or the app's.
+"""
+
+from __future__ import annotations
+
+from diagnosis.commands import collect
+from diagnosis.model import PodState, PodVerdict
+from diagnosis.objects import Object, mapping, name, namespace, sequence, status
+from diagnosis.relations import node_name
+from diagnosis.triage import commands as kubectl
+from diagnosis.triage.evidence import (
+    asks_lines,
+    claim_devices,
+    container_states,
+    phase,
+    pod_problems,
+    pod_state,
+)
+from diagnosis.triage.funnel import Advice, Answer, Seen
+
+
+def ok(seen: Seen) -> Answer | None:
+    view, requests = seen.view, seen.requests
+    pod = view.pod
+    if not node_name(pod):
+        return None
+    host, phase_now, state = node_name(pod), phase(pod), pod_state(pod)
+    problems = pod_problems(pod)
+    states = container_states(pod)
+    if problems:
+        outcome = problems[0]
+    elif state is PodState.RUNNING:
+        outcome = "it runs and is Ready"
+    elif state is PodState.STARTING:
+        outcome = f"it is not Ready yet ({_starting(states)})"
+    else:
+        outcome = "it has ended"
+    summary = f"The pod is placed on {host} and {phase_now}: {outcome}"
+    evidence = (
+        *asks_lines(pod, requests, claim_devices(view)),
+        f"spec.nodeName: {host}; phase: {phase_now}",
+        *states,
+        *problems,
+    )
+    commands = collect(
+        kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
+        kubectl.node_details(host) if problems else None,
+    )
+    return Answer(PodVerdict.OK, Advice(summary, commands=commands), evidence, pod_state=state)
+
+
+def _starting(states: list[str]) -> str:
+    """What the containers of a pod that is not Ready are doing, in a few words."""
+    waiting = [s for s in states if "waiting" in s or "not ready" in s]
+    return "; ".join(waiting[:2]) or "no container status reported yet"
+
+
+def _has_run(pod: Object) -> bool:
+    """Some container was started at least once, so there are logs to read."""
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for item in map(mapping, sequence(status(pod).get(field))):
+            for state in (item.get("state"), item.get("lastState")):
+                ran = mapping(mapping(state).get("running")) or mapping(mapping(state).get("terminated"))
+                if ran:
+                    return True
+    return False
