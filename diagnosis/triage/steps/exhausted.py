@@ -5,7 +5,7 @@ allocator finds none free.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -35,6 +35,7 @@ from diagnosis.triage.freeing import ended_until, holder_of, may_end, who
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, and_, by_headroom, names, tightest
 from diagnosis.triage.resources import Holder, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
+from diagnosis.views import TriageView
 from diagnosis.workloads import priority, top_owner
 
 
@@ -174,25 +175,33 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
     ending the holders whose end opens a node, lowest priority first (the ones this pod may preempt
     named so)."""
     ask, nodes = funnel.ask, funnel.last.entered
-    changes: list[Change] = []
     free = {
         name(n): {r: max(ask.offer(n, r).allocatable - ask.used(name(n), r), 0) for r in ask.requests}
         for n in nodes
     }
-    by_node = {name(n): n for n in nodes}
-    ranked = sorted(nodes, key=lambda n: (-sum(free[name(n)].values()), name(n)))
-    for node in ranked[:CHECKED]:
-        held = ask.holders.get(name(node), ())
-        terminating = [h for h in held if h.terminating]
-        if terminating and _enough(ask.requests, free[name(node)], terminating):
-            pods = [(h.namespace, h.name) for h in terminating]
-            changes.append(
-                ending(
-                    f"wait: {who(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
-                    f"{name(node)}; once gone, opens {{opens}}",
-                    pods,
-                )
-            )
+    ranked = sorted(nodes, key=lambda n: (-sum(free[name(n)].values()), name(n)))[:CHECKED]
+    lowered = _fewer(ask, free)
+    return (
+        *(wait for node in ranked if (wait := _waiting(ask, free[name(node)], node)) is not None),
+        *((lowered,) if lowered is not None else ()),
+        *(change for node in ranked if (change := _freeing(ask, free[name(node)], node)) is not None),
+    )
+
+
+def _waiting(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
+    """Wait for the holders terminating on the node, when their end frees enough."""
+    terminating = [h for h in ask.holders.get(name(node), ()) if h.terminating]
+    if not terminating or not _enough(ask.requests, free, terminating):
+        return None
+    return ending(
+        f"wait: {who(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
+        f"{name(node)}; once gone, opens {{opens}}",
+        [(h.namespace, h.name) for h in terminating],
+    )
+
+
+def _fewer(ask: Ask, free: Mapping[str, Mapping[str, int]]) -> Change | None:
+    """Ask as many devices as the roomiest node has free, of each resource short everywhere."""
     patch: Mapping[str, Any] | None = None
     pod = ask.pod
     budget_words = []
@@ -204,34 +213,33 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
             if lowered is not None:
                 patch = merged(patch, lowered)
                 budget_words.append(f"{most} {resource} instead of {wanted}")
-    if patch is not None:
-        changes.append(pod_change(f"ask {', '.join(budget_words)} {where(pod)}: opens {{opens}}", patch))
+    if patch is None:
+        return None
+    return pod_change(f"ask {', '.join(budget_words)} {where(pod)}: opens {{opens}}", patch)
+
+
+def _freeing(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
+    """End the fewest holders on the node, lowest priority first, whose end frees enough."""
+    pod = ask.pod
     # The pod's own JobSet's pods are never offered: ending them restarts the very JobSet.
     own = top_owner(pod)
-    for node in ranked[:CHECKED]:
-        ranked_holders = sorted(
-            (
-                h
-                for h in ask.holders.get(name(node), ())
-                if not h.terminating
-                # A pod nominated there is not placed yet: it has the pod's priority or more, and
-                # deleting a pending pod to jump the queue is no fix.
-                and not h.nominated
-                and not (own.kind == "JobSet" and h.owner == own and h.namespace == namespace(pod))
-            ),
-            key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
-        )
-        chosen = _fewest(ask.requests, free[name(node)], ranked_holders, by_node[name(node)])
-        if chosen:
-            pods = [(h.namespace, h.name) for h in chosen]
-            changes.append(
-                ending(
-                    f"free {name(node)}: end {who(chosen)}: opens {{opens}}",
-                    pods,
-                    delete_pods(pods),
-                )
-            )
-    return tuple(changes)
+    ranked_holders = sorted(
+        (
+            h
+            for h in ask.holders.get(name(node), ())
+            if not h.terminating
+            # A pod nominated there is not placed yet: it has the pod's priority or more, and
+            # deleting a pending pod to jump the queue is no fix.
+            and not h.nominated
+            and not (own.kind == "JobSet" and h.owner == own and h.namespace == namespace(pod))
+        ),
+        key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
+    )
+    chosen = _fewest(ask.requests, free, ranked_holders, node)
+    if not chosen:
+        return None
+    pods = [(h.namespace, h.name) for h in chosen]
+    return ending(f"free {name(node)}: end {who(chosen)}: opens {{opens}}", pods, delete_pods(pods))
 
 
 def _enough(requests: Mapping[str, int], free: Mapping[str, int], gone: list[Holder]) -> bool:
@@ -295,6 +303,11 @@ def _claims_fixes(funnel: Funnel) -> tuple[Change, ...]:
     devices, nodes, view = funnel.ask.devices, funnel.last.entered, funnel.view
     if devices is None:
         return ()
+    return (*_fewer_devices(view, devices, nodes), *_freeing_claims(view, devices, nodes))
+
+
+def _fewer_devices(view: TriageView, devices: Devices, nodes: Sequence[Object]) -> list[Change]:
+    """Per claim, its requests asked as many devices as the roomiest node has free."""
     changes: list[Change] = []
     by_claim: dict[int, list[tuple[allocator.Ask, Subrequest, Subrequest, list[dict[str, Any]]]]] = {}
     for ask in devices.asks:
@@ -314,26 +327,19 @@ def _claims_fixes(funnel: Funnel) -> tuple[Change, ...]:
         change = edit_request(view, group[0][0].claim, [(old, new, ops) for _, old, new, ops in group], what)
         if change is not None:
             changes.append(change)
+    return changes
+
+
+def _freeing_claims(view: TriageView, devices: Devices, nodes: Sequence[Object]) -> list[Change]:
+    """The first `FREED` nodes, closest to fitting first, whose claims' holders' end frees enough."""
+    changes: list[Change] = []
     pods = {(namespace(p), name(p)): p for p in view.bound_pods}
     by_name = {name(n): n for n in nodes}
-    freeing = 0
     for node in (by_name[n] for n in freeable(devices, nodes)):
-        if freeing >= FREED:
+        if len(changes) >= FREED:
             break
-        candidates = []
-        for claim in dict.fromkeys(claim for claim, _, _ in devices.holders_on(node)):
-            users = [pods.get((claim.namespace, n)) for n, _ in claim.reserved_for]
-            if not users or any(u is None for u in users):
-                continue  # reserved for no pod, or for pods not read: nothing known to end
-            held = [holder_of(view.pod, u, {}) for u in users if u is not None]
-            if not all(may_end(view.pod, h) for h in held):
-                continue
-            candidates.append(
-                (min(h.priority for h in held), not all(h.preemptible for h in held), str(claim), claim, held)
-            )
-        candidates.sort(key=lambda c: c[:3])
         chosen: list[tuple[Claim, list[Holder]]] = []
-        for *_, claim, held in candidates:
+        for *_, claim, held in _claim_holders(view, pods, devices, node):
             if _claims_enough(devices, node, [c for c, _ in chosen]):
                 break
             chosen.append((claim, held))
@@ -341,7 +347,6 @@ def _claims_fixes(funnel: Funnel) -> tuple[Change, ...]:
             holders = [h for _, held in chosen for h in held]
             ended = list(dict.fromkeys((h.namespace, h.name) for h in holders))
             claims = names(str(c) for c, _ in chosen)
-            freeing += 1
             changes.append(
                 ending(
                     f"free {name(node)}: end {who(holders)}, whose claim{'s' if len(chosen) > 1 else ''} "
@@ -350,7 +355,27 @@ def _claims_fixes(funnel: Funnel) -> tuple[Change, ...]:
                     delete_pods(ended),
                 )
             )
-    return tuple(changes)
+    return changes
+
+
+def _claim_holders(
+    view: TriageView, pods: Mapping[tuple[str, str], Object], devices: Devices, node: Object
+) -> list[tuple[int, bool, str, Claim, list[Holder]]]:
+    """The claims holding devices on the node whose pods a fix may end, with those pods, lowest
+    priority first."""
+    candidates = []
+    for claim in dict.fromkeys(claim for claim, _, _ in devices.holders_on(node)):
+        users = [pods.get((claim.namespace, n)) for n, _ in claim.reserved_for]
+        if not users or any(u is None for u in users):
+            continue  # reserved for no pod, or for pods not read: nothing known to end
+        held = [holder_of(view.pod, u, {}) for u in users if u is not None]
+        if not all(may_end(view.pod, h) for h in held):
+            continue
+        candidates.append(
+            (min(h.priority for h in held), not all(h.preemptible for h in held), str(claim), claim, held)
+        )
+    candidates.sort(key=lambda c: c[:3])
+    return candidates
 
 
 def _claims_enough(devices: Devices, node: Object, freed: Iterable[Claim]) -> bool:

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from diagnosis.commands import collect, describe
@@ -16,7 +16,7 @@ from diagnosis.triage.fit import owner, pod_words
 from diagnosis.triage.fixes import Change, pod_change, where
 from diagnosis.triage.freeing import freeing_change, holder_of, may_end
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step
-from diagnosis.triage.ports import Taken, host_ports, taken
+from diagnosis.triage.ports import HostPort, Taken, host_ports, taken
 
 PORT_MESSAGE = "node(s) didn't have free ports for the requested pod ports"
 """NodePorts' reason (`nodeports/node_ports.go` `ErrReason`)."""
@@ -77,28 +77,9 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
     clashing = sorted({t.wanted for held in found.values() for t in held})
     if not clashing:
         return ()
-    in_use = {
-        (p.protocol, p.number)
-        for n in nodes
-        for other in ask.pods.get(name(n), ())
-        for p in host_ports(other)
-    }
-    in_use |= {(p.protocol, p.number) for p in ask.ports}
     host_network = spec(pod).get("hostNetwork") is True
-    moves = {}
-    for port in clashing:
-        free = next(
-            (
-                n
-                for n in range(port.number + 1, min(port.number + 100, 65536))
-                if (port.protocol, n) not in in_use
-            ),
-            0,
-        )
-        if free:
-            moves[port] = free
-            in_use.add((port.protocol, free))
     changes = []
+    moves = _free_ports(ask, nodes, clashing)
     if moves and len(moves) == len(clashing):
         shown = ", ".join(f"{new} instead of {old.number}" for old, new in moves.items())
         listen = (
@@ -123,12 +104,44 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
     for node in nodes:
         if len(changes) >= 4:
             break
-        held = found[name(node)]
-        holders = list({id(t.holder): holder_of(pod, t.holder, {}) for t in held}.values())
-        if held and all(may_end(pod, h) for h in holders):
-            ports = ", ".join(dict.fromkeys(str(t.held) for t in held))
-            changes.append(freeing_change(f"free {ports} on {name(node)}", holders))
+        if (freeing := _freeing(pod, node, found[name(node)])) is not None:
+            changes.append(freeing)
     return tuple(changes)
+
+
+def _free_ports(ask: Ask, nodes: Sequence[Object], clashing: Sequence[HostPort]) -> dict[HostPort, int]:
+    """For each clashing port, the next number (within 100) that no pod on the nodes left holds, nor
+    the pod itself."""
+    in_use = {
+        (p.protocol, p.number)
+        for n in nodes
+        for other in ask.pods.get(name(n), ())
+        for p in host_ports(other)
+    }
+    in_use |= {(p.protocol, p.number) for p in ask.ports}
+    moves = {}
+    for port in clashing:
+        free = next(
+            (
+                n
+                for n in range(port.number + 1, min(port.number + 100, 65536))
+                if (port.protocol, n) not in in_use
+            ),
+            0,
+        )
+        if free:
+            moves[port] = free
+            in_use.add((port.protocol, free))
+    return moves
+
+
+def _freeing(pod: Object, node: Object, held: Sequence[Taken]) -> Change | None:
+    """End the pods holding the ports on the node, unless a fix may not end one of them."""
+    holders = list({id(t.holder): holder_of(pod, t.holder, {}) for t in held}.values())
+    if not held or not all(may_end(pod, h) for h in holders):
+        return None
+    ports = ", ".join(dict.fromkeys(str(t.held) for t in held))
+    return freeing_change(f"free {ports} on {name(node)}", holders)
 
 
 def _ports_patch(pod: Object, moves: Mapping[tuple[str, int], int], host_network: bool) -> Mapping[str, Any]:

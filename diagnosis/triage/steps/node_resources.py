@@ -29,36 +29,11 @@ def advise(funnel: Funnel) -> Advice:
     found = {name(n): ask.shortages(n) for n in nodes}
     tally = Counter(s.resource for short in found.values() for s in short)
     resource = min(tally, key=lambda r: (-tally[r], r))
-    wanted = ask.fit.get(resource, 1)
     short_here = {
         n: next(s for s in short if s.resource == resource)
         for n, short in found.items()
         if any(s.resource == resource for s in short)
     }
-    largest = max(s.allocatable for s in short_here.values())
-    best = max(short_here, key=lambda n: (short_here[n].allocatable - short_here[n].used, n))
-    free = short_here[best].allocatable - short_here[best].used
-    if resource == "pods":
-        summary = (
-            f"Every node left already runs as many pods as it allows (e.g. {best}: "
-            f"{short_here[best].used} of {short_here[best].allocatable}): `Too many pods`"
-        )
-    elif all(s.never for s in short_here.values()) and len(short_here) == len(nodes):
-        summary = (
-            f"The pod asks {show(resource, wanted)} {resource} but no node left has more than "
-            f"{show(resource, largest)} allocatable: it cannot fit even on an empty node"
-        )
-    elif len(nodes) == 1:
-        summary = (
-            f"{best} has {show(resource, max(free, 0))} {resource} free "
-            f"(allocatable {show(resource, largest)}, used {show(resource, short_here[best].used)}); "
-            f"the pod asks {show(resource, wanted)}: `Insufficient {resource}`"
-        )
-    else:
-        summary = (
-            f"None of the {len(nodes)} nodes left has {show(resource, wanted)} {resource} free for the pod "
-            f"(most free: {best} with {show(resource, max(free, 0))}): `Insufficient {resource}`"
-        )
     others = sorted(set(tally) - {resource})
     evidence = [
         "the pod's requests as the scheduler counts them (containers, init containers, overhead): "
@@ -67,23 +42,54 @@ def advise(funnel: Funnel) -> Advice:
     if others:
         evidence.append(f"also short on some nodes: {', '.join(others)}")
     ranked = sorted(short_here, key=lambda n: (-(short_here[n].allocatable - short_here[n].used), n))
-    for node in ranked[:3]:
-        if resource == "pods":
-            continue
-        takers = sorted(
-            ((pod_requests(p).get(resource, 0), p) for p in ask.pods.get(node, ())),
-            key=lambda held: (-held[0], namespace(held[1]), name(held[1])),
-        )
-        shown = [f"{pod_words(p)} {show(resource, v)}" for v, p in takers if v][:5]
-        if shown:
-            more = len([1 for v, _ in takers if v]) - len(shown)
-            evidence.append(
-                f"{node}: {resource} requested by " + ", ".join(shown) + (f" and {more} more" if more else "")
-            )
+    if resource != "pods":
+        evidence += [line for node in ranked[:3] if (line := _takers(ask, node, resource))]
     commands: list[Command | None] = []
     for node in ranked[:2]:
         commands += (kubectl.node_details(node), kubectl.pod_requests_on_node(node))
+    summary = _summary(ask, nodes, resource, short_here)
     return Advice(summary, tuple(evidence), collect(*commands), fixes=_fixes(funnel))
+
+
+def _summary(ask: Ask, nodes: Sequence[Object], resource: str, short_here: Mapping[str, Shortage]) -> str:
+    """What is short, where it comes closest to fitting, and the scheduler's word for it."""
+    wanted = ask.fit.get(resource, 1)
+    largest = max(s.allocatable for s in short_here.values())
+    best = max(short_here, key=lambda n: (short_here[n].allocatable - short_here[n].used, n))
+    free = short_here[best].allocatable - short_here[best].used
+    if resource == "pods":
+        return (
+            f"Every node left already runs as many pods as it allows (e.g. {best}: "
+            f"{short_here[best].used} of {short_here[best].allocatable}): `Too many pods`"
+        )
+    if all(s.never for s in short_here.values()) and len(short_here) == len(nodes):
+        return (
+            f"The pod asks {show(resource, wanted)} {resource} but no node left has more than "
+            f"{show(resource, largest)} allocatable: it cannot fit even on an empty node"
+        )
+    if len(nodes) == 1:
+        return (
+            f"{best} has {show(resource, max(free, 0))} {resource} free "
+            f"(allocatable {show(resource, largest)}, used {show(resource, short_here[best].used)}); "
+            f"the pod asks {show(resource, wanted)}: `Insufficient {resource}`"
+        )
+    return (
+        f"None of the {len(nodes)} nodes left has {show(resource, wanted)} {resource} free for the pod "
+        f"(most free: {best} with {show(resource, max(free, 0))}): `Insufficient {resource}`"
+    )
+
+
+def _takers(ask: Ask, node: str, resource: str) -> str:
+    """`node: cpu requested by ns/a 4, ns/b 2 and 3 more`: the pods there that hold the most of it."""
+    takers = sorted(
+        ((pod_requests(p).get(resource, 0), p) for p in ask.pods.get(node, ())),
+        key=lambda held: (-held[0], namespace(held[1]), name(held[1])),
+    )
+    shown = [f"{pod_words(p)} {show(resource, v)}" for v, p in takers if v][:5]
+    if not shown:
+        return ""
+    more = len([1 for v, _ in takers if v]) - len(shown)
+    return f"{node}: {resource} requested by " + ", ".join(shown) + (f" and {more} more" if more else "")
 
 
 def _fixes(funnel: Funnel) -> tuple[Change, ...]:

@@ -15,7 +15,7 @@ scheduler filters it with them and without them (`peers.nominated_on`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -126,28 +126,9 @@ class Spread:
             return cls(found, tuple({} for _ in found), tuple({} for _ in found), (False,) * len(found))
         view: TriageView = ask.view
         nodes = ask.shared.universe(view)
-        keys = [c.key for c in found]
-        eligible: list[dict[str, str]] = [{} for _ in found]
-        """Per constraint: eligible node name → its domain."""
-        for node in nodes.values():
-            node_labels = labels(node)
-            if not all(k in node_labels for k in keys):
-                continue
-            for i, c in enumerate(found):
-                if _included(c, ask.placement, node):
-                    eligible[i][name(node)] = node_labels[c.key]
-        counts: list[dict[str, int]] = [dict.fromkeys(e.values(), 0) for e in eligible]
-        matched: list[dict[str, list[Object]]] = [{} for _ in found]
+        eligible = _eligible(found, ask.placement, nodes.values())
         pods = existing(view, queries(pod), (p for on_node in ask.pods.values() for p in on_node), nodes)
-        for other in pods:
-            if namespace(other) != namespace(pod) or meta(other).get("deletionTimestamp") is not None:
-                continue
-            host = text(spec(other).get("nodeName"))
-            for i, c in enumerate(found):
-                domain = eligible[i].get(host)
-                if domain is not None and c.selector.matches(labels(other)):
-                    counts[i][domain] += 1
-                    matched[i].setdefault(domain, []).append(other)
+        counts, matched = _counted(pod, found, eligible, pods)
         nominated = {
             host: tuple(
                 sum(
@@ -239,6 +220,42 @@ class Spread:
             f"(eligible nodes only): {shown or 'no eligible domain'}{more}; "
             f"min {self.minimum(index)}{self._why_min(index)}"
         )
+
+
+def _eligible(
+    found: tuple[Constraint, ...], placement: Placement, nodes: Iterable[Object]
+) -> list[dict[str, str]]:
+    """Per constraint: eligible node name → its domain (the nodes with every constraint's key, that
+    the constraint's policies include)."""
+    keys = [c.key for c in found]
+    eligible: list[dict[str, str]] = [{} for _ in found]
+    for node in nodes:
+        node_labels = labels(node)
+        if not all(k in node_labels for k in keys):
+            continue
+        for i, c in enumerate(found):
+            if _included(c, placement, node):
+                eligible[i][name(node)] = node_labels[c.key]
+    return eligible
+
+
+def _counted(
+    pod: Object, found: tuple[Constraint, ...], eligible: list[dict[str, str]], pods: Iterable[Object]
+) -> tuple[list[dict[str, int]], list[dict[str, list[Object]]]]:
+    """Per constraint: the matching pods of the pod's namespace on its eligible nodes, counted per
+    domain, and those pods per domain."""
+    counts: list[dict[str, int]] = [dict.fromkeys(e.values(), 0) for e in eligible]
+    matched: list[dict[str, list[Object]]] = [{} for _ in found]
+    for other in pods:
+        if namespace(other) != namespace(pod) or meta(other).get("deletionTimestamp") is not None:
+            continue
+        host = text(spec(other).get("nodeName"))
+        for i, c in enumerate(found):
+            domain = eligible[i].get(host)
+            if domain is not None and c.selector.matches(labels(other)):
+                counts[i][domain] += 1
+                matched[i].setdefault(domain, []).append(other)
+    return counts, matched
 
 
 def _included(c: Constraint, placement: Placement, node: Object) -> bool:

@@ -3,7 +3,7 @@ VolumeBinding, VolumeZone): the pod's claims resolved once for all nodes (`Volum
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from diagnosis import objects
@@ -77,22 +77,11 @@ class Volumes:
         if not refs or ask.view is None:
             return cls()
         index = Index(ask.view.storage)
-        ns = namespace(pod)
-        resolved: list[tuple[ClaimRef, Object]] = []
         # VolumeRestrictions: every claim exists (its PreFilter), and no other pod uses a ReadWriteOncePod
         # one (its Filter then refuses every node).
-        for ref in refs:
-            claim = index.claims.get((ns, ref.claim))
-            if claim is None:
-                if ref.ephemeral:
-                    why = (
-                        "waiting for ephemeral volume controller to create the persistentvolumeclaim "
-                        f'"{ref.claim}"'
-                    )
-                else:
-                    why = f'persistentvolumeclaim "{ref.claim}" not found'
-                return cls(everywhere=why)
-            resolved.append((ref, claim))
+        resolved = _resolved(pod, refs, index)
+        if isinstance(resolved, str):
+            return cls(everywhere=resolved)
         in_use = ask.view.storage.users
         used = {
             ref.claim: held
@@ -102,27 +91,8 @@ class Volumes:
         if used:
             return cls(everywhere="; ".join(_used_why(c, held) for c, held in used.items()), users=used)
         # VolumeBinding's PreFilter: a claim that cannot be bound or used anywhere.
-        for ref, claim in resolved:
-            if status(claim).get("phase") == "Lost":
-                lost = text(spec(claim).get("volumeName"))
-                return cls(
-                    everywhere=f'persistentvolumeclaim "{ref.claim}" bound to non-existent '
-                    f'persistentvolume "{lost}"'
-                )
-            if meta(claim).get("deletionTimestamp") is not None:
-                return cls(everywhere=f'persistentvolumeclaim "{ref.claim}" is being deleted')
-            if ref.ephemeral and not _owned_by_pod(claim, pod):
-                return cls(
-                    everywhere=f"PVC {ns}/{ref.claim} was not created for pod {ns}/{name(pod)} "
-                    "(pod is not owner)"
-                )
-            storage_class = index.classes.get(class_of(claim))
-            if (
-                not bound(claim)
-                and storage_class is not None
-                and not isinstance(storage_class.get("volumeBindingMode"), str)
-            ):
-                return cls(everywhere=f'VolumeBindingMode not set for StorageClass "{class_of(claim)}"')
+        if why := _unusable(pod, resolved, index):
+            return cls(everywhere=why)
         immediate = [c for _, c in resolved if not bound(c) and not index.delayed(c)]
         if immediate:
             return cls(
@@ -130,29 +100,15 @@ class Volumes:
                 + "; ".join(_immediate_why(c, index) for c in immediate)
                 + ")"
             )
-        pairs: list[tuple[Object, Object]] = []
-        zoned: list[tuple[Object, Object]] = []
-        for ref, claim in resolved:
-            if not bound(claim):
-                continue
-            volume = index.volume_of(claim)
-            # A bound claim's PV is missing: VolumeZone's PreFilter refuses the pod (VolumeBinding's
-            # Filter then refuses every node too, for an ephemeral volume's claim).
-            if volume is None:
-                return cls(everywhere=f'persistentvolume "{text(spec(claim).get("volumeName"))}" not found')
-            pairs.append((claim, volume))
-            if not ref.ephemeral:
-                zoned.append((claim, volume))
-        new_csi = {}
-        for _, claim in resolved:
-            driver, handle = index.driver(claim)
-            if driver and handle:
-                new_csi[f"{driver}/{handle}"] = driver
+        volumes = _bound_volumes(resolved, index)
+        if isinstance(volumes, str):
+            return cls(everywhere=volumes)
+        pairs, zoned = volumes
         return cls(
             bound=tuple(pairs),
             zoned=tuple(zoned),
             delayed=tuple(c for _, c in resolved if not bound(c)),
-            new_csi=new_csi,
+            new_csi=_new_csi(resolved, index),
             index=index,
             pods_by_node=ask.pods,
         )
@@ -227,24 +183,16 @@ class Volumes:
         selector = spec(claim).get("selector")
         best: tuple[int, str, Object] | None = None
         for volume in self.index.volumes.values():
-            volume_spec = spec(volume)
-            ref = mapping(volume_spec.get("claimRef"))
+            ref = mapping(spec(volume).get("claimRef"))
             if ref and not _bound_to(ref, claim):
                 continue
-            size = count(mapping(volume_spec.get("capacity")).get("storage")) or 0
-            if size < wanted or _mode(volume_spec) != _mode(spec(claim)):
-                continue
-            if meta(volume).get("deletionTimestamp") is not None:
+            size = _big_enough(volume, claim, wanted)
+            if size is None:
                 continue
             fits = volume_affinity(volume, node) is None
             if ref:
                 return volume if fits else None
-            if status(volume).get("phase") != "Available" or class_of(volume) != class_of(claim):
-                continue
-            if selector is not None and not _selects(selector, labels(volume)):
-                continue
-            modes = {text(m) for m in sequence(volume_spec.get("accessModes"))}
-            if not fits or not {text(m) for m in sequence(spec(claim).get("accessModes"))} <= modes:
+            if not fits or not _available_for(volume, claim, selector):
                 continue
             if best is None or size < best[0]:
                 best = (size, name(volume), volume)
@@ -314,6 +262,94 @@ class Volumes:
                         f"the node has {shown}"
                     )
         return None
+
+
+def _resolved(pod: Object, refs: Iterable[ClaimRef], index: Index) -> list[tuple[ClaimRef, Object]] | str:
+    """The pod's claims by its references to them, or why not: the first one missing."""
+    resolved: list[tuple[ClaimRef, Object]] = []
+    for ref in refs:
+        claim = index.claims.get((namespace(pod), ref.claim))
+        if claim is None:
+            if ref.ephemeral:
+                return (
+                    "waiting for ephemeral volume controller to create the persistentvolumeclaim "
+                    f'"{ref.claim}"'
+                )
+            return f'persistentvolumeclaim "{ref.claim}" not found'
+        resolved.append((ref, claim))
+    return resolved
+
+
+def _unusable(pod: Object, resolved: Iterable[tuple[ClaimRef, Object]], index: Index) -> str:
+    """Why a claim of the pod cannot be bound or used on any node (VolumeBinding's PreFilter), or ""."""
+    ns = namespace(pod)
+    for ref, claim in resolved:
+        if status(claim).get("phase") == "Lost":
+            lost = text(spec(claim).get("volumeName"))
+            return f'persistentvolumeclaim "{ref.claim}" bound to non-existent persistentvolume "{lost}"'
+        if meta(claim).get("deletionTimestamp") is not None:
+            return f'persistentvolumeclaim "{ref.claim}" is being deleted'
+        if ref.ephemeral and not _owned_by_pod(claim, pod):
+            return f"PVC {ns}/{ref.claim} was not created for pod {ns}/{name(pod)} (pod is not owner)"
+        storage_class = index.classes.get(class_of(claim))
+        if (
+            not bound(claim)
+            and storage_class is not None
+            and not isinstance(storage_class.get("volumeBindingMode"), str)
+        ):
+            return f'VolumeBindingMode not set for StorageClass "{class_of(claim)}"'
+    return ""
+
+
+def _bound_volumes(
+    resolved: Iterable[tuple[ClaimRef, Object]], index: Index
+) -> tuple[list[tuple[Object, Object]], list[tuple[Object, Object]]] | str:
+    """(claim, its PV) of the bound claims, and of those VolumeZone reads (not an ephemeral volume's);
+    or why not: a bound claim's PV is missing."""
+    pairs: list[tuple[Object, Object]] = []
+    zoned: list[tuple[Object, Object]] = []
+    for ref, claim in resolved:
+        if not bound(claim):
+            continue
+        volume = index.volume_of(claim)
+        # A bound claim's PV is missing: VolumeZone's PreFilter refuses the pod (VolumeBinding's
+        # Filter then refuses every node too, for an ephemeral volume's claim).
+        if volume is None:
+            return f'persistentvolume "{text(spec(claim).get("volumeName"))}" not found'
+        pairs.append((claim, volume))
+        if not ref.ephemeral:
+            zoned.append((claim, volume))
+    return pairs, zoned
+
+
+def _new_csi(resolved: Iterable[tuple[ClaimRef, Object]], index: Index) -> dict[str, str]:
+    """The pod's CSI volumes: unique name (driver/handle) → driver."""
+    new_csi = {}
+    for _, claim in resolved:
+        driver, handle = index.driver(claim)
+        if driver and handle:
+            new_csi[f"{driver}/{handle}"] = driver
+    return new_csi
+
+
+def _big_enough(volume: Object, claim: Object, wanted: int) -> int | None:
+    """The PV's size, when it is big enough for the claim, of its volume mode and not being deleted."""
+    volume_spec = spec(volume)
+    size = count(mapping(volume_spec.get("capacity")).get("storage")) or 0
+    if size < wanted or _mode(volume_spec) != _mode(spec(claim)):
+        return None
+    return None if meta(volume).get("deletionTimestamp") is not None else size
+
+
+def _available_for(volume: Object, claim: Object, selector: object) -> bool:
+    """An unbound PV the claim may take: Available, of its class, selected by its selector, with
+    every access mode it asks."""
+    if status(volume).get("phase") != "Available" or class_of(volume) != class_of(claim):
+        return False
+    if selector is not None and not _selects(selector, labels(volume)):
+        return False
+    modes = {text(m) for m in sequence(spec(volume).get("accessModes"))}
+    return {text(m) for m in sequence(spec(claim).get("accessModes"))} <= modes
 
 
 def _requested(claim: Object) -> int | None:
