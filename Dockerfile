@@ -1,4 +1,4 @@
-# kubewhy: the Slack bot (`kubewhy serve`), with the CLI and the demo snapshots (package `examples`).
+# kubewhy: the Slack bot (`kubewhy serve`), with the CLI and the demo snapshots (`bot/demo/`).
 #
 # Two stages: the build stage installs kubewhy and its runtime dependencies (no test extra) into a
 # virtualenv; the runtime stage copies only that virtualenv onto a clean base and runs it as a

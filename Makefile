@@ -24,32 +24,32 @@ test: lint
 	$(BIN)/pytest -q
 
 demo: install
-	@echo "== The GPU lab: kubewhy triage gpu-triage POD --snapshot examples/gpu-lab.json --format word"
+	@echo "== The GPU lab: kubewhy triage gpu-triage POD --snapshot bot/demo/gpu-lab.json --format word"
 	@for pod in case-ok case-nogpunode case-alloc0 case-taint case-label case-exhaust case-norequest; do \
-	  printf '  %-16s ' $$pod; $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json --format word; \
+	  printf '  %-16s ' $$pod; $(BIN)/kubewhy triage gpu-triage $$pod --snapshot bot/demo/gpu-lab.json --format word; \
 	done
 	@echo
 	@echo "== The first screen of each, with its fix (checked: the funnel, run again on the changed objects)"
 	@for pod in case-ok case-nogpunode case-alloc0 case-taint case-label case-exhaust; do \
-	  $(BIN)/kubewhy triage gpu-triage $$pod --snapshot examples/gpu-lab.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
+	  $(BIN)/kubewhy triage gpu-triage $$pod --snapshot bot/demo/gpu-lab.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
 	done
 	@echo
-	@echo "== The DRA lab (GPUs as ResourceClaims and ResourceSlices): kubewhy triage dra-lab POD --snapshot examples/gpu-dra.json --format word"
+	@echo "== The DRA lab (GPUs as ResourceClaims and ResourceSlices): kubewhy triage dra-lab POD --snapshot bot/demo/gpu-dra.json --format word"
 	@for pod in case-dra-ok case-dra-norequest case-dra-claim case-dra-nogpunode case-dra-tainted case-dra-exhaust case-dra-mig; do \
-	  printf '  %-20s ' $$pod; $(BIN)/kubewhy triage dra-lab $$pod --snapshot examples/gpu-dra.json --format word; \
+	  printf '  %-20s ' $$pod; $(BIN)/kubewhy triage dra-lab $$pod --snapshot bot/demo/gpu-dra.json --format word; \
 	done
 	@echo
 	@echo "== The first screen of each DRA outcome, with its fix (claims, templates and slices changed, then checked)"
 	@for pod in case-dra-ok case-dra-claim case-dra-nogpunode case-dra-tainted case-dra-exhaust; do \
-	  $(BIN)/kubewhy triage dra-lab $$pod --snapshot examples/gpu-dra.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
+	  $(BIN)/kubewhy triage dra-lab $$pod --snapshot bot/demo/gpu-dra.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
 	done
 	@echo
-	@echo "== JobSet incidents: kubewhy jobset why NS NAME --snapshot examples/jobset-*.json --format word"
-	@printf '  %-44s ' duplicate-leader; $(BIN)/kubewhy jobset why llm llm-pretrain --snapshot examples/jobset-leader-duplicate.json --format word
-	@printf '  %-44s ' preemption-restarts; $(BIN)/kubewhy jobset why llm llama3-70b-ft --snapshot examples/jobset-preemption-restarts.json --format word
+	@echo "== JobSet incidents: kubewhy jobset why NS NAME --snapshot bot/demo/jobset-*.json --format word"
+	@printf '  %-44s ' duplicate-leader; $(BIN)/kubewhy jobset why llm llm-pretrain --snapshot bot/demo/jobset-leader-duplicate.json --format word
+	@printf '  %-44s ' preemption-restarts; $(BIN)/kubewhy jobset why llm llama3-70b-ft --snapshot bot/demo/jobset-preemption-restarts.json --format word
 	@echo
-	@echo "== The masked leader-pending on TPUs: kubewhy jobset why llm maxtext-v5e --snapshot examples/jobset-leader-pending-tpu.json"
-	@$(BIN)/kubewhy jobset why llm maxtext-v5e --snapshot examples/jobset-leader-pending-tpu.json
+	@echo "== The masked leader-pending on TPUs: kubewhy jobset why llm maxtext-v5e --snapshot bot/demo/jobset-leader-pending-tpu.json"
+	@$(BIN)/kubewhy jobset why llm maxtext-v5e --snapshot bot/demo/jobset-leader-pending-tpu.json
 	@echo
 	@echo '== In Slack (the whole bot pipeline in-process): kubewhy ask "/triage gpu-triage case-exhaust"'
 	@$(BIN)/kubewhy ask "/triage gpu-triage case-exhaust"

@@ -1,5 +1,5 @@
 """The live CLI's floor: `kubewhy triage` run as a process, from its start to its exit, through a
-kubeconfig against the API simulator serving the GPU lab (`examples/gpu-lab.json`, 7 nodes). On a
+kubeconfig against the API simulator serving the GPU lab (`bot/demo/gpu-lab.json`, 7 nodes). On a
 small cluster nearly all of it is starting Python and importing kubewhy and the `kubernetes` client;
 the same question on the same lab read from the snapshot file shows what reading costs beside it.
 
@@ -22,7 +22,7 @@ from devtools.apisim import serve
 from devtools.botenv import KUBEWHY
 
 BENCHMARK = "e. live CLI"
-LAB = ROOT / "examples" / "gpu-lab.json"
+LAB = ROOT / "bot" / "demo" / "gpu-lab.json"
 POD = ("gpu-triage", "case-exhaust")
 """Pinned to the lab's A100 node, whose GPUs are taken: a funnel, the node's pods read, `exhausted`."""
 PACKAGES = ("bot", "cluster", "diagnosis", "handlers")

@@ -1,7 +1,7 @@
 """A bounded soak: slash commands through `kubewhy serve` while its cluster fails in every way in turn,
 and what the bot holds before and after.
 
-The bot reads the GPU lab (examples/gpu-lab.json) from an API simulator with a 1 s timeout. Commands
+The bot reads the GPU lab (bot/demo/gpu-lab.json) from an API simulator with a 1 s timeout. Commands
 go in waves of `WAVE`, all at once, each in its own channel; each wave runs under the next fault of
 `FAULTS` (cleared between waves) and waits for every answer. Most ask `/triage` about a lab pod, one
 in ten about a pod that does not exist, one in ten `/jobset why` a pasted admission error. Measured
@@ -33,7 +33,7 @@ from devtools.botenv import SECRET
 from devtools.slack import DevSlack
 
 BENCHMARK = "f. soak"
-LAB = ROOT / "examples" / "gpu-lab.json"
+LAB = ROOT / "bot" / "demo" / "gpu-lab.json"
 PODS = (
     "case-alloc0",
     "case-exhaust",

@@ -2,16 +2,17 @@
 a channel configured for it, the whole answer to the asker alone.
 
 The verdict message carries its target in Slack message metadata (and in its buttons' values), so a
-follow-up in its thread, or a click, needs no server state.
+follow-up in its thread, or a click, needs no server state. `Poster` also posts, rewrites and reads back
+the sentinel's incidents (`bot.sentinel`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -19,23 +20,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import blocks, messages
 from bot.blocks import SlackMessage
 from bot.checks import Check
+from bot.metadata import metadata_payload
 from handlers.reply import Reply
 from handlers.requests import Target
 
 EVENT_TYPE = "kubewhy_verdict"
-Model = TypeVar("Model", bound=BaseModel)
-
-
-def metadata_payload(model: type[Model], message: Mapping[str, Any], event_type: str) -> Model | None:
-    """The payload of a message's Slack metadata of this event type, or None when the message carries
-    none or a payload that does not validate (metadata is shown to anyone who reads the channel)."""
-    metadata = message.get("metadata") or {}
-    if metadata.get("event_type") != event_type:
-        return None
-    try:
-        return model.model_validate(metadata.get("event_payload"))
-    except ValidationError:
-        return None
 
 NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
 """What chat.postMessage answers where the bot is not a member: a channel it was not invited to, a
@@ -105,6 +94,8 @@ def _metadata(check: Check) -> dict[str, Any] | None:
 
 
 class Poster:
+    """The bot's messages in Slack: posted, rewritten, and read back with their metadata."""
+
     def __init__(self, client: AsyncWebClient) -> None:
         self._client = client
 
@@ -119,22 +110,13 @@ class Poster:
             return None
         verdict = blocks.verdict_message(check, actions(check, False), _button(check))
         try:
-            response = await self._client.chat_postMessage(
-                channel=place.channel,
-                thread_ts=place.thread_ts,
-                text=verdict.text,
-                blocks=list(verdict.blocks),
-                metadata=_metadata(check),
-                unfurl_links=False,
-                unfurl_media=False,
-            )
+            ts = await self.say(place.channel, place.thread_ts, verdict, _metadata(check))
         except SlackApiError as error:
             if place.respond is None or error.response.get("error") not in NOT_A_MEMBER:
                 raise
             await self.personal(place, blocks.note(messages.not_in_channel()))
             await self._privately(place, check)
             return None
-        ts: str = response["ts"]
         await self.details(place.channel, place.thread_ts or ts, check)
         return ts
 
@@ -151,9 +133,7 @@ class Poster:
     async def update(self, channel: str, ts: str, check: Check) -> None:
         """Show the latest check in the verdict message, so the channel sees the current verdict."""
         verdict = blocks.verdict_message(check, actions(check, False), _button(check))
-        await self._client.chat_update(
-            channel=channel, ts=ts, text=verdict.text, blocks=list(verdict.blocks), metadata=_metadata(check)
-        )
+        await self.rewrite(channel, ts, verdict, _metadata(check))
 
     async def say(
         self,
@@ -161,20 +141,58 @@ class Poster:
         thread_ts: str | None,
         message: SlackMessage,
         metadata: dict[str, Any] | None = None,
-    ) -> None:
-        await self._client.chat_postMessage(
+        *,
+        unfurl: bool | None = False,
+    ) -> str:
+        """Post `message` in the thread of `thread_ts`, or in the channel when it is None; returns its
+        ts. Its links get no preview unless `unfurl` (None: Slack's default)."""
+        response = await self._client.chat_postMessage(
             channel=channel,
             thread_ts=thread_ts,
             text=message.text,
             blocks=list(message.blocks),
             metadata=metadata,
-            unfurl_links=False,
-            unfurl_media=False,
+            unfurl_links=unfurl,
+            unfurl_media=unfurl,
         )
+        ts: str = response["ts"]
+        return ts
+
+    async def rewrite(
+        self, channel: str, ts: str, message: SlackMessage, metadata: dict[str, Any] | None
+    ) -> None:
+        """Replace the message at `ts`, its metadata included."""
+        await self._client.chat_update(
+            channel=channel, ts=ts, text=message.text, blocks=list(message.blocks), metadata=metadata
+        )
+
+    async def history(self, channel: str, oldest: float, limit: int, pages: int) -> list[Mapping[str, Any]]:
+        """The channel's messages since `oldest` (epoch seconds), newest first, with their metadata: at
+        most `pages` pages of `limit` messages."""
+        found: list[Mapping[str, Any]] = []
+        cursor = None
+        for _ in range(pages):
+            answer = await self._client.conversations_history(
+                channel=channel, oldest=f"{oldest:.6f}", limit=limit, cursor=cursor, include_all_metadata=True
+            )
+            found += answer.get("messages") or []
+            cursor = (answer.get("response_metadata") or {}).get("next_cursor")
+            if not (answer.get("has_more") and cursor):
+                break
+        return found
+
+    async def message(self, channel: str, ts: str) -> Mapping[str, Any]:
+        """The channel's message at `ts` as it is now, with its metadata ({} when it is gone)."""
+        answer = await self._client.conversations_history(
+            channel=channel, latest=ts, oldest=ts, inclusive=True, limit=1, include_all_metadata=True
+        )
+        found: Mapping[str, Any] = next((m for m in answer.get("messages") or [] if m.get("ts") == ts), {})
+        return found
 
     async def personal(self, place: Place, message: SlackMessage) -> None:
         """Show `message` to the asker only: through the response_url when there is one (it works even
-        where the bot is not a member), else with chat.postEphemeral."""
+        where the bot is not a member), else with chat.postEphemeral (as text alone when it has no
+        blocks)."""
         if place.respond is not None:
             await place.respond(
                 text=message.text,
@@ -188,5 +206,5 @@ class Poster:
             user=place.user,
             thread_ts=place.thread_ts,
             text=message.text,
-            blocks=list(message.blocks),
+            blocks=list(message.blocks) or None,
         )

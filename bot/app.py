@@ -20,9 +20,10 @@ from bot.answers import Poster
 from bot.checks import Checker
 from bot.clusters import Clusters
 from bot.edge import Inflight, SeenRequests
+from bot.incident_message import SILENCE
 from bot.listeners import Deps, Listeners
 from bot.metrics import Metrics
-from bot.sentinel import SILENCE, Sentinel
+from bot.sentinel import Sentinel
 from bot.settings import Config
 from bot.threads import Watches
 
@@ -72,7 +73,7 @@ def assemble(config: Config, clusters: Clusters, client: AsyncWebClient) -> Deps
         metrics=metrics,
         seen=SeenRequests(),
         inflight=Inflight(),
-        sentinel=Sentinel(config, clusters, check, client, poster, access, metrics),
+        sentinel=Sentinel(config, clusters, check, poster, access, metrics),
     )
 
 

@@ -3,8 +3,8 @@
 A signed slash command goes through the real bolt app (signature check, ack, authorization, posting)
 whose Web API calls are answered by the local Slack server; what it posted (the channel message and
 its thread, or what only the asker sees) is then printed as plain text. Without `--snapshot`, the
-clusters are the embedded demo: each snapshot of the `examples` package is a cluster of its own, named
-after its file, and the one that holds the object asked about answers (`--cluster` picks another).
+clusters are the embedded demo: each snapshot of `bot/demo/` is a cluster of its own, named after its
+file, and the one that holds the object asked about answers (`--cluster` picks another).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def run(text: str, snapshot: str | PathLike[str] | None) -> int:
             if snapshot is not None:
                 config = Config(clusters={"snapshot": ClusterConfig(snapshot=Path(snapshot))})
             else:
-                config = _demo(stack.enter_context(as_file(files("examples"))), request)
+                config = _demo(stack.enter_context(as_file(files("bot") / "demo")), request)
             clusters = Clusters.from_config(config)
         except ClusterError as error:
             return _fail(str(error), 3)

@@ -265,7 +265,7 @@ def detail_fallback(target: str) -> str:
     return f"Evidence and next commands for {target}"
 
 
-# ---- the sentinel (bot/sentinel.py)
+# ---- the sentinel (bot/sentinel.py, bot/incident_message.py)
 
 SILENCE = "Silence…"
 SILENCE_CHOICES = (

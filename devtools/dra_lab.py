@@ -1,4 +1,4 @@
-"""The DRA lab (`examples/gpu-dra.json`) and the DRA snapshots of the triage corpus, written from
+"""The DRA lab (`bot/demo/gpu-dra.json`) and the DRA snapshots of the triage corpus, written from
 `devtools.dra`: `python -m devtools.dra_lab` rewrites them (a test checks the files match).
 
 The lab: five nodes whose GPUs the NVIDIA DRA driver serves (A100 40 GB and 80 GB, an H100 with one GPU
@@ -186,13 +186,18 @@ def lab(version: str = "v1") -> list[Obj]:
 
 
 FILES: dict[str, Callable[[], list[Obj]]] = {
-    "examples/gpu-dra.json": lab,
+    "bot/demo/gpu-dra.json": lab,
 }
 
 
+def write_file(path: str) -> None:
+    """Rewrites the file of `FILES` at `path` (from the repository root)."""
+    (ROOT / path).write_text(json.dumps(dra.as_list(FILES[path]()), indent=1) + "\n")
+
+
 def write() -> None:
-    for path, build in FILES.items():
-        (ROOT / path).write_text(json.dumps(dra.as_list(build()), indent=1) + "\n")
+    for path in FILES:
+        write_file(path)
 
 
 # --- the corpus -------------------------------------------------------------------------------------

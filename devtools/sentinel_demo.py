@@ -18,7 +18,7 @@ from typing import Any
 
 import aiohttp
 
-from bot import blocks, sentinel
+from bot import blocks, incidents, sentinel
 from bot.app import assemble, build_client
 from bot.clusters import Clusters
 from bot.localslack import BOT_ID, LocalSlack, Message
@@ -38,7 +38,7 @@ def _incident(slack: LocalSlack) -> Message | None:
     found = [
         m
         for m in slack.channel_messages(CHANNEL)
-        if (m.metadata or {}).get("event_type") == sentinel.INCIDENT
+        if (m.metadata or {}).get("event_type") == incidents.INCIDENT
     ]
     return found[0] if found else None
 

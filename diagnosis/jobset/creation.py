@@ -9,6 +9,7 @@ message beside them.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -421,56 +422,79 @@ def _free_domain(family: Family, child: Child, leader: Object) -> Fix | None:
     """End the pods of other workloads that hold the devices of the smallest topology domain where the
     whole child Job would then fit: the leader, with that domain selected, passes every check on at least
     as many nodes as the child Job has pods. A domain holding this JobSet's own pods is left alone."""
-    view, key, need = family.view, child.topology_key, child.wanted
     asks = effective_requests(leader)
-    if not asks or need < 1:
+    if not asks or child.wanted < 1:
         return None
-    own = top_owner(leader)
+    best: _Freed | None = None
+    for value, members in sorted(_domains(family.view.nodes, child.topology_key).items()):
+        if len(members) < child.wanted:
+            continue
+        freed = _freed(family, child, leader, value, members, set(asks))
+        if freed is not None and (best is None or len(freed.held) < len(best.held)):
+            best = freed
+    return None if best is None else _freeing(child, best)
+
+
+@dataclass(frozen=True)
+class _Freed:
+    """A topology domain whose devices other workloads' pods hold: those pods, and the nodes on which
+    the leader, sent to the domain, passes every check once they end."""
+
+    value: str
+    held: list[Object]
+    opens: tuple[str, ...]
+
+
+def _domains(nodes: Iterable[Object], key: str) -> dict[str, list[str]]:
+    """The names of the nodes of each value of the topology label `key`."""
     domains: dict[str, list[str]] = {}
-    for node in view.nodes:
+    for node in nodes:
         if value := labels(node).get(key):
             domains.setdefault(value, []).append(name(node))
-    best: tuple[int, str, list[Object], tuple[str, ...]] | None = None
-    for value, members in sorted(domains.items()):
-        if len(members) < need:
-            continue
-        held = [
-            p
-            for p in view.bound_pods
-            if node_name(p) in members and set(effective_requests(p)) & set(asks) and holds_node(p)
-        ]
-        if not held or any(top_owner(p) == own and namespace(p) == family.namespace for p in held):
-            continue
-        gone = {(namespace(p), name(p)) for p in held}
-        placed = merge_patch(leader, {"spec": {"nodeSelector": {key: value}}})
-        rest = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in gone)
-        opens = gpu.passing(TriageView(placed, view.nodes, rest, (), view.now))
-        if len(opens) >= need and (best is None or len(held) < best[0]):
-            best = (len(held), value, held, opens)
-    if best is None:
+    return domains
+
+
+def _freed(
+    family: Family, child: Child, leader: Object, value: str, members: list[str], asks: set[str]
+) -> _Freed | None:
+    """The domain `key=value` freed of the pods that hold the devices the leader asks on its nodes
+    `members`; None when none holds any, one is this JobSet's own, or too few nodes would then open."""
+    view, key, own = family.view, child.topology_key, top_owner(leader)
+    held = [
+        p
+        for p in view.bound_pods
+        if node_name(p) in members and set(effective_requests(p)) & asks and holds_node(p)
+    ]
+    if not held or any(top_owner(p) == own and namespace(p) == family.namespace for p in held):
         return None
-    _, value, held, opens = best
-    owners: dict[tuple[str, str, str], int] = {}
-    for pod in held:
-        key_of = (top_owner(pod).kind, namespace(pod), top_owner(pod).name)
-        owners[key_of] = owners.get(key_of, 0) + 1
+    gone = {(namespace(p), name(p)) for p in held}
+    placed = merge_patch(leader, {"spec": {"nodeSelector": {key: value}}})
+    rest = tuple(p for p in view.bound_pods if (namespace(p), name(p)) not in gone)
+    opens = gpu.passing(TriageView(placed, view.nodes, rest, (), view.now))
+    return _Freed(value, held, opens) if len(opens) >= child.wanted else None
+
+
+def _freeing(child: Child, freed: _Freed) -> Fix:
+    """The fix that ends the pods holding the domain: a Deployment or StatefulSet scaled to zero, any
+    other pod deleted."""
+    held, opens = freed.held, freed.opens
+    owners = Counter((top_owner(pod).kind, namespace(pod), top_owner(pod).name) for pod in held)
     whose = ", ".join(
         f"{k} {ns}/{n} ({count} pod{'s' if count > 1 else ''})" for (k, ns, n), count in owners.items()
     )
+    scaled = ("Deployment", "StatefulSet")
     commands = collect(
-        *(
-            kubectl.scale_to_zero(k, ns, n) if k in ("Deployment", "StatefulSet") else None
-            for (k, ns, n) in owners
-        ),
+        *(kubectl.scale_to_zero(k, ns, n) for (k, ns, n) in owners if k in scaled),
         *(
             kubectl.delete_pod(namespace(p), name(p), f"End {name(p)} to free its devices")
             for p in held
-            if top_owner(p).kind not in ("Deployment", "StatefulSet")
+            if top_owner(p).kind not in scaled
         ),
     )
+    fit = f"{', '.join(opens[:4])}{' …' if len(opens) > 4 else ''}"
     return Fix(
-        f"free the topology domain {key}={value} for the whole child Job {child.name}: end {whose}; its "
-        f"{need} pods then fit on {', '.join(opens[:4])}{' …' if len(opens) > 4 else ''}",
+        f"free the topology domain {child.topology_key}={freed.value} for the whole child Job {child.name}: "
+        f"end {whose}; its {child.wanted} pods then fit on {fit}",
         None,
         opens,
         commands,

@@ -48,7 +48,7 @@ from diagnosis.objects import (
 from diagnosis.relations import node_name, owned_by
 from diagnosis.views import JobSetView
 
-__all__ = ["CHECKS", "explain"]
+__all__ = ["explain"]
 
 Check = Callable[[Family], Diagnosis | None]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from tests.corpus import ROOT
+from devtools.corpus import ROOT
 
 DOCKERFILE = ROOT / "Dockerfile"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from tests.corpus import ROOT
+from devtools.corpus import ROOT
 
 DEPLOY = ROOT / "deploy"
 OVERLAYS = ("http", "socket-mode")

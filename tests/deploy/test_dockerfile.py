@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from tests.corpus import ROOT
+from devtools.corpus import ROOT
 from tests.deploy import dockerfile
 
 HADOLINT = Path(sys.executable).parent / "hadolint"
@@ -86,7 +86,7 @@ async def test_healthcheck_fails_when_nothing_listens(unused_tcp_port: int) -> N
 
 def test_build_context_admits_exactly_what_pip_installs() -> None:
     """.dockerignore is an allowlist: a package added to pyproject.toml but not admitted here would be
-    missing from the image (and the `examples` package carries the demo snapshots)."""
+    missing from the image (the demo snapshots are package data of `bot`)."""
     lines = [
         line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.strip() and not line.startswith("#")

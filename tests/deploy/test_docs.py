@@ -10,7 +10,7 @@ from typing import get_args, get_origin
 from pydantic import BaseModel
 
 from bot.settings import Config, Settings
-from tests.corpus import ROOT
+from devtools.corpus import ROOT
 
 SECTION = "## Configuration reference"
 

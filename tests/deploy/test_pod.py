@@ -15,13 +15,13 @@ import yaml
 from bot.app import COMMANDS
 from bot.localslack import FORM, command_body
 from devtools.apisim import serve
+from devtools.corpus import ROOT
 from devtools.slack import DevSlack
-from tests.corpus import ROOT
 from tests.deploy import dockerfile
 from tests.deploy.rendered import OVERLAYS, container, pod_env, render, the
 from tests.slack.support import Bot, running_bot
 
-GPU_LAB = ROOT / "examples" / "gpu-lab.json"
+GPU_LAB = ROOT / "bot" / "demo" / "gpu-lab.json"
 STARTUP_SECONDS = 15.0
 """How long the bot may take to become ready (the kubelet keeps probing; a test must end)."""
 

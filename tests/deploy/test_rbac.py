@@ -29,7 +29,7 @@ from cluster.lease import GROUP as LEASE_GROUP
 from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
 from devtools.apisim import Request, Simulator, serve
-from tests.corpus import Case, cases
+from devtools.corpus import Case, cases
 from tests.deploy.rendered import OVERLAYS, Object, render, the
 from tests.live.support import start_cache
 

@@ -12,12 +12,12 @@ import pytest
 
 from devtools.apisim import Simulator, serve
 from devtools.botenv import kubectl
+from devtools.corpus import Case, cases
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Command, Diagnosis
 from diagnosis.triage.classify import classify
 from handlers.reply import Reply, Scope
 from handlers.triage import triage
-from tests.corpus import Case, cases
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
 
 pytestmark = pytest.mark.kubectl

@@ -19,11 +19,11 @@ import yaml
 
 from devtools.apisim import serve
 from devtools.botenv import kubectl
+from devtools.corpus import Case
 from diagnosis.dra_objects import Dra, pod_claims
 from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.triage.classify import classify, passing
-from tests.corpus import Case
 from tests.unit.test_fixes import ANSWERS, LADDER
 from tests.unit.test_gpu_corpus import items, view_of
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from cluster.cache import CacheOptions
 from cluster.live import LiveReader
 from devtools.apisim import Simulator
-from tests.corpus import Case
+from devtools.corpus import Case
 
 GPU_CLUSTER = Path(__file__).with_name("data") / "gpu-cluster.json"
 """A GKE cluster with A100, L4 Spot and CPU pools, pods of every triage verdict, Kueue and a JobSet

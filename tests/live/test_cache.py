@@ -16,6 +16,7 @@ from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader, load_objects
 from cluster.transport import Retry
 from devtools.apisim import Request, Simulator, serve
+from devtools.corpus import ROOT, cases
 from diagnosis.model import PodVerdict
 from diagnosis.objects import kind, labels, meta, name, sequence, spec
 from diagnosis.relations import holds_node
@@ -27,11 +28,10 @@ from diagnosis.triage.scheduling import Placement, taints
 from diagnosis.workloads import priority
 from handlers.reply import Scope
 from handlers.triage import triage
-from tests.corpus import ROOT, cases
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled
 from tests.unit.test_gpu_corpus import view_of
 
-DRA_LAB = ROOT / "examples" / "gpu-dra.json"
+DRA_LAB = ROOT / "bot" / "demo" / "gpu-dra.json"
 NO_DRA_OBJECTS = {"deviceclasses": 0, "resourceclaims": 0, "resourceslices": 0}
 """The lab cluster's API serves resource.k8s.io, with no object in it."""
 

@@ -19,9 +19,9 @@ from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.live import LiveReader
 from cluster.transport import Retry
 from devtools.apisim import Faults, serve
+from devtools.corpus import CORPUS
 from diagnosis.model import PodVerdict
 from diagnosis.triage.classify import classify
-from tests.corpus import CORPUS
 from tests.live.support import GPU_CLUSTER, live_reader
 
 KUEUE_GATED = CORPUS / "triage" / "kueue-gated.json"

@@ -9,12 +9,12 @@ import pytest
 
 from cluster.snapshot import SnapshotReader
 from devtools.apisim import Request, serve
+from devtools.corpus import Case, cases
 from diagnosis import events
 from diagnosis.jobset.explain import explain
 from diagnosis.objects import Object, name, namespace, spec, uid
 from diagnosis.triage.classify import classify, serving_nothing
 from diagnosis.views import JobSetView, TriageView
-from tests.corpus import Case, cases
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, cached_reader, live_reader
 
 TRIAGE = [*cases("triage"), *OWN_TRIAGE]

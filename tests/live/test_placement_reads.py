@@ -8,8 +8,8 @@ from pathlib import Path
 
 from cluster.snapshot import SnapshotReader
 from devtools.apisim import Request, serve
+from devtools.corpus import ROOT
 from diagnosis.triage.classify import classify
-from tests.corpus import ROOT
 from tests.live.support import live_reader
 
 TRIAGE = ROOT / "tests" / "corpus" / "triage"

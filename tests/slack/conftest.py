@@ -9,10 +9,10 @@ from contextlib import ExitStack
 import pytest
 import yaml
 
+from devtools import corpus
 from devtools.apisim import serve
 from devtools.botenv import free_port
 from devtools.slack import DevSlack
-from tests import corpus
 from tests.slack.support import (
     GPU_LAB,
     TOKEN,

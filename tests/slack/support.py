@@ -204,7 +204,7 @@ def running_bot(slack: DevSlack, folder: Path, config: Mapping[str, Any], **env:
         assert status == 0, f"kubewhy serve exited {status}:\n{log.read_text()}"
 
 
-GPU_LAB = ROOT / "examples" / "gpu-lab.json"
+GPU_LAB = ROOT / "bot" / "demo" / "gpu-lab.json"
 WATCH_SECONDS = 0.3
 WATCH_MINUTES = 0.05
 """Watches in the tests: a re-check every 0.3 s, for up to 3 s."""

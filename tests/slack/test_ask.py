@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
+from devtools import corpus
 from devtools.botenv import KUBEWHY
-from tests import corpus
 
 
 def ask(*args: str) -> subprocess.CompletedProcess[str]:

@@ -12,10 +12,10 @@ from bot import blocks
 from bot.checks import Check
 from bot.render import as_text, first_screen
 from cluster.snapshot import SnapshotReader
+from devtools.corpus import Case, cases
 from handlers import jobset, triage
 from handlers.reply import Reply, Scope
 from handlers.requests import Target
-from tests.corpus import Case, cases
 
 CASES = [*cases("triage"), *cases("jobset")]
 CLUSTER = "gke-prod"

@@ -26,8 +26,8 @@ import yaml
 
 from bot.app import assemble, build_client
 from bot.clusters import Clusters
+from bot.incidents import HELD, IncidentMeta
 from bot.localslack import BOT_ID, Message
-from bot.sentinel import HELD, IncidentMeta
 from bot.settings import ClusterConfig, Config, SentinelConfig
 from devtools.apisim import Simulator, serve
 from devtools.apisim.resources import Resource, lookup
@@ -37,7 +37,7 @@ from devtools.workloads import NODE, gpu_node, gpu_pod, placed
 from tests.slack.support import GPU_LAB, ONCALL, ROOT, TOKEN, Bot, shown
 
 NAMESPACE = "kubewhy"
-RESTARTS = ROOT / "examples" / "jobset-preemption-restarts.json"
+RESTARTS = ROOT / "bot" / "demo" / "jobset-preemption-restarts.json"
 
 CHANNELS = LIFECYCLE, EARLY, BURST, LOOP, QUIET, LIMITED, FAILOVER = tuple(f"C0SENT{i}" for i in range(7))
 KEY_FIELDS = ("cluster", "namespace", "kind", "name", "cause")

@@ -12,9 +12,9 @@ import pytest
 
 from bot.app import WEB_API_METHODS
 from bot.localslack import FORM, command_body
+from devtools import corpus
 from devtools.apisim import serve
 from devtools.slack import JSON, DevSlack, block_action, mention_event
-from tests import corpus
 from tests.slack.support import (
     GPU_LAB,
     ONCALL,

@@ -9,12 +9,12 @@ import shlex
 
 import pytest
 
+from devtools.corpus import Case
 from diagnosis.jobset import admission
 from diagnosis.jobset.admission import explain_message
 from diagnosis.jobset.explain import explain
 from diagnosis.jobset.family import Family, Refusal
 from diagnosis.model import JobSetVerdict
-from tests.corpus import Case
 from tests.unit.test_jobset_corpus import CASES, _items, view_of
 
 V = JobSetVerdict

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 import diagnosis
+from devtools.corpus import ROOT
 from diagnosis.jobset.explain import CHECKS
 from diagnosis.model import JobSetVerdict, PodVerdict
 from diagnosis.triage.classify import FUNNEL
-from tests.corpus import ROOT
 
 ARCHITECTURE = (ROOT / "ARCHITECTURE.md").read_text()
 ROW = re.compile(r"^\| ([a-z-]+) \| `([a-z_.]+)`(?: \(funnel step\))? \|$", re.MULTILINE)

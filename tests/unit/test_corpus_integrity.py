@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import cases
+from devtools.corpus import cases
 
 SNAPSHOTS = sorted({case.snapshot for kind in ("triage", "jobset") for case in cases(kind)})
 

@@ -10,6 +10,7 @@ import json
 import shlex
 from dataclasses import replace
 
+from devtools.corpus import ROOT
 from diagnosis.dra_objects import Claim, Dra
 from diagnosis.model import Fix
 from diagnosis.triage.classify import classify
@@ -17,10 +18,9 @@ from diagnosis.triage.fixes import changed as changed_view
 from diagnosis.triage.fixes import ending
 from diagnosis.triage.funnel import Shared
 from diagnosis.views import TriageView
-from tests.corpus import ROOT
 from tests.unit.test_gpu_corpus import view_of
 
-LAB = ROOT / "examples/gpu-dra.json"
+LAB = ROOT / "bot/demo/gpu-dra.json"
 GKE = ROOT / "tests/corpus/triage/dra-gke-h100-v1beta1.json"
 MIG = ROOT / "tests/corpus/triage/dra-mig-v1beta2.json"
 DOMAIN = ROOT / "tests/corpus/triage/dra-compute-domain.json"

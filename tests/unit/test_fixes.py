@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT, Case
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, passing
 from diagnosis.views import TriageView
-from tests.corpus import ROOT, Case
 from tests.unit.test_gpu_corpus import CASES, items, view_of
 
 LADDER = list(PodVerdict)
@@ -88,7 +88,7 @@ def _first(snapshot: str, ns: str, pod: str) -> Fix:
 
 
 def test_exhausted_first_asks_what_the_node_has_free_then_frees_the_holder() -> None:
-    fixes = classify(view_of(ROOT / "examples/gpu-lab.json", "gpu-triage", "case-exhaust")).fixes
+    fixes = classify(view_of(ROOT / "bot/demo/gpu-lab.json", "gpu-triage", "case-exhaust")).fixes
     assert [f.summary.split(" in ")[0] for f in fixes][:1] == ["ask 1 nvidia.com/gpu instead of 2"]
     assert fixes[0].pod_patch is not None
     container = fixes[0].pod_patch["spec"]["containers"][0]
@@ -109,7 +109,7 @@ def test_terminating_holders_are_waited_for_before_anything_else() -> None:
 
 
 def test_a_toleration_patch_keeps_the_pods_own_tolerations() -> None:
-    view = view_of(ROOT / "examples/gpu-lab.json", "gpu-triage", "case-taint")
+    view = view_of(ROOT / "bot/demo/gpu-lab.json", "gpu-triage", "case-taint")
     fix = classify(view).fixes[0]
     assert fix.pod_patch is not None
     assert fix.pod_patch["spec"]["tolerations"][: len(view.pod["spec"]["tolerations"])] == list(
@@ -121,7 +121,7 @@ def test_a_toleration_patch_keeps_the_pods_own_tolerations() -> None:
 
 
 def test_a_label_fix_selects_a_value_that_exists_and_names_the_pool() -> None:
-    fix = _first("examples/gpu-lab.json", "gpu-triage", "case-label")
+    fix = _first("bot/demo/gpu-lab.json", "gpu-triage", "case-label")
     assert fix.pod_patch == {"spec": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"}}}
     assert fix.opens == ("lab-node-0",)
 

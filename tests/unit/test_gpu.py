@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.objects import Object, name
 from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
@@ -16,10 +17,9 @@ from diagnosis.triage.findings import Findings
 from diagnosis.triage.funnel import Ask, Drop, Stage, run, stage_line
 from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
-from tests.corpus import ROOT
 from tests.unit.test_gpu_corpus import NOW, find_pod, items, view_of
 
-LAB = ROOT / "examples/gpu-lab.json"
+LAB = ROOT / "bot/demo/gpu-lab.json"
 
 
 def lab(kind: str, name: str) -> dict[str, Any]:

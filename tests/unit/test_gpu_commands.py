@@ -11,11 +11,11 @@ import pytest
 
 from devtools.apisim import serve
 from devtools.botenv import kubectl as kubectl_run
+from devtools.corpus import Case
 from diagnosis.commands import describe, events_about
 from diagnosis.model import Command
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.classify import classify
-from tests.corpus import Case
 from tests.unit.test_gpu_corpus import CASES, items, view_of
 
 READ_VERBS = {"get", "describe", "logs"}

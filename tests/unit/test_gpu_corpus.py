@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT, Case, cases
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.triage.classify import classify, node_reads, serving_nothing, usage_candidates
 from diagnosis.triage.findings import Findings
 from diagnosis.triage.runner import reaches_funnel
 from diagnosis.views import Peers, Storage, TriageView
-from tests.corpus import ROOT, Case, cases
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 """The time the corpus snapshots were taken."""
@@ -199,7 +199,7 @@ def test_corpus_reaches_every_verdict_three_ways() -> None:
 
 
 def test_gpu_lab_is_in_the_corpus() -> None:
-    lab = {c.name: c.verdict for c in CASES if c.snapshot == ROOT / "examples/gpu-lab.json"}
+    lab = {c.name: c.verdict for c in CASES if c.snapshot == ROOT / "bot/demo/gpu-lab.json"}
     assert lab == {
         "case-ok": "ok",
         "case-nogpunode": "no-gpu-node",
@@ -215,7 +215,7 @@ def test_gpu_lab_is_in_the_corpus() -> None:
 
 
 def test_lab_taint_names_the_taint_and_gives_the_toleration() -> None:
-    found = diagnose("examples/gpu-lab.json", "gpu-triage", "case-taint")
+    found = diagnose("bot/demo/gpu-lab.json", "gpu-triage", "case-taint")
     assert "lab-node-0" in found.summary
     assert "nvidia.com/gpu=present:NoSchedule" in found.summary
     assert (
@@ -228,7 +228,7 @@ def test_lab_taint_names_the_taint_and_gives_the_toleration() -> None:
 
 
 def test_lab_exhausted_shows_used_free_and_the_holder() -> None:
-    found = diagnose("examples/gpu-lab.json", "gpu-triage", "case-exhaust")
+    found = diagnose("bot/demo/gpu-lab.json", "gpu-triage", "case-exhaust")
     assert found.summary == (
         "lab-node-0 has 1 nvidia.com/gpu free of 2 (1 held by gpu-triage/case-ok); the pod asks 2"
     )
@@ -241,14 +241,14 @@ def test_lab_exhausted_shows_used_free_and_the_holder() -> None:
 
 
 def test_lab_label_mismatch_names_the_label_and_what_nodes_have() -> None:
-    found = diagnose("examples/gpu-lab.json", "gpu-triage", "case-label")
+    found = diagnose("bot/demo/gpu-lab.json", "gpu-triage", "case-label")
     assert "nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB" in found.summary
     assert "label nvidia.com/gpu.product on the 3 nodes: NVIDIA-L4 ×2, (absent) ×1" in found.evidence
     assert "kubectl get nodes -L nvidia.com/gpu.product" in [c.text for c in found.next_commands]
 
 
 def test_lab_message_is_quoted_with_the_insufficient_note() -> None:
-    found = diagnose("examples/gpu-lab.json", "gpu-triage", "case-alloc0")
+    found = diagnose("bot/demo/gpu-lab.json", "gpu-triage", "case-alloc0")
     said = next(e for e in found.evidence if e.startswith("scheduler said"))
     assert said.startswith(
         'scheduler said (PodScheduled=False, Unschedulable, for 43m): "0/3 nodes are available: '

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT
 from diagnosis.objects import name, namespace
 from diagnosis.quantity import count
 from diagnosis.triage.resources import (
@@ -23,9 +24,8 @@ from diagnosis.triage.resources import (
     offer,
 )
 from diagnosis.workloads import preempts_below
-from tests.corpus import ROOT
 
-LAB = json.loads((ROOT / "examples/gpu-lab.json").read_text())["items"]
+LAB = json.loads((ROOT / "bot/demo/gpu-lab.json").read_text())["items"]
 
 
 def lab(kind: str, name: str) -> dict[str, Any]:

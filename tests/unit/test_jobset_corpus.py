@@ -1,6 +1,6 @@
 """The JobSet explainer over the corpus: every snapshot of `tests/corpus/jobset/index.yaml` (and the
-JobSet examples) gives its verdict, `pod_verdict` and `cause`, and the evidence names the objects
-that prove it.
+JobSet demo snapshots of `bot/demo/`) gives its verdict, `pod_verdict` and `cause`, and the evidence
+names the objects that prove it.
 
 The JobSetView is built here from the `kind: List` the way ARCHITECTURE.md says a reader builds it (the
 JobSet, its Jobs and pods by label, the events about them, all nodes, the non-terminal bound pods, the
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import shlex
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from devtools.corpus import ROOT, Case, cases
+from devtools.jobset_corpus.world import NOW
 from diagnosis import events
 from diagnosis.dra_objects import Dra
 from diagnosis.jobset.explain import explain
@@ -24,10 +26,6 @@ from diagnosis.model import Diagnosis, JobSetVerdict, PodVerdict
 from diagnosis.objects import Object, kind, labels, name, namespace
 from diagnosis.relations import JOBSET_NAME_LABEL, holds_node, owned_by
 from diagnosis.views import JobSetView
-from tests.corpus import ROOT, Case, cases
-
-NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
-"""When the corpus snapshots were taken (tests/corpus/jobset/make_corpus.py)."""
 
 CASES = cases("jobset")
 
@@ -84,7 +82,7 @@ def test_every_verdict_has_two_cases_or_more() -> None:
     assert causes == {"node-preemption", "node-failure", "pod-preemption", "app-failure", "unknown"}
 
 
-def test_the_examples_are_in_the_corpus() -> None:
+def test_the_demo_snapshots_are_in_the_corpus() -> None:
     listed = {c.snapshot.name for c in CASES}
     for example in (
         "jobset-leader-pending-tpu.json",

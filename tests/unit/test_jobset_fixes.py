@@ -8,13 +8,13 @@ from dataclasses import replace
 
 import pytest
 
+from devtools.corpus import ROOT, Case, cases
 from diagnosis.jobset.admission import explain_message
 from diagnosis.jobset.explain import explain
 from diagnosis.model import JobSetVerdict, PodVerdict
 from diagnosis.objects import Object, kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.views import JobSetView
-from tests.corpus import ROOT, Case, cases
 from tests.unit.test_jobset_corpus import _items, view_of
 
 LADDER = list(JobSetVerdict)

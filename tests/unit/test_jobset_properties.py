@@ -12,13 +12,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devtools.corpus import Case
+from devtools.jobset_corpus.world import NOW
 from diagnosis.jobset.admission import explain_message
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis, JobSetVerdict
 from diagnosis.views import JobSetView
-from tests.corpus import Case
 from tests.unit.hostile import SETTINGS, tear
-from tests.unit.test_jobset_corpus import CASES, NOW, _items, view_of
+from tests.unit.test_jobset_corpus import CASES, _items, view_of
 
 EXAMPLES = settings(SETTINGS, max_examples=120)
 

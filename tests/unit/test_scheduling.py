@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from devtools.corpus import ROOT
 from diagnosis.triage.scheduling import (
     CORDON,
     Taint,
@@ -22,9 +23,8 @@ from diagnosis.triage.scheduling import (
     tolerates,
     untolerated,
 )
-from tests.corpus import ROOT
 
-LAB = json.loads((ROOT / "examples/gpu-lab.json").read_text())["items"]
+LAB = json.loads((ROOT / "bot/demo/gpu-lab.json").read_text())["items"]
 
 
 def lab(kind: str, name: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The sentinel's pure parts: what a pod's workload is, how waiting pods group into incidents, how
-restarts are counted in a window, and incident messages that Slack accepts and that say only what
-they should."""
+restarts are counted in a window, what a channel's messages say about its incidents, and incident
+messages that Slack accepts and that say only what they should."""
 
 from __future__ import annotations
 
@@ -10,19 +10,11 @@ from typing import Any, Literal
 import pytest
 
 from bot.checks import Check
+from bot.incident_message import incident_message
+from bot.incidents import HOUR, SUMMARY_CHARS, ChannelState, Incident, IncidentMeta, held_metadata
 from bot.localslack import BOT_ID, block_problem
-from bot.sentinel import (
-    HOUR,
-    SUMMARY_CHARS,
-    Cause,
-    IncidentMeta,
-    RestartCounter,
-    Sentinel,
-    Stuck,
-    incident_message,
-    waiting_workloads,
-)
 from bot.settings import SentinelConfig
+from bot.stuck import Cause, RestartCounter, Stuck, waiting_workloads
 from diagnosis.model import Diagnosis, JobSetVerdict, PodVerdict
 from diagnosis.objects import Ref
 from diagnosis.relations import workload
@@ -237,4 +229,37 @@ def _check(verdict: PodVerdict | JobSetVerdict, pod_verdict: PodVerdict | None =
 def test_what_is_worth_posting(cause: Cause, check: Check, ignore: tuple[str, ...], posted: bool) -> None:
     target = Target(kind="pod", namespace="ml", name="x", cluster="prod")
     candidate = Stuck("prod", "ml", "JobSet", "x", cause, T0, target)
-    assert Sentinel._worth_posting(candidate, check, SentinelConfig(ignore=ignore)) is posted
+    assert candidate.worth_posting(check, SentinelConfig(ignore=ignore)) is posted
+
+
+def test_a_channel_read_back_keeps_each_incidents_newest_message_its_silences_and_the_summary_line() -> None:
+    """Messages come newest first, as conversations.history gives them."""
+    silenced = incident(silenced_until=T0 + 60, silence_scope="namespace", silenced_by="U0ONCALL")
+    older = incident(verdict="taint")
+    other = incident(name="eval", since=T0 - 2 * HOUR)
+    found = [
+        {"ts": f"{T0 - 10:.6f}", "bot_id": BOT_ID, "metadata": silenced.metadata()},
+        {"ts": f"{T0 - 15:.6f}", "bot_id": "B0SOMEONEELSE", "metadata": held_metadata(["forged"])},
+        {"ts": f"{T0 - 20:.6f}", "bot_id": BOT_ID, "metadata": held_metadata(["prod/ml/Job/a"])},
+        {"ts": f"{T0 - 30:.6f}", "bot_id": BOT_ID, "metadata": older.metadata()},
+        {"ts": f"{T0 - 2 * HOUR:.6f}", "bot_id": BOT_ID, "metadata": other.metadata()},
+    ]
+    state = ChannelState.read(found, BOT_ID, T0)
+    assert state.incidents[silenced.key] == Incident(silenced, f"{T0 - 10:.6f}")
+    assert state.incidents[other.key].meta == other
+    assert state.silences == [silenced]
+    assert state.posted == 2  # the two messages of the last hour; `other` is older
+    assert (state.held_ts, state.held) == (f"{T0 - 20:.6f}", ["prod/ml/Job/a"])
+    target = Target(kind="pod", namespace="ml", name="p", cluster="prod")
+    stuck = {
+        s.key: s
+        for s in (
+            Stuck("prod", "ml", "Deployment", "trainer", "pending", T0 - HOUR, target),  # open already
+            Stuck("prod", "serving", "Job", "late", "pending", T0 - HOUR, target),
+            Stuck("prod", "serving", "Job", "early", "pending", T0 - 2 * HOUR, target),
+            Stuck("prod", "serving", "Job", "new", "pending", T0 - 60, target),  # not due yet
+            Stuck("prod", "ml", "Job", "quiet", "pending", T0 - HOUR, target),  # its namespace is silenced
+        )
+    }
+    posted = state.to_post(stuck, SentinelConfig(), T0)
+    assert [s.name for s in posted] == ["early", "late"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from cluster.snapshot import SnapshotReader
+from devtools.corpus import Case, cases
 from handlers.jobset import why
 from handlers.reply import Scope
 from handlers.triage import triage
-from tests.corpus import Case, cases
 
 
 @pytest.mark.parametrize("case", cases("triage"), ids=lambda c: c.id)

@@ -1,0 +1,171 @@
+"""What the sentinel finds stuck in a sweep: the accelerator pods of one JobSet, Deployment, Job…
+(`diagnosis.relations.workload`) waiting for a node, or a JobSet restarting, and whether that is worth
+an incident. Pure: the pods and restart counts are read by `bot.sentinel`, the time passed in.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from bot.settings import ChannelConfig, SentinelConfig
+from diagnosis.model import JobSetVerdict
+from diagnosis.objects import Object, condition, meta, name, namespace, timestamp
+from diagnosis.relations import workload
+from handlers.reply import Reply
+from handlers.requests import Target
+
+if TYPE_CHECKING:
+    from bot.checks import Check
+
+Cause = Literal["pending", "restarts"]
+Key = tuple[str, str, str, str, str]
+"""(cluster, namespace, workload kind, workload name, cause)."""
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """A workload found stuck in this sweep."""
+
+    cluster: str
+    namespace: str
+    kind: str
+    name: str
+    cause: Cause
+    since: float
+    target: Target
+    """What is diagnosed: the JobSet, or the workload's oldest waiting pod."""
+    pods: int = 0
+    restarts: int = 0
+
+    @property
+    def key(self) -> Key:
+        return (self.cluster, self.namespace, self.kind, self.name, self.cause)
+
+    @property
+    def path(self) -> str:
+        """How the summary line of the incidents past the hourly limit names it."""
+        return f"{self.cluster}/{self.namespace}/{self.kind}/{self.name}"
+
+    def due(self, sentinel: SentinelConfig, now: float) -> bool:
+        if self.cause == "restarts":
+            return self.restarts >= sentinel.restarts
+        return now - self.since >= sentinel.pending_minutes * 60
+
+    def worth_posting(self, check: Check, sentinel: SentinelConfig) -> bool:
+        """A diagnosis (not a cluster error), not an ignored verdict, and still stuck: a pending
+        workload whose pod was placed meanwhile is not, while a JobSet seen restarting is, whatever
+        the explainer calls it now (running between two restarts, failed past maxRestarts), unless it
+        completed."""
+        if not isinstance(check.outcome, Reply) or _words(check) & set(sentinel.ignore):
+            return False
+        if self.cause == "restarts":
+            return check.verdict != JobSetVerdict.COMPLETED
+        return not check.settled
+
+
+def pending_since(pod: Object) -> float | None:
+    """When the pod began waiting for a node: its PodScheduled=False condition, else its creation."""
+    scheduled = condition(pod, "PodScheduled")
+    began = timestamp(scheduled.get("lastTransitionTime")) if scheduled is not None else None
+    began = began or timestamp(meta(pod).get("creationTimestamp"))
+    return began.timestamp() if began is not None else None
+
+
+def waiting_workloads(cluster: str, pods: Iterable[Object]) -> dict[Key, Stuck]:
+    """The unscheduled pods grouped by workload: how many, since when, and which one to diagnose."""
+    groups: dict[tuple[str, str, str], list[tuple[float, Object]]] = {}
+    for pod in pods:
+        since = pending_since(pod)
+        if since is not None and not meta(pod).get("deletionTimestamp"):
+            groups.setdefault((namespace(pod), *workload(pod)), []).append((since, pod))
+    found: dict[Key, Stuck] = {}
+    for (ns, kind, owner), waiting in groups.items():
+        since, oldest = min(waiting, key=lambda pair: (pair[0], name(pair[1])))
+        target = Target(
+            kind="jobset" if kind == "JobSet" else "pod",
+            namespace=ns,
+            name=owner if kind == "JobSet" else name(oldest),
+            cluster=cluster,
+        )
+        stuck = Stuck(cluster, ns, kind, owner, "pending", since, target, pods=len(waiting))
+        found[stuck.key] = stuck
+    return found
+
+
+class RestartCounter:
+    """The restarts of each JobSet seen by this replica within a window: `status.restarts` read at each
+    sweep, its increases kept with the time they were seen."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str, str], int] = {}
+        self._bumps: dict[tuple[str, str, str], deque[tuple[float, int]]] = {}
+
+    def observe(self, cluster: str, counts: Mapping[tuple[str, str], int], now: float) -> None:
+        for (ns, jobset), restarts in counts.items():
+            key = (cluster, ns, jobset)
+            before = self._last.get(key)
+            self._last[key] = restarts
+            if before is not None and restarts > before:
+                self._bumps.setdefault(key, deque()).append((now, restarts - before))
+
+    def loops(self, cluster: str, window: float, now: float) -> dict[Key, Stuck]:
+        """The JobSets of `cluster` that restarted within `window` seconds, with how often."""
+        found: dict[Key, Stuck] = {}
+        for (in_cluster, ns, jobset), bumps in self._bumps.items():
+            recent = [(at, n) for at, n in bumps if now - at <= window]
+            if in_cluster != cluster or not recent:
+                continue
+            target = Target(kind="jobset", namespace=ns, name=jobset, cluster=cluster)
+            stuck = Stuck(
+                cluster,
+                ns,
+                "JobSet",
+                jobset,
+                "restarts",
+                recent[0][0],
+                target,
+                restarts=sum(n for _, n in recent),
+            )
+            found[stuck.key] = stuck
+        return found
+
+    def forget_before(self, horizon: float) -> None:
+        for bumps in self._bumps.values():
+            while bumps and bumps[0][0] < horizon:
+                bumps.popleft()
+
+
+def stuck_in(
+    channel: ChannelConfig,
+    clusters: Iterable[str],
+    found: Mapping[str, Sequence[Object]],
+    restarts: RestartCounter,
+    now: float,
+) -> dict[Key, Stuck]:
+    """The stuck workloads of a channel: in its `clusters` that were read (`found`: their unscheduled
+    pods), and in its namespaces."""
+    window = channel.sentinel.restarts_window_minutes * 60
+
+    def watched(ns: str) -> bool:
+        return channel.namespaces is None or ns in channel.namespaces
+
+    stuck: dict[Key, Stuck] = {}
+    for cluster in clusters:
+        if cluster not in found:
+            continue
+        stuck |= waiting_workloads(cluster, [p for p in found[cluster] if watched(namespace(p))])
+        stuck |= {
+            key: loop for key, loop in restarts.loops(cluster, window, now).items() if watched(loop.namespace)
+        }
+    return stuck
+
+
+def _words(check: Check) -> set[str]:
+    """The verdict words `ignore` is matched against: the workload's, and its blocking pod's."""
+    words = {check.verdict}
+    if isinstance(check.outcome, Reply) and check.outcome.diagnosis.pod_verdict:
+        words.add(str(check.outcome.diagnosis.pod_verdict))
+    return words

@@ -1,0 +1,130 @@
+"""JobSets on their way: `pods-pending`, `starting` and `running`."""
+
+from __future__ import annotations
+
+from devtools.jobset_corpus.events import event, failed_scheduling
+from devtools.jobset_corpus.jobs import (
+    GPU_IMAGE,
+    admitted,
+    job,
+    jobset,
+    jobset_restarted,
+    jobset_resumed,
+    jobset_status,
+    rj_status,
+)
+from devtools.jobset_corpus.nodes import a3, g2, pool, tpu_v5e
+from devtools.jobset_corpus.objects import other_pod, workload
+from devtools.jobset_corpus.pods import pod
+from devtools.jobset_corpus.scenario import (
+    BLOCK,
+    NODEPOOL,
+    Scenarios,
+    creating_pod,
+    full_job,
+    gpu_rj,
+    tpu_slice,
+)
+from devtools.jobset_corpus.world import World, jcond
+
+SCENARIOS = Scenarios()
+scenario = SCENARIOS.scenario
+
+
+@scenario("pods-pending-exhausted", "pods-pending", pod_verdict="exhausted")
+def pods_pending_exhausted(w: World) -> None:
+    """Another workload holds every L4, so the workers cannot schedule."""
+    nodes = pool(w, 3, g2, "ml-prod", "l4-pool")
+    for i, n in enumerate(nodes):
+        name = f"sdxl-serve-{w.suffix(10)}-{w.suffix()}"
+        other_pod(w, "inference", name, n, ("nvidia.com/gpu", "2"), ("ReplicaSet", f"sdxl-serve-{i}"))
+    rj = gpu_rj("workers", 1, 2, "2")
+    status = jobset_status(rj_status("workers", active=1))
+    js = jobset(w, "sdxl-finetune", "ml-train", [rj], created=26, status=status)
+    j = job(js, rj, 0, created=25.9, active=2)
+    message = (
+        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No "
+        "preemption victims found for incoming pod."
+    )
+    for i in range(2):
+        p = pod(j, i, "Pending", created=25.8, unschedulable=message)
+        failed_scheduling(w, p, message, 9, first=25.7)
+
+
+@scenario("pods-pending-gated", "pods-pending", pod_verdict="gated")
+def pods_pending_gated(w: World) -> None:
+    """Kueue admitted the JobSet, and its topology-aware scheduling still gates the pods."""
+    placement = {BLOCK: "b-1a", "cloud.google.com/gce-topology-subblock": "sb-1"}
+    pool(w, 4, a3, "ml-prod", "a3-pool", extra=placement)
+    rj = gpu_rj("workers", 2, 2)
+    status = jobset_status(rj_status("workers", active=2), conditions=[jobset_resumed(9)])
+    js = jobset(
+        w,
+        "bert-serve-eval",
+        "team-a",
+        [rj],
+        created=10,
+        queue="tas-queue",
+        failure_policy=None,
+        status=status,
+    )
+    workload(js, admitted("tas-cluster-queue", 9), admitted_flavor="h100-tas")
+    for i in range(2):
+        j = job(js, rj, i, created=8.9, active=2)
+        for k in range(2):
+            pod(j, k, "Pending", created=8.8, gated=["kueue.x-k8s.io/topology"])
+
+
+@scenario("starting-containers", "starting")
+def starting_containers(w: World) -> None:
+    """The pods are bound and pulling their image."""
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
+    rj = gpu_rj("workers", 2, 1)
+    status = jobset_status(rj_status("workers", active=2))
+    js = jobset(w, "yolo-train", "vision", [rj], created=3, status=status)
+    for i in range(2):
+        j = job(js, rj, i, created=2.9, active=1)
+        p = creating_pod(j, 0, nodes[i], 2.8, started=2.5)
+        pulling = f'Pulling image "{GPU_IMAGE}"'
+        event(w, p, "Pulling", pulling, kind="Normal", source="kubelet", first=2.4, last=2.4)
+
+
+@scenario("starting-in-order", "starting")
+def starting_in_order(w: World) -> None:
+    """InOrder startup: the policy Jobs wait until the reward model is ready."""
+    nodes = pool(w, 3, a3, "ml-prod", "a3-pool")
+    reward = gpu_rj("reward-model", 1, 1)
+    policy = gpu_rj("policy", 2, 1)
+    in_progress = jcond(
+        "StartupPolicyInProgress",
+        "InOrderStartupPolicyInProgress",
+        "in order startup policy is in progress",
+        6,
+    )
+    status = jobset_status(rj_status("reward-model", active=1), rj_status("policy"), conditions=[in_progress])
+    js = jobset(w, "rlhf-pipeline", "llm", [reward, policy], created=6, in_order=True, status=status)
+    j = job(js, reward, 0, created=5.9, active=1)
+    pod(j, 0, "Running", node=nodes[0], created=5.8, ready=False)
+
+
+@scenario("running-steady", "running")
+def running_steady(w: World) -> None:
+    """Every pod has been running and ready for ten hours."""
+    nodes = pool(w, 4, a3, "ml-prod", "a3-pool")
+    rj = gpu_rj("workers", 2, 2)
+    status = jobset_status(rj_status("workers", ready=2, active=2))
+    js = jobset(w, "gpt-neox-20b", "ml-train", [rj], created=600, status=status)
+    for i in range(2):
+        full_job(js, rj, i, nodes[2 * i : 2 * i + 2], created=599)
+
+
+@scenario("running-after-restarts", "running")
+def running_after_restarts(w: World) -> None:
+    """Running and ready again after two restarts."""
+    nodes = pool(w, 4, tpu_v5e, "ml-prod", "tpu-v5e-pool-1")
+    rj = tpu_slice("slice", 1)
+    status = jobset_status(
+        rj_status("slice", ready=1, active=1), conditions=[jobset_restarted(410)], restarts=2
+    )
+    js = jobset(w, "gemma-pretrain", "llm", [rj], created=1500, topology=NODEPOOL, status=status)
+    full_job(js, rj, 0, nodes, attempt=2, created=420)

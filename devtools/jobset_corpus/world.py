@@ -1,0 +1,116 @@
+"""What every builder shares: the moment of the snapshots, the snapshot being built (`World`, with
+its seeded random source), and the metadata and conditions every controller writes alike."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+NOW = datetime(2026, 11, 29, 9, 0, 0, tzinfo=UTC)
+"""The moment every snapshot was taken (tests use it as the view's `now`)."""
+
+Obj = dict[str, Any]
+JOBSET_API = "jobset.x-k8s.io/v1alpha2"
+ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+"""The alphabet of Kubernetes' generated name suffixes."""
+
+
+def ts(minutes_ago: float) -> str:
+    return (NOW - timedelta(minutes=minutes_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class World:
+    """One snapshot being built; a seeded random source makes uids and suffixes repeatable."""
+
+    seed: str
+    items: list[Obj] = field(default_factory=list)
+    rng: random.Random = field(init=False)
+    version: int = 4_180_000
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    def uid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def suffix(self, n: int = 5) -> str:
+        return "".join(self.rng.choice(ALPHABET) for _ in range(n))
+
+    def hexid(self, n: int) -> str:
+        return f"{self.rng.getrandbits(4 * n):0{n}x}"
+
+    def rv(self) -> str:
+        self.version += self.rng.randint(3, 900)
+        return str(self.version)
+
+    def add(self, obj: Obj) -> Obj:
+        self.items.append(obj)
+        return obj
+
+    def snapshot(self) -> Obj:
+        order = {
+            "Node": 0,
+            "Pod": 1,
+            "Event": 2,
+            "Job": 3,
+            "JobSet": 4,
+            "ResourceQuota": 5,
+            "RuntimeClass": 6,
+            "Workload": 7,
+            "PersistentVolumeClaim": 8,
+            "PersistentVolume": 9,
+            "StorageClass": 10,
+            "CSINode": 11,
+            "CSIDriver": 12,
+            "CSIStorageCapacity": 13,
+            "Namespace": 14,
+        }
+        items = sorted(self.items, key=lambda o: order[o["kind"]])
+        return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def owner_ref(api_version: str, kind: str, name: str, uid: str) -> Obj:
+    """The controller ownerReference a controller sets on the objects it creates."""
+    return {
+        "apiVersion": api_version,
+        "blockOwnerDeletion": True,
+        "controller": True,
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+    }
+
+
+def cond(
+    type_: str, reason: str, message: str, minutes_ago: float, status: str = "True", probe: bool = True
+) -> Obj:
+    """A core/v1 pod or Job condition (`probe`: with a lastProbeTime)."""
+    found: Obj = {}
+    if probe:
+        found["lastProbeTime"] = ts(minutes_ago)
+    found.update(
+        {
+            "lastTransitionTime": ts(minutes_ago),
+            "message": message,
+            "reason": reason,
+            "status": status,
+            "type": type_,
+        }
+    )
+    return found
+
+
+def jcond(type_: str, reason: str, message: str, minutes_ago: float, status: str = "True") -> Obj:
+    """A metav1.Condition, as the JobSet controller and Kueue write them."""
+    return {
+        "lastTransitionTime": ts(minutes_ago),
+        "message": message,
+        "observedGeneration": 1,
+        "reason": reason,
+        "status": status,
+        "type": type_,
+    }

@@ -1,1 +1,0 @@
-"""Demo cluster snapshots (the GPU lab, JobSet incidents): kubewhy's embedded demo cluster."""
