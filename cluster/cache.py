@@ -609,7 +609,7 @@ class ClusterCache:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
         self.findings = Findings()
-        """What questions found on the nodes, by placement (`TriageView.findings`)."""
+        """What questions found on the nodes, by placement (`Prepared.findings`)."""
         forget = partial(_forget, self.findings)
         self._nodes = _Reflector(
             self, _Resource("nodes", None, compact_node, _everything, _labels_of, changed=forget)
@@ -860,7 +860,7 @@ class ClusterCache:
         return tuple(pod for n in sorted(set(node_names)) for pod in on.get(n, {}).values())
 
     def groups(self, node_names: Iterable[str]) -> tuple[dict[str, NodePods], Ungrouped]:
-        """The pods bound to these nodes, node by node (`TriageView.grouped`): the groups already
+        """The pods bound to these nodes, node by node (`Prepared.grouped`): the groups already
         made, and the pods of the nodes whose group is not (`resources.group_pods` makes theirs, off
         the event loop: a few microseconds a pod; `keep` keeps them for the next question). A group
         serves every question until a pod of its node changes."""

@@ -40,6 +40,7 @@ from cluster.kube import (
     load_kube_config_from_dict,
 )
 from cluster.lease import Elector, LeaseOptions, Observer
+from cluster.reader import TriageRead
 from cluster.transport import VERSION, WORKERS, ReadStats, Response, Retry, Target, Transport
 from diagnosis import events
 from diagnosis.dra_objects import (
@@ -58,6 +59,7 @@ from diagnosis.objects import Object, labels, mapping, name, namespace, sequence
 from diagnosis.relations import JOBSET_NAME_LABEL, NOT_TERMINAL, node_name, nominated_node, owned_by
 from diagnosis.triage.classify import node_reads, usage_candidates
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL
+from diagnosis.triage.prepared import Prepared
 from diagnosis.triage.resources import NodePods, group_pods, in_order
 from diagnosis.triage.runner import reaches_funnel
 from diagnosis.triage.scheduling import Placement, gate_names, node_selector
@@ -83,7 +85,7 @@ many calls would be needed, the cluster-wide LIST, read in pages, is fewer calls
 bytes. Nodes asked for by name follow the same rule (GET each, or LIST all)."""
 
 T = TypeVar("T")
-V = TypeVar("V", TriageView, JobSetView)
+V = TypeVar("V", TriageRead, JobSetView)
 
 _JOBSET = "jobset.x-k8s.io", "v1alpha2"
 _WORKLOAD = "kueue.x-k8s.io", "v1beta1"
@@ -233,10 +235,10 @@ class LiveReader:
 
     # — /triage —
 
-    async def triage_view(self, namespace: str, pod: str) -> TriageView:
+    async def triage_view(self, namespace: str, pod: str) -> TriageRead:
         return await self._believed(self._triage_view(namespace, pod), "pod", namespace, pod)
 
-    async def _triage_view(self, namespace: str, pod: str) -> TriageView:
+    async def _triage_view(self, namespace: str, pod: str) -> TriageRead:
         notes = list(self._notes())
         got, about = await asyncio.gather(
             self._pod(namespace, pod), _optional("events", self._pod_events(namespace, pod), notes)
@@ -251,7 +253,7 @@ class LiveReader:
                 self._kueue(found),
                 _optional("its ResourceClaims", self._own_claims(found), notes),
             )
-            return TriageView(
+            view = TriageView(
                 found,
                 tuple(placed),
                 bound,
@@ -263,6 +265,7 @@ class LiveReader:
                 notes=tuple(notes),
                 dra=Dra(claims=tuple(claims)),
             )
+            return TriageRead(view)
         (nodes, prefiltered), nominated, dra = await asyncio.gather(
             self._candidate_nodes(found), self._nominated_pods(), self._dra([found])
         )
@@ -281,7 +284,7 @@ class LiveReader:
         )
         bound += theirs
         peers = await self._own_namespace(found, peers, bound, grouped)
-        return TriageView(
+        view = TriageView(
             found,
             nodes,
             bound,
@@ -295,10 +298,8 @@ class LiveReader:
             bound_nodes=frozenset((*usage, *serving)),
             dra=dra,
             notes=tuple(notes),
-            grouped=grouped,
-            findings=findings,
-            memo=memo,
         )
+        return TriageRead(view, Prepared(memo, findings, grouped))
 
     def _pending_pods(self) -> tuple[Object, ...]:
         """The other pods waiting for devices, which compete with the pod for the same nodes: from
@@ -413,7 +414,7 @@ class LiveReader:
         self, node_names: Iterable[str], cluster_nodes: int | None
     ) -> tuple[tuple[Object, ...], dict[str, NodePods] | None]:
         """The non-terminated pods bound to these nodes, any namespace: from the cache, node by node
-        with its groups of them (`TriageView.grouped`); else read node by node, or all bound pods of
+        with its groups of them (`Prepared.grouped`); else read node by node, or all bound pods of
         the cluster when that is cheaper (see PER_NODE_MAX), without groups. `cluster_nodes` is how
         many nodes the cluster has, when all were read."""
         cache = self._cached()

@@ -226,7 +226,7 @@ def _scheduler(
 
 def check(binary: Path, case: Case) -> Outcome:
     """The case's expected verdict, kubewhy's, and the scheduler's."""
-    view = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
+    view, _ = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
     run = _scheduler(binary, case.snapshot, case.namespace, case.name)
     kubewhy = str(classify(view).verdict)
     if run.returncode != 0:
@@ -249,7 +249,7 @@ class FixOutcome:
 
 def check_fixes(binary: Path, case: Case) -> list[FixOutcome]:
     """Each fix of the case's answer made on a copy of the snapshot, and what the scheduler says then."""
-    view = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
+    view, _ = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
     answer = classify(view)
     found = []
     for fix in answer.fixes:
@@ -337,7 +337,7 @@ def check_random(binary: Path, seed: int, folder: Path) -> RandomOutcome | None:
     objects = random_clusters.scenario(seed)
     snapshot.write_text(json.dumps(objects))
     reader = SnapshotReader.from_path(snapshot)
-    view = asyncio.run(reader.triage_view(random_clusters.NAMESPACE, random_clusters.POD))
+    view, _ = asyncio.run(reader.triage_view(random_clusters.NAMESPACE, random_clusters.POD))
     kubewhy = str(classify(view).verdict)
     if kubewhy not in DECIDED:
         return None

@@ -18,6 +18,7 @@ from diagnosis.objects import Object
 from diagnosis.triage import runner
 from diagnosis.triage.findings import Findings
 from diagnosis.triage.funnel import Funnel, Rung, Seen, Shared, Step
+from diagnosis.triage.prepared import NOTHING, Prepared
 from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.runner import NodeReads
 from diagnosis.triage.steps import (
@@ -78,16 +79,20 @@ FUNNEL: tuple[Step, ...] = (
 node passes them all."""
 
 
-def classify(view: TriageView) -> Diagnosis:
-    """The verdict on the view's pod, with the evidence and the next commands."""
-    shared = view.memo if isinstance(view.memo, Shared) else Shared()
+def classify(view: TriageView, prepared: Prepared | None = None) -> Diagnosis:
+    """The verdict on the view's pod, with the evidence and the next commands. `prepared`: what the
+    reader worked out or keeps about the view's objects (`diagnosis.triage.prepared`); the answer is
+    the same without it."""
+    prepared = prepared or NOTHING
+    shared = prepared.memo or Shared()
     seen = Seen(view, effective_requests(view.pod), shared)
     for rung in RUNGS:
         answer = rung(seen)
         if answer is not None:
-            return runner.conclude(FUNNEL, view, answer)
+            return runner.conclude(FUNNEL, view, answer, prepared)
     # Only now do nodes matter: the funnel says which step leaves none.
-    return runner.conclude(FUNNEL, view, runner.funneled(FUNNEL, schedulable.schedulable, seen), shared)
+    funneled = runner.funneled(FUNNEL, schedulable.schedulable, seen, prepared)
+    return runner.conclude(FUNNEL, view, funneled, prepared, shared)
 
 
 def node_reads(

@@ -106,17 +106,12 @@ def changed(
     dra = view.dra
     if change.claims or change.slices or (change.ended and dra.claims):
         dra = _changed_dra(dra, change)
-    # The groups hold the ended pods; what was found on the nodes is not what their copies would show.
-    grouped = None if change.ended else view.grouped
-    findings = None if change.node_patches else view.findings
     return replace(
         view,
         pod=pod,
         nodes=nodes,
         bound_pods=bound,
         nominated_pods=nominated,
-        grouped=grouped,
-        findings=findings,
         peers=peers,
         storage=storage,
         dra=dra,

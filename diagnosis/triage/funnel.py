@@ -80,10 +80,8 @@ class Shared:
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
 
     def keep(self, view: TriageView) -> None:
-        """Keep alive what the view holds, for as long as this lives. Not the view itself: the reader
-        may have put this very Shared on it (`TriageView.memo`), and a view and its memo holding each
-        other would outlive the question until the cyclic collector ran."""
-        self.alive += tuple(getattr(view, f.name) for f in fields(view) if f.name != "memo")
+        """Keep alive what the view holds, for as long as this lives."""
+        self.alive += tuple(getattr(view, f.name) for f in fields(view))
 
     def ending(
         self, before: tuple[Object, ...], after: tuple[Object, ...], ended: frozenset[tuple[str, str]]
@@ -92,19 +90,18 @@ class Shared:
         self.alive += (before, after)
         self._ended[id(after)] = (before, ended)
 
-    def counted(self, view: TriageView) -> Counted:
+    def counted(self, view: TriageView, grouped: Mapping[str, NodePods] | None = None) -> Counted:
         """`Counted` for the view's pod, once per set of bound and nominated pods; for bound pods that
-        are others without some pods, those taken out of the others' (the same result)."""
+        are others without some pods, those taken out of the others' (the same result). `grouped`:
+        the view's first bound pods node by node, as the reader handed them over (`Prepared.grouped`)."""
         key = (id(view.bound_pods), id(view.nominated_pods))
         found = self._counted.get(key)
         if found is None:
             if id(view.bound_pods) in self._ended:
                 before, ended = self._ended[id(view.bound_pods)]
-                found = self.counted(replace(view, bound_pods=before)).without(ended)
+                found = self.counted(replace(view, bound_pods=before), grouped).without(ended)
             else:
-                found = Counted.of(
-                    view.pod, view.bound_pods, view.nominated_pods, self.extended, view.grouped
-                )
+                found = Counted.of(view.pod, view.bound_pods, view.nominated_pods, self.extended, grouped)
             self.alive += (view.bound_pods, view.nominated_pods, found)
             self._counted[key] = found
         return found

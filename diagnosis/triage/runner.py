@@ -41,6 +41,7 @@ from diagnosis.triage.funnel import (
     run,
     stage_line,
 )
+from diagnosis.triage.prepared import NOTHING, Prepared
 from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.scheduling import constrained, gate_names, node_selector, selector_keys
 from diagnosis.views import TriageView
@@ -54,8 +55,8 @@ class NodeReads(NamedTuple):
     serving: tuple[str, ...]
     """`serving_nothing`."""
     memo: Shared
-    """What working them out found about the nodes: a view that holds it (`TriageView.memo`) lets the
-    classifier start from there."""
+    """What working them out found about the nodes: handed to the classifier beside the view
+    (`Prepared.memo`), it lets the classifier start from there."""
 
 
 def node_reads(
@@ -68,7 +69,7 @@ def node_reads(
     """`usage_candidates` and `serving_nothing` at once (a reader asks both): the steps before the
     free slots run over the nodes once, twice for a pod that asks both an extended resource and
     claims (the devices of its claims do not change which device plugins serve the other nodes).
-    `findings`: what earlier questions found on these nodes (`TriageView.findings`)."""
+    `findings`: what earlier questions found on these nodes (`Prepared.findings`)."""
     shared = Shared()
     if not reaches_funnel(pod):
         # A pod waiting for victims: its nominated node's pods are the evidence.
@@ -113,15 +114,16 @@ def run_funnel(
     requests: Mapping[str, int],
     nodes: tuple[Object, ...],
     shared: Shared | None = None,
+    prepared: Prepared = NOTHING,
 ) -> Funnel:
     shared = shared or Shared()
     shared.keep(view)
     devices = shared.devices(view.pod, view.dra) if asks_claims(view.pod) else None
     first = Ask(view.pod, requests, devices=devices, shared=shared)
-    filtered, reached_names = _before_pods(steps, first, nodes, view.dra, view.findings)
+    filtered, reached_names = _before_pods(steps, first, nodes, view.dra, prepared.findings)
     reached = filtered[-1].kept
     # Only the pods counted on the nodes reached matter (all a reader must fetch).
-    pods = shared.counted(view)
+    pods = shared.counted(view, prepared.grouped)
     on_nodes = pods.within(reached_names)
     ask = replace(
         first,
@@ -134,7 +136,7 @@ def run_funnel(
     )
     rest = steps[len(filtered) :] if filtered[-1].kept else ()
     if rest and rest[0] is steps[_free_slot(steps)] and devices is None:
-        free = _free_slots(steps, ask, reached, view.findings)
+        free = _free_slots(steps, ask, reached, prepared.findings)
         return Funnel(view, ask, (*filtered, free, *(run(rest[1:], ask, free.kept) if free.kept else ())))
     return Funnel(view, ask, filtered + run(rest, ask, reached))
 
@@ -233,12 +235,14 @@ def _cached_run(
     return found
 
 
-def funneled(steps: tuple[Step, ...], schedulable: Callable[[Funnel], Advice], seen: Seen) -> Answer:
+def funneled(
+    steps: tuple[Step, ...], schedulable: Callable[[Funnel], Advice], seen: Seen, prepared: Prepared
+) -> Answer:
     """The funnel's answer: the step that leaves no node, `schedulable` when some node passes them
     all, or what no node at all means."""
     view, requests, shared = seen.view, seen.requests, seen.shared
     nodes = shared.candidates(view.nodes)
-    funnel = run_funnel(steps, view, requests, nodes, shared)
+    funnel = run_funnel(steps, view, requests, nodes, shared, prepared)
     # No node at all: the funnel has nothing to drop, so say what the pod needed that nothing offered.
     if not nodes:
         verdict = PodVerdict.LABEL_MISMATCH if constrained(view.pod) else PodVerdict.NO_GPU_NODE
@@ -276,10 +280,12 @@ def _claims_only(ask: Ask) -> bool:
 def passing(steps: tuple[Step, ...], view: TriageView, shared: Shared | None = None) -> tuple[str, ...]:
     """The nodes on which the view's pod passes every check, by name: none when it does not reach the
     funnel (no request, placed, gated). A node whose bound pods were not read is not claimed."""
-    return tuple(map(name, _passing(steps, view, shared or Shared())))
+    return tuple(map(name, _passing(steps, view, shared or Shared(), NOTHING)))
 
 
-def _passing(steps: tuple[Step, ...], view: TriageView, shared: Shared) -> tuple[Object, ...]:
+def _passing(
+    steps: tuple[Step, ...], view: TriageView, shared: Shared, prepared: Prepared
+) -> tuple[Object, ...]:
     if not reaches_funnel(view.pod):
         return ()
     nodes = shared.candidates(view.nodes)
@@ -288,28 +294,33 @@ def _passing(steps: tuple[Step, ...], view: TriageView, shared: Shared) -> tuple
     # A claim that holds the pod before any node is looked at holds it on every node.
     if asks_claims(view.pod) and claim_problem(view.pod, view.dra, nodes, view.events) is not None:
         return ()
-    last = run_funnel(steps, view, effective_requests(view.pod), nodes, shared).last
+    last = run_funnel(steps, view, effective_requests(view.pod), nodes, shared, prepared).last
     read = view.bound_nodes
     return tuple(n for n in last.kept if read is None or name(n) in read)
 
 
 def checked(
-    steps: tuple[Step, ...], view: TriageView, changes: Iterable[Change], shared: Shared | None = None
+    steps: tuple[Step, ...],
+    view: TriageView,
+    changes: Iterable[Change],
+    shared: Shared | None = None,
+    prepared: Prepared = NOTHING,
 ) -> tuple[Fix, ...]:
     """The changes that open a node once made, as fixes, in the order proposed; each one checked by
     running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`), reusing what
     the classification's own run worked out about the nodes and pods the change leaves as they were
-    (`shared`)."""
+    (`shared`), and what the reader prepared that still holds for them (`prepared`)."""
     fixes = []
     shared = shared or Shared()
     for change in tuple(changes)[:CHECKED]:
         if not change.checkable:
             fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
             continue
-        after = changed(view, change, shared.counted(view).positions if change.ended else None)
+        positions = shared.counted(view, prepared.grouped).positions if change.ended else None
+        after = changed(view, change, positions)
         if after.bound_pods is not view.bound_pods:
             shared.ending(view.bound_pods, after.bound_pods, change.ended)
-        opened = _passing(steps, after, shared)
+        opened = _passing(steps, after, shared, prepared.after(change))
         if not opened:
             continue
         fixes.append(
@@ -325,12 +336,16 @@ def checked(
 
 
 def conclude(
-    steps: tuple[Step, ...], view: TriageView, answer: Answer, shared: Shared | None = None
+    steps: tuple[Step, ...],
+    view: TriageView,
+    answer: Answer,
+    prepared: Prepared = NOTHING,
+    shared: Shared | None = None,
 ) -> Diagnosis:
     """The Diagnosis of a rung's (or the funnel's) answer, its fixes checked on `answer.checked_on`
     when given, else on the view itself."""
     ns, pod, advice = namespace(view.pod), name(view.pod), answer.advice
-    fixes = checked(steps, answer.checked_on or view, advice.fixes, shared)
+    fixes = checked(steps, answer.checked_on or view, advice.fixes, shared, prepared)
     return Diagnosis(
         verdict=answer.verdict,
         summary=advice.summary,
