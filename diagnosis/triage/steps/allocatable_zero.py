@@ -5,15 +5,18 @@ matching device is tainted out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from diagnosis import commands
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Device, Slice, Subrequest
 from diagnosis.model import Command, PodVerdict
+from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, name, namespace
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import extended_only, jsonpath_name
 from diagnosis.triage.devices import failing, failing_note, logs, repair, root_cause
 from diagnosis.triage.dra import allocator
 from diagnosis.triage.dra.changes import edit_request, request_words
@@ -64,7 +67,7 @@ def advise(funnel: Funnel) -> Advice:
     )
     commands: list[Command | None] = []
     for node in nodes[:2]:
-        commands += (kubectl.node_offer(name(node), requests), kubectl.device_plugin_pods(name(node)))
+        commands += (node_offer(name(node), requests), kubectl.device_plugin_pods(name(node)))
     commands += (kubectl.device_plugin_logs(requests), kubectl.node_details(name(nodes[0])))
     return Advice(summary, evidence, collect(*commands), fixes=_fixes(funnel))
 
@@ -192,6 +195,22 @@ def _republished(view: TriageView, slices: Mapping[str, Slice], tainted: Mapping
             *(f"resourceslice/{s}" for s in sorted(slices)),
             *(f"pod/{namespace(d.pod)}/{name(d.pod)}" for d in broken),
         ),
+    )
+
+
+def node_offer(node: str, resources: Iterable[str]) -> Command | None:
+    """Capacity beside allocatable on one node, for each resource."""
+    names = extended_only(resources)
+    if not (is_dns1123_subdomain(node) and names):
+        return None
+    template = "".join(
+        f'{{"{r} capacity="}}{{.status.capacity.{jsonpath_name(r)}}}'
+        f'{{" allocatable="}}{{.status.allocatable.{jsonpath_name(r)}}}{{"\\n"}}'
+        for r in names
+    )
+    return commands.kubectl(
+        f"{node}: devices present (capacity) against devices healthy and served (allocatable)",
+        "get", "node", node, "-o", f"jsonpath={template}",
     )
 
 

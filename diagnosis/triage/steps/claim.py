@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from diagnosis.commands import collect
+from diagnosis import commands
+from diagnosis.commands import collect, valid_names
 from diagnosis.dra_objects import Claim
-from diagnosis.model import PodVerdict
+from diagnosis.model import Command, PodVerdict
+from diagnosis.names import is_dns1123_label
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, uid
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.dra.claims import ClaimProblem, asks_claims, claim_problem, node_filter, resolve
@@ -51,10 +53,10 @@ def claim(seen: Seen) -> Answer | None:
 def _advice(pod: Object, problem: ClaimProblem) -> Advice:
     ns = namespace(pod)
     commands = collect(
-        kubectl.pod_claims(ns, name(pod)),
-        kubectl.claim_template(ns, problem.template) if problem.template else None,
+        pod_claims(ns, name(pod)),
+        claim_template(ns, problem.template) if problem.template else None,
         kubectl.resource_claim(ns, problem.claim) if problem.claim else None,
-        kubectl.resource_claims(ns),
+        resource_claims(ns),
     )
     return Advice(problem.summary, problem.evidence, commands)
 
@@ -82,7 +84,7 @@ def _fixes(view: TriageView, problem: ClaimProblem, nodes: Sequence[Object]) -> 
         Change(
             f"{what} in pod claim {entry.name} {where(pod)}: what it then opens cannot be shown (no object "
             "says what the claim should ask)",
-            commands=collect(kubectl.resource_claims(ns)),
+            commands=collect(resource_claims(ns)),
             objects=(f"pod/{ns}/{name(pod)}",),
             checkable=False,
         ),
@@ -129,3 +131,31 @@ def _allocated_elsewhere(view: TriageView, claim: Claim, nodes: Sequence[Object]
             )
         )
     return tuple(changes)
+
+
+def resource_claims(namespace: str) -> Command | None:
+    if not is_dns1123_label(namespace):
+        return None
+    return commands.kubectl(
+        "the namespace's claims and their state (pending, allocated, reserved, deleted)",
+        "get", "resourceclaims", "-n", namespace,
+    )
+
+
+def claim_template(namespace: str, template: str) -> Command | None:
+    if not valid_names(namespace, template):
+        return None
+    return commands.kubectl(
+        f"template {template}: what the claim made from it asks for",
+        "get", "resourceclaimtemplate", template, "-n", namespace, "-o", "yaml",
+    )
+
+
+def pod_claims(namespace: str, pod: str) -> Command | None:
+    if not valid_names(namespace, pod):
+        return None
+    template = '{.spec.resourceClaims}{"\\n"}{.status.resourceClaimStatuses}{"\\n"}'
+    return commands.kubectl(
+        "the claims the pod names and the ones made for it from templates",
+        "get", "pod", pod, "-n", namespace, "-o", f"jsonpath={template}",
+    )

@@ -9,11 +9,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from diagnosis import commands
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Subrequest
 from diagnosis.model import Command, Holding, PodVerdict
+from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, name, namespace, spec
+from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import column_title, extended_only, jsonpath_name
 from diagnosis.triage.dra import allocator
 from diagnosis.triage.dra.allocator import allocate
 from diagnosis.triage.dra.changes import choices_of, edit_request, freeable, request_words
@@ -95,7 +99,7 @@ def advise(funnel: Funnel) -> Advice:
         )
     commands: list[Command | None] = []
     for node in ranked[:2]:
-        commands += (kubectl.consumers(name(node), ask.requests), kubectl.node_details(name(node)))
+        commands += (consumers(name(node), ask.requests), kubectl.node_details(name(node)))
     return Advice(
         summary,
         held_lines(ask, ranked),
@@ -401,6 +405,26 @@ def _users(claim: Claim) -> str:
 def _claim_and_pods(claim: Claim) -> str:
     pods = [n for n, _ in claim.reserved_for]
     return f"{claim} ({'pod ' + ', '.join(pods) if pods else 'no pod'})"
+
+
+def consumers(node: str, resources: Iterable[str]) -> Command | None:
+    """The pods holding the resources on a node, as the scheduler counts them."""
+    names = extended_only(resources)
+    if not (is_dns1123_subdomain(node) and names):
+        return None
+    columns = [
+        "NAMESPACE:.metadata.namespace",
+        "NAME:.metadata.name",
+        "PHASE:.status.phase",
+        "DELETING:.metadata.deletionTimestamp",
+    ]
+    columns += [f"{column_title(r)}:.spec.containers[*].resources.limits.{jsonpath_name(r)}" for r in names]
+    return commands.kubectl(
+        f"the pods that count against {node}'s allocatable (terminating ones too)",
+        "get", "pods", "-A",
+        "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
+        "-o", "custom-columns=" + ",".join(columns),
+    )
 
 
 STEP = Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, advise)

@@ -8,6 +8,7 @@ from diagnosis.commands import collect
 from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import labels, name, namespace
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.evidence import asks_lines, claim_devices, scheduler_lines
 from diagnosis.triage.funnel import Advice, Answer, Seen
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_admitted
@@ -41,7 +42,7 @@ def gated(seen: Seen) -> Answer | None:
         evidence += said
     elif queue or any("kueue" in g.lower() for g in gates):
         kueue = (kubectl.kueue_workloads(ns),)
-    commands = collect(kubectl.pod_gates(ns, pod_name), *kueue)
+    commands = collect(pod_gates(ns, pod_name), *kueue)
     return Answer(PodVerdict.GATED, Advice(summary, commands=commands), tuple(evidence))
 
 
@@ -53,3 +54,7 @@ def _gate_meaning(gate: str) -> str:
     if "kueue" in gate.lower():
         return "set by Kueue; its Workload's conditions say what it waits for"
     return "the controller that created the pod removes it when it is ready; the scheduler waits until then"
+
+
+def pod_gates(namespace: str, pod: str) -> Command | None:
+    return pod_jsonpath(namespace, pod, "{.spec.schedulingGates}", "the scheduling gates still on the pod")

@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from diagnosis.commands import collect, describe
-from diagnosis.model import PodVerdict
+from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, text
-from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import pod_columns_on_node
 from diagnosis.triage.fit import owner, pod_words
 from diagnosis.triage.fixes import Change, pod_change, where
 from diagnosis.triage.freeing import freeing_change, holder_of, may_end
@@ -61,7 +61,7 @@ def advise(funnel: Funnel) -> Advice:
             "the holders are DaemonSet pods: one runs on every node, so no node will free the port; "
             "pick another hostPort (or drop it and use a Service)"
         )
-    commands = [kubectl.host_ports_on_node(node) for node in list(found)[:2]]
+    commands = [host_ports_on_node(node) for node in list(found)[:2]]
     purpose = "the pod holding the port: its owner and ports"
     commands += [describe("pod", namespace(p), name(p), purpose) for p in holders[:2]]
     return Advice(summary, tuple(evidence), collect(*commands), fixes=_fixes(funnel))
@@ -173,6 +173,20 @@ def _ports_patch(pod: Object, moves: Mapping[tuple[str, int], int], host_network
         if touched:
             patch[field_name] = items
     return {"spec": patch}
+
+
+def host_ports_on_node(node: str) -> Command | None:
+    """The host ports each pod on the node holds."""
+    return pod_columns_on_node(
+        node,
+        (
+            "HOSTNETWORK:.spec.hostNetwork",
+            "HOSTPORTS:.spec.containers[*].ports[*].hostPort",
+            "PROTOCOLS:.spec.containers[*].ports[*].protocol",
+            "HOSTIPS:.spec.containers[*].ports[*].hostIP",
+        ),
+        f"the host ports the pods on {node} hold (hostNetwork pods hold their container ports)",
+    )
 
 
 STEP = Step(PodVerdict.HOST_PORT, "has the pod's host ports free", host_port, advise)

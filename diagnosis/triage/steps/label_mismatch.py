@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from diagnosis.commands import collect
-from diagnosis.model import PodVerdict
+from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.evidence import label_inventory
 from diagnosis.triage.fixes import CHECKED, Change, patch_text, pod_change, selecting, where
 from diagnosis.triage.funnel import Advice, Ask, Funnel, Step
@@ -38,7 +39,7 @@ def advise(funnel: Funnel) -> Advice:
         )
     keys = selector_keys(pod)
     evidence = tuple(label_inventory(key, nodes) for key in keys[:4])
-    commands = collect(kubectl.nodes_with_labels(keys), kubectl.pod_placement(namespace(pod), name(pod)))
+    commands = collect(kubectl.nodes_with_labels(keys), pod_placement(namespace(pod), name(pod)))
     return Advice(summary, evidence, commands, fixes=_fixes(funnel))
 
 
@@ -73,6 +74,17 @@ def _selector_words(patch: Mapping[str, Any]) -> str:
             if r.get("operator") == "In":
                 parts.append(f"affinity {r.get('key')} In [{', '.join(map(str, sequence(r.get('values'))))}]")
     return "; ".join(parts) or "the selector"
+
+
+def pod_placement(namespace: str, pod: str) -> Command | None:
+    template = (
+        '{"nodeSelector: "}{.spec.nodeSelector}{"\\n"}'
+        '{"required affinity: "}'
+        '{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution}{"\\n"}'
+    )
+    return pod_jsonpath(
+        namespace, pod, template, "the pod's nodeSelector and required node affinity, as stored"
+    )
 
 
 STEP = Step(

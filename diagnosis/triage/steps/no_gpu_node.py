@@ -11,6 +11,7 @@ from dataclasses import replace
 from difflib import SequenceMatcher
 from typing import Any
 
+from diagnosis import commands
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Subrequest
 from diagnosis.model import Command, PodVerdict
@@ -124,7 +125,7 @@ def _claims_advice(funnel: Funnel) -> Advice:
         summary = (
             f"DeviceClass {', '.join(devices.missing_classes)} does not exist: no device can be allocated"
         )
-        commands: list[Command | None] = [kubectl.device_classes()]
+        commands: list[Command | None] = [device_classes()]
     elif all(devices.elsewhere(n) for n in nodes):
         summary = f"None of the {len(nodes)} nodes left is where the pod's allocated claim is ({first})"
         commands = []
@@ -225,6 +226,10 @@ def _values(
     start, end = found.span("value")
     stripped = expression.strip()
     return [(v, stripped[:start] + v + stripped[end:]) for v in ranked if quote not in v and "\\" not in v]
+
+
+def device_classes() -> Command:
+    return commands.kubectl("the device classes the cluster has", "get", "deviceclasses")
 
 
 STEP = Step(PodVerdict.NO_GPU_NODE, "reports {resources}", no_gpu_node, advise)

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from diagnosis.commands import collect
-from diagnosis.model import PodVerdict
+from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, text
 from diagnosis.relations import node_name
-from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.dra.claims import asks_claims
 from diagnosis.triage.evidence import (
     pending_notes,
@@ -53,7 +53,7 @@ def no_request(seen: Seen) -> Answer | None:
             evidence.append(f"spec.schedulingGates: {', '.join(gates)} (not scheduled until removed)")
         evidence += [*scheduler_lines(view, {}), *pending_notes(pod)]
     wanted = (*offered, *_likely_resources(pod, view.nodes), "nvidia.com/gpu")[0]
-    commands = collect(kubectl.pod_resources(namespace(pod), name(pod)))
+    commands = collect(pod_resources(namespace(pod), name(pod)))
     advice = Advice(summary, commands=commands, snippets=(request_snippet(wanted),))
     return Answer(PodVerdict.NO_REQUEST, advice, tuple(evidence))
 
@@ -64,3 +64,12 @@ def _likely_resources(pod: Object, nodes: Iterable[Object]) -> tuple[str, ...]:
     offered = sorted({r for node in candidates(nodes) for r in reported_resources(node)})
     tolerated = {text(mapping(t).get("key")) for t in sequence(spec(pod).get("tolerations"))}
     return (*(r for r in offered if r in tolerated), *offered)
+
+
+def pod_resources(namespace: str, pod: str) -> Command | None:
+    return pod_jsonpath(
+        namespace,
+        pod,
+        '{range .spec.containers[*]}{.name}{": "}{.resources}{"\\n"}{end}',
+        "each container's resources as stored (limits and requests)",
+    )

@@ -14,6 +14,7 @@ from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec
 from diagnosis.patch import merge_patch
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import pod_columns_on_node
 from diagnosis.triage.fit import Shortage, amount, pod_requests, pod_words, show
 from diagnosis.triage.fixes import CHECKED, Change, merged, patched, pod_change, where
 from diagnosis.triage.freeing import ending_on, waiting_on
@@ -46,7 +47,7 @@ def advise(funnel: Funnel) -> Advice:
         evidence += [line for node in ranked[:3] if (line := _takers(ask, node, resource))]
     commands: list[Command | None] = []
     for node in ranked[:2]:
-        commands += (kubectl.node_details(node), kubectl.pod_requests_on_node(node))
+        commands += (kubectl.node_details(node), pod_requests_on_node(node))
     summary = _summary(ask, nodes, resource, short_here)
     return Advice(summary, tuple(evidence), collect(*commands), fixes=_fixes(funnel))
 
@@ -187,6 +188,21 @@ def _quantity(resource: str, value: int) -> str:
     if value >= 2**30 and value % 2**30 == 0:
         return f"{value // 2**30}Gi"
     return f"{value // 2**20}Mi" if value >= 2**20 else str(value)
+
+
+def pod_requests_on_node(node: str) -> Command | None:
+    """What each pod on the node requests of cpu, memory and ephemeral storage."""
+    return pod_columns_on_node(
+        node,
+        (
+            "CPU:.spec.containers[*].resources.requests.cpu",
+            "MEMORY:.spec.containers[*].resources.requests.memory",
+            "EPHEMERAL:.spec.containers[*].resources.requests.ephemeral-storage",
+            "INIT_CPU:.spec.initContainers[*].resources.requests.cpu",
+            "INIT_MEMORY:.spec.initContainers[*].resources.requests.memory",
+        ),
+        f"what each pod counted on {node} requests (the node's allocatable is in describe node)",
+    )
 
 
 STEP = Step(

@@ -4,8 +4,9 @@ holds it now is the kubelet's or the app's.
 
 from __future__ import annotations
 
-from diagnosis.commands import collect
-from diagnosis.model import PodState, PodVerdict
+from diagnosis import commands
+from diagnosis.commands import collect, valid_names
+from diagnosis.model import Command, PodState, PodVerdict
 from diagnosis.objects import Object, mapping, name, namespace, sequence, status
 from diagnosis.relations import node_name
 from diagnosis.triage import commands as kubectl
@@ -44,7 +45,7 @@ def ok(seen: Seen) -> Answer | None:
         *problems,
     )
     commands = collect(
-        kubectl.pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
+        pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
         kubectl.node_details(host) if problems else None,
     )
     return Answer(PodVerdict.OK, Advice(summary, commands=commands), evidence, pod_state=state)
@@ -65,3 +66,12 @@ def _has_run(pod: Object) -> bool:
                 if ran:
                     return True
     return False
+
+
+def pod_logs(namespace: str, pod: str) -> Command | None:
+    if not valid_names(namespace, pod):
+        return None
+    return commands.kubectl(
+        "what the pod's containers print (a framework that finds no device says so here)",
+        "logs", pod, "-n", namespace, "--all-containers", "--tail=100",
+    )

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from diagnosis import commands
 from diagnosis.commands import collect
+from diagnosis.model import Command
 from diagnosis.objects import Object, name
+from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.dra.evidence import per_node
@@ -35,7 +38,7 @@ def schedulable(funnel: Funnel) -> Advice:
         *_claims_lines(ask.devices, kept),
         _UNCHECKED,
     )
-    return Advice(summary, evidence, collect(kubectl.node_details(name(best)), kubectl.repelling_pods()))
+    return Advice(summary, evidence, collect(kubectl.node_details(name(best)), repelling_pods()))
 
 
 _UNCHECKED = (
@@ -50,3 +53,17 @@ def _claims_lines(devices: Devices | None, kept: Sequence[Object]) -> tuple[str,
     if devices is None:
         return ()
     return tuple(per_node(devices, kept[:3]))
+
+
+def repelling_pods() -> Command:
+    """The bound pods of the cluster with a required pod anti-affinity, and their nodes."""
+    template = (
+        "{range .items[?(@.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution)]}"
+        '{.metadata.namespace}/{.metadata.name}{"\\t"}{.spec.nodeName}{"\\n"}{end}'
+    )
+    return commands.kubectl(
+        "every bound pod with a required anti-affinity, and its node: one on a node whose pods kubewhy did "
+        "not read may refuse this pod in a domain they share",
+        "get", "pods", "-A", "--field-selector", f"spec.nodeName!=,{NOT_TERMINAL}",
+        "-o", f"jsonpath={template}",
+    )

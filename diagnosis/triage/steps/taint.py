@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from diagnosis import commands
 from diagnosis.commands import collect
 from diagnosis.model import Command, PodVerdict
+from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, mapping, name, sequence, spec
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.evidence import CONDITION_TAINTS, taint_words, tolerations
@@ -44,8 +46,8 @@ def advise(funnel: Funnel) -> Advice:
     for drop in _first_per_reason(funnel, 3):
         host, refused = name(drop.node), found[name(drop.node)]
         commands += (
-            kubectl.node_taints(host),
-            kubectl.uncordon(host) if cordoned(drop.node) or CORDON in refused else None,
+            node_taints(host),
+            uncordon(host) if cordoned(drop.node) or CORDON in refused else None,
             kubectl.node_details(host)
             if any(t.key.startswith(CONDITION_TAINTS) and t != CORDON for t in refused)
             else None,
@@ -100,7 +102,7 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
             node_change(
                 f"uncordon {name(node)} (once whoever cordoned it is done): opens {{opens}}",
                 {name(node): {"spec": {"unschedulable": None, "taints": _without(node, UNSCHEDULABLE)}}},
-                collect(kubectl.uncordon(name(node))),
+                collect(uncordon(name(node))),
             )
         )
     for node in broken[:2]:
@@ -121,6 +123,25 @@ def _without(node: Object, prefix: str) -> list[Any] | None:
         t for t in sequence(spec(node).get("taints")) if not str(mapping(t).get("key", "")).startswith(prefix)
     ]
     return kept or None
+
+
+def node_taints(node: str) -> Command | None:
+    if not is_dns1123_subdomain(node):
+        return None
+    template = (
+        '{"unschedulable: "}{.spec.unschedulable}{"\\n"}'
+        '{range .spec.taints[*]}{.key}={.value}:{.effect}{"\\n"}{end}'
+    )
+    return commands.kubectl(f"{node}: cordon and taints", "get", "node", node, "-o", f"jsonpath={template}")
+
+
+def uncordon(node: str) -> Command | None:
+    if not is_dns1123_subdomain(node):
+        return None
+    return commands.kubectl(
+        f"let pods be scheduled on {node} again, once whoever cordoned it is done",
+        "uncordon", node, changes=True,
+    )
 
 
 STEP = Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", taint, advise)

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from diagnosis.commands import collect
-from diagnosis.model import PodVerdict
+from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.selectors import Requirement, Selector, SelectorError, parse
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.fixes import Change, pod_change, where
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, names
 from diagnosis.triage.peers import Query, existing, nominated_on
@@ -292,7 +293,7 @@ def advise(funnel: Funnel) -> Advice:
                 listed = names(f"{namespace(p)}/{name(p)}" for p in pods)
                 evidence.append(f"{spread.constraints[index].key}={domain} counts {listed}")
     commands = collect(
-        kubectl.pod_spread(namespace(pod), name(pod)),
+        pod_spread(namespace(pod), name(pod)),
         kubectl.nodes_with_labels(c.key for c in spread.constraints),
         *(kubectl.pods_matching(namespace(pod), c.selector.query()) for c in spread.constraints[:2]),
     )
@@ -330,6 +331,15 @@ def _fixes(funnel: Funnel, spread: Spread) -> tuple[Change, ...]:
             ),
         )
     return tuple(changes)
+
+
+def pod_spread(namespace: str, pod: str) -> Command | None:
+    return pod_jsonpath(
+        namespace,
+        pod,
+        "{.spec.topologySpreadConstraints}",
+        "the pod's topology spread constraints, as stored (matchLabelKeys already merged)",
+    )
 
 
 STEP = Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", topology_spread, advise)

@@ -24,10 +24,13 @@ when migration is on).
 
 from __future__ import annotations
 
-from diagnosis import objects
-from diagnosis.commands import collect, describe
+from collections.abc import Iterable
+
+from diagnosis import commands, objects
+from diagnosis.commands import collect, describe, valid_names
 from diagnosis.missing import similar_names
-from diagnosis.model import PodVerdict
+from diagnosis.model import Command, PodVerdict
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage import preemption
@@ -89,13 +92,13 @@ def advise(funnel: Funnel) -> Advice:
     classes = sorted({class_of(c) for c in claims if class_of(c)})
     commands = collect(
         # A claim that does not exist cannot be read: then the namespace's claims are listed.
-        kubectl.claims(ns, [] if len(claims) < len(claim_refs(pod)) else [name(c) for c in claims]),
+        persistent_volume_claims(ns, [] if len(claims) < len(claim_refs(pod)) else [name(c) for c in claims]),
         *(describe("pod", namespace(p), name(p), _HOLDING) for p in holding[:2]),
-        *(kubectl.persistent_volume(name(found)) for _, found in state.bound[:2]),
-        kubectl.storage_classes(classes),
+        *(persistent_volume(name(found)) for _, found in state.bound[:2]),
+        storage_classes(classes),
         kubectl.nodes_with_labels((ZONE, REGION)),
-        kubectl.csinode(name(first.node)) if "CSINode" in first.why else None,
-        kubectl.storage_capacities() if "CSIStorageCapacity" in first.why else None,
+        csinode(name(first.node)) if "CSINode" in first.why else None,
+        storage_capacities() if "CSIStorageCapacity" in first.why else None,
     )
     return Advice(summary, tuple(evidence), commands, fixes=_fixes(funnel, state, index))
 
@@ -156,7 +159,7 @@ def _missing_claim(pod: Object, index: Index) -> tuple[Change, ...]:
                 Change(
                     f"create PVC {ref.claim} in {ns} (the default StorageClass {default[0]} provisions it): "
                     "what it opens cannot be shown (kubewhy does not model a new volume)",
-                    commands=collect(kubectl.claims(ns, [])),
+                    commands=collect(persistent_volume_claims(ns, [])),
                     objects=(f"storageclass/{default[0]}",),
                     checkable=False,
                 )
@@ -185,7 +188,7 @@ def _released(view: TriageView, state: Volumes) -> tuple[Change, ...]:
                     f"give Deployment {own.name} the Recreate strategy: its old pod {names(held)} ends "
                     f"before the new one starts, freeing PVC {claim}: opens {{opens}}",
                     sorted(keys),
-                    collect(kubectl.recreate_strategy(namespace(pod), own.name)),
+                    collect(recreate_strategy(namespace(pod), own.name)),
                 )
             )
         elif freeing := fewest_ended(pod, held, keys.issubset, f"free ReadWriteOncePod PVC {claim}"):
@@ -249,12 +252,79 @@ def _moved(pod: Object, state: Volumes, nodes: tuple[Object, ...]) -> tuple[Chan
                     f"move the data of PVC {name(claim)} next to {pool_of(nodes)} (a VolumeSnapshot "
                     "restored into a new PVC there, or a copy): what it opens cannot be shown (kubewhy does "
                     "not model a new volume)",
-                    commands=collect(kubectl.persistent_volume(name(volume))),
+                    commands=collect(persistent_volume(name(volume))),
                     objects=(f"persistentvolumeclaim/{namespace(claim)}/{name(claim)}",),
                     checkable=False,
                 ),
             )
     return ()
+
+
+def recreate_strategy(namespace: str, deployment: str) -> Command | None:
+    """The Deployment's `Recreate` strategy: its old pods end before new ones start."""
+    if not valid_names(namespace, deployment):
+        return None
+    strategy = '{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}'
+    return commands.kubectl(
+        f"make Deployment {deployment} end its old pods before it starts new ones: a ReadWriteOncePod "
+        "volume serves one pod at a time, so a rolling update that starts the new pod first waits for ever",
+        "patch", "deployment", deployment, "-n", namespace, "--type", "merge", "-p", strategy,
+        changes=True,
+    )
+
+
+def persistent_volume_claims(namespace: str, names: Iterable[str]) -> Command | None:
+    """The PVCs named (they exist), or, with no name, every PVC of the namespace."""
+    valid = [n for n in dict.fromkeys(names) if is_dns1123_subdomain(n)]
+    if not is_dns1123_label(namespace):
+        return None
+    if not valid:
+        return commands.kubectl(
+            "the namespace's PersistentVolumeClaims: is the one the pod names there under another name?",
+            "get", "pvc", "-n", namespace, "-o", "wide",
+        )
+    return commands.kubectl(
+        "the pod's PersistentVolumeClaims: status, volume, StorageClass",
+        "get", "pvc", *valid, "-n", namespace, "-o", "wide",
+    )
+
+
+def persistent_volume(volume: str) -> Command | None:
+    if not is_dns1123_subdomain(volume):
+        return None
+    return commands.kubectl(
+        f"where PV {volume} may be used: its zone labels and node affinity",
+        "get", "pv", volume, "-o", 'jsonpath={.metadata.labels}{"\\n"}{.spec.nodeAffinity}',
+    )
+
+
+def storage_classes(names: Iterable[str]) -> Command | None:
+    valid = [n for n in dict.fromkeys(names) if is_dns1123_subdomain(n)]
+    if not valid:
+        return None
+    return commands.kubectl(
+        "the StorageClasses: provisioner, volumeBindingMode, allowedTopologies",
+        "get", "storageclass", *valid, "-o", "yaml",
+    )
+
+
+def storage_capacities() -> Command:
+    return commands.kubectl(
+        "the capacity each CSI driver publishes, per StorageClass and node topology (the scheduler "
+        "provisions a claim only where one has room for it)",
+        "get", "csistoragecapacities", "-A",
+        "-o", "custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,CLASS:.storageClassName,"
+        "CAPACITY:.capacity,MAXIMUM:.maximumVolumeSize,TOPOLOGY:.nodeTopology",
+    )
+
+
+def csinode(node: str) -> Command | None:
+    if not is_dns1123_subdomain(node):
+        return None
+    return commands.kubectl(
+        f"the CSI drivers on {node} and how many volumes each may attach",
+        "get", "csinode", node, "-o", "jsonpath={.spec.drivers}",
+    )
 
 
 STEP = Step(PodVerdict.VOLUME, "can use the pod's volumes", volume, advise)
