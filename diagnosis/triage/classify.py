@@ -75,8 +75,10 @@ FUNNEL: tuple[Step, ...] = (
     topology_spread.STEP,
     pod_affinity.STEP,
 )
-"""The funnel, in order: the verdict is the first step that leaves no node; `schedulable` when some
-node passes them all."""
+"""The funnel, in order: the verdict is the first step that leaves no node."""
+
+PASSED = schedulable.schedulable
+"""What the funnel says when some node passes every step."""
 
 
 def classify(view: TriageView, prepared: Prepared | None = None) -> Diagnosis:
@@ -91,7 +93,7 @@ def classify(view: TriageView, prepared: Prepared | None = None) -> Diagnosis:
         if answer is not None:
             return runner.conclude(FUNNEL, view, answer, prepared)
     # Only now do nodes matter: the funnel says which step leaves none.
-    funneled = runner.funneled(FUNNEL, schedulable.schedulable, seen, prepared)
+    funneled = runner.funneled(FUNNEL, PASSED, seen, prepared)
     return runner.conclude(FUNNEL, view, funneled, prepared, shared)
 
 

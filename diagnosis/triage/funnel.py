@@ -327,6 +327,9 @@ class Step:
     title: str
     check: Callable[[Ask, Object], str | None]
     advise: Callable[[Funnel], Advice]
+    plugins: tuple[str, ...] = ()
+    """The kube-scheduler Filter plugins whose rule the check applies (`apis/config/v1/
+    default_plugins.go`): `devtools.oracle` compares the step with them."""
 
 
 @dataclass(frozen=True)

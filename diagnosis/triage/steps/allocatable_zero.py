@@ -215,5 +215,9 @@ def node_offer(node: str, resources: Iterable[str]) -> Command | None:
 
 
 STEP = Step(
-    PodVerdict.ALLOCATABLE_ZERO, "{resources} allocatable above 0", allocatable_zero, advise
+    PodVerdict.ALLOCATABLE_ZERO,
+    "{resources} allocatable above 0",
+    allocatable_zero,
+    advise,
+    ("NodeResourcesFit", "DynamicResources"),
 )

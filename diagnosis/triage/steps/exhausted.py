@@ -427,4 +427,10 @@ def consumers(node: str, resources: Iterable[str]) -> Command | None:
     )
 
 
-STEP = Step(PodVerdict.EXHAUSTED, "has {asks} free", exhausted, advise)
+STEP = Step(
+    PodVerdict.EXHAUSTED,
+    "has {asks} free",
+    exhausted,
+    advise,
+    ("NodeResourcesFit", "DynamicResources"),
+)

@@ -189,4 +189,4 @@ def host_ports_on_node(node: str) -> Command | None:
     )
 
 
-STEP = Step(PodVerdict.HOST_PORT, "has the pod's host ports free", host_port, advise)
+STEP = Step(PodVerdict.HOST_PORT, "has the pod's host ports free", host_port, advise, ("NodePorts",))

@@ -88,5 +88,9 @@ def pod_placement(namespace: str, pod: str) -> Command | None:
 
 
 STEP = Step(
-    PodVerdict.LABEL_MISMATCH, "matches the nodeSelector and required node affinity", label_mismatch, advise
+    PodVerdict.LABEL_MISMATCH,
+    "matches the nodeSelector and required node affinity",
+    label_mismatch,
+    advise,
+    ("NodeName", "NodeAffinity"),
 )

@@ -232,4 +232,10 @@ def device_classes() -> Command:
     return commands.kubectl("the device classes the cluster has", "get", "deviceclasses")
 
 
-STEP = Step(PodVerdict.NO_GPU_NODE, "reports {resources}", no_gpu_node, advise)
+STEP = Step(
+    PodVerdict.NO_GPU_NODE,
+    "reports {resources}",
+    no_gpu_node,
+    advise,
+    ("NodeResourcesFit", "DynamicResources"),
+)

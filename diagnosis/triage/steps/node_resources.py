@@ -210,4 +210,5 @@ STEP = Step(
     "has room for the pod's other requests and one more pod",
     node_resources,
     advise,
+    ("NodeResourcesFit",),
 )

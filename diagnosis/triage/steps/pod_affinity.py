@@ -399,5 +399,9 @@ def affinity_spec(namespace: str, pod: str) -> Command | None:
 
 
 STEP = Step(
-    PodVerdict.POD_AFFINITY, "satisfies pod affinity and anti-affinity", pod_affinity, advise
+    PodVerdict.POD_AFFINITY,
+    "satisfies pod affinity and anti-affinity",
+    pod_affinity,
+    advise,
+    ("InterPodAffinity",),
 )

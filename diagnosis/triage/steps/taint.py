@@ -144,4 +144,10 @@ def uncordon(node: str) -> Command | None:
     )
 
 
-STEP = Step(PodVerdict.TAINT, "no untolerated taint, not cordoned", taint, advise)
+STEP = Step(
+    PodVerdict.TAINT,
+    "no untolerated taint, not cordoned",
+    taint,
+    advise,
+    ("NodeUnschedulable", "TaintToleration"),
+)

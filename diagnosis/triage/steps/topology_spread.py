@@ -342,4 +342,6 @@ def pod_spread(namespace: str, pod: str) -> Command | None:
     )
 
 
-STEP = Step(PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", topology_spread, advise)
+STEP = Step(
+    PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", topology_spread, advise, ("PodTopologySpread",)
+)

@@ -327,4 +327,10 @@ def csinode(node: str) -> Command | None:
     )
 
 
-STEP = Step(PodVerdict.VOLUME, "can use the pod's volumes", volume, advise)
+STEP = Step(
+    PodVerdict.VOLUME,
+    "can use the pod's volumes",
+    volume,
+    advise,
+    ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"),
+)
