@@ -41,7 +41,7 @@ from diagnosis.triage.steps import (
 )
 from diagnosis.views import TriageView
 
-__all__ = ["FUNNEL", "RUNGS", "classify", "node_reads", "passing", "usage_candidates"]
+__all__ = ["FUNNEL", "classify", "funnel_of", "node_reads", "passing", "usage_candidates"]
 
 
 RUNGS: tuple[Rung, ...] = (

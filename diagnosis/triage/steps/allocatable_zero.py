@@ -14,7 +14,7 @@ from diagnosis.commands import collect
 from diagnosis.dra_objects import Device, Slice, Subrequest
 from diagnosis.model import Command, PodVerdict
 from diagnosis.names import is_dns1123_subdomain
-from diagnosis.objects import Object, name, namespace
+from diagnosis.objects import Object, labels, name, namespace
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import extended_only, jsonpath_name
 from diagnosis.triage.devices import failing, failing_note, logs, repair, root_cause
@@ -22,7 +22,6 @@ from diagnosis.triage.dra import allocator
 from diagnosis.triage.dra.changes import edit_request, request_words
 from diagnosis.triage.dra.devices import Devices, blocking_taints
 from diagnosis.triage.dra.evidence import claim_commands, node_commands, per_node
-from diagnosis.triage.evidence import hardware_labels
 from diagnosis.triage.fixes import Change, toleration
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, and_
 from diagnosis.triage.resources import offer
@@ -212,6 +211,26 @@ def node_offer(node: str, resources: Iterable[str]) -> Command | None:
         f"{node}: devices present (capacity) against devices healthy and served (allocatable)",
         "get", "node", node, "-o", f"jsonpath={template}",
     )
+
+
+_HARDWARE_LABELS = (
+    "nvidia.com/gpu.count",
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.present",
+    "cloud.google.com/gke-accelerator",
+    "cloud.google.com/gke-tpu-accelerator",
+)
+"""Labels that describe the hardware, not what is allocatable (GPU Feature Discovery, the GPU
+Operator, GKE): set beside allocatable 0 they say the devices exist but are not served."""
+
+
+def hardware_labels(node: Object) -> str:
+    """The node's hardware labels, against its allocatable 0; empty when it has none."""
+    said = {k: v for k, v in labels(node).items() if k in _HARDWARE_LABELS}
+    if not said:
+        return ""
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(said.items()))
+    return f"{name(node)} labels say the hardware is there: {shown}"
 
 
 STEP = Step(

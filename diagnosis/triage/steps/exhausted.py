@@ -23,7 +23,6 @@ from diagnosis.triage.dra.allocator import allocate
 from diagnosis.triage.dra.changes import choices_of, edit_request, freeable, request_words
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.dra.evidence import claim_commands, node_commands, per_node
-from diagnosis.triage.evidence import held_lines
 from diagnosis.triage.fixes import (
     CHECKED,
     Change,
@@ -425,6 +424,39 @@ def consumers(node: str, resources: Iterable[str]) -> Command | None:
         "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
         "-o", "custom-columns=" + ",".join(columns),
     )
+
+
+def held_lines(ask: Ask, nodes: Sequence[Object]) -> tuple[str, ...]:
+    """What the holders of the devices (`funnel.holdings`, grouped by workload) do not say: the pods
+    nominated on a node, which the scheduler counts there before they are bound, and the nodes whose
+    pods hold more than is allocatable, grouped."""
+    nominated = [
+        f"{h.namespace}/{h.name} on {name(n)} ("
+        + ", ".join(f"{r} ×{v}" for r, v in h.requests.items() if r in ask.requests)
+        + ")"
+        for n in nodes
+        for h in ask.holders.get(name(n), ())
+        if h.nominated and any(h.requests.get(r) for r in ask.requests)
+    ]
+    lines = []
+    if nominated:
+        lines.append(
+            "nominated there, not bound yet, of this pod's priority or more (the scheduler counts them "
+            f"first): {names(nominated)}"
+        )
+    over: dict[tuple[str, int, int], list[str]] = {}
+    for node in nodes:
+        for resource in ask.requests:
+            used, allocatable = ask.used(name(node), resource), ask.offer(node, resource).allocatable
+            if used > allocatable:
+                over.setdefault((resource, used, allocatable), []).append(name(node))
+    lines += [
+        f"{names(on)}: {'its pods hold' if len(on) == 1 else 'the pods on each hold'} {used} {resource} "
+        f"but only {allocatable} is allocatable: devices went unhealthy while held, and still count "
+        "until those pods end"
+        for (resource, used, allocatable), on in over.items()
+    ]
+    return tuple(lines)
 
 
 STEP = Step(

@@ -4,7 +4,7 @@ the nodeSelector and the required node affinity together, `diagnosis.triage.sche
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from diagnosis.commands import collect
@@ -12,7 +12,6 @@ from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import pod_jsonpath
-from diagnosis.triage.evidence import label_inventory
 from diagnosis.triage.fixes import CHECKED, Change, patch_text, pod_change, selecting, where
 from diagnosis.triage.funnel import Advice, Ask, Funnel, Step
 from diagnosis.triage.resources import offer
@@ -85,6 +84,19 @@ def pod_placement(namespace: str, pod: str) -> Command | None:
     return pod_jsonpath(
         namespace, pod, template, "the pod's nodeSelector and required node affinity, as stored"
     )
+
+
+def label_inventory(key: str, nodes: Sequence[Object]) -> str:
+    """`label K on the 9 nodes: a ×3, (absent) ×3, b ×2`: what the nodes have for a selected key."""
+    counts: dict[str, int] = {}
+    for node in nodes:
+        value = labels(node).get(key)
+        shown = "(absent)" if value is None else value or '""'
+        counts[shown] = counts.get(shown, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    listed = ", ".join(f"{value} ×{n}" for value, n in ranked[:6])
+    more = f", and {len(ranked) - 6} other values" if len(ranked) > 6 else ""
+    return f"label {key} on the {len(nodes)} node{'' if len(nodes) == 1 else 's'}: {listed}{more}"
 
 
 STEP = Step(

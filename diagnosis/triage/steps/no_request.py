@@ -7,21 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from diagnosis.commands import collect
-from diagnosis.model import Command, PodVerdict
+from diagnosis.model import Command, PodVerdict, Snippet
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, text
+from diagnosis.quantity import count
 from diagnosis.relations import node_name
 from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.dra.claims import asks_claims
-from diagnosis.triage.evidence import (
-    pending_notes,
-    phase,
-    request_snippet,
-    scheduler_lines,
-    visible_devices,
-    zero_asks,
-)
+from diagnosis.triage.evidence import pending_notes, phase, scheduler_lines
 from diagnosis.triage.funnel import Advice, Answer, Seen, candidates
-from diagnosis.triage.resources import offer, reported_resources
+from diagnosis.triage.resources import is_extended, offer, reported_resources
 from diagnosis.triage.scheduling import gate_names
 
 
@@ -72,4 +66,40 @@ def pod_resources(namespace: str, pod: str) -> Command | None:
         pod,
         '{range .spec.containers[*]}{.name}{": "}{.resources}{"\\n"}{end}',
         "each container's resources as stored (limits and requests)",
+    )
+
+
+def zero_asks(pod: Object) -> list[str]:
+    """Extended resources written with 0: they read like a request and are none."""
+    found = []
+    for field in ("initContainers", "containers"):
+        for item in map(mapping, sequence(spec(pod).get(field))):
+            resources = mapping(item.get("resources"))
+            for kind in ("limits", "requests"):
+                for resource, value in mapping(resources.get(kind)).items():
+                    if isinstance(resource, str) and is_extended(resource) and count(value) == 0:
+                        found.append(f"container {text(item.get('name'))} sets {kind} {resource}: {value}")
+    return found
+
+
+def visible_devices(pod: Object) -> list[str]:
+    """NVIDIA_VISIBLE_DEVICES in a pod that asks for no GPU: with the nvidia runtime as the default
+    it can see GPUs the scheduler counts as free for others."""
+    found = []
+    for item in map(mapping, sequence(spec(pod).get("containers"))):
+        for env in map(mapping, sequence(item.get("env"))):
+            if env.get("name") == "NVIDIA_VISIBLE_DEVICES":
+                found.append(
+                    f"container {text(item.get('name'))} sets "
+                    f"NVIDIA_VISIBLE_DEVICES={text(env.get('value'))}: "
+                    "it may see GPUs the scheduler gives to other pods"
+                )
+    return found
+
+
+def request_snippet(resource: str) -> Snippet:
+    return Snippet(
+        title=f"To get a device, ask for it in the limits of each container that needs it ({resource} here)",
+        language="yaml",
+        text=f"resources:\n  limits:\n    {resource}: 1\n",
     )

@@ -7,17 +7,10 @@ from __future__ import annotations
 from diagnosis import commands
 from diagnosis.commands import collect, valid_names
 from diagnosis.model import Command, PodState, PodVerdict
-from diagnosis.objects import Object, mapping, name, namespace, sequence, status
+from diagnosis.objects import Object, mapping, name, namespace, sequence, status, text
 from diagnosis.relations import node_name
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage.evidence import (
-    asks_lines,
-    claim_devices,
-    container_states,
-    phase,
-    pod_problems,
-    pod_state,
-)
+from diagnosis.triage.evidence import asks_lines, claim_devices, phase, pod_state
 from diagnosis.triage.funnel import Advice, Answer, Seen
 
 
@@ -75,3 +68,49 @@ def pod_logs(namespace: str, pod: str) -> Command | None:
         "what the pod's containers print (a framework that finds no device says so here)",
         "logs", pod, "-n", namespace, "--all-containers", "--tail=100",
     )
+
+
+def container_states(pod: Object) -> list[str]:
+    """Each container's state as the kubelet reports it: `container cuda: running, ready, 3 restarts`,
+    `init container warmup: waiting (ContainerCreating)`, `container main: terminated (Error, exit 1)`."""
+    found = []
+    for field, kind in (("initContainerStatuses", "init container"), ("containerStatuses", "container")):
+        for item in map(mapping, sequence(status(pod).get(field))):
+            state = mapping(item.get("state"))
+            words = []
+            if running := mapping(state.get("running")):
+                since = text(running.get("startedAt"))
+                words.append(f"running since {since}" if since else "running")
+            elif waiting := mapping(state.get("waiting")):
+                words.append(f"waiting ({text(waiting.get('reason')) or 'no reason given'})")
+            elif terminated := mapping(state.get("terminated")):
+                code = terminated.get("exitCode")
+                words.append(f"terminated ({text(terminated.get('reason')) or 'no reason'}, exit {code})")
+            else:
+                words.append("no state reported yet")
+            if kind == "container":
+                words.append("ready" if item.get("ready") is True else "not ready")
+            restarts = item.get("restartCount")
+            if isinstance(restarts, int) and restarts:
+                words.append(f"{restarts} restart{'s' if restarts > 1 else ''}")
+            found.append(f"{kind} {text(item.get('name'))}: {', '.join(words)}")
+    return found
+
+
+def pod_problems(pod: Object) -> list[str]:
+    """What holds a placed pod: a kubelet rejection (`UnexpectedAdmissionError`, `OutOfnvidia.com/gpu`)
+    or a container that cannot start."""
+    found = []
+    pod_status = status(pod)
+    reason, message = text(pod_status.get("reason")), text(pod_status.get("message"))
+    if reason or message:
+        found.append(f"{reason}: {message}" if reason and message else reason or message)
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for item in map(mapping, sequence(pod_status.get(field))):
+            waiting = mapping(mapping(item.get("state")).get("waiting"))
+            why = text(waiting.get("reason"))
+            if why and why not in ("ContainerCreating", "PodInitializing"):
+                said = text(waiting.get("message"))
+                detail = f": {said}" if said else ""
+                found.append(f"container {text(item.get('name'))} waiting: {why}{detail}")
+    return found

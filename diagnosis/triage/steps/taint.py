@@ -13,7 +13,7 @@ from diagnosis.model import Command, PodVerdict
 from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, mapping, name, sequence, spec
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage.evidence import CONDITION_TAINTS, taint_words, tolerations
+from diagnosis.triage.evidence import CONDITION_TAINTS, tolerations
 from diagnosis.triage.fixes import Change, node_change, pod_change, toleration, where
 from diagnosis.triage.funnel import Advice, Ask, Drop, Funnel, Step
 from diagnosis.triage.scheduling import CORDON, UNSCHEDULABLE, Taint, cordoned, taints
@@ -142,6 +142,11 @@ def uncordon(node: str) -> Command | None:
         f"let pods be scheduled on {node} again, once whoever cordoned it is done",
         "uncordon", node, changes=True,
     )
+
+
+
+def taint_words(taint: Taint) -> str:
+    return f"cordoned ({CORDON})" if taint == CORDON else f"untolerated taint {taint}"
 
 
 STEP = Step(
