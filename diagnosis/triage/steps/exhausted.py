@@ -427,7 +427,7 @@ def consumers(node: str, resources: Iterable[str]) -> Command | None:
 
 
 def held_lines(ask: Ask, nodes: Sequence[Object]) -> tuple[str, ...]:
-    """What the holders of the devices (`funnel.holdings`, grouped by workload) do not say: the pods
+    """What the holders of the devices (`holdings`, grouped by workload) do not say: the pods
     nominated on a node, which the scheduler counts there before they are bound, and the nodes whose
     pods hold more than is allocatable, grouped."""
     nominated = [
