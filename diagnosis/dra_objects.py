@@ -503,6 +503,20 @@ class Dra:
     def claim_index(self) -> Mapping[tuple[str, str], Claim]:
         return {(c.namespace, c.name): c for c in self.claims}
 
+    def pinning(self, pod: Object) -> tuple[str, ...]:
+        """The nodes the pod's allocated claims name (`status.allocation.nodeSelector` with
+        `metadata.name In [...]`, as the allocator pins a node-local device's claim): a pod confined
+        there must have them in its view, even where its own nodeSelector excludes them."""
+        pinned: list[str] = []
+        for entry in pod_claims(pod):
+            found = self.claim_index.get((namespace(pod), entry.resolved or ""))
+            selector = found.node_selector if found is not None and found.allocated else None
+            for term in map(mapping, sequence(mapping(selector).get("nodeSelectorTerms"))):
+                for match in map(mapping, sequence(term.get("matchFields"))):
+                    if match.get("key") == "metadata.name" and match.get("operator") == "In":
+                        pinned.extend(map(text, sequence(match.get("values"))))
+        return tuple(dict.fromkeys(pinned))
+
     @property
     def class_index(self) -> Mapping[str, DeviceClass]:
         return self.devices.class_index

@@ -6,9 +6,9 @@ from devtools.jobset_corpus.events import event, jobset_event
 from devtools.jobset_corpus.jobs import (
     RJ,
     TPU_IMAGE,
-    backoff_limit_exceeded,
     completions_reached,
     job,
+    job_failed,
     jobset,
     jobset_completed,
     jobset_restarted,
@@ -42,7 +42,7 @@ def completed_gpu(w: World) -> None:
         rj_status("workers", succeeded=2), conditions=[jobset_completed(12)], terminal="Completed"
     )
     js = jobset(w, "bert-finetune", "ml-train", [rj], created=300, failure_policy=None, status=status)
-    done = [completions_reached("Complete", 12), completions_reached("SuccessCriteriaMet", 12.1)]
+    done = completions_reached(12)
     for i, n in enumerate(nodes):
         j = job(js, rj, i, created=299, succeeded=1, conditions=done, completed=12)
         exited_pod(j, 0, n, 298.9, exited(0, "Completed", 12.2, 280))
@@ -63,7 +63,7 @@ def completed_tpu_after_restart(w: World) -> None:
         terminal="Completed",
     )
     js = jobset(w, "gemma-eval", "llm", [driver, workers], created=500, topology=NODEPOOL, status=status)
-    done = [completions_reached("Complete", 4)]
+    done = completions_reached(4)
     for rj, finished in ((driver, 4.5), (workers, 4.6)):
         n = rj.parallelism
         j = job(js, rj, 0, attempt=1, created=320, succeeded=n, conditions=done, completed=4)
@@ -85,7 +85,7 @@ def failed_no_policy(w: World) -> None:
         terminal="Failed",
     )
     js = jobset(w, "resnet-train", "vision", [rj], created=240, failure_policy=None, status=status)
-    failed = [backoff_limit_exceeded("FailureTarget", 35.2), backoff_limit_exceeded("Failed", 35.1)]
+    failed = job_failed(35.1)
     j = job(js, rj, 1, created=239, failed=1, conditions=failed)
     exited_pod(j, 0, nodes[1], 238.9, exited(1, "Error", 35.3, 200))
     event(w, j.obj, "BackoffLimitExceeded", "Job has reached the specified backoff limit", first=35, last=35)
@@ -108,6 +108,6 @@ def failed_max_restarts(w: World) -> None:
         rj_status("workers", failed=1), conditions=conditions, restarts=3, terminal="Failed"
     )
     js = jobset(w, "llama-pretrain", "llm", [rj], created=400, failure_policy=recreate(3), status=status)
-    j = job(js, rj, 0, attempt=3, created=60, failed=1, conditions=[backoff_limit_exceeded("Failed", 20.2)])
+    j = job(js, rj, 0, attempt=3, created=60, failed=1, conditions=job_failed(20.2))
     exited_pod(j, 0, nodes[0], 59.9, exited(137, "OOMKilled", 20.4, 35))
     jobset_event(js, "ReachedMaxRestarts", message, first=20)

@@ -372,14 +372,24 @@ def admitted(cluster_queue: str, minutes_ago: float) -> list[Obj]:
     ]
 
 
-def completions_reached(type_: str, minutes_ago: float) -> Obj:
-    """A Job condition (`SuccessCriteriaMet`, then `Complete`) once every index succeeded."""
-    return cond(type_, "CompletionsReached", "Reached expected number of succeeded pods", minutes_ago)
+def completions_reached(minutes_ago: float) -> list[Obj]:
+    """A Job's conditions once every index succeeded: `SuccessCriteriaMet`, then `Complete` (the API
+    server refuses `Complete` without the first, and a Job without `completionTime`, since 1.31)."""
+    message = "Reached expected number of succeeded pods"
+    return [
+        cond(t, "CompletionsReached", message, m)
+        for t, m in (("SuccessCriteriaMet", minutes_ago + 0.1), ("Complete", minutes_ago))
+    ]
 
 
-def backoff_limit_exceeded(type_: str, minutes_ago: float) -> Obj:
-    """A Job condition (`FailureTarget`, then `Failed`) once more pods failed than backoffLimit allows."""
-    return cond(type_, "BackoffLimitExceeded", "Job has reached the specified backoff limit", minutes_ago)
+def job_failed(minutes_ago: float, reason: str = "BackoffLimitExceeded", message: str = "") -> list[Obj]:
+    """A Job's conditions once it failed: `FailureTarget`, then `Failed` (the API server refuses
+    `Failed` without the first since 1.31); by default, more pods failed than backoffLimit allows."""
+    message = message or "Job has reached the specified backoff limit"
+    return [
+        cond(t, reason, message, m)
+        for t, m in (("FailureTarget", minutes_ago + 0.1), ("Failed", minutes_ago))
+    ]
 
 
 def job_suspended(minutes_ago: float) -> Obj:

@@ -165,7 +165,6 @@ def controller_pod(w: World, ns: str, deployment: str, gpu_nodes: int) -> Obj:
                     }
                 ],
                 "phase": "Pending",
-                "qosClass": "Guaranteed",
             },
         }
     )
@@ -216,7 +215,6 @@ def other_pod(
                 "hostIP": node["status"]["addresses"][0]["address"],
                 "phase": "Running",
                 "podIP": f"10.{w.rng.randint(4, 120)}.{w.rng.randint(0, 255)}.{w.rng.randint(2, 250)}",
-                "qosClass": "BestEffort",
                 "startTime": ts(599),
             },
         }

@@ -64,13 +64,11 @@ def pod(
             },
         }
     ]
+    token = f"kube-api-access-{w.suffix()}"
     spec["containers"][0]["volumeMounts"] = [
-        {
-            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-            "name": f"kube-api-access-{w.suffix()}",
-            "readOnly": True,
-        }
+        {"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": token, "readOnly": True}
     ]
+    spec["volumes"] = [*spec.get("volumes", []), service_account_token(token)]
     spec["hostname"] = f"{j.name}-{index}"
     spec["enableServiceLinks"] = True
     spec["preemptionPolicy"] = "PreemptLowerPriority"
@@ -135,7 +133,7 @@ def pod(
     if deleting is not None:
         meta["deletionTimestamp"] = ts(deleting)
         meta["deletionGracePeriodSeconds"] = 30
-    status: Obj = {"phase": phase, "qosClass": "BestEffort"}
+    status: Obj = {"phase": phase}
     conditions: list[Obj] = []
     if disruption:
         conditions.append(cond("DisruptionTarget", disruption[0], disruption[1], deleting or 10, probe=True))
@@ -200,10 +198,26 @@ def pod(
         status["reason"], status["message"] = status_reason
     if conditions:
         status["conditions"] = conditions
-    request = rj.resource[0]
-    if request in ("cpu", "memory"):
-        status["qosClass"] = "Guaranteed"
     return w.add({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status})
+
+
+def service_account_token(name: str) -> Obj:
+    """The projected volume the ServiceAccount admission plugin adds to every pod that mounts its token."""
+    return {
+        "name": name,
+        "projected": {
+            "defaultMode": 420,
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
+                {
+                    "downwardAPI": {
+                        "items": [{"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}, "path": "namespace"}]
+                    }
+                },
+            ],
+        },
+    }
 
 
 def exited(code: int, reason: str, minutes_ago: float, ran: float = 20.0) -> Obj:
@@ -275,7 +289,7 @@ def app_pod(
         ],
         **(extra or {}),
     }
-    status: Obj = {"phase": "Pending", "qosClass": "BestEffort"}
+    status: Obj = {"phase": "Pending"}
     if node is not None:
         spec["nodeName"] = node["metadata"]["name"]
         status = {
@@ -286,7 +300,6 @@ def app_pod(
             "hostIP": node["status"]["addresses"][0]["address"],
             "phase": "Running",
             "podIP": f"10.{w.rng.randint(4, 120)}.{w.rng.randint(0, 255)}.{w.rng.randint(2, 250)}",
-            "qosClass": "BestEffort",
             "startTime": ts(created - 0.5),
         }
     elif unschedulable:

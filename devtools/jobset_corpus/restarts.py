@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from devtools.jobset_corpus.events import event, restart_events
 from devtools.jobset_corpus.jobs import (
-    backoff_limit_exceeded,
     job,
+    job_failed,
     jobset,
     jobset_restarting,
     jobset_status,
@@ -17,7 +17,7 @@ from devtools.jobset_corpus.nodes import a2, a3, cpu_node, eks_p4d, lab_node, po
 from devtools.jobset_corpus.objects import other_pod
 from devtools.jobset_corpus.pods import exited, pod
 from devtools.jobset_corpus.scenario import BLOCK, Scenarios, creating_pod, full_job, gpu_rj, shut_down_pod
-from devtools.jobset_corpus.world import World, cond
+from devtools.jobset_corpus.world import World
 
 SCENARIOS = Scenarios()
 scenario = SCENARIOS.scenario
@@ -41,7 +41,7 @@ def preemption_restarts(w: World) -> None:
         rj_status("workers", active=1), conditions=[jobset_restarting(first_failed, 6)], restarts=4
     )
     js = jobset(w, "llama3-70b-ft", "llm", [rj], created=240, status=status)
-    failed = [backoff_limit_exceeded("Failed", 6.5)]
+    failed = job_failed(6.5)
     old = job(js, rj, 1, attempt=3, created=48, deleting=6, failed=2, conditions=failed)
     # The spot node the old pods ran on is deleted: only its name and address remain on them.
     gone = {
@@ -120,7 +120,7 @@ def restarting_node_failure(w: World) -> None:
         "Container trainer for pod llm/palm-tune-workers-1-0 failed with exit code 137 matching FailJob rule at "
         "index 0"
     )
-    failed = [cond("Failed", "PodFailurePolicy", fail_job, 3.5)]
+    failed = job_failed(3.5, "PodFailurePolicy", fail_job)
     old = job(js, rj, 1, attempt=2, created=130, deleting=3, failed=1, conditions=failed)
     evicted = ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
     stuck = pod(old, 0, "Running", node=bad, created=129.9, ready=False, deleting=4, disruption=evicted)

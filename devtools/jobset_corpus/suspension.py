@@ -49,7 +49,7 @@ def suspended_by_hand(w: World) -> None:
         w, "sweep-lr", "research", [rj], created=900, suspend=True, failure_policy=None, status=status
     )
     for i in range(2):
-        j = job(js, rj, i, created=899, succeeded=1, conditions=[completions_reached("Complete", 600)])
+        j = job(js, rj, i, created=899, succeeded=1, conditions=completions_reached(600), completed=600)
         exited_pod(j, 0, nodes[i], 898, exited(0, "Completed", 600, 280))
     for i in range(2, 6):
         job(js, rj, i, created=899, suspend=True, conditions=[job_suspended(400)])

@@ -48,6 +48,9 @@ class World:
         return str(self.version)
 
     def add(self, obj: Obj) -> Obj:
+        """The object, kept for the snapshot; a pod with the QoS class the API server gives it."""
+        if obj["kind"] == "Pod":
+            obj["status"]["qosClass"] = qos_class(obj["spec"])
         self.items.append(obj)
         return obj
 
@@ -71,6 +74,26 @@ class World:
         }
         items = sorted(self.items, key=lambda o: order[o["kind"]])
         return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def qos_class(spec: Obj) -> str:
+    """The pod's QoS class as the API server sets it (`pkg/apis/core/helper/qos`, which refuses any
+    other): Guaranteed when every container limits cpu and memory and requests no less, BestEffort when
+    none asks either, else Burstable. Extended resources do not count."""
+    containers = [*spec.get("initContainers", []), *spec["containers"]]
+    compute = ("cpu", "memory")
+
+    def asks(container: Obj, kind: str) -> dict[str, str]:
+        return dict(container.get("resources", {}).get(kind, {}))
+
+    if not any(k in compute for c in containers for kind in ("limits", "requests") for k in asks(c, kind)):
+        return "BestEffort"
+
+    def guaranteed(container: Obj) -> bool:
+        limits, requests = asks(container, "limits"), asks(container, "requests")
+        return all(k in limits and requests.get(k, limits[k]) == limits[k] for k in compute)
+
+    return "Guaranteed" if all(map(guaranteed, containers)) else "Burstable"
 
 
 def owner_ref(api_version: str, kind: str, name: str, uid: str) -> Obj:

@@ -20,7 +20,19 @@ show.
 """
 
 from devtools.kubereal.api import Api, ApiError
-from devtools.kubereal.loading import Loaded, load, shifted, unload
+from devtools.kubereal.loading import Loaded, load, objects_of, shifted, unload
 from devtools.kubereal.server import ASSETS, Server, missing, serve
 
-__all__ = ["ASSETS", "Api", "ApiError", "Loaded", "Server", "load", "missing", "serve", "shifted", "unload"]
+__all__ = [
+    "ASSETS",
+    "Api",
+    "ApiError",
+    "Loaded",
+    "Server",
+    "load",
+    "missing",
+    "objects_of",
+    "serve",
+    "shifted",
+    "unload",
+]

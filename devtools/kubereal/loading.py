@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import copy
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from devtools.kubereal.api import Api, ApiError, base
 
+ADMISSION_SECONDS = 30.0
+"""How long a refusal for a referenced object not found yet is asked again (`_admitted`)."""
 HOLD = "kubewhy.test/hold"
 """The finalizer that keeps a terminating object of the snapshot terminating."""
 
@@ -46,6 +52,23 @@ class Loaded:
     paths: list[str] = field(default_factory=list)
     labelled: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+
+
+def objects_of(path: Path) -> list[dict[str, Any]]:
+    """Every object of a snapshot file (JSON or YAML, one document or many, Lists unpacked), of any kind:
+    what the cluster held, not only what kubewhy reads."""
+    found: list[dict[str, Any]] = []
+    for document in yaml.safe_load_all(path.read_text()):
+        found.extend(_unpacked(document))
+    return found
+
+
+def _unpacked(document: Any) -> list[dict[str, Any]]:
+    if not isinstance(document, dict):
+        return []
+    if document.get("kind", "").endswith("List") and isinstance(document.get("items"), list):
+        return [o for item in document["items"] for o in _unpacked(item)]
+    return [document] if document.get("kind") else []
 
 
 def shifted(objects: Iterable[Mapping[str, Any]], delta: timedelta) -> list[dict[str, Any]]:
@@ -90,13 +113,18 @@ def load(api: Api, objects: Sequence[Mapping[str, Any]]) -> Loaded:
                 {**latest, "status": _renamed(obj["status"], uids)},
             )
     for obj, path in created:
-        meta = obj.get("metadata", {})
-        if meta.get("deletionTimestamp"):
-            grace = meta.get("deletionGracePeriodSeconds")
-            _attempt(
-                api, loaded, obj, "delete", "DELETE", path, query={"gracePeriodSeconds": str(grace or 30)}
-            )
+        deleted = obj.get("metadata", {}).get("deletionTimestamp")
+        if deleted:
+            query = {"gracePeriodSeconds": str(_grace(deleted))}
+            _attempt(api, loaded, obj, "delete", "DELETE", path, query=query)
     return loaded
+
+
+def _grace(deleted: str) -> int:
+    """The grace period that makes the server set this `deletionTimestamp` (it sets now + grace): one
+    already past is as near as it gets, now."""
+    when = datetime.fromisoformat(deleted.replace("Z", "+00:00"))
+    return max(0, round((when - datetime.now(UTC)).total_seconds()))
 
 
 def unload(api: Api, loaded: Loaded) -> None:
@@ -177,7 +205,7 @@ def _create(api: Api, obj: Mapping[str, Any], uids: Mapping[str, str], loaded: L
     if not namespaced:
         body["metadata"].pop("namespace", None)
     collection = base(obj["apiVersion"]) + (f"/namespaces/{namespace}" if namespaced else "") + f"/{plural}"
-    got = _attempt(api, loaded, obj, "create", "POST", collection, body)
+    got = _admitted(api, loaded, obj, collection, body)
     if got is None:
         return None
     old = obj.get("metadata", {}).get("uid")
@@ -209,6 +237,24 @@ def _renamed(value: Any, uids: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [_renamed(v, uids) for v in value]
     return uids.get(value, value) if isinstance(value, str) else value
+
+
+def _admitted(
+    api: Api, loaded: Loaded, obj: Mapping[str, Any], collection: str, body: Mapping[str, Any]
+) -> Any:
+    """Create the object. Admission plugins (Priority, RuntimeClass) look the objects they name up in
+    the server's informer caches, which learn of a PriorityClass created a moment ago a moment later:
+    a refusal for an object not found yet is asked again until the cache has it (polled: nothing
+    tells when)."""
+    deadline = time.monotonic() + ADMISSION_SECONDS
+    while True:
+        try:
+            return api.call("POST", collection, body)
+        except ApiError as error:
+            if error.code != 403 or "not found" not in error.message or time.monotonic() > deadline:
+                loaded.rejected.append(f"{_label(obj)} (create): {error.code} {error.message}")
+                return None
+        time.sleep(0.05)
 
 
 def _attempt(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from cluster.errors import Forbidden
-from cluster.live import PER_NODE_ALWAYS
+from cluster.live.nodes import PER_NODE_ALWAYS
 from cluster.snapshot import SnapshotReader
 from cluster.transport import PAGE_SIZE, WORKERS
 from devtools.apisim import Request, Simulator, serve

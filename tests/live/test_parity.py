@@ -39,7 +39,9 @@ async def test_triage_verdict_is_the_snapshots(case: Case) -> None:
         async with live_reader(sim) as reader:
             view, prepared = await reader.triage_view(case.namespace, case.name)
 
-    assert classify(view, prepared).verdict == classify(offline).verdict == case.verdict
+    live, expected = classify(view, prepared), classify(offline)
+    assert live.verdict == expected.verdict == case.verdict
+    assert live.summary == expected.summary
     assert uid(view.pod) == uid(offline.pod)
     assert _uids(view.events) == _uids(offline.events)
     assert {r.verb for r in sim.requests} <= {"get", "list"}

@@ -1,5 +1,5 @@
 """The pod's PersistentVolumeClaims and what the `volume` step reads for them: the claims a pod names,
-their classes and users, the storage index, and what the readers must fetch (`cluster.live`)."""
+their classes and users, the storage index, and what the readers must fetch (`cluster.live.storage`)."""
 
 from __future__ import annotations
 

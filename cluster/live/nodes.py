@@ -1,0 +1,151 @@
+"""The nodes a pod could go to and the pods bound to them: from the cache while it is synced, else
+read with as few calls as the cluster's size allows."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+
+from cluster.live.source import Source
+from cluster.transport import Target
+from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
+from diagnosis.objects import Object, name
+from diagnosis.relations import NOT_TERMINAL, node_name
+from diagnosis.triage.resources import NodePods, group_pods, in_order
+from diagnosis.triage.scheduling import Placement, node_selector
+
+PER_NODE_ALWAYS = 64
+"""Up to this many candidate nodes, their bound pods are read with one LIST per node (`WORKERS` at
+a time: a few rounds of small answers), whatever the cluster's size."""
+
+PER_NODE_MAX = 2000
+"""Beyond PER_NODE_ALWAYS, per-node LISTs still win while the candidates are a minority of the
+nodes: each is an index lookup in the API server's watch cache (`spec.nodeName`, the kubelet's own
+query) carrying only that node's pods, where one cluster-wide LIST of bound pods carries every pod
+of the cluster (on 5,000 nodes and 100,000 pods, ~300 MB and tens of seconds of parsing, against
+~15 % of that for a 700-node pool). When the candidates are most of the nodes, or more than this
+many calls would be needed, the cluster-wide LIST, read in pages, is fewer calls for about the same
+bytes. Nodes asked for by name follow the same rule (GET each, or LIST all)."""
+
+
+class NodeReads:
+    """Nodes, and the pods bound or nominated to them."""
+
+    def __init__(self, source: Source) -> None:
+        self._source = source
+
+    def pending_pods(self) -> tuple[Object, ...]:
+        """The other pods waiting for devices, which compete with the pod for the same nodes: from
+        the cache, which keeps them (`CacheOptions.pending`). Never read directly: that would be a
+        LIST of every unscheduled pod for each question."""
+        cache = self._source.cached()
+        return cache.pending_pods() if cache is not None and cache.pending_synced else ()
+
+    async def nominated_pods(self) -> tuple[Object, ...]:
+        """The pods the scheduler nominated a node for and has not bound yet, any namespace: those of
+        the pod's priority or more count against their node. Few at any time; one LIST."""
+        unbound = f"spec.nodeName=,status.nominatedNodeName!=,{NOT_TERMINAL}"
+        return tuple(await self._source.api.items(Target("list", "pods"), fieldSelector=unbound))
+
+    async def candidates(self, pod: Object) -> tuple[Sequence[Object], bool]:
+        """The nodes the pod could go to: those matching its nodeSelector, selected by the API server
+        or from the cache (`prefiltered`); all nodes when it has none — or when none matches, so that
+        the evidence can show which labels the nodes do have."""
+        selector = _label_selector(node_selector(pod))
+        if selector is not None:
+            matching = await self._nodes_labelled(pod, selector)
+            if matching:
+                return matching, True
+        return await self.every(), False
+
+    async def _nodes_labelled(self, pod: Object, selector: str) -> Sequence[Object]:
+        """The nodes matching the pod's nodeSelector (`selector`, its label selector form). From the
+        cache: those with its rarest label, kept by the classifier's own rule applied to the
+        nodeSelector alone, as the API server applies the label selector."""
+        cache = self._source.cached()
+        if cache is None:
+            return await self._source.api.items(Target("list", "nodes"), labelSelector=selector)
+        wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
+        rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
+        placement = Placement.of({"spec": {"nodeSelector": wanted}})
+        return [n for n in rarest if placement.mismatch(n) is None]
+
+    async def every(self) -> Sequence[Object]:
+        cache = self._source.cached()
+        if cache is not None:
+            return cache.nodes()
+        return await self._source.api.items(Target("list", "nodes"))
+
+    async def named(self, names: Iterable[str]) -> list[Object]:
+        """Nodes by name (empty names ignored); a node that is gone is simply absent (see
+        PER_NODE_MAX)."""
+        wanted = sorted({n for n in names if is_dns1123_subdomain(n)})
+        cache = self._source.cached()
+        if cache is not None:
+            return [n for n in map(cache.node, wanted) if n is not None]
+        if not _per_node(len(wanted), None):
+            keep = set(wanted)
+            return [n for n in await self.every() if name(n) in keep]
+        return await self._source.by_name(wanted, "nodes", "node")
+
+    async def pods_on(self, node_names: Iterable[str]) -> tuple[Object, ...]:
+        """Every non-terminated pod bound to these few nodes, read live (the cache keeps only pods
+        that hold devices, and the ones wanted here serve them)."""
+        wanted = sorted({n for n in node_names if is_dns1123_subdomain(n)})
+        if not wanted:
+            return ()
+        queries = [{"fieldSelector": f"spec.nodeName={node},{NOT_TERMINAL}"} for node in wanted]
+        return tuple(chain.from_iterable(await self._source.api.lists(Target("list", "pods"), queries)))
+
+    async def bound_pods(self, node_names: Iterable[str], cluster_nodes: int | None) -> tuple[Object, ...]:
+        """The non-terminated pods bound to these nodes, any namespace (`bound_groups`)."""
+        return (await self.bound_groups(node_names, cluster_nodes))[0]
+
+    async def bound_groups(
+        self, node_names: Iterable[str], cluster_nodes: int | None
+    ) -> tuple[tuple[Object, ...], dict[str, NodePods] | None]:
+        """The non-terminated pods bound to these nodes, any namespace: from the cache, node by node
+        with its groups of them (`Prepared.grouped`); else read node by node, or all bound pods of
+        the cluster when that is cheaper (see PER_NODE_MAX), without groups. `cluster_nodes` is how
+        many nodes the cluster has, when all were read."""
+        cache = self._source.cached()
+        if cache is not None:
+            made, ungrouped = cache.groups(node_names)
+            if ungrouped.pods:
+                # Thousands of pods, the first question after a sync: off the event loop.
+                built = await asyncio.to_thread(group_pods, ungrouped.pods)
+                cache.keep(built, ungrouped)
+                made.update(built)
+            grouped = in_order(made)
+            return tuple(chain.from_iterable(group.pods for group in grouped.values())), grouped
+        wanted = sorted({n for n in node_names if is_dns1123_subdomain(n)})
+        target = Target("list", "pods")
+        if not wanted:
+            return (), None
+        if _per_node(len(wanted), cluster_nodes):
+            return await self.pods_on(wanted), None
+        every = await self._source.api.items(target, fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}")
+        keep = set(wanted)
+        return tuple(p for p in every if node_name(p) in keep), None
+
+
+def _label_selector(selector: Mapping[str, object]) -> str | None:
+    """The nodeSelector as a label selector, or None when it is empty or holds a key or value the
+    API would refuse (the funnel then explains the mismatch from all the nodes)."""
+    pairs = [(k, v) for k, v in selector.items() if isinstance(v, str)]
+    if (
+        not pairs
+        or len(pairs) != len(selector)
+        or not all(is_label_key(k) and is_label_value(v) for k, v in pairs)
+    ):
+        return None
+    return ",".join(f"{k}={v}" for k, v in sorted(pairs))
+
+
+def _per_node(candidates: int, cluster_nodes: int | None) -> bool:
+    """Whether to read `candidates` nodes' worth of objects one node at a time (see PER_NODE_MAX). A
+    node count not known means the candidates were selected by label: a pool, part of the cluster."""
+    if candidates <= PER_NODE_ALWAYS:
+        return True
+    return candidates <= PER_NODE_MAX and (cluster_nodes is None or 2 * candidates <= cluster_nodes)

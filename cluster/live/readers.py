@@ -1,0 +1,35 @@
+"""One reader of each kind of object, all over one source: what `/triage` and `/jobset why` read
+through."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cluster.live.dra import DraReads
+from cluster.live.nodes import NodeReads
+from cluster.live.peers import PeerReads
+from cluster.live.queues import QueueReads
+from cluster.live.source import Source
+from cluster.live.storage import StorageReads
+
+
+@dataclass(frozen=True)
+class Readers:
+    source: Source
+    nodes: NodeReads
+    peers: PeerReads
+    storage: StorageReads
+    dra: DraReads
+    queues: QueueReads
+
+    @classmethod
+    def over(cls, source: Source) -> Readers:
+        nodes = NodeReads(source)
+        return cls(
+            source,
+            nodes,
+            PeerReads(source, nodes),
+            StorageReads(source),
+            DraReads(source),
+            QueueReads(source),
+        )
