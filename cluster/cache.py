@@ -62,8 +62,8 @@ from diagnosis.objects import (
     text,
 )
 from diagnosis.relations import NOT_TERMINAL
+from diagnosis.triage.findings import Findings
 from diagnosis.triage.fit import CPU, pod_requests
-from diagnosis.triage.funnel import Findings
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
@@ -150,8 +150,8 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     and its containers folded into one that asks the pod's requests (`fit.pod_requests`, and the
     extended resources as `resources.effective_requests` reads them) and holds its host ports (pods
     asking the same share that one container: a cluster runs a few hundred templates); its required
-    pod anti-affinity (`diagnosis.triage.affinity`) and the PVCs of its volumes
-    (`diagnosis.triage.volumes`)."""
+    pod anti-affinity (`diagnosis.triage.steps.pod_affinity`) and the PVCs of its volumes
+    (`diagnosis.triage.steps.volume`)."""
     pod_meta, pod_spec = meta(pod), spec(pod)
     kept_meta = _pick(pod_meta, _POD_META)
     owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
@@ -609,7 +609,7 @@ class ClusterCache:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
         self.findings = Findings()
-        """What questions found on the nodes, by placement (`TriageView.findings`)."""
+        """What questions found on the nodes, by placement (`Prepared.findings`)."""
         forget = partial(_forget, self.findings)
         self._nodes = _Reflector(
             self, _Resource("nodes", None, compact_node, _everything, _labels_of, changed=forget)
@@ -860,7 +860,7 @@ class ClusterCache:
         return tuple(pod for n in sorted(set(node_names)) for pod in on.get(n, {}).values())
 
     def groups(self, node_names: Iterable[str]) -> tuple[dict[str, NodePods], Ungrouped]:
-        """The pods bound to these nodes, node by node (`TriageView.grouped`): the groups already
+        """The pods bound to these nodes, node by node (`Prepared.grouped`): the groups already
         made, and the pods of the nodes whose group is not (`resources.group_pods` makes theirs, off
         the event loop: a few microseconds a pod; `keep` keeps them for the next question). A group
         serves every question until a pod of its node changes."""

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cluster.errors import Missing, NotFound, SnapshotError
+from cluster.reader import TriageRead
 from diagnosis import events
 from diagnosis.dra_objects import GROUP, Dra
 from diagnosis.dra_objects import KINDS as DRA_KINDS
@@ -284,11 +285,11 @@ class SnapshotReader:
     def from_path(cls, path: str | PathLike[str], now: datetime | None = None) -> SnapshotReader:
         return cls(load_objects(path), now)
 
-    async def triage_view(self, namespace: str, pod: str) -> TriageView:
+    async def triage_view(self, namespace: str, pod: str) -> TriageRead:
         found = self._pods.get((namespace, pod))
         if found is None:
             raise self._not_found("pod", namespace, pod, self._pods)
-        return TriageView(
+        view = TriageView(
             pod=found,
             nodes=self._nodes,
             bound_pods=self._bound_pods,
@@ -302,6 +303,7 @@ class SnapshotReader:
             pending_pods=self._pending_pods,
             dra=self._dra,
         )
+        return TriageRead(view)
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
         jobset = self._jobsets.get((namespace, name))

@@ -29,8 +29,9 @@ from cluster.live.missing import believed
 from cluster.live.readers import Readers
 from cluster.live.source import Source
 from cluster.live.triage import TriageReads
+from cluster.reader import TriageRead
 from cluster.transport import ReadStats, Retry, Transport
-from diagnosis.views import JobSetView, TriageView
+from diagnosis.views import JobSetView
 
 if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run
     from cluster.cache import CacheOptions, ClusterCache
@@ -120,7 +121,7 @@ class LiveReader:
     async def ping(self) -> None:
         await self._source.ping()
 
-    async def triage_view(self, namespace: str, pod: str) -> TriageView:
+    async def triage_view(self, namespace: str, pod: str) -> TriageRead:
         return await believed(self._source, self._triage.view(namespace, pod), "pod", namespace, pod)
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:

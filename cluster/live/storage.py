@@ -11,7 +11,7 @@ from cluster.live.source import Source
 from cluster.transport import Target
 from diagnosis.objects import Object, name, namespace, spec, text
 from diagnosis.relations import NOT_TERMINAL
-from diagnosis.triage import volumes
+from diagnosis.triage.steps.volume import claims as volumes
 from diagnosis.views import Storage
 
 _STORAGE = "storage.k8s.io"

@@ -76,7 +76,7 @@ def _answer(sim: Simulator, case: Case) -> Diagnosis:
     async def read() -> Diagnosis:
         async with live_reader(sim) as reader:
             if case.kind == "triage":
-                return classify(await reader.triage_view(case.namespace, case.name))
+                return classify(*await reader.triage_view(case.namespace, case.name))
             return explain(await reader.jobset_view(case.namespace, case.name))
 
     return asyncio.run(read())

@@ -34,12 +34,12 @@ def _served(objects: tuple[Object, ...]) -> tuple[Object, ...]:
 @pytest.mark.parametrize("case", TRIAGE, ids=lambda c: c.id)
 async def test_triage_verdict_is_the_snapshots(case: Case) -> None:
     snapshot = SnapshotReader.from_path(case.snapshot)
-    offline = await snapshot.triage_view(case.namespace, case.name)
+    offline, _ = await snapshot.triage_view(case.namespace, case.name)
     with serve(case.snapshot, now=snapshot.now) as sim:
         async with live_reader(sim) as reader:
-            view = await reader.triage_view(case.namespace, case.name)
+            view, prepared = await reader.triage_view(case.namespace, case.name)
 
-    live, expected = classify(view), classify(offline)
+    live, expected = classify(view, prepared), classify(offline)
     assert live.verdict == expected.verdict == case.verdict
     assert live.summary == expected.summary
     assert uid(view.pod) == uid(offline.pod)
@@ -103,10 +103,10 @@ def _cacheable(request: Request) -> bool:
 async def test_triage_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
     with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
         async with live_reader(sim) as direct, cached_reader(sim) as cached:
-            view = await direct.triage_view(case.namespace, case.name)
-            expected = classify(view)
+            view, prepared = await direct.triage_view(case.namespace, case.name)
+            expected = classify(view, prepared)
             start = len(sim.requests)
-            got = classify(await cached.triage_view(case.namespace, case.name))
+            got = classify(*await cached.triage_view(case.namespace, case.name))
             asked = sim.requests[start:]
 
     assert got == expected

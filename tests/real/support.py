@@ -93,7 +93,7 @@ async def ask_everything(kubeconfig: Path, asked: Sequence[Case]) -> Answers:
 
 async def answer(reader: Reader, case: Case) -> Diagnosis:
     if case.kind == "triage":
-        return classify(await reader.triage_view(case.namespace, case.name))
+        return classify(*await reader.triage_view(case.namespace, case.name))
     return explain(await reader.jobset_view(case.namespace, case.name))
 
 

@@ -13,7 +13,8 @@ from devtools.corpus import ROOT
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.objects import Object, name
 from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
-from diagnosis.triage.funnel import Ask, Drop, Findings, Stage, run, stage_line
+from diagnosis.triage.findings import Findings
+from diagnosis.triage.funnel import Ask, Drop, Stage, run, stage_line
 from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
 from tests.unit.test_gpu_corpus import NOW, find_pod, items, view_of
