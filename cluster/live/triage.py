@@ -81,10 +81,11 @@ class TriageReads:
         # Off the event loop: on thousands of nodes it takes tens of milliseconds.
         usage, serving_none, memo = await asyncio.to_thread(node_reads, found, nodes, dra, findings)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
-        serving = [n for n in serving_none if n not in usage]
+        # Every pod there, not only the bound ones the free slots count: read once, as they serve.
+        counted = [n for n in usage if n not in serving_none]
         (bound, grouped), theirs, peers, storage = await asyncio.gather(
-            self._read.nodes.bound_groups(usage, None if prefiltered else len(nodes)),
-            self._read.nodes.pods_on(serving),
+            self._read.nodes.bound_groups(counted, None if prefiltered else len(nodes)),
+            self._read.nodes.pods_on(serving_none),
             self._read.peers.for_pod(found, nodes, prefiltered),
             self._read.storage.for_pod(found, usage),
         )
@@ -101,7 +102,7 @@ class TriageReads:
             storage=storage,
             nominated_pods=nominated,
             pending_pods=self._read.nodes.pending_pods(),
-            bound_nodes=frozenset((*usage, *serving)),
+            bound_nodes=frozenset((*usage, *serving_none)),
             dra=dra,
             notes=tuple(notes),
         )

@@ -46,6 +46,12 @@ from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.scheduling import constrained, gate_names, node_selector, selector_keys
 from diagnosis.views import TriageView
 
+FIX_NODES = 64
+"""When a step before the free slots leaves no node, the bound pods of this many of the nodes it
+dropped are read, so that its fixes are checked on them (the funnel run again on the changed objects
+needs their pods from the free-slot step on). A fix that opens only nodes beyond them on a large
+cluster is not offered from a live read; from a snapshot, every node is at hand."""
+
 
 class NodeReads(NamedTuple):
     """What a reader needs to know before it reads any pod (`node_reads`)."""
@@ -92,7 +98,14 @@ def node_reads(
     if devices is not None and not last.kept and last.step.verdict is PodVerdict.EXHAUSTED:
         # No node has free devices: the fixes that free some are checked on those nodes' pods.
         return NodeReads(freeable(devices, last.entered), serving, shared)
-    return NodeReads(tuple(name(node) for node in last.kept), serving, shared)
+    # The nodes an allocated claim pins the pod to: the fix that sends it there is checked on them.
+    pinned = dra.pinning(pod) if dra is not None else ()
+    if not last.kept:
+        # A step before the free slots left no node: its fixes (tolerate the taint, uncordon, select a
+        # label value that exists) open nodes it dropped, and are checked on their pods.
+        dropped = tuple(name(node) for node in last.entered[:FIX_NODES])
+        return NodeReads(tuple(dict.fromkeys((*dropped, *pinned))), serving, shared)
+    return NodeReads(tuple(dict.fromkeys((*(name(node) for node in last.kept), *pinned))), serving, shared)
 
 
 def reaches_funnel(pod: Object) -> bool:

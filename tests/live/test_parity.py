@@ -12,6 +12,7 @@ from devtools.apisim import Request, serve
 from devtools.corpus import Case, cases
 from diagnosis import events
 from diagnosis.jobset.explain import explain
+from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, name, namespace, spec, uid
 from diagnosis.triage.classify import classify, serving_nothing
 from diagnosis.views import JobSetView, TriageView
@@ -19,6 +20,11 @@ from tests.live.support import OWN_JOBSET, OWN_TRIAGE, cached_reader, live_reade
 
 TRIAGE = [*cases("triage"), *OWN_TRIAGE]
 JOBSET = [*cases("jobset"), *OWN_JOBSET]
+
+
+def _fixes(answer: Diagnosis) -> list[tuple[str, tuple[str, ...]]]:
+    """Each fix and the nodes it is proven to open: a live read reads the pods its check needs."""
+    return [(f.summary, f.opens) for f in answer.fixes]
 
 
 def _uids(objects: tuple[Object, ...]) -> list[str]:
@@ -42,6 +48,7 @@ async def test_triage_verdict_is_the_snapshots(case: Case) -> None:
     live, expected = classify(view, prepared), classify(offline)
     assert live.verdict == expected.verdict == case.verdict
     assert live.summary == expected.summary
+    assert _fixes(live) == _fixes(expected)
     assert uid(view.pod) == uid(offline.pod)
     assert _uids(view.events) == _uids(offline.events)
     assert {r.verb for r in sim.requests} <= {"get", "list"}

@@ -104,6 +104,11 @@ def _reads(command: Command) -> bool:
     return not command.changes and not NEEDS_A_NODE & set(shlex.split(command.text))
 
 
+def _fixed(diagnosis: Diagnosis) -> list[tuple[str, tuple[str, ...]]]:
+    """Each fix and the nodes it is proven to open (ages left out, as in `_said`)."""
+    return [(_AGE.sub("<age>", f.summary), f.opens) for f in diagnosis.fixes]
+
+
 _AGE = re.compile(r"\b\d+(s|m|h|d)\b")
 
 
@@ -125,7 +130,9 @@ async def test_live_answers_are_the_snapshots(snapshot: Path, readings: dict[Pat
     for case, direct, cached in zip(asked, reading.answers.direct, reading.answers.cached, strict=True):
         wanted = (case.verdict, case.pod_verdict, case.cause)
         assert (direct.verdict, direct.pod_verdict, direct.cause) == wanted, case.id
-        assert _said(direct) == _said(cached) == _said(await answer(offline, case)), case.id
+        expected = await answer(offline, case)
+        assert _said(direct) == _said(cached) == _said(expected), case.id
+        assert _fixed(direct) == _fixed(cached) == _fixed(expected), case.id
 
 
 def test_the_bot_is_refused_nothing(readings: dict[Path, Reading]) -> None:
