@@ -155,7 +155,7 @@ def verdict_blocks(
         # how long it has waited and the cluster; the rest is in the thread.
         diagnosis = outcome.diagnosis
         blocks += [
-            _header(messages.header(check.verdict, kind, what, diagnosis.pod_state)),
+            _header(messages.header(check.verdict, kind, what, render.placed_state(diagnosis))),
             _section(escape(" ".join(diagnosis.summary.split()))),
         ]
         if diagnosis.fixes:

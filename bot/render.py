@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from cluster.errors import NotFound
-from diagnosis.model import Command, Diagnosis, Fix, Holding
+from diagnosis.model import Command, Diagnosis, Fix, Holding, Started, StartState
 from diagnosis.objects import age, utc
 from handlers.reply import Reply
 
@@ -34,7 +34,8 @@ def as_word(reply: Reply) -> str:
 def as_json(reply: Reply) -> dict[str, Any]:
     """The JSON object of `--format json` (README, *The CLI*): `verdict`, `summary`, `evidence`,
     `next_commands` (complete shell commands, the one list of them), `cause`, `pod_verdict`, `target`,
-    `cluster`, `checked_at`, `pending_since`, `fixes`, `holders` (who holds the devices, by workload),
+    `cluster`, `checked_at`, `pending_since`, `started` (a placed pod: does it run, and if not why),
+    `fixes`, `holders` (who holds the devices, by workload),
     `competing` (other pending pods after the same nodes) and `snippets`."""
     d = reply.diagnosis
     return {
@@ -48,6 +49,7 @@ def as_json(reply: Reply) -> dict[str, Any]:
         "cluster": reply.cluster or None,
         "checked_at": _rfc3339(d.checked_at),
         "pending_since": _rfc3339(d.pending_since),
+        "started": _started(d.started),
         "fixes": [
             {"summary": f.summary, "pod_patch": f.pod_patch, "opens": list(f.opens)} for f in d.fixes
         ],
@@ -77,6 +79,14 @@ def first_screen(reply: Reply) -> tuple[str, ...]:
     return tuple(line for line in lines if line)
 
 
+def placed_state(diagnosis: Diagnosis) -> str | None:
+    """A placed pod's state for its emoji: `failing` when something holds it (the kubelet, an image,
+    a crash loop), else its phase's (`running`, `starting`, `succeeded`, `failed`); None if not placed."""
+    if diagnosis.started is not None and diagnosis.started.state is StartState.FAILING:
+        return diagnosis.started.state.value
+    return diagnosis.pod_state.value if diagnosis.pod_state else None
+
+
 def waiting(diagnosis: Diagnosis) -> str:
     """How long the pod (or the JobSet's blocking pod) has waited, as of the reading: `42m`."""
     if diagnosis.checked_at is None:
@@ -100,6 +110,19 @@ def _one_line(text: str) -> str:
 
 def _rfc3339(when: datetime | None) -> str | None:
     return None if when is None else utc(when).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _started(started: Started | None) -> dict[str, Any] | None:
+    if started is None:
+        return None
+    return {
+        "state": started.state.value,
+        "container": started.container,
+        "reason": started.reason,
+        "message": started.message,
+        "since": _rfc3339(started.since),
+        "restarts": started.restarts,
+    }
 
 
 def _holding(h: Holding) -> dict[str, Any]:

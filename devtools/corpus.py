@@ -10,6 +10,7 @@ object asked about, and what kubewhy must answer.
       verdict: taint
       pod_verdict: null   # jobset only, optional
       cause: null         # jobset `restarting` only, optional
+      started: failing    # triage `ok` only, optional: `started.state` (and `reason:` its reason)
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Case:
     verdict: str
     pod_verdict: str | None = None
     cause: str | None = None
+    started: str | None = None
+    reason: str | None = None
 
     @property
     def id(self) -> str:
@@ -53,6 +56,8 @@ def cases(kind: str) -> list[Case]:
             verdict=entry["verdict"],
             pod_verdict=entry.get("pod_verdict"),
             cause=entry.get("cause"),
+            started=entry.get("started"),
+            reason=entry.get("reason"),
         )
         for entry in entries
     ]

@@ -376,6 +376,7 @@ def conclude(
         pending_since=waiting_since(view.pod),
         checked_at=view.now,
         pod_state=answer.pod_state,
+        started=answer.started,
     )
 
 

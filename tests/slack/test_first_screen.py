@@ -63,3 +63,18 @@ async def test_the_text_answer_starts_with_the_same_first_screen(case: Case) -> 
     assert f"cluster: {CLUSTER}" in screen[1]
     if reply.diagnosis.fixes:
         assert screen[-1] == f"Fix: {reply.diagnosis.fixes[0].summary}"
+
+
+PLACED = [c for c in cases("triage") if c.started]
+
+
+@pytest.mark.parametrize("case", PLACED, ids=lambda c: c.id)
+async def test_a_placed_pod_is_green_when_it_runs_and_red_when_it_fails(case: Case) -> None:
+    """The channel message of a placed pod (`ok`): ✅ when it runs, 🔴 when something holds it, 🟡
+    while it starts; a failing one leads with its cause."""
+    reply = await _reply(case)
+    shown = blocks.plain_text(blocks.verdict_message(_check(case, reply), blocks.ACTION_IDS, "{}").blocks)
+    emoji = {"running": ":white_check_mark:", "failing": ":red_circle:", "starting": ":large_yellow_circle:"}
+    assert shown.startswith(f"{emoji[str(case.started)]} ok: pod {case.namespace}/{case.name}")
+    if case.started == "failing":
+        assert " but does not run: " in shown.splitlines()[1]

@@ -93,7 +93,7 @@ def test_ok_says_what_holds_a_placed_pod() -> None:
     }
     found = classify(lab_view("case-ok", pod=pod))
     assert found.summary == (
-        "The pod is placed on lab-node-0 and Running: container cuda waiting: CrashLoopBackOff: "
+        "The pod is placed on lab-node-0 but does not run: container cuda: CrashLoopBackOff: "
         "back-off 40s restarting failed container"
     )
     assert "kubectl describe node lab-node-0" in [c.text for c in found.next_commands]

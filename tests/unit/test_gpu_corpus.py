@@ -374,7 +374,8 @@ def test_kueue_gate_is_named_with_the_workloads_command() -> None:
 def test_kubelet_rejection_is_ok_with_the_reason() -> None:
     found = diagnose("tests/corpus/triage/eks-p4d-mig.json", "inference", "a10g-serve-0")
     assert found.summary.startswith(
-        "The pod is placed on ip-10-0-12-5.us-west-2.compute.internal and Failed: UnexpectedAdmissionError: "
+        "The pod is placed on ip-10-0-12-5.us-west-2.compute.internal but does not run: "
+        "UnexpectedAdmissionError: "
     )
     assert not any(c.text.startswith("kubectl logs") for c in found.next_commands)  # no container ever ran
 
