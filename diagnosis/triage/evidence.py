@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 
 from diagnosis.model import PodState, Snippet
 from diagnosis.names import is_label_key, is_label_value
-from diagnosis.objects import Object, condition, condition_true, meta, spec, status, text, timestamp
+from diagnosis.objects import Object, condition_true, meta, spec, status, text
 from diagnosis.triage.dra import evidence as dra_evidence
 from diagnosis.triage.dra.claims import asks_claims
 from diagnosis.triage.dra.devices import Devices
@@ -74,21 +73,6 @@ def pending_notes(pod: Object) -> tuple[str, ...]:
     if meta(pod).get("deletionTimestamp") is not None:
         found.append("the pod is being deleted (metadata.deletionTimestamp is set)")
     return tuple(found)
-
-
-def waiting_since(pod: Object) -> datetime | None:
-    """Since when the pod has waited: for a pod not scheduled, since its PodScheduled condition turned
-    False (else since it was created); for a placed pod not yet Running and Ready, since it was
-    created; None for a pod that runs and is Ready, or has finished."""
-    phase = status(pod).get("phase")
-    if phase in ("Succeeded", "Failed") or (phase == "Running" and condition_true(pod, "Ready")):
-        return None
-    scheduled = condition(pod, "PodScheduled")
-    if scheduled is not None and scheduled.get("status") == "False":
-        since = timestamp(scheduled.get("lastTransitionTime"))
-        if since is not None:
-            return since
-    return timestamp(meta(pod).get("creationTimestamp"))
 
 
 def pod_state(pod: Object) -> PodState:

@@ -17,13 +17,13 @@ from diagnosis.commands import collect, describe, events_about
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import Object, mapping, name, namespace, spec
-from diagnosis.relations import node_name, nominated_node
+from diagnosis.relations import node_name, nominated_node, waiting_since
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES
 from diagnosis.triage.dra import evidence as dra_evidence
 from diagnosis.triage.dra.changes import freeable
 from diagnosis.triage.dra.claims import asks_claims, claim_problem, resolve
-from diagnosis.triage.evidence import asks_lines, pending_notes, scheduler_lines, waiting_since
+from diagnosis.triage.evidence import asks_lines, pending_notes, scheduler_lines
 from diagnosis.triage.findings import Findings
 from diagnosis.triage.fixes import CHECKED, Change, changed, pool_of
 from diagnosis.triage.funnel import (
@@ -41,6 +41,7 @@ from diagnosis.triage.funnel import (
     run,
     stage_line,
 )
+from diagnosis.triage.kueue import admitted_at
 from diagnosis.triage.prepared import NOTHING, Prepared
 from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.scheduling import constrained, gate_names, node_selector, selector_keys
@@ -373,7 +374,7 @@ def conclude(
         fixes=fixes,
         holders=advice.holders,
         competing=advice.competing,
-        pending_since=waiting_since(view.pod),
+        pending_since=waiting_since(view.pod, admitted_at(view.pod, view.workloads)),
         checked_at=view.now,
         pod_state=answer.pod_state,
         started=answer.started,
