@@ -362,6 +362,19 @@ def test_victims_within_their_grace_period_are_waited_for() -> None:
     ]
 
 
+def test_a_victim_in_its_grace_period_says_when_its_deletion_was_asked_and_when_the_period_ends() -> None:
+    """The API server sets deletionTimestamp to now + the grace period: it is in the future while the
+    victim terminates (seen on a real API server), so the deletion was asked a grace period before."""
+    found = _victims_changed(deletionTimestamp="2026-11-29T09:00:20Z", deletionGracePeriodSeconds=30)
+    assert found.summary.endswith(
+        "waits for 2 of them to terminate, the first deleted 10s ago, its grace period ends in 20s"
+    )
+    assert any("terminating (deleted 10s ago, its grace period ends in 20s)" in e for e in found.evidence)
+    unknown = _victims_changed(deletionTimestamp="2026-11-29T09:05:00Z", deletionGracePeriodSeconds=None)
+    assert unknown.summary.endswith("to terminate, the first one's grace period ends in 5m")
+    assert any("terminating (its grace period ends in 5m)" in e for e in unknown.evidence)
+
+
 def test_victims_held_by_a_finalizer_are_not_force_deleted() -> None:
     held = _victims_changed(finalizers=["example.com/checkpoint-upload"])
     fix = held.fixes[0]

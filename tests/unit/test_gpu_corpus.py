@@ -425,11 +425,13 @@ def test_preempting_names_the_victims_and_since_when() -> None:
     found = diagnose("tests/corpus/triage/gke-a100-preemption.json", "research", "pretrain-70b-0-0-lk2vd")
     assert found.summary == (
         "The scheduler preempted pods on gke-research-a100-pool-9e41b2d0-4hzm for this pod "
-        "(priority 1000000) and waits for 2 of them to terminate, the first deleted 4m ago"
+        "(priority 1000000) and waits for 2 of them to terminate, the first deleted 5m ago, its grace "
+        "period ended 4m ago"
     )
     assert (
-        "victim research/sweep-lr-1e-4-d2x8w (Job/sweep-lr-1e-4), priority 1000, terminating since "
-        "2026-11-29T08:55:05Z (4m ago), evicted by the scheduler (DisruptionTarget PreemptionByScheduler)"
+        "victim research/sweep-lr-1e-4-d2x8w (Job/sweep-lr-1e-4), priority 1000, terminating (deleted "
+        "5m ago, its grace period ended 4m ago), evicted by the scheduler (DisruptionTarget "
+        "PreemptionByScheduler)"
     ) in found.evidence
     gone = diagnose("tests/corpus/triage/gke-a100-preemption.json", "research", "canary-infer-b8t5n")
     assert "but that node is gone" in gone.summary
