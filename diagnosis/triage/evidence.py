@@ -17,7 +17,7 @@ from diagnosis.triage.dra import evidence as dra_evidence
 from diagnosis.triage.dra.claims import asks_claims
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.funnel import candidates
-from diagnosis.triage.resources import containers
+from diagnosis.triage.resources import containers, extended_overhead
 from diagnosis.triage.scheduler_message import last_said, notes, quoted
 from diagnosis.triage.scheduling import Taint
 from diagnosis.views import TriageView
@@ -40,12 +40,15 @@ def request_line(pod: Object, requests: Mapping[str, int]) -> str:
                 inits = inits or role == "init"
                 own = ", ".join(f"{r}={n}" for r, n in container.requests.items())
                 parts.append(f"{role + ' ' if role else ''}{container.name or '?'} {own}")
+    overhead = {r: n for r, n in extended_overhead(pod).items() if r in requests}
+    if overhead:
+        parts.append("spec.overhead " + ", ".join(f"{r}={n}" for r, n in overhead.items()))
     if len(parts) <= 1:
         return f"the pod asks {asks}"
     how = (
         "the larger of its app containers plus sidecars, and each init container plus the sidecars "
         "before it" if inits else "the sum of its containers"
-    )
+    ) + (", plus the pod overhead" if overhead else "")
     return f"the pod asks {asks}: {how} ({'; '.join(parts)})"
 
 

@@ -25,6 +25,7 @@ from diagnosis.triage.dra.changes import freeable
 from diagnosis.triage.dra.claims import asks_claims, claim_problem, resolve
 from diagnosis.triage.evidence import asks_lines, pending_notes, scheduler_lines
 from diagnosis.triage.findings import Findings
+from diagnosis.triage.fit import native_asks
 from diagnosis.triage.fixes import CHECKED, Change, changed, pool_of
 from diagnosis.triage.funnel import (
     Advice,
@@ -111,10 +112,11 @@ def node_reads(
 
 def reaches_funnel(pod: Object) -> bool:
     """Whether the verdict on this pod depends on nodes: it asks for a device (an extended resource or
-    a ResourceClaim), is not placed yet, is not gated and has no nominated node (the rungs of
-    `classify` before the funnel)."""
+    a ResourceClaim) or a prefixed native resource (`fit.native_asks`), is not placed yet, is not gated
+    and has no nominated node (the rungs of `classify` before the funnel)."""
     placed = node_name(pod) or nominated_node(pod)
-    return (bool(effective_requests(pod)) or asks_claims(pod)) and not placed and not gate_names(pod)
+    asks = bool(effective_requests(pod)) or asks_claims(pod) or bool(native_asks(pod))
+    return asks and not placed and not gate_names(pod)
 
 
 def funnel_of(steps: tuple[Step, ...], view: TriageView) -> Funnel:
