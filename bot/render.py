@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from cluster.errors import NotFound
-from diagnosis.model import Command, Diagnosis, Fix, Holding, Started, StartState
+from diagnosis.model import Command, Diagnosis, Fix, Holding, JobSetVerdict, PodVerdict, Started, StartState
 from diagnosis.objects import age, utc
 from handlers.reply import Reply
 
@@ -74,9 +74,40 @@ def first_screen(reply: Reply) -> tuple[str, ...]:
     if waited := waiting(d):
         about.append(f"pending for {waited}")
     lines = [verdict, " · ".join(about), _one_line(d.summary)]
-    if d.fixes:
-        lines.append(f"Fix: {fix_line(d.fixes[0])}")
+    if first := first_fix(d):
+        lines.append(f"Fix: {first}")
     return tuple(line for line in lines if line)
+
+
+NO_FIX = "none found in the objects; the evidence and the next commands show where to look"
+"""What the first screen says of a stuck answer with no fix, rather than staying silent."""
+
+_NOT_STUCK = frozenset(
+    {
+        PodVerdict.NO_REQUEST,
+        PodVerdict.OK,
+        PodVerdict.SCHEDULABLE,
+        JobSetVerdict.COMPLETED,
+        JobSetVerdict.RUNNING,
+        JobSetVerdict.STARTING,
+        JobSetVerdict.SUSPENDED,
+        JobSetVerdict.UNKNOWN,
+    }
+)
+"""Verdicts that name no cause holding the pod or JobSet (a placed pod is stuck when it fails)."""
+
+
+def stuck(diagnosis: Diagnosis) -> bool:
+    """The answer names a cause that holds the pod or JobSet: it owes a fix, or says it has none."""
+    failing = diagnosis.started is not None and diagnosis.started.state is StartState.FAILING
+    return failing or diagnosis.verdict not in _NOT_STUCK
+
+
+def first_fix(diagnosis: Diagnosis) -> str:
+    """The first screen's fix line: the best fix, `NO_FIX` for a stuck answer without one, else ""."""
+    if diagnosis.fixes:
+        return fix_line(diagnosis.fixes[0])
+    return NO_FIX if stuck(diagnosis) else ""
 
 
 def placed_state(diagnosis: Diagnosis) -> str | None:
