@@ -371,6 +371,20 @@ def test_kueue_gate_is_named_with_the_workloads_command() -> None:
     assert "kubectl get workloads.kueue.x-k8s.io -n team-a -o wide" in [c.text for c in found.next_commands]
 
 
+def test_kueue_gate_without_a_workload_blames_the_integration_not_the_quota() -> None:
+    found = diagnose("tests/corpus/triage/kueue-gated.json", "team-b", "vllm-gemma-6d9f7c8b5-k2x9q")
+    assert "Kueue made no Workload for it, so it never admits it" in found.summary
+    assert "Deployment vllm-gemma is not enabled" in found.summary
+    assert "quota" not in found.summary
+    fix = found.fixes[0]
+    assert (fix.pod_patch, fix.opens) == (None, ())
+    assert "cannot be shown" in fix.summary
+    assert [c.text for c in fix.commands] == [
+        "kubectl patch pod vllm-gemma-6d9f7c8b5-k2x9q -n team-b --type=json "
+        "-p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]'"
+    ]
+
+
 def test_kubelet_rejection_is_ok_with_the_reason() -> None:
     found = diagnose("tests/corpus/triage/eks-p4d-mig.json", "inference", "a10g-serve-0")
     assert found.summary.startswith(
