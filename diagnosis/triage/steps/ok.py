@@ -59,37 +59,29 @@ def _fixes(pod: Object, host: str, start: Started) -> tuple[Change, ...]:
     """What removes a failing placed pod's cause, in the cluster (nothing the funnel can check)."""
     ns, pod_name, cause = namespace(pod), name(pod), trouble(start)
     again = kubectl.delete_pod(ns, pod_name) if phase(pod) == "Failed" else None
+    commands: tuple[Command | None, ...]
     if cause == "image":
-        return (
-            Change(
-                f"Check the image name and its pull secret: container {start.container} cannot pull "
-                f"{_image(pod, start.container)} ({start.reason})",
-                commands=collect(_images(ns, pod_name)),
-                objects=(f"pod/{ns}/{pod_name}",),
-                checkable=False,
-            ),
+        summary = (
+            f"Check the image name and its pull secret: container {start.container} cannot pull "
+            f"{_image(pod, start.container)} ({start.reason})"
         )
-    if cause == "device-plugin":
-        return (
-            Change(
-                f"Restart the device plugin on {host}: the kubelet could not hand the pod its devices "
-                f"({start.reason}); then recreate the pod",
-                commands=collect(kubectl.device_plugin_pods(host), _restart_plugin(host), again),
-                objects=(f"node/{host}",),
-                checkable=False,
-            ),
+        commands, touched = (_images(ns, pod_name),), f"pod/{ns}/{pod_name}"
+    elif cause == "device-plugin":
+        summary = (
+            f"Restart the device plugin on {host}: the kubelet could not hand the pod its devices "
+            f"({start.reason}); then recreate the pod"
         )
-    if cause == "driver":
-        return (
-            Change(
-                f"Cordon {host}: its NVIDIA driver does not load, so no GPU container starts there; "
-                "then recreate the pod elsewhere",
-                commands=collect(_cordon(host), again or kubectl.delete_pod(ns, pod_name)),
-                objects=(f"node/{host}",),
-                checkable=False,
-            ),
+        commands, touched = (kubectl.device_plugin_pods(host), _restart_plugin(host), again), f"node/{host}"
+    elif cause == "driver":
+        summary = (
+            f"Cordon {host}: its NVIDIA driver does not load, so no GPU container starts there; "
+            "then recreate the pod elsewhere"
         )
-    return ()
+        commands = (_cordon(host), again or kubectl.delete_pod(ns, pod_name))
+        touched = f"node/{host}"
+    else:
+        return ()
+    return (Change(summary, commands=collect(*commands), objects=(touched,), checkable=False),)
 
 
 def _image(pod: Object, container: str | None) -> str:
