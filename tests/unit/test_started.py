@@ -46,7 +46,7 @@ def test_crash_loop_quotes_the_last_termination_and_the_previous_logs() -> None:
 def test_image_pull_fix_names_the_image_and_shows_the_pull_secrets() -> None:
     found = diagnose(SNAPSHOT, "serving", "vllm-llama-9tjv8v6k76-d6mn7")
     fix = found.fixes[0]
-    assert fix.summary.startswith("Check the image name and its pull secret: container main cannot pull ")
+    assert fix.summary.startswith("check the image name and its pull secret: container main cannot pull ")
     assert "us-docker.pkg.dev/ml-prod/serving/vllm:0.6.4-cu124" in fix.summary
     assert (fix.pod_patch, fix.opens) == (None, ())
     assert ".spec.imagePullSecrets[*].name" in fix.commands[0].text
@@ -57,7 +57,7 @@ def test_driver_not_loading_cordons_the_node() -> None:
     found = diagnose(SNAPSHOT, "serving", "whisper-asr-pf27nf5lwr-kzsnz")
     assert "nvidia-container-cli: initialization error: nvml error: driver not loaded" in found.summary
     fix = found.fixes[0]
-    assert fix.summary.startswith("Cordon gke-ml-prod-l4-pool-b1181153-b5wl: its NVIDIA driver does not load")
+    assert fix.summary.startswith("cordon gke-ml-prod-l4-pool-b1181153-b5wl: its NVIDIA driver does not load")
     cordon = next(c.text for c in fix.commands if c.changes)
     assert cordon == "kubectl cordon gke-ml-prod-l4-pool-b1181153-b5wl"
 
@@ -68,7 +68,7 @@ def test_admission_refusal_restarts_the_device_plugin_then_recreates_the_pod() -
     assert found.started.message is not None
     assert found.started.message.startswith("Pod Node didn't have enough resource: nvidia.com/gpu")
     fix = found.fixes[0]
-    assert fix.summary.startswith("Restart the device plugin on gke-ml-prod-l4-pool-b1181153-bg9p")
+    assert fix.summary.startswith("restart the device plugin on gke-ml-prod-l4-pool-b1181153-bg9p")
     assert [c.text for c in fix.commands if c.changes] == [
         "kubectl delete pod -n gpu-operator -l app=nvidia-device-plugin-daemonset "
         "--field-selector spec.nodeName=gke-ml-prod-l4-pool-b1181153-bg9p",
@@ -100,4 +100,4 @@ def test_first_screen_leads_with_the_cause_and_the_fix() -> None:
     screen = first_screen(Reply.of(target, found, Scope("gke-prod")))
     assert screen[0] == "Verdict: ok"
     assert screen[2].startswith("The pod is placed on gke-ml-prod-l4-pool-b1181153-b5wl but does not run: ")
-    assert screen[3].startswith("Fix: Cordon gke-ml-prod-l4-pool-b1181153-b5wl")
+    assert screen[3].startswith("Fix: cordon gke-ml-prod-l4-pool-b1181153-b5wl")

@@ -62,19 +62,19 @@ def _fixes(pod: Object, host: str, start: Started) -> tuple[Change, ...]:
     commands: tuple[Command | None, ...]
     if cause == "image":
         summary = (
-            f"Check the image name and its pull secret: container {start.container} cannot pull "
+            f"check the image name and its pull secret: container {start.container} cannot pull "
             f"{_image(pod, start.container)} ({start.reason})"
         )
         commands, touched = (_images(ns, pod_name),), f"pod/{ns}/{pod_name}"
     elif cause == "device-plugin":
         summary = (
-            f"Restart the device plugin on {host}: the kubelet could not hand the pod its devices "
+            f"restart the device plugin on {host}: the kubelet could not hand the pod its devices "
             f"({start.reason}); then recreate the pod"
         )
         commands, touched = (kubectl.device_plugin_pods(host), _restart_plugin(host), again), f"node/{host}"
     elif cause == "driver":
         summary = (
-            f"Cordon {host}: its NVIDIA driver does not load, so no GPU container starts there; "
+            f"cordon {host}: its NVIDIA driver does not load, so no GPU container starts there; "
             "then recreate the pod elsewhere"
         )
         commands = (_cordon(host), again or kubectl.delete_pod(ns, pod_name))
