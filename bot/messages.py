@@ -134,6 +134,10 @@ def not_found(kind: str, namespace: str, name: str, cluster: str) -> str:
     return f"There is no {kind} `{name}` in namespace `{namespace}` on cluster *{cluster}*."
 
 
+def no_namespace(namespace: str, cluster: str) -> str:
+    return f"There is no namespace `{namespace}` on cluster *{cluster}*."
+
+
 def similar(names: Iterable[str]) -> str:
     return "Did you mean: " + ", ".join(f"`{n}`" for n in names) + "?"
 
