@@ -5,6 +5,7 @@ snapshot asked as the bot asks it; and the server's audit log, read as the RBAC 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -95,6 +96,16 @@ async def answer(reader: Reader, case: Case) -> Diagnosis:
     if case.kind == "triage":
         return classify(await reader.triage_view(case.namespace, case.name))
     return explain(await reader.jobset_view(case.namespace, case.name))
+
+
+_AGE = re.compile(r"\b\d+(s|m|h|d)\b")
+
+
+def said(diagnosis: Diagnosis) -> tuple[object, ...]:
+    """The verdicts and the summary, its ages left out: a snapshot is read at the time it was taken, the
+    server at the time of the test, and a pod deleted a minute before the snapshot was taken is deleted
+    now when it is loaded (the server sets `deletionTimestamp` itself)."""
+    return (diagnosis.verdict, diagnosis.pod_verdict, diagnosis.cause, _AGE.sub("<age>", diagnosis.summary))
 
 
 @dataclass(frozen=True, order=True)
