@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from cluster.errors import NotFound
 from cluster.live import LiveReader
 from cluster.reader import Reader
 from cluster.snapshot import SnapshotReader
-from devtools.corpus import Case
+from devtools.corpus import Case, cases
 from devtools.kubereal import Server, load, objects_of, shifted, unload
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis
@@ -30,6 +31,14 @@ BOT = "system:serviceaccount:kubewhy:kubewhy"
 """The user the bot's ServiceAccount token authenticates as (`deploy/base`)."""
 ABSENT = "kubewhy-absent"
 """A name no corpus snapshot uses: the NotFound paths read more (similar names)."""
+
+
+def by_snapshot() -> dict[Path, list[Case]]:
+    """The corpus's cases (triage and JobSet), by the snapshot they ask about."""
+    grouped: dict[Path, list[Case]] = defaultdict(list)
+    for case in (*cases("triage"), *cases("jobset")):
+        grouped[case.snapshot].append(case)
+    return dict(grouped)
 
 
 @contextmanager

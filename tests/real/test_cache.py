@@ -37,7 +37,7 @@ from devtools.kubereal import Api, Server, missing, serve
 from diagnosis.model import PodVerdict
 from diagnosis.objects import name
 from diagnosis.triage.classify import classify
-from tests.real.support import BOT, install_bot, loaded, said
+from tests.real.support import BOT, loaded, said
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 
@@ -63,11 +63,6 @@ def server() -> Iterator[Server]:
         pytest.skip(reason)
     with serve(("--watch-cache-sizes=nodes#0",)) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def bot(server: Server) -> Path:
-    return install_bot(server)
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import asyncio
 import copy
 import shlex
 import time
-from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader
 from devtools.botenv import kubectl
-from devtools.corpus import Case, cases
+from devtools.corpus import Case
 from devtools.kubereal import ApiError, Server
 from diagnosis.model import Command
 from tests.deploy.rendered import render, the
@@ -40,7 +39,7 @@ from tests.real.support import (
     Audit,
     answer,
     ask_everything,
-    install_bot,
+    by_snapshot,
     loaded,
     said,
 )
@@ -54,14 +53,7 @@ must never try: a node's address in a snapshot is no host of this machine). The 
 runs them (`tests/kubectl/`)."""
 
 
-def _by_snapshot() -> dict[Path, list[Case]]:
-    grouped: dict[Path, list[Case]] = defaultdict(list)
-    for case in (*cases("triage"), *cases("jobset")):
-        grouped[case.snapshot].append(case)
-    return dict(grouped)
-
-
-SNAPSHOTS = _by_snapshot()
+SNAPSHOTS = by_snapshot()
 
 
 @dataclass(frozen=True)
@@ -73,11 +65,6 @@ class Reading:
     error: str | None
     refused: list[str]
     accesses: list[Access]
-
-
-@pytest.fixture(scope="module")
-def bot(server: Server) -> Path:
-    return install_bot(server)
 
 
 @pytest.fixture(scope="module")
