@@ -106,10 +106,10 @@ async def agree(kubeconfig: Path, cached: LiveReader) -> dict[str, str]:
     verdicts = {}
     try:
         for case in ASKED:
-            view = await cached.triage_view(case.namespace, case.name)
+            view, prepared = await cached.triage_view(case.namespace, case.name)
             assert view.notes == (), view.notes
-            answer = classify(view)
-            assert said(answer) == said(classify(await direct.triage_view(case.namespace, case.name))), (
+            answer = classify(view, prepared)
+            assert said(answer) == said(classify(*await direct.triage_view(case.namespace, case.name))), (
                 case.id
             )
             verdicts[case.name] = str(answer.verdict)
