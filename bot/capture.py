@@ -12,17 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.cli import (
-    _NAME_RULE,
-    _NAMESPACE_RULE,
-    EXIT_OK,
-    EXIT_UNREADABLE,
-    EXIT_USAGE,
-    _write,
-    failed,
-)
+from bot.cli import EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE, failed, write_line
 from cluster.errors import ClusterError, NotFound
-from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
+from handlers.names import namespace_and_name
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,24 +30,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         Path(args.output).write_text(json.dumps(snapshot, indent=4, ensure_ascii=False) + "\n")
     except OSError as error:
-        _write(sys.stderr, f"kubewhy: cannot write {args.output}: {error.strerror or error}")
+        write_line(sys.stderr, f"kubewhy: cannot write {args.output}: {error.strerror or error}")
         return EXIT_UNREADABLE
-    _write(sys.stdout, f"{len(snapshot['items'])} objects saved to {args.output}")
+    write_line(sys.stdout, f"{len(snapshot['items'])} objects saved to {args.output}")
     return EXIT_OK
 
 
 def _target(parser: argparse.ArgumentParser, words: list[str]) -> tuple[str, str, str]:
-    """("pod" or "jobset", namespace, name) from `NAMESPACE POD` or `jobset NAMESPACE NAME`."""
-    if len(words) == 3 and words[0] == "jobset":
-        kind, namespace, name = words
-    elif len(words) == 2:
-        kind, (namespace, name) = "pod", words
-    else:
-        parser.error("give NAMESPACE POD, or jobset NAMESPACE NAME")
-    if not is_dns1123_label(namespace):
-        parser.error(f"invalid namespace {namespace!r}: {_NAMESPACE_RULE}")
-    if not is_dns1123_subdomain(name):
-        parser.error(f"invalid {kind} name {name!r}: {_NAME_RULE.format(kind)}")
+    """("pod" or "jobset", namespace, name) from `NAMESPACE POD` or `jobset NAMESPACE NAME` (or the
+    `NAMESPACE/NAME` form, as the questions take it)."""
+    kind, words = ("jobset", words[1:]) if words[:1] == ["jobset"] else ("pod", words)
+    try:
+        namespace, name = namespace_and_name("JobSet" if kind == "jobset" else "pod", words, None)
+    except ValueError as error:
+        parser.error(str(error))
     return kind, namespace, name
 
 

@@ -176,7 +176,7 @@ class _Version(argparse.Action):
     ) -> None:
         from importlib.metadata import version
 
-        _write(sys.stdout, f"{parser.prog} {version('kubewhy')}")
+        write_line(sys.stdout, f"{parser.prog} {version('kubewhy')}")
         parser.exit()
 
 
@@ -221,16 +221,16 @@ def _answer(args: argparse.Namespace) -> int:
         reply = _reply(args)
     except (NotFound, ClusterError) as error:
         return failed(error)
-    _write(sys.stdout, _FORMATS[args.format](reply))
+    write_line(sys.stdout, _FORMATS[args.format](reply))
     return EXIT_OK
 
 
 def failed(error: NotFound | ClusterError) -> int:
     """Say on stderr, in one line, why there is no answer; the exit status."""
     if isinstance(error, NotFound):
-        _write(sys.stderr, f"kubewhy: {render.not_found(error)}")
+        write_line(sys.stderr, f"kubewhy: {render.not_found(error)}")
         return EXIT_NOT_FOUND
-    _write(sys.stderr, f"kubewhy: {' '.join(str(error).splitlines())}")
+    write_line(sys.stderr, f"kubewhy: {' '.join(str(error).splitlines())}")
     return EXIT_UNREADABLE
 
 
@@ -266,5 +266,5 @@ async def _ask_live(question: Question, args: argparse.Namespace) -> Reply:
         await reader.aclose()
 
 
-def _write(stream: TextIO, text: str) -> None:
+def write_line(stream: TextIO, text: str) -> None:
     stream.write(f"{text}\n")
