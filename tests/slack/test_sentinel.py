@@ -23,24 +23,27 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
+from slack_sdk import WebClient
 
 from bot.app import assemble, build_client
 from bot.clusters import Clusters
-from bot.incidents import HELD, IncidentMeta
+from bot.incidents import HELD, IncidentMeta, Member
 from bot.localslack import BOT_ID, Message
+from bot.sentinel import PART, part_metadata
 from bot.settings import ClusterConfig, Config, SentinelConfig
 from devtools.apisim import Simulator, serve
 from devtools.apisim.resources import Resource, lookup
 from devtools.botenv import KUBEWHY, bot_env, free_port
 from devtools.slack import DevSlack, block_action
-from devtools.workloads import NODE, gpu_node, gpu_pod, placed
+from devtools.workloads import NODE, POOL, gpu_node, gpu_pod, placed
 from tests.slack.support import GPU_LAB, ONCALL, ROOT, TOKEN, Bot, shown
 
 NAMESPACE = "kubewhy"
 RESTARTS = ROOT / "bot" / "demo" / "jobset-preemption-restarts.json"
 
-CHANNELS = LIFECYCLE, EARLY, BURST, LOOP, QUIET, LIMITED, FAILOVER = tuple(f"C0SENT{i}" for i in range(7))
-KEY_FIELDS = ("cluster", "namespace", "kind", "name", "cause")
+CHANNELS = LIFECYCLE, EARLY, BURST, LOOP, QUIET, LIMITED, FAILOVER, PEOPLE, THREAD, PROBE = tuple(
+    f"C0SENT{i}" for i in range(10)
+)
 
 
 def _resource(group: str, version: str, plural: str) -> Resource:
@@ -59,6 +62,16 @@ def payload(message: Message) -> dict[str, Any]:
     assert message.metadata is not None
     found: dict[str, Any] = message.metadata["event_payload"]
     return found
+
+
+def names(message: Message) -> list[str]:
+    """The workloads an incident lists."""
+    return [w["name"] for w in payload(message)["workloads"]]
+
+
+def elsewhere(pod: dict[str, Any], pool: str) -> dict[str, Any]:
+    """The pod asking for a pool no node is in: a cause of its own (label-mismatch, naming the pool)."""
+    return pod | {"spec": pod["spec"] | {"nodeSelector": {POOL: pool}}}
 
 
 @dataclass
@@ -87,10 +100,14 @@ class Replicas:
         return self.slack.wait_for(found, timeout)
 
     def duplicates(self) -> int:
-        """Incident messages beyond one per workload, over every channel of the module."""
-        messages = [m for c in CHANNELS for m in self.incidents(c)]
-        keys = {(m.channel, *(payload(m)[f] for f in KEY_FIELDS)) for m in messages}
-        return len(messages) - len(keys)
+        """Workloads listed by more than one incident message, over every channel of the module."""
+        listed = [
+            (m.channel, w["namespace"], w["kind"], w["name"])
+            for c in CHANNELS
+            for m in self.incidents(c)
+            for w in payload(m)["workloads"]
+        ]
+        return len(listed) - len(set(listed))
 
     def leader(self) -> Bot:
         def leading() -> list[Bot]:
@@ -158,6 +175,12 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
                 QUIET: {"namespaces": ["ml-quiet", "ml-loud"], "sentinel": FAST},
                 LIMITED: {"namespaces": ["ml-limited"], "sentinel": FAST | {"max_posts_per_hour": 2}},
                 FAILOVER: {"namespaces": ["ml-failover"], "sentinel": FAST},
+                PEOPLE: {
+                    "namespaces": ["ml-people"],
+                    "sentinel": FAST | {"mention": {"label": "team", "groups": {"ml-infra": "S0INFRA"}}},
+                },
+                THREAD: {"namespaces": ["ml-thread"], "sentinel": never},
+                PROBE: {"namespaces": ["ml-thread"], "sentinel": FAST},
             },
             "sentinel": {"interval_seconds": 0.2},
             "watch": {"interval_seconds": 0.3, "max_minutes": 1},
@@ -180,10 +203,11 @@ def test_a_pending_pod_is_posted_once_follows_its_verdict_and_is_resolved_in_pla
     replicas: Replicas,
 ) -> None:
     pod = replicas.sim.store.put(gpu_pod("ml-life", "trainer", 0))
-    incident = replicas.incident(LIFECYCLE, lambda p: True)
+    incident = replicas.incident(LIFECYCLE, lambda p: p["thread_done"])  # posted, with its thread
     assert replicas.duplicates() == 0
     posted = payload(incident)
-    assert (posted["kind"], posted["name"], posted["verdict"], posted["pods"]) == (
+    (workload,) = posted["workloads"]
+    assert (workload["kind"], workload["name"], posted["verdict"], posted["pods"]) == (
         "Deployment",
         "trainer",
         "exhausted",
@@ -219,30 +243,43 @@ def test_a_pending_pod_is_posted_once_follows_its_verdict_and_is_resolved_in_pla
     assert len(replicas.incidents(LIFECYCLE)) == 1
 
 
+def test_a_replica_starts_without_bolts_warning_about_a_second_token(replicas: Replicas) -> None:
+    """bolt warns "As you gave client as well, token will be unused." when SLACK_BOT_TOKEN is still in
+    the environment beside the client it is given."""
+    for bot in replicas.bots:
+        replicas.slack.wait_for(lambda bot=bot: "kubewhy is serving" in bot.log.read_text() or None)
+        assert "will be unused" not in bot.log.read_text()
+
+
 def test_pods_that_leave_pending_before_the_threshold_are_not_posted(replicas: Replicas) -> None:
     quick = replicas.sim.store.put(gpu_pod("ml-early", "quick", 0))
     replicas.sim.store.put(gpu_pod("ml-early", "slow", 0))
     replicas.sim.store.put(placed(quick, "elsewhere"))  # bound before its 3 s were up
     slow = replicas.incident(EARLY, lambda p: True)  # both began waiting at once: by now `quick` would be due
-    assert payload(slow)["name"] == "slow"
-    assert [payload(m)["name"] for m in replicas.incidents(EARLY)] == ["slow"]
+    assert names(slow) == ["slow"]
+    assert [names(m) for m in replicas.incidents(EARLY)] == [["slow"]]
 
 
-def test_a_burst_of_200_pending_pods_from_5_workloads_gives_5_incidents(replicas: Replicas) -> None:
+def test_a_burst_of_200_pods_from_5_workloads_blocked_by_one_full_node_is_one_incident_listing_them(
+    replicas: Replicas,
+) -> None:
     workloads = [f"burst-{i}" for i in range(5)]
     for index in range(40):
         for name in workloads:
             replicas.sim.store.put(gpu_pod("ml-burst", name, index))
+    incident = replicas.incident(BURST, lambda p: p["pods"] == 200, 30)
+    assert sorted(names(incident)) == workloads
+    assert "*200 pods* of 5 workloads waiting" in str(incident.blocks)
+    assert all(f"Deployment ml-burst/{name} · 40 pods" in shown(incident) for name in workloads)
+    assert "exhausted: Deployment ml-burst/burst-" in shown(incident)
+    assert "and 4 more workloads" in shown(incident)
 
-    def five_complete() -> list[Message] | None:
-        found = replicas.incidents(BURST)
-        assert len(found) <= 5
-        complete = [m for m in found if payload(m)["pods"] == 40]
-        return found if len(complete) == 5 else None
-
-    incidents = replicas.slack.wait_for(five_complete, 30)
-    assert sorted(payload(m)["name"] for m in incidents) == workloads
-    assert all("*40 pods* waiting" in str(m.blocks) for m in incidents)
+    # one workload's pods are placed elsewhere: the incident shrinks in place
+    for index in range(40):
+        replicas.sim.store.delete("Pod", "ml-burst", f"burst-4-7d9f8c6b5-{index:05d}")
+    shrunk = replicas.incident(BURST, lambda p: p["pods"] == 160)
+    assert (shrunk.ts, sorted(names(shrunk))) == (incident.ts, workloads[:4])
+    assert replicas.duplicates() == 0
 
 
 def test_a_jobset_restart_loop_is_one_incident_with_its_cause_and_the_gke_workflow(
@@ -253,7 +290,7 @@ def test_a_jobset_restart_loop_is_one_incident_with_its_cause_and_the_gke_workfl
         replicas.sim.store.put(jobset | {"status": jobset["status"] | {"restarts": restarts}})
     incident = replicas.incident(LOOP, lambda p: p["cause"] == "restarts" and p["restarts"] >= 3)
     loop = payload(incident)
-    assert (loop["kind"], loop["name"], loop["verdict"]) == ("JobSet", "llama3-70b-ft", "restarting")
+    assert (names(incident), loop["verdict"]) == (["llama3-70b-ft"], "restarting")
     assert "restart cause: *node-preemption*" in str(incident.blocks)
     thread = replicas.bots[0].thread(LOOP, incident.ts)
     assert "kube_jobset_restarts" in " ".join(shown(m) for m in thread)
@@ -279,26 +316,23 @@ def test_a_silence_chosen_on_either_replica_is_honoured_by_the_leader(replicas: 
     assert follower.interact(click).status == 200
     replicas.incident(QUIET, lambda p: p.get("silence_scope") == "namespace")
 
-    replicas.sim.store.put(gpu_pod("ml-quiet", "second", 0))  # silenced with its namespace
-    replicas.sim.store.put(gpu_pod("ml-loud", "third", 0))  # not silenced: posted in the same sweep
+    replicas.sim.store.put(elsewhere(gpu_pod("ml-quiet", "second", 0), "a"))  # silenced with its namespace
+    replicas.sim.store.put(elsewhere(gpu_pod("ml-loud", "third", 0), "a"))  # not silenced: posted
 
     def third() -> list[Message] | None:
-        found = [m for m in replicas.incidents(QUIET) if payload(m)["name"] == "third"]
+        found = [m for m in replicas.incidents(QUIET) if names(m) == ["third"]]
         return found or None
 
     replicas.slack.wait_for(third)
-    assert sorted(payload(m)["name"] for m in replicas.incidents(QUIET)) == [
-        "first",
-        "third",
-    ]
+    assert sorted(names(m)[0] for m in replicas.incidents(QUIET)) == ["first", "third"]
     silenced = replicas.slack.find(QUIET, incident.ts)
     assert silenced is not None
     assert "silenced by <@U0ONCALL>" in str(silenced.blocks)
 
 
 def test_past_the_hourly_limit_one_summary_line_counts_the_workloads_not_posted(replicas: Replicas) -> None:
-    for name in ("a", "b", "c", "d"):
-        replicas.sim.store.put(gpu_pod("ml-limited", name, 0))
+    for name in ("a", "b", "c", "d"):  # four causes: each asks for a pool of its own
+        replicas.sim.store.put(elsewhere(gpu_pod("ml-limited", name, 0), name))
 
     def summary() -> list[Message] | None:
         found = [
@@ -311,7 +345,7 @@ def test_past_the_hourly_limit_one_summary_line_counts_the_workloads_not_posted(
     (line,) = replicas.slack.wait_for(summary)
     assert "at most 2 per hour" in shown(line)
     assert len(replicas.incidents(LIMITED)) == 2
-    replicas.sim.store.put(gpu_pod("ml-limited", "e", 0))
+    replicas.sim.store.put(elsewhere(gpu_pod("ml-limited", "e", 0), "e"))
     replicas.slack.wait_for(
         lambda: "3 more stuck workloads" in shown(replicas.slack.channel_messages(LIMITED)[-1])
     )
@@ -382,13 +416,13 @@ async def test_a_silence_chosen_after_the_read_back_survives_the_leaders_next_up
         async with aiohttp.ClientSession() as session:
             deps = assemble(config, Clusters.from_config(config), build_client(TOKEN, slack.api_url, session))
             deps.sentinel.bot_id = BOT_ID
+            web = Member(namespace="ml", kind="Deployment", name="web", target="web-0", since=1.0)
             read_back = IncidentMeta(
                 cluster="lab",
-                namespace="ml",
-                kind="Deployment",
-                name="web",
                 cause="pending",
+                blocked_by="0" * 16,
                 verdict="taint",
+                workloads=(web,),
                 since=1.0,
             )
             posted = await deps.client.chat_postMessage(
@@ -397,7 +431,7 @@ async def test_a_silence_chosen_after_the_read_back_survives_the_leaders_next_up
             silenced = read_back.model_copy(
                 update={
                     "silenced_until": time.time() + 600,
-                    "silence_scope": "workload",
+                    "silence_scope": "incident",
                     "silenced_by": ONCALL,
                 }
             )
@@ -412,3 +446,58 @@ async def test_a_silence_chosen_after_the_read_back_survives_the_leaders_next_up
     assert payload(message)["verdict"] == "exhausted"
     assert payload(message)["silenced_by"] == ONCALL
     assert "silenced by <@U0ONCALL>" in shown(message)
+
+
+def _click(replicas: Replicas, incident: Message, action_id: str) -> None:
+    """Click an incident's button on the replica that does not lead, while it runs (both serve Slack)."""
+    leader = replicas.leader()
+    follower = next((b for b in replicas.bots if b is not leader and b.process.poll() is None), leader)
+    click = block_action(incident, action_id, "", user=ONCALL, response_url=replicas.slack.response_url())
+    assert follower.interact(click).status == 200
+
+
+def test_acknowledge_and_recheck_are_shown_in_place_and_the_teams_group_is_mentioned(
+    replicas: Replicas,
+) -> None:
+    pod = gpu_pod("ml-people", "ranker", 0)
+    pod["metadata"]["labels"]["team"] = "ml-infra"
+    replicas.sim.store.put(pod)
+    incident = replicas.incident(PEOPLE, lambda p: True)
+    assert payload(incident)["groups"] == ["S0INFRA"]
+    assert "cc <!subteam^S0INFRA>" in shown(incident)
+    assert incident.text.endswith("<!subteam^S0INFRA>")
+
+    _click(replicas, incident, "kubewhy_incident_ack")
+    acked = replicas.incident(PEOPLE, lambda p: p.get("acked_by") == ONCALL)
+    assert "Acknowledged by <@U0ONCALL>" in shown(acked)
+    assert "kubewhy_incident_ack" not in str(acked.blocks)
+
+    _click(replicas, acked, "kubewhy_incident_recheck")
+    rechecked = replicas.incident(PEOPLE, lambda p: p.get("checked_by") == ONCALL)
+    assert "Re-checked by <@U0ONCALL>" in shown(rechecked)
+    assert payload(rechecked)["acked_by"] == ONCALL  # the leader's next redraws keep both
+    replicas.slack.wait_for(lambda: payload(replicas.incidents(PEOPLE)[0])["thread_done"] or None)
+    assert payload(replicas.incidents(PEOPLE)[0])["acked_by"] == ONCALL
+
+
+def test_a_thread_its_poster_left_unfinished_is_completed_by_the_lease_holder(replicas: Replicas) -> None:
+    """The poster died after the incident's channel message and its first thread message: the message
+    says its thread round is not done, and the thread's messages say which parts are there."""
+    replicas.sim.store.put(gpu_pod("ml-thread", "sweep", 0))
+    probe = replicas.incident(PROBE, lambda p: p["thread_done"])  # the leader's cache has the pod
+    meta = IncidentMeta.model_validate(payload(probe)).model_copy(update={"thread_done": False})
+    client = WebClient(token=TOKEN, base_url=replicas.slack.api_url)
+    posted = client.chat_postMessage(channel=THREAD, text="exhausted", metadata=meta.metadata())
+    first = "first part, posted before the poster died"
+    client.chat_postMessage(
+        channel=THREAD, thread_ts=posted["ts"], text=first, metadata=part_metadata(meta.thread, 0)
+    )
+
+    completed = replicas.incident(THREAD, lambda p: p["thread_done"])
+    assert completed.ts == posted["ts"]
+    thread = replicas.slack.thread(THREAD, completed.ts)
+    probe_thread = replicas.slack.thread(PROBE, probe.ts)
+    assert [m.text for m in thread[1:]] == [m.text for m in probe_thread[1 : len(thread)]]
+    assert thread[0].text == first
+    assert len(thread) == len(probe_thread)  # nothing twice, nothing missing
+    assert all((m.metadata or {}).get("event_type") == PART for m in thread)
