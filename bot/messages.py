@@ -177,6 +177,13 @@ def watch_started(target: str, interval: float, minutes: float) -> str:
     )
 
 
+def watch_resumed(target: str) -> str:
+    return (
+        f":eyes: Watching {target} again: the replica that watched it stopped, this one carries on."
+        " `@kubewhy stop` ends it."
+    )
+
+
 def watch_already(target: str) -> str:
     return f"Already watching {target} in this thread. `@kubewhy stop` ends it."
 

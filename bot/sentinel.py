@@ -53,6 +53,7 @@ from bot.incidents import HOUR, Blocked, ChannelState, Incident, IncidentMeta, a
 from bot.metrics import Metrics
 from bot.settings import Config, SentinelConfig, SettingsError
 from bot.stuck import Key, RestartCounter, Stuck, blocked_by, stuck_in
+from bot.threads import Watches
 from cluster.errors import ClusterError
 from cluster.lease import LeaseOptions
 from diagnosis.objects import Object
@@ -430,10 +431,12 @@ def lease_options(config: Config) -> LeaseOptions:
 
 @asynccontextmanager
 async def running(
-    config: Config, clusters: Clusters, sentinel: Sentinel, metrics: Metrics
+    config: Config, clusters: Clusters, sentinel: Sentinel, metrics: Metrics, watches: Watches
 ) -> AsyncIterator[None]:
     """Elect a leader and sweep under it while the block runs, when a channel enables the sentinel;
-    at the end, stop sweeping and release the Lease so that the other replica takes over at once."""
+    at the end, stop sweeping and release the Lease so that the other replica takes over at once.
+    The Lease carries the holder's watches: a replica that takes it over from a holder that died
+    resumes them (`Watches.inherit`)."""
     if not config.sentinel_channels:
         yield
         return
@@ -441,6 +444,17 @@ async def running(
     elector = clusters.elector(
         config.lease.cluster or config.fallback_cluster, lease_options(config), identity, metrics.lease
     )
+    inheriting: set[asyncio.Task[None]] = set()
+
+    def inherit(carried: str) -> None:
+        task = asyncio.create_task(
+            watches.inherit(carried, sentinel.bot_id), name="kubewhy-inherited-watches"
+        )
+        inheriting.add(task)
+        task.add_done_callback(inheriting.discard)
+        task.add_done_callback(_log_failure)
+
+    elector.carry, elector.inherit = watches.carried, inherit
     electing = asyncio.create_task(elector.run(), name="kubewhy-lease")
     sweeping = asyncio.create_task(
         sentinel.run(elector.leading, lambda: elector.is_leader), name="kubewhy-sentinel"
@@ -452,7 +466,7 @@ async def running(
         yield
     finally:
         sweeping.cancel()
-        await asyncio.gather(sweeping, return_exceptions=True)
+        await asyncio.gather(sweeping, *inheriting, return_exceptions=True)
         electing.cancel()
         await asyncio.gather(electing, return_exceptions=True)
         await elector.release()

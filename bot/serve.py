@@ -93,7 +93,7 @@ async def _serve(settings: Settings, config: Config) -> int:
         try:
             async with (
                 looplag.watching(deps.metrics.loop_lagged),
-                sentinel.running(config, clusters, deps.sentinel, deps.metrics),
+                sentinel.running(config, clusters, deps.sentinel, deps.metrics, deps.watches),
             ):
                 await _until_stopped(settings, deps)
         except SettingsError as error:

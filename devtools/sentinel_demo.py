@@ -123,7 +123,7 @@ async def _demo(slack: LocalSlack, sim: Simulator) -> None:
     async with aiohttp.ClientSession() as session:
         deps = assemble(config, clusters, build_client(TOKEN, slack.api_url, session))
         deps.sentinel.bot_id = BOT_ID
-        async with sentinel.running(config, clusters, deps.sentinel, deps.metrics):
+        async with sentinel.running(config, clusters, deps.sentinel, deps.metrics, deps.watches):
             pod = sim.store.put(gpu_pod("ml-training", "trainer", 0))
             sys.stdout.write(
                 f"A pod of Deployment ml-training/trainer asks for 1 GPU; the pool's only GPU is taken."

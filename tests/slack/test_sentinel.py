@@ -35,6 +35,7 @@ from bot.incidents import HELD, IncidentMeta, Member
 from bot.localslack import BOT_ID, Message
 from bot.sentinel import PART, part_metadata
 from bot.settings import ClusterConfig, Config, SentinelConfig
+from cluster.lease import CARRIED
 from devtools.apisim import Simulator, serve
 from devtools.apisim.resources import Resource, lookup
 from devtools.botenv import KUBEWHY, bot_env, free_port
@@ -57,6 +58,7 @@ def _resource(group: str, version: str, plural: str) -> Resource:
 
 
 JOBSETS = _resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
+LEASES = _resource("coordination.k8s.io", "v1", "leases")
 FAST = {"enabled": True, "pending_minutes": 0.01}
 """Reported after 0.6 s of waiting."""
 
@@ -386,6 +388,31 @@ def test_a_watch_started_on_one_replica_is_stopped_from_the_other(replicas: Repl
 def said(replicas: Replicas, channel: str, thread_ts: str, words: str) -> list[str]:
     """The lines of the thread that say `words`."""
     return [shown(m) for m in replicas.slack.thread(channel, thread_ts) if words in shown(m)]
+
+
+def test_a_watch_run_by_a_lease_holder_that_dies_is_resumed_by_the_new_holder(replicas: Replicas) -> None:
+    """The holder writes its watches into the Lease at each renewal (`cluster.lease.CARRIED`)."""
+    channel = "C0RESUMED"
+    pod = replicas.sim.store.put(gpu_pod("ml-resume", "trainer", 0))
+    what = f"ml-resume/{pod['metadata']['name']}"
+    leader = replicas.leader()
+    leader.command(what.replace("/", " "), channel)
+    verdict = leader.verdict(channel)
+    leader.mention(channel, "watch", thread_ts=verdict.ts)
+    replicas.slack.wait_for(lambda: said(replicas, channel, verdict.ts, f"Watching {what}:"))
+
+    def carried() -> bool | None:
+        lease = replicas.sim.store.collection(LEASES).entries[NAMESPACE, "kubewhy"].obj
+        return verdict.ts in lease["metadata"].get("annotations", {}).get(CARRIED, "") or None
+
+    replicas.slack.wait_for(carried)
+    leader.process.kill()
+    leader.process.wait()
+    survivor = replicas.leader()
+    replicas.slack.wait_for(lambda: said(replicas, channel, verdict.ts, f"Watching {what} again"))
+    survivor.mention(channel, "stop", thread_ts=verdict.ts, user="U0LEAD")
+    replicas.slack.wait_for(lambda: said(replicas, channel, verdict.ts, "stopped by <@U0LEAD>"))
+    replicas.bots[replicas.bots.index(leader)] = replicas.start()
 
 
 FAILOVERS = int(os.environ.get("KUBEWHY_FAILOVERS", "2"))
