@@ -253,6 +253,14 @@ class ChannelState:
             and not any(s.silences(candidate, now) for s in self.silences)
         ]
 
+    def to_check(
+        self, stuck: Mapping[Key, Stuck], incidents: Iterable[Incident], sentinel: SentinelConfig, now: float
+    ) -> list[Stuck]:
+        """The stuck workloads to diagnose: those the open `incidents` list, then those due for a new
+        incident."""
+        listed = {key for incident in incidents for key in incident.meta.member_keys}
+        return [s for key, s in stuck.items() if key in listed] + self.to_post(stuck, sentinel, now)
+
     def silenced_cause(self, cause: str) -> bool:
         """An incident of this cause is silenced (resolved since, perhaps): a new one stays unposted."""
         return any(s.blocked_by == cause and s.silence_scope == "incident" for s in self.silences)

@@ -144,9 +144,9 @@ class Sentinel:
         )
         stuck = stuck_in(settings, self._config.watched_clusters(channel), found, self._restarts, now)
         incidents = state.open_in(found)
-        listed = {key for incident in incidents for key in incident.meta.member_keys}
-        watched = [s for key, s in stuck.items() if key in listed] + state.to_post(stuck, sentinel, now)
-        groups, kept = await self._diagnose(watched, listed, sentinel)
+        groups, kept = await self._diagnose(
+            state.to_check(stuck, incidents, sentinel, now), incidents, sentinel
+        )
         taken = {incident.ts: cause for cause, incident in assign(incidents, groups).items()}
         for incident in incidents:
             if not leads():
@@ -156,12 +156,22 @@ class Sentinel:
                 await self._follow(channel, incident, cause, groups[cause], now, sentinel, leads)
             elif not incident.meta.member_keys & kept:
                 await self._resolve(channel, incident, now, sentinel)
-        new = sorted(
-            ((cause, group) for cause, group in groups.items() if cause not in taken.values()),
-            key=lambda pair: first(pair[1]).stuck.since,
-        )
+        new = {cause: group for cause, group in groups.items() if cause not in taken.values()}
+        await self._open(channel, state, new, now, sentinel, leads)
+
+    async def _open(
+        self,
+        channel: str,
+        state: ChannelState,
+        new: Mapping[str, Sequence[Blocked]],
+        now: float,
+        sentinel: SentinelConfig,
+        leads: Callable[[], bool],
+    ) -> None:
+        """Post the new causes, oldest first, but a silenced one; past the hourly limit, count their
+        workloads in the summary line instead."""
         held: list[str] = []
-        for cause, group in new:
+        for cause, group in sorted(new.items(), key=lambda pair: first(pair[1]).stuck.since):
             if state.silenced_cause(cause):
                 continue
             if state.posted >= sentinel.max_posts_per_hour:
@@ -175,11 +185,12 @@ class Sentinel:
             await self._hold(channel, state, held, sentinel.max_posts_per_hour)
 
     async def _diagnose(
-        self, watched: Sequence[Stuck], listed: set[Key], sentinel: SentinelConfig
+        self, watched: Sequence[Stuck], incidents: Sequence[Incident], sentinel: SentinelConfig
     ) -> tuple[dict[str, list[Blocked]], set[Key]]:
         """Diagnose each workload (`bot.checks` runs a few at once) and group those worth an incident
         by what blocks them; the workloads of open incidents whose cluster could not be read are
         `kept` where they are."""
+        listed = {key for incident in incidents for key in incident.meta.member_keys}
         checks = await asyncio.gather(*(self._check(s.target) for s in watched))
         groups: dict[str, list[Blocked]] = {}
         kept: set[Key] = set()
@@ -229,16 +240,23 @@ class Sentinel:
         after = before.followed(cause, group, mentioned, quiet=before.silenced(now))
         if after != before:
             await self._update(channel, incident.ts, after, now, sentinel)
-        told = [g for g in after.groups if g not in before.groups]
+        told = tuple(g for g in after.groups if g not in before.groups)
         if told and not before.silenced(now):
-            joined = [b.stuck for b in group if b.stuck.group(sentinel.mention) in told]
-            what = ", ".join(escape(f"{s.kind} {s.namespace}/{s.name}") for s in joined)
-            await self._poster.say(channel, incident.ts, note(messages.joined(mentions(tuple(told)), what)))
+            await self._tell(channel, incident.ts, told, group, sentinel)
         if not after.thread_done:
             present = 0 if after.thread != before.thread else None
             await self._complete(
                 channel, Incident(after, incident.ts), first(group).check, present, now, sentinel, leads
             )
+
+    async def _tell(
+        self, channel: str, ts: str, told: tuple[str, ...], group: Sequence[Blocked], sentinel: SentinelConfig
+    ) -> None:
+        """Mention, in the incident's thread, the user groups of the workloads that joined it (a
+        message rewritten in place notifies nobody)."""
+        joined = [b.stuck for b in group if b.stuck.group(sentinel.mention) in told]
+        what = ", ".join(escape(f"{s.kind} {s.namespace}/{s.name}") for s in joined)
+        await self._poster.say(channel, ts, note(messages.joined(mentions(told), what)))
 
     async def _complete(
         self,

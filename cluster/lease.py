@@ -158,15 +158,13 @@ class Elector:
         renewed = self._spec(now, held)
         if holder != self.identity:
             renewed |= {"acquireTime": _micro_time(now), "leaseTransitions": transitions + 1}
-        carried = mapping(mapping(lease.get("metadata")).get("annotations")).get(CARRIED)
         try:
             await self._api.send(self._target("update"), "PUT", self._carrying(lease) | {"spec": renewed})
         except Conflict:
             return False  # another replica wrote it first
         if holder != self.identity:
             log.info("lease %s/%s acquired by %s", self.options.namespace, self.options.name, self.identity)
-        if holder not in ("", self.identity) and isinstance(carried, str) and self.inherit is not None:
-            self.inherit(carried)  # taken over from a holder that stopped renewing
+            self._took_over(holder, lease)
         self._observe(self.identity, int(renewed["leaseTransitions"]))
         return True
 
@@ -184,6 +182,13 @@ class Elector:
         log.info("lease %s/%s created by %s", self.options.namespace, self.options.name, self.identity)
         self._observe(self.identity, 0)
         return True
+
+    def _took_over(self, holder: str, lease: Mapping[str, Any]) -> None:
+        """Hand what `holder`, which stopped renewing, carried to `inherit` (a released Lease has no
+        holder: its replica ended its work itself)."""
+        carried = mapping(mapping(lease.get("metadata")).get("annotations")).get(CARRIED)
+        if holder and isinstance(carried, str) and self.inherit is not None:
+            self.inherit(carried)
 
     def _carrying(self, lease: Mapping[str, Any]) -> dict[str, Any]:
         """The Lease with this replica's `carry` in its annotations."""
