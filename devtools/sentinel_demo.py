@@ -64,13 +64,15 @@ def _mean_delay(metrics: Metrics, total: float, count: int) -> float:
 
 
 def _burst(slack: LocalSlack) -> list[Message]:
-    """Incidents of the burst, once one counts all of its pods."""
+    """Incidents of the burst, once one counts all of its pods and its thread is written (it is
+    counted in the metrics by then)."""
     found = [
         m
         for m in slack.channel_messages(CHANNEL)
         if any(w.get("namespace") == "ml-burst" for w in _payload(m).get("workloads", []))
     ]
-    return found if any(_payload(m).get("pods") == BURST_PODS for m in found) else []
+    done = any(_payload(m).get("pods") == BURST_PODS and _payload(m).get("thread_done") for m in found)
+    return found if done else []
 
 
 def _replies(slack: LocalSlack, saying: str) -> list[Message]:
@@ -150,10 +152,10 @@ async def _demo(slack: LocalSlack, sim: Simulator) -> None:
             posts = len(slack.channel_messages(CHANNEL))
             sys.stdout.write(f"\n{posts} message in the channel for the whole incident.\n")
 
+            before = _delays(deps.metrics)
             for index in range(BURST_PODS // len(BURST)):
                 for deployment in BURST:
                     sim.store.put(gpu_pod("ml-burst", deployment, index))
-            before = _delays(deps.metrics)
             await _until(slack, lambda: _burst(slack))
             (burst,) = _burst(slack)
             sys.stdout.write(
