@@ -310,7 +310,7 @@ def test_a_jobset_restart_loop_is_one_incident_with_its_cause_and_the_gke_workfl
 
 def test_a_silence_chosen_on_either_replica_is_honoured_by_the_leader(replicas: Replicas) -> None:
     replicas.sim.store.put(gpu_pod("ml-quiet", "first", 0))
-    incident = replicas.incident(QUIET, lambda p: True)
+    incident = replicas.incident(QUIET, lambda p: p["thread_done"])  # the leader is done writing it
     follower = next(b for b in replicas.bots if b is not replicas.leader())
     click = block_action(
         incident, "kubewhy_silence", "", user=ONCALL, response_url=replicas.slack.response_url()
@@ -532,7 +532,7 @@ def test_acknowledge_and_recheck_are_shown_in_place_and_the_teams_group_is_menti
     pod = gpu_pod("ml-people", "ranker", 0)
     pod["metadata"]["labels"]["team"] = "ml-infra"
     replicas.sim.store.put(pod)
-    incident = replicas.incident(PEOPLE, lambda p: True)
+    incident = replicas.incident(PEOPLE, lambda p: p["thread_done"])  # the leader is done writing it
     assert payload(incident)["groups"] == ["S0INFRA"]
     assert "cc <!subteam^S0INFRA>" in shown(incident)
     assert incident.text.endswith("<!subteam^S0INFRA>")
