@@ -400,8 +400,11 @@ def test_devices_lost_while_held_still_count() -> None:
     others = tuple(p for p in view.bound_pods if p["metadata"]["name"] != "case-ok")
     found = classify(replace(with_node(view, node), pod=pod, bound_pods=(*others, holder)))
     assert found.verdict == PodVerdict.EXHAUSTED
-    assert "dropped lab-node-0 (nvidia.com/gpu allocatable 1, used 2, free 0 < 1 asked)" in "\n".join(
-        found.evidence
+    said = "dropped lab-node-0 (nvidia.com/gpu allocatable 1, used 2, none free (1 more than allocatable) < 1"
+    assert said in "\n".join(found.evidence)
+    assert found.summary == (
+        "lab-node-0 has no nvidia.com/gpu free: 2 held by gpu-triage/case-ok, more than its 1 allocatable; "
+        "the pod asks 1"
     )
     assert any(
         e.startswith("lab-node-0: its pods hold 2 nvidia.com/gpu but only 1 is allocatable")
