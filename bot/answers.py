@@ -26,6 +26,8 @@ from handlers.reply import Reply
 from handlers.requests import Target
 
 EVENT_TYPE = "kubewhy_verdict"
+HISTORY_LIMIT = 200
+"""Messages per page of conversations.history and .replies (Slack recommends no more than 200)."""
 
 NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
 """What chat.postMessage answers where the bot is not a member: a channel it was not invited to, a
@@ -190,6 +192,13 @@ class Poster:
         )
         found: Mapping[str, Any] = next((m for m in answer.get("messages") or [] if m.get("ts") == ts), {})
         return found
+
+    async def thread(self, channel: str, ts: str) -> list[Mapping[str, Any]]:
+        """The replies in the thread of `ts` (its first page), with their metadata."""
+        answer = await self._client.conversations_replies(
+            channel=channel, ts=ts, limit=HISTORY_LIMIT, include_all_metadata=True
+        )
+        return [m for m in answer.get("messages") or [] if m.get("ts") != ts]
 
     async def personal(self, place: Place, message: SlackMessage) -> None:
         """Show `message` to the asker only: through the response_url when there is one (it works even

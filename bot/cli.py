@@ -4,6 +4,7 @@
     kubewhy jobset why NAMESPACE NAME   [same options]
     (NAMESPACE/NAME and -n NAMESPACE NAME too, as in Slack: `handlers.names` reads both)
     kubewhy jobset why --message TEXT   [--format F]
+    kubewhy snapshot [jobset] NAMESPACE NAME -o FILE [--kubeconfig PATH] [--context NAME]
     kubewhy ask "/triage NS POD"        [--snapshot PATH]
     kubewhy serve
 
@@ -74,6 +75,10 @@ def _command(argv: Sequence[str] | None) -> int:
             from bot.serve import run as serve
 
             return serve()
+        if args.command == "snapshot":
+            from bot.capture import run as snapshot
+
+            return snapshot(args)
         if args.command == "ask":
             from bot.ask import run as ask
 
@@ -136,6 +141,17 @@ def _parser() -> argparse.ArgumentParser:
     why.add_argument("--message", metavar="TEXT", help="explain a pasted admission error, offline")
     why.set_defaults(parser=why, question=_why, kind="JobSet")
 
+    snapshot = commands.add_parser(
+        "snapshot", help="save what the answer about a pod (or a JobSet) reads, as a snapshot file"
+    )
+    snapshot.add_argument("target", nargs="+", metavar="[jobset] NAMESPACE NAME")
+    snapshot.add_argument(
+        "-o", "--output", metavar="FILE", required=True, help="the snapshot to write (JSON)"
+    )
+    snapshot.add_argument("--kubeconfig", metavar="PATH", help="as for triage")
+    snapshot.add_argument("--context", metavar="NAME", help="as for triage")
+    snapshot.set_defaults(parser=snapshot)
+
     ask = commands.add_parser("ask", help="run a Slack command through the whole bot, in-process")
     ask.add_argument("text", metavar='"/triage NS POD"')
     ask.add_argument("--snapshot", metavar="PATH", help="default: the embedded demo cluster")
@@ -160,7 +176,7 @@ class _Version(argparse.Action):
     ) -> None:
         from importlib.metadata import version
 
-        _write(sys.stdout, f"{parser.prog} {version('kubewhy')}")
+        write_line(sys.stdout, f"{parser.prog} {version('kubewhy')}")
         parser.exit()
 
 
@@ -203,14 +219,19 @@ async def _why(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
 def _answer(args: argparse.Namespace) -> int:
     try:
         reply = _reply(args)
-    except NotFound as error:
-        _write(sys.stderr, f"kubewhy: {render.not_found(error)}")
-        return EXIT_NOT_FOUND
-    except ClusterError as error:
-        _write(sys.stderr, f"kubewhy: {' '.join(str(error).splitlines())}")
-        return EXIT_UNREADABLE
-    _write(sys.stdout, _FORMATS[args.format](reply))
+    except (NotFound, ClusterError) as error:
+        return failed(error)
+    write_line(sys.stdout, _FORMATS[args.format](reply))
     return EXIT_OK
+
+
+def failed(error: NotFound | ClusterError) -> int:
+    """Say on stderr, in one line, why there is no answer; the exit status."""
+    if isinstance(error, NotFound):
+        write_line(sys.stderr, f"kubewhy: {render.not_found(error)}")
+        return EXIT_NOT_FOUND
+    write_line(sys.stderr, f"kubewhy: {' '.join(str(error).splitlines())}")
+    return EXIT_UNREADABLE
 
 
 def _reply(args: argparse.Namespace) -> Reply:
@@ -245,5 +266,5 @@ async def _ask_live(question: Question, args: argparse.Namespace) -> Reply:
         await reader.aclose()
 
 
-def _write(stream: TextIO, text: str) -> None:
+def write_line(stream: TextIO, text: str) -> None:
     stream.write(f"{text}\n")

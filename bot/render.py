@@ -199,6 +199,15 @@ def not_found(error: NotFound) -> str:
     that refusal is usually the answer)."""
     kind = _KIND_NAMES.get(error.kind, error.kind)
     where = f"namespace {error.namespace}"
+    if error.missing.namespaces is not None:
+        instead = error.missing.namespaces
+        return "\n".join(
+            (
+                f"There is no namespace {error.namespace}"
+                + (f"; did you mean {_either(instead)}?" if instead else "."),
+                "List them: kubectl get namespaces",
+            )
+        )
     similar = ", ".join(error.missing.similar)
     lines = [
         f"{kind} {error.namespace}/{error.name} not found.",
@@ -210,6 +219,10 @@ def not_found(error: NotFound) -> str:
         lines.append(f"The API refused to create objects in {where}; a refused object never exists:")
         lines += (f"{_INDENT}- {rejection}" for rejection in error.missing.rejections)
     return "\n".join(lines)
+
+
+def _either(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def holding_line(h: Holding) -> str:

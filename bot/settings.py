@@ -156,6 +156,14 @@ class ClusterConfig(_Strict):
         return self
 
 
+class MentionConfig(_Strict):
+    """Who the sentinel mentions: the Slack user group of a workload whose pods' label `label` has a
+    value listed in `groups` (e.g. `{label: team, groups: {ml-infra: S0123ABCD}}`)."""
+
+    label: str = Field(min_length=1, max_length=317)
+    groups: dict[str, UsergroupId] = Field(min_length=1)
+
+
 class SentinelConfig(_Strict):
     """The sentinel in one channel: kubewhy posts the stuck workloads of the channel's clusters and
     namespaces without being asked (`bot.sentinel`)."""
@@ -170,6 +178,7 @@ class SentinelConfig(_Strict):
     """Verdicts never reported (the workload's, or its blocking pod's)."""
     max_posts_per_hour: int = Field(default=10, ge=1)
     """New incidents posted per hour at most; past it, one summary line counts the others."""
+    mention: MentionConfig | None = None
 
 
 class ChannelConfig(_Strict):

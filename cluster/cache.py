@@ -7,8 +7,10 @@ the candidate nodes and their pods from memory, and reads only the pod and its e
 Each resource is kept as client-go's reflector keeps it: LIST in pages, then WATCH from the list's
 `resourceVersion`; a watch that ends is resumed from the last `resourceVersion` seen (of an event or
 a bookmark); a 410 Gone means changes were missed, so the resource is listed again; other errors are
-retried with backoff. Pods are those bound to a node and not terminal (`BOUND_PODS`): a pod that
-finishes or is deleted leaves the watch's selection and arrives as DELETED.
+retried with backoff. A 403 stops the cache with the rule to grant, unless the resource was watched
+before: a restarting API server refuses everyone until its authorizer has read the roles again.
+Pods are those bound to a node and not terminal (`BOUND_PODS`): a pod that finishes or is deleted
+leaves the watch's selection and arrives as DELETED.
 
 Every bound pod is kept, in a compact form (`compact_pod`): the diagnosis counts each against its node
 (devices, cpu, memory, the pod count, host ports: `diagnosis.triage.resources.counted`), and reads
@@ -409,6 +411,8 @@ class _Reflector:
         self.heard_at: float | None = None
         """When the API server last told this resource's reflector anything (time.monotonic): a LIST
         page, a watch event or a bookmark."""
+        self.watched = False
+        """A watch of it was served once: RBAC allows it (a later 403 is retried)."""
         self._failures = 0
 
     def current(self, now: float) -> bool:
@@ -429,8 +433,12 @@ class _Reflector:
             except Expired as err:
                 self._forget(f"listing again: {err.message}")
             except Forbidden as err:
-                self.cache.stop(str(err))
-                return
+                if not self.watched:
+                    self.cache.stop(str(err))
+                    return
+                # Allowed before: an API server that restarts refuses every request until its RBAC
+                # authorizer has read the roles again. Retried, as any other error.
+                await self._back_off(err)
             except NotFound:
                 if not self.resource.optional:
                     raise
@@ -481,7 +489,7 @@ class _Reflector:
             allowWatchBookmarks=True,
             timeoutSeconds=options.watch_seconds,
         )
-        self.phase, self.lost_at = "watching", None
+        self.phase, self.lost_at, self.watched = "watching", None, True
         self.cache.changed()
         lines = iter_resp_lines(self.response)
         loop = asyncio.get_running_loop()
@@ -756,6 +764,12 @@ class ClusterCache:
         """How many watches it keeps open once started: one a resource it keeps (an optional resource
         the API server does not serve ends its reflector)."""
         return sum(1 for task in self._tasks if not task.done())
+
+    @property
+    def revisions(self) -> dict[str, str]:
+        """The resourceVersion each resource is current at (of its last list, event or bookmark), by
+        resource as `held` names them."""
+        return {r.resource.label or r.resource.plural: r.revision for r in self._reflectors}
 
     @property
     def held(self) -> dict[str, int]:

@@ -266,6 +266,10 @@ class SnapshotReader:
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
         self._queues_in = _group(by_kind["LocalQueue"], namespace)
+        # The namespaces the snapshot shows: its Namespace objects and every object's namespace.
+        self._namespaces = {name(n) for n in by_kind["Namespace"]} | {
+            namespace(o) for group in by_kind.values() for o in group if namespace(o)
+        }
         # The pod rules and volumes read from these (the classifier keeps the ones it needs).
         self._peers = Peers(pods=self._bound_pods, namespaces=tuple(by_kind["Namespace"]))
         self._storage = Storage(
@@ -344,7 +348,10 @@ class SnapshotReader:
         for, and what the API refused to create in that namespace."""
         similar = similar_names(name, (n for ns, n in existing if ns == namespace))
         rejections = creation_rejections(self._events_in.get(namespace, ()), namespace)
-        return NotFound(kind_, namespace, name, Missing(similar, rejections))
+        namespaces = (
+            None if namespace in self._namespaces else similar_names(namespace, sorted(self._namespaces))
+        )
+        return NotFound(kind_, namespace, name, Missing(similar, rejections, namespaces))
 
 
 def _group(objects: Iterable[Object], key: Callable[[Object], K]) -> dict[K, tuple[Object, ...]]:

@@ -19,7 +19,7 @@ While the cache syncs, falls behind or has stopped, they are read directly, and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cluster.kube import ApiClient
 from cluster.lease import Elector, LeaseOptions, Observer
@@ -117,6 +117,13 @@ class LiveReader:
         timeout = min(own.timeout, options.renew_deadline)  # a renewal is late past the deadline
         api = Transport(ApiClient(own.api_client.configuration), timeout)
         return Elector(api, options, identity, observer)
+
+    def record(self) -> list[dict[str, Any]]:
+        """From now on, every answer the API server gives this reader's reads is added to the list
+        returned, as decoded (`cluster.capture`)."""
+        received: list[dict[str, Any]] = []
+        self._source.api.received = received
+        return received
 
     async def ping(self) -> None:
         await self._source.ping()

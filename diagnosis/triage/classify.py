@@ -105,8 +105,10 @@ def node_reads(
 
 
 def usage_candidates(pod: Object, nodes: Sequence[Object], dra: Dra | None = None) -> tuple[str, ...]:
-    """The names of the nodes that pass every funnel step before the free-slot step: the nodes whose
-    bound pods `classify` reads (it ignores pods bound elsewhere); for a pod waiting for the victims of
+    """The names of the nodes that pass every funnel step before the free-slot step (when none does,
+    up to `runner.FIX_NODES` of those the last step dropped, on which its fixes are checked), and the
+    nodes an allocated claim pins the pod to: the nodes whose bound pods `classify` reads (it ignores
+    pods bound elsewhere); for a pod waiting for the victims of
     its preemption, its nominated node. Empty when the pod does not need them (no request, already
     bound, gated). A pod that asks devices only by ResourceClaims finds them free or not in the DRA
     objects, not in the pods: given those (`dra`), the free-slot step is passed too."""

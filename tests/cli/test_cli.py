@@ -320,6 +320,14 @@ def test_missing_jobset_suggests_the_close_name() -> None:
     )
 
 
+def test_a_typo_in_the_namespace_names_the_namespace_meant() -> None:
+    done = kubewhy("triage", "ml-trian", "trainer-workers-0-0-b8mzq", *SNAPSHOT)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "kubewhy: There is no namespace ml-trian; did you mean ml?\nList them: kubectl get namespaces\n"
+    )
+
+
 # --- 2: usage -------------------------------------------------------------------------------------
 
 MISSING = "/nonexistent/snapshot.json"

@@ -474,6 +474,25 @@ async def test_a_refused_watch_stops_the_cache_with_the_rule_to_grant() -> None:
             await reader.aclose()
 
 
+async def test_a_refusal_after_the_watch_was_allowed_is_retried() -> None:
+    """A restarting API server refuses every request until its RBAC authorizer has read the roles
+    (seen on kube-apiserver 1.34, `tests/real/test_cache.py`): a watch allowed before and refused now
+    is retried, and the cache follows the changes made after."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, QUICK) as reader:
+            cache = reader.cache
+            assert cache is not None
+            sim.faults.forbid("pods", verb="watch")
+            start = len(sim.requests)
+            sim.drop_watches("pods")
+            await settled(lambda: any(r.verb == "watch" for r in sim.requests[start:]))
+            sim.faults.clear()
+            sim.store.delete("Pod", "ml-train", HOLDER)
+            await settled(lambda: HOLDER not in held_on(reader, HALF))
+            assert not cache.stopped
+            assert await verdict(reader, PINNED) is PodVerdict.SCHEDULABLE
+
+
 # — off the event loop —
 
 

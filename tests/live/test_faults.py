@@ -232,6 +232,17 @@ async def test_a_missing_jobset_suggests_jobsets() -> None:
     assert missing.value.missing.similar == ("resnet-dist",)
 
 
+async def test_a_namespace_that_does_not_exist_is_said_with_the_closest_namespaces() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        async with live_reader(sim) as reader:
+            with pytest.raises(NotFound) as typo:
+                await reader.triage_view("ml-trian", "llama-ft-0-x7k2p")
+            with pytest.raises(NotFound) as there:
+                await reader.jobset_view("ml-serve", "resnet-dist")
+    assert typo.value.missing.namespaces == ("ml-train",)
+    assert there.value.missing.namespaces is None  # ml-serve exists, it only has no JobSet
+
+
 async def test_kubeconfig_from_the_environment_and_a_named_context(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -62,10 +62,12 @@ def _short(ask: Ask, node: Object) -> list[str]:
         for resource, wanted in ask.requests.items():
             allocatable, used = ask.offer(node, resource).allocatable, ask.used(node_name, resource)
             if allocatable - used < wanted:
-                found.append(
-                    f"{resource} allocatable {allocatable}, used {used}, "
-                    f"free {max(allocatable - used, 0)} < {wanted} asked"
+                free = (
+                    f"none free ({used - allocatable} more than allocatable)"
+                    if used > allocatable
+                    else f"free {allocatable - used}"
                 )
+                found.append(f"{resource} allocatable {allocatable}, used {used}, {free} < {wanted} asked")
     return list(found)
 
 
@@ -86,11 +88,16 @@ def advise(funnel: Funnel) -> Advice:
     elif len(nodes) == 1:
         used = ask.used(name(best), resource)
         held = [f"{h.namespace}/{h.name}" for h in ask.holders.get(name(best), ()) if resource in h.requests]
+        allocatable = offer(best, resource).allocatable
+        # Pods may hold more than the node now offers (its allocatable dropped under them, or pods
+        # of equal or higher priority are nominated there): "0 free of 1, 2 held" would read as a sum.
         summary = (
-            f"{name(best)} has {free} {resource} free of {offer(best, resource).allocatable}"
+            f"{name(best)} has no {resource} free: {used} held by {names(held) or 'pods nominated there'}, "
+            f"more than its {allocatable} allocatable"
+            if used > allocatable
+            else f"{name(best)} has {free} {resource} free of {allocatable}"
             + (f" ({used} held by {names(held)})" if used else "")
-            + f"; the pod asks {wanted}"
-        )
+        ) + f"; the pod asks {wanted}"
     else:
         summary = (
             f"None of the {len(nodes)} nodes left has {wanted} {resource} free "
