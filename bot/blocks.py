@@ -158,6 +158,8 @@ def verdict_blocks(
             _header(messages.header(check.verdict, kind, what, diagnosis.pod_state)),
             _section(escape(" ".join(diagnosis.summary.split()))),
         ]
+        if coming := render.node_line(diagnosis):
+            blocks.append(_section(escape(coming)))
         if diagnosis.fixes:
             blocks.append(_section(messages.fix(escape(render.fix_line(diagnosis.fixes[0])))))
         facts = [messages.cause(str(diagnosis.cause))] if diagnosis.cause else []

@@ -10,6 +10,7 @@ object asked about, and what kubewhy must answer.
       verdict: taint
       pod_verdict: null   # jobset only, optional
       cause: null         # jobset `restarting` only, optional
+      autoscaling: coming # triage only, optional: the expected `autoscaling.state`
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Case:
     verdict: str
     pod_verdict: str | None = None
     cause: str | None = None
+    autoscaling: str | None = None
 
     @property
     def id(self) -> str:
@@ -53,6 +55,7 @@ def cases(kind: str) -> list[Case]:
             verdict=entry["verdict"],
             pod_verdict=entry.get("pod_verdict"),
             cause=entry.get("cause"),
+            autoscaling=entry.get("autoscaling"),
         )
         for entry in entries
     ]

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
+from diagnosis import autoscaling
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Diagnosis, Fix, PodState, PodVerdict
@@ -408,7 +409,7 @@ def _diagnosis(
     """`checked_on`: the view the fixes are checked on, when it is not the view itself."""
     ns, pod = namespace(view.pod), name(view.pod)
     fixes = checked(checked_on or view, advice.fixes, shared)
-    return Diagnosis(
+    made = Diagnosis(
         verdict=verdict,
         summary=advice.summary,
         evidence=tuple(evidence),
@@ -425,6 +426,8 @@ def _diagnosis(
         pending_since=waiting_since(view.pod),
         checked_at=view.now,
     )
+    # Whether a node will come for a pod that waits for one (not for no-request, ok).
+    return autoscaling.with_autoscaling(view, made)
 
 
 # --- no-request, ok, gated ----------------------------------------------------------------------

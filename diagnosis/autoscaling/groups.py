@@ -1,0 +1,107 @@
+"""kubewhy's own check beside the autoscaler's word: would a new, empty node of each node group take
+the pod? A group is the nodes that share a pool label (GKE, EKS, AKS, Karpenter); its template is one
+of its nodes without its pods, as cluster-autoscaler builds it (`simulator/node_info_utils.go`
+sanitises a copy of a live node), or a Karpenter NodePool's requirements, labels and taints. The
+template goes through the triage funnel alone (`diagnosis.triage.classify.passing`, `funnel_of`):
+one funnel run per group. (The classifier calls this module when it builds a Diagnosis, so the
+funnel is reached through its module, not its names.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from diagnosis.autoscaling import karpenter
+from diagnosis.model import NodeGroup, PodVerdict
+from diagnosis.objects import Object, labels, name, sequence, spec, text
+from diagnosis.patch import merge_patch
+from diagnosis.triage import classify as triage
+from diagnosis.triage.dra import asks_claims
+from diagnosis.triage.resources import effective_requests, offer
+from diagnosis.triage.scheduling import node_selector
+from diagnosis.views import TriageView
+
+POOL_LABELS = (
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+    karpenter.NODEPOOL_LABEL,
+)
+"""The labels that make nodes one node group, as the clouds and Karpenter set them."""
+
+_CONDITION_TAINTS = (
+    "node.kubernetes.io/",
+    "node.cloudprovider.kubernetes.io/",
+    "ToBeDeletedByClusterAutoscaler",
+)
+
+
+def pools(nodes: Iterable[Object]) -> dict[str, Object]:
+    """Pool name → the node taken as its template (the first by name)."""
+    found: dict[str, Object] = {}
+    for node in sorted(nodes, key=name):
+        key = next((k for k in POOL_LABELS if labels(node).get(k)), "")
+        if key:
+            found.setdefault(labels(node)[key], node)
+    return found
+
+
+def checked(view: TriageView) -> tuple[NodeGroup, ...]:
+    """Each node group with whether a new node of it would take the pod, and if not, why."""
+    pod = _unheld(view.pod)
+    asks = effective_requests(pod)
+    wants = {k: text(v) for k, v in node_selector(pod).items()}
+    templates = {group: _fresh(node) for group, node in pools(view.nodes).items()}
+    nodepools = view.capacity.nodepools
+    templates |= {name(p): karpenter.template(p, asks, wants) for p in nodepools if name(p) not in templates}
+    limits = {name(p): karpenter.limit_problem(p, asks) for p in nodepools}
+    groups = []
+    for group, node in sorted(templates.items()):
+        fits, why = (False, limits[group]) if limits.get(group) else _check(view, pod, group, node)
+        groups.append(NodeGroup(group, fits=fits, why=why))
+    return tuple(groups)
+
+
+def _check(view: TriageView, pod: Object, group: str, node: Object) -> tuple[bool | None, str]:
+    if asks_claims(pod):
+        return None, "not checked: a new node's devices are published only once its DRA driver runs"
+    trial = TriageView(pod, (node,), (), (), view.now, peers=view.peers, storage=view.storage)
+    if triage.passing(trial):
+        return True, ""
+    last = triage.funnel_of(trial).last
+    if not last.dropped:
+        return False, f"a new {group} node would not take the pod"
+    if last.step.verdict is PodVerdict.EXHAUSTED:
+        short = [
+            f"has {offer(node, r).allocatable} {r}; the pod asks {n}"
+            for r, n in effective_requests(pod).items()
+            if offer(node, r).allocatable < n
+        ]
+        if short:
+            return False, f"a new {group} node " + ", ".join(short)
+    return False, f"a new {group} node: {last.dropped[0].why}"
+
+
+def _unheld(pod: Object) -> Object:
+    """The pod as the scheduler will see it once nothing but a node holds it: no gates, no nomination."""
+    unheld: Object = merge_patch(
+        pod, {"spec": {"schedulingGates": None}, "status": {"nominatedNodeName": None}}
+    )
+    return unheld
+
+
+def _fresh(node: Object) -> dict[str, Any]:
+    """A new node of the node's group: the same labels, capacity and taints, without the taints of
+    its condition or its cordon, Ready, with no pod."""
+    taints = [
+        t for t in sequence(spec(node).get("taints")) if not text(t.get("key")).startswith(_CONDITION_TAINTS)
+    ]
+    patch: Mapping[str, Any] = {
+        "metadata": {"name": f"new-{name(node)}"},
+        "spec": {"unschedulable": None, "taints": taints},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    fresh: dict[str, Any] = merge_patch(node, patch)
+    return fresh
