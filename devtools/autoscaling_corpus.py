@@ -581,17 +581,6 @@ def workload(owner: Obj, check_state: str, message: str, minutes_ago: float) -> 
             "queueName": "gpu-queue",
         },
         "status": {
-            "admission": {
-                "clusterQueue": "gpu-cluster-queue",
-                "podSetAssignments": [
-                    {
-                        "count": 1,
-                        "flavors": {"nvidia.com/gpu": "a3-flex"},
-                        "name": "main",
-                        "resourceUsage": {"nvidia.com/gpu": "8"},
-                    }
-                ],
-            },
             "admissionChecks": [
                 {
                     "lastTransitionTime": ts(minutes_ago),
