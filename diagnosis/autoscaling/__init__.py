@@ -63,15 +63,33 @@ def assess(view: TriageView) -> Autoscaling:
     if not said and status is None and not view.capacity.nodepools:
         return Autoscaling(NodeComing.NONE)
     chosen = said[0] if said else _silent(view, status)
+    found = _merged(groups.checked(view), status, said, named)
+    headline = _in_groups(chosen, found) or chosen.headline
     return Autoscaling(
         state=chosen.state,
         by=chosen.by,
         since=chosen.since,
-        groups=_merged(groups.checked(view), status, said, named),
+        groups=found,
         reasons=chosen.reasons,
         quote=chosen.quote,
-        headline=chosen.headline.replace("{ago}", minutes(chosen.since, view.now)).replace(", ,", ","),
+        headline=headline.replace("{ago}", minutes(chosen.since, view.now)),
     )
+
+
+def _in_groups(said: Said, found: tuple[NodeGroup, ...]) -> str:
+    """A refusal told by the groups that explain it: those at their max size (cluster-autoscaler's
+    `max node group size reached`), the NodePools at their limits (Karpenter's); "" otherwise."""
+    if said.state is not NodeComing.NOT_COMING:
+        return ""
+    if said.by == CLUSTER_AUTOSCALER and events.MAX_SIZE in {reason for reason, _ in said.reasons}:
+        full = [g for g in found if g.max is not None and max(g.size or 0, g.target or 0) >= g.max]
+        if full:
+            return "No node will come: " + "; ".join(f"{g.name} is at its max size ({g.max})" for g in full)
+    if said.by == KARPENTER:
+        limited = [g.why for g in found if g.fits is False and g.why.startswith("NodePool ")]
+        if limited:
+            return "No node will come: " + "; ".join(limited)
+    return ""
 
 
 def _newest(said: Said) -> tuple[bool, object]:

@@ -14,7 +14,7 @@ from diagnosis.autoscaling.requests import consumed
 from diagnosis.autoscaling.said import PROVISION_TIMEOUT, minutes
 from diagnosis.commands import kubectl, valid_names
 from diagnosis.model import Autoscaling, Command, Fix, NodeComing, NodeGroup
-from diagnosis.objects import Object, labels, name, namespace, spec, status
+from diagnosis.objects import Object, kind, labels, name, namespace, spec, status
 from diagnosis.quantity import count
 from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
@@ -70,10 +70,20 @@ def fixes(found: Autoscaling, view: TriageView) -> tuple[Fix, ...]:
             if found.state is NodeComing.COMING
             else ""
         )
-        return (Fix(f"Wait: {found.by} is bringing a node ({waited} so far{limit})", None, ()),)
+        summary = f"Wait: {found.by} is bringing a node ({waited} so far{limit}); {_UNSEEN}"
+        return (Fix(summary, None, (), objects=(_ref(view.pod),)),)
     if found.state not in (NodeComing.NOT_COMING, NodeComing.FAILED):
         return ()
     return (*_raised_groups(found, view), *_raised_nodepools(view))
+
+
+_UNSEEN = "the node it brings cannot be shown before it registers"
+
+
+def _ref(obj: Object) -> str:
+    """`kind/namespace/name`, or `kind/name` for a cluster-scoped object."""
+    where = f"{namespace(obj)}/" if namespace(obj) else ""
+    return f"{kind(obj).lower()}/{where}{name(obj)}"
 
 
 def _raised_groups(found: Autoscaling, view: TriageView) -> Iterator[Fix]:
@@ -84,12 +94,12 @@ def _raised_groups(found: Autoscaling, view: TriageView) -> Iterator[Fix]:
             continue
         command = _RAISE[key].format(pool=shlex.quote(group.name), max=group.max + 1)
         yield Fix(
-            f"Raise node group {group.name}'s max size from {group.max} to {group.max + 1}"
-            " (a new node of it takes the pod)",
+            f"Raise node group {group.name}'s max size from {group.max} to {group.max + 1}: a new"
+            f" {group.name} node takes the pod ({_UNSEEN})",
             None,
             (),
             (Command(command, f"raise {group.name}'s autoscaling max size", changes=True),),
-            (f"nodepool/{group.name}",),
+            (_ref(view.capacity.status) if view.capacity.status is not None else _ref(view.pod),),
         )
 
 
@@ -107,7 +117,9 @@ def _raised_nodepools(view: TriageView) -> Iterator[Fix]:
             continue
         patch = json.dumps({"spec": {"limits": raised}}, separators=(",", ":"))
         yield Fix(
-            f"Raise NodePool {name(pool)}'s limits to " + ", ".join(f"{r} {n}" for r, n in raised.items()),
+            f"Raise NodePool {name(pool)}'s limits to "
+            + ", ".join(f"{r} {n}" for r, n in raised.items())
+            + f" ({_UNSEEN})",
             None,
             (),
             (
@@ -123,7 +135,7 @@ def _raised_nodepools(view: TriageView) -> Iterator[Fix]:
                     changes=True,
                 ),
             ),
-            (f"nodepool/{name(pool)}",),
+            (_ref(pool),),
         )
 
 
