@@ -78,6 +78,8 @@ def incident_message(incident: IncidentMeta, now: float, window_minutes: float =
     ]
     if incident.summary:
         blocks.append(SectionBlock(text=MarkdownTextObject(text=escape(incident.summary)[:3000])))
+    if incident.node:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=escape(incident.node)[:3000])))
     if incident.fix:
         blocks.append(
             SectionBlock(text=MarkdownTextObject(text=messages.first_fix(escape(incident.fix))[:3000]))

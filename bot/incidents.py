@@ -51,6 +51,9 @@ class IncidentMeta(BaseModel):
     """The diagnosis's first fix, in one line ("" when it has none)."""
     detail: str = Field(default="", max_length=200)
     """The restart cause or the blocking pod's verdict, as a line of facts."""
+    node: str = Field(default="", max_length=SUMMARY_CHARS)
+    """Whether a node will come for the pods (`Node: coming — …`, `No node will come: …`; "" when no
+    autoscaler is seen): redrawn in place as it changes."""
     pods: int = Field(default=0, ge=0)
     restarts: int = Field(default=0, ge=0)
     since: float
@@ -188,6 +191,9 @@ def _said(stuck: Stuck, check: Check) -> dict[str, Any]:
         "summary": _clipped(" ".join(check.summary.split())),
         "fix": _fix(check),
         "detail": _detail(check),
+        "node": _clipped(render.node_line(check.outcome.diagnosis))
+        if isinstance(check.outcome, Reply)
+        else "",
         "pods": stuck.pods,
         "restarts": stuck.restarts,
     }

@@ -1,6 +1,7 @@
 """What the sentinel finds stuck in a sweep: the accelerator pods of one JobSet, Deployment, Job…
 (`diagnosis.relations.workload`) waiting for a node, or a JobSet restarting, and whether that is worth
-an incident. Pure: the pods and restart counts are read by `bot.sentinel`, the time passed in.
+an incident (not before the provision timeout while a node is on its way for it). Pure: the pods and
+restart counts are read by `bot.sentinel`, the time passed in.
 """
 
 from __future__ import annotations
@@ -8,10 +9,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from bot.settings import ChannelConfig, SentinelConfig
-from diagnosis.model import JobSetVerdict
+from diagnosis.autoscaling import PROVISION_TIMEOUT
+from diagnosis.model import JobSetVerdict, NodeComing
 from diagnosis.objects import Object, condition, meta, name, namespace, timestamp
 from diagnosis.relations import workload
 from handlers.reply import Reply
@@ -63,7 +66,16 @@ class Stuck:
             return False
         if self.cause == "restarts":
             return check.verdict != JobSetVerdict.COMPLETED
-        return not check.settled
+        return not check.settled and not node_on_its_way(check.outcome, check.at)
+
+
+def node_on_its_way(reply: Reply, at: datetime) -> bool:
+    """A node is coming or queued for the pod, asked for less than the provision timeout ago: the
+    sentinel waits for it before it posts an incident."""
+    found = reply.diagnosis.autoscaling
+    if found is None or found.state not in (NodeComing.COMING, NodeComing.QUEUED):
+        return False
+    return found.since is None or at - found.since < PROVISION_TIMEOUT
 
 
 def pending_since(pod: Object) -> float | None:

@@ -4,7 +4,7 @@ messages that Slack accepts and that say only what they should."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import pytest
@@ -15,7 +15,7 @@ from bot.incidents import HOUR, SUMMARY_CHARS, ChannelState, Incident, IncidentM
 from bot.localslack import BOT_ID, block_problem
 from bot.settings import SentinelConfig
 from bot.stuck import Cause, RestartCounter, Stuck, waiting_workloads
-from diagnosis.model import Diagnosis, JobSetVerdict, PodVerdict
+from diagnosis.model import Autoscaling, Diagnosis, JobSetVerdict, NodeComing, PodVerdict
 from diagnosis.objects import Ref
 from diagnosis.relations import workload
 from handlers.reply import Reply
@@ -263,3 +263,41 @@ def test_a_channel_read_back_keeps_each_incidents_newest_message_its_silences_an
     }
     posted = state.to_post(stuck, SentinelConfig(), T0)
     assert [s.name for s in posted] == ["early", "late"]
+
+
+def _waiting_on(state: NodeComing, minutes_ago: float) -> Check:
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    node = Autoscaling(
+        state, "cluster-autoscaler", at - timedelta(minutes=minutes_ago), headline=f"Node: {state}"
+    )
+    diagnosis = Diagnosis(PodVerdict.EXHAUSTED, "why", (), (), autoscaling=node)
+    target = Target(kind="pod", namespace="ml", name="x", cluster="prod")
+    return Check(target, Reply(Ref("pod", "ml", "x"), diagnosis), at)
+
+
+@pytest.mark.parametrize(
+    ("check", "posted"),
+    [
+        (_waiting_on(NodeComing.COMING, 3), False),  # cluster-autoscaler is adding a node
+        (_waiting_on(NodeComing.QUEUED, 14), False),
+        (_waiting_on(NodeComing.COMING, 16), True),  # past the 15 min provision timeout
+        (_waiting_on(NodeComing.FAILED, 1), True),
+        (_waiting_on(NodeComing.NOT_COMING, 1), True),
+    ],
+)
+def test_a_node_on_its_way_is_waited_for_until_the_provision_timeout(check: Check, posted: bool) -> None:
+    target = Target(kind="pod", namespace="ml", name="x", cluster="prod")
+    candidate = Stuck("prod", "ml", "Deployment", "x", "pending", T0, target)
+    assert candidate.worth_posting(check, SentinelConfig()) is posted
+
+
+def test_an_incident_says_whether_a_node_will_come_and_redraws_it_in_place() -> None:
+    target = Target(kind="pod", namespace="ml", name="x", cluster="prod")
+    stuck = Stuck("prod", "ml", "Deployment", "x", "pending", T0, target, pods=2)
+    opened = IncidentMeta.opened(stuck, _waiting_on(NodeComing.QUEUED, 30))
+    shown = str(incident_message(opened, T0 + 1800).blocks)
+    assert "waiting for a node" in shown
+    assert "Node: queued" in shown
+    failed = opened.followed(stuck, _waiting_on(NodeComing.FAILED, 1))
+    assert failed != opened
+    assert "Node: failed" in str(incident_message(failed, T0 + 1900).blocks)
