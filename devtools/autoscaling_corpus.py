@@ -883,6 +883,26 @@ def _cluster_autoscaler() -> Iterator[Scenario]:
         "exhausted",
         "not-coming",
     )
+    pinned = _pending("train-a3", spec={"nodeSelector": {GKE: "a3-pool"}})
+    h100 = node("h100-pool-node-1", GKE, "h100-pool", 8)
+    three = [*AT_MAX, Group(MIG.format(pool="h100-pool"), 1, 1, 0, 4)]
+    yield Scenario(
+        "ca-move-pool",
+        "the pod pins a3-pool, at its max size; a new h100-pool node would take it (move fix)",
+        _gke(
+            h100,
+            pod("holder-1", 8, 600, node_name="h100-pool-node-1"),
+            pinned,
+            _not_triggered(
+                pinned,
+                "pod didn't trigger scale-up: 1 max node group size reached, 2 node(s) didn't match Pod's node affinity/selector",
+            ),
+            status_configmap(yaml_status(three), 0.1),
+        ),
+        "train-a3",
+        "exhausted",
+        "not-coming",
+    )
     eks = [*_world(EKS, "p5-ng"), p]
     asg = "eks-p5-ng-3ac6f1e2-9b1d-4c3e-8f7a-1d2e3f4a5b6c"
     yield Scenario(

@@ -1,6 +1,7 @@
 """What the autoscaling state adds to an answer: evidence lines (the autoscaler quoted verbatim, the
 groups table), the fixes a person tries first (wait; raise a group's max or a NodePool's limit, with
-the command) and the commands that read the autoscalers' objects."""
+the command; move the pod to a group a new node of which takes it, proven by the template check) and
+the commands that read the autoscalers' objects."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import shlex
 from collections.abc import Iterator
 from datetime import datetime
 
+from diagnosis.autoscaling.groups import moves
 from diagnosis.autoscaling.karpenter import NODEPOOL_LABEL
 from diagnosis.autoscaling.requests import consumed
 from diagnosis.autoscaling.said import PROVISION_TIMEOUT, minutes
@@ -16,6 +18,7 @@ from diagnosis.commands import kubectl, valid_names
 from diagnosis.model import Autoscaling, Command, Fix, NodeComing, NodeGroup
 from diagnosis.objects import Object, kind, labels, name, namespace, spec, status
 from diagnosis.quantity import count
+from diagnosis.triage.fixes import where
 from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
 
@@ -74,7 +77,7 @@ def fixes(found: Autoscaling, view: TriageView) -> tuple[Fix, ...]:
         return (Fix(summary, None, (), objects=(_ref(view.pod),)),)
     if found.state not in (NodeComing.NOT_COMING, NodeComing.FAILED):
         return ()
-    return (*_raised_groups(found, view), *_raised_nodepools(view))
+    return (*_raised_groups(found, view), *_raised_nodepools(view), *_moved(view))
 
 
 _UNSEEN = "the node it brings cannot be shown before it registers"
@@ -136,6 +139,17 @@ def _raised_nodepools(view: TriageView) -> Iterator[Fix]:
                 ),
             ),
             (_ref(pool),),
+        )
+
+
+def _moved(view: TriageView) -> Iterator[Fix]:
+    for group, patch in moves(view):
+        ((key, value),) = patch["spec"]["nodeSelector"].items()
+        yield Fix(
+            f"Move the pod to node group {group}: nodeSelector {key}={value} {where(view.pod)};"
+            f" a new {group} node takes it ({_UNSEEN})",
+            patch,
+            (),
         )
 
 

@@ -9,7 +9,7 @@ funnel is reached through its module, not its names.)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from diagnosis.autoscaling import karpenter
@@ -48,20 +48,43 @@ def pools(nodes: Iterable[Object]) -> dict[str, Object]:
     return found
 
 
-def checked(view: TriageView) -> tuple[NodeGroup, ...]:
-    """Each node group with whether a new node of it would take the pod, and if not, why."""
-    pod = _unheld(view.pod)
+def templates(view: TriageView) -> dict[str, Object]:
+    """Each node group's template: a new node like one of its nodes, or as a Karpenter NodePool
+    would launch it for the pod."""
+    pod = unheld(view.pod)
     asks = effective_requests(pod)
     wants = {k: text(v) for k, v in node_selector(pod).items()}
-    templates = {group: _fresh(node) for group, node in pools(view.nodes).items()}
-    nodepools = view.capacity.nodepools
-    templates |= {name(p): karpenter.template(p, asks, wants) for p in nodepools if name(p) not in templates}
-    limits = {name(p): karpenter.limit_problem(p, asks) for p in nodepools}
+    found: dict[str, Object] = {group: _fresh(node) for group, node in pools(view.nodes).items()}
+    for pool in view.capacity.nodepools:
+        found.setdefault(name(pool), karpenter.template(pool, asks, wants))
+    return found
+
+
+def checked(view: TriageView) -> tuple[NodeGroup, ...]:
+    """Each node group with whether a new node of it would take the pod, and if not, why."""
+    pod = unheld(view.pod)
+    asks = effective_requests(pod)
+    limits = {name(p): karpenter.limit_problem(p, asks) for p in view.capacity.nodepools}
     groups = []
-    for group, node in sorted(templates.items()):
+    for group, node in sorted(templates(view).items()):
         fits, why = (False, limits[group]) if limits.get(group) else _check(view, pod, group, node)
         groups.append(NodeGroup(group, fits=fits, why=why))
     return tuple(groups)
+
+
+def moves(view: TriageView) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(group, pod patch) for each other node group a pod that pins its pool by nodeSelector could
+    move to: the patch names that group instead, and a new node of it takes the pod so changed."""
+    pod = unheld(view.pod)
+    selector = node_selector(pod)
+    templates = pools(view.nodes)
+    for key in (k for k in POOL_LABELS if k in selector):
+        for group, node in sorted(templates.items()):
+            if group == selector[key] or labels(node).get(key) != group:
+                continue
+            patch = {"spec": {"nodeSelector": {key: group}}}
+            if _check(view, merge_patch(pod, patch), group, _fresh(node))[0]:
+                yield group, patch
 
 
 def _check(view: TriageView, pod: Object, group: str, node: Object) -> tuple[bool | None, str]:
@@ -84,12 +107,12 @@ def _check(view: TriageView, pod: Object, group: str, node: Object) -> tuple[boo
     return False, f"a new {group} node: {last.dropped[0].why}"
 
 
-def _unheld(pod: Object) -> Object:
+def unheld(pod: Object) -> Object:
     """The pod as the scheduler will see it once nothing but a node holds it: no gates, no nomination."""
-    unheld: Object = merge_patch(
+    found: Object = merge_patch(
         pod, {"spec": {"schedulingGates": None}, "status": {"nominatedNodeName": None}}
     )
-    return unheld
+    return found
 
 
 def _fresh(node: Object) -> dict[str, Any]:
