@@ -224,6 +224,23 @@ def ca_event(
     return event(about, reason, message, minutes_ago, "cluster-autoscaler", kind, count)
 
 
+def priority_class(name: str, value: int) -> Obj:
+    """The PriorityClass a pod names (the API server's priority admission sets the pod's priority from it)."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {
+            "creationTimestamp": ts(30 * 24 * 60),
+            "name": name,
+            "resourceVersion": "900",
+            "uid": _uid("priorityclass", name),
+        },
+        "preemptionPolicy": "PreemptLowerPriority",
+        "value": value,
+        "description": "Batch work that may wait for a node",
+    }
+
+
 def status_configmap(body: str, updated_minutes_ago: float) -> Obj:
     updated = NOW - timedelta(minutes=updated_minutes_ago)
     return {
@@ -874,11 +891,11 @@ def _cluster_autoscaler() -> Iterator[Scenario]:
         "exhausted",
         "unknown",
     )
-    low = _pending("batch-low", priority=-20)
+    low = _pending("batch-low", priority=-20, spec={"priorityClassName": "batch-low"})
     yield Scenario(
         "ca-expendable",
         "priority -20, under the expendable cutoff -10",
-        _gke(low, status_configmap(yaml_status(GROUPS), 0.1)),
+        _gke(low, priority_class("batch-low", -20), status_configmap(yaml_status(GROUPS), 0.1)),
         "batch-low",
         "exhausted",
         "not-coming",
