@@ -18,49 +18,68 @@ from diagnosis import events, quantity
 from diagnosis.autoscaling.events import nominations
 from diagnosis.autoscaling.said import KARPENTER, PROVISION_TIMEOUT, Said
 from diagnosis.model import NodeComing
-from diagnosis.objects import Object, condition, mapping, name, sequence, spec, status, text, timestamp
+from diagnosis.objects import (
+    Object,
+    condition,
+    labels,
+    mapping,
+    meta,
+    name,
+    sequence,
+    spec,
+    status,
+    text,
+    timestamp,
+)
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 _STEPS = ("Launched", "Registered", "Initialized")
 
 
 def nominated(found: Iterable[Object], claims: Iterable[Object], now: datetime) -> Iterator[Said]:
-    """What the NodeClaims Karpenter nominated for the pod say: on their way, failed, or gone."""
+    """What the NodeClaims Karpenter nominated for the pod say: on their way or failed. A NodeClaim
+    that is gone (consolidated once up, or deleted on a failed launch: its event says) says nothing."""
     by_name = {name(c): c for c in claims}
     for claim_name, event in nominations(found):
         claim = by_name.get(claim_name)
-        when = events.last_time(event)
-        words = events.message(event)
-        if claim is None:
-            continue  # gone: initialised and consolidated, or deleted on a failed launch (its event says)
-        pool = text(mapping(mapping(claim.get("metadata")).get("labels")).get(NODEPOOL_LABEL))
-        failed = next(
-            (c for t in _STEPS if (c := condition(claim, t)) is not None and c.get("status") == "False"), None
-        )
-        launched = condition(claim, "Launched")
-        if (
-            failed is None
-            and launched is not None
-            and launched.get("status") != "True"
-            and launched.get("reason")
-        ):
-            failed = launched if text(launched.get("reason")) != "Launching" else None
-        if failed is not None:
-            what = f"{text(failed.get('type'))}: {text(failed.get('reason'))}"
-            said = f"NodeClaim {claim_name} {what}: {text(failed.get('message'))}"
-            since = timestamp(failed.get("lastTransitionTime")) or when
-            yield Said(NodeComing.FAILED, KARPENTER, since, said, f"Scale-up failed {{ago}}: {said}")
-            continue
-        if all((c := condition(claim, t)) is not None and c.get("status") == "True" for t in _STEPS):
-            continue  # its node is up: the funnel says why the pod is still not on it
-        created = timestamp(mapping(claim.get("metadata")).get("creationTimestamp")) or when
-        if created is not None and now - created > PROVISION_TIMEOUT:
-            line = f"Scale-up timed out: NodeClaim {claim_name} ({pool}) was made {{ago}}, no node is ready"
-            yield Said(NodeComing.FAILED, KARPENTER, when, words, line)
-            continue
-        where = f" from NodePool {pool}" if pool else ""
-        line = f"Node: coming — Karpenter is launching NodeClaim {claim_name}{where}, {{ago}}"
-        yield Said(NodeComing.COMING, KARPENTER, when, words, line)
+        said = _claim_said(claim, event, now) if claim is not None else None
+        if said is not None:
+            yield said
+
+
+def _claim_said(claim: Object, event: Object, now: datetime) -> Said | None:
+    when, claim_name = events.last_time(event), name(claim)
+    failed = _failed_step(claim)
+    if failed is not None:
+        what = f"{text(failed.get('type'))}: {text(failed.get('reason'))}"
+        said = f"NodeClaim {claim_name} {what}: {text(failed.get('message'))}"
+        since = timestamp(failed.get("lastTransitionTime")) or when
+        return Said(NodeComing.FAILED, KARPENTER, since, said, f"Scale-up failed {{ago}}: {said}")
+    if all(_is(claim, step, "True") for step in _STEPS):
+        return None  # its node is up: the funnel says why the pod is still not on it
+    pool = labels(claim).get(NODEPOOL_LABEL, "")
+    created = timestamp(meta(claim).get("creationTimestamp")) or when
+    if created is not None and now - created > PROVISION_TIMEOUT:
+        line = f"Scale-up timed out: NodeClaim {claim_name} ({pool}) was made {{ago}}, no node is ready"
+        return Said(NodeComing.FAILED, KARPENTER, when, events.message(event), line)
+    where = f" from NodePool {pool}" if pool else ""
+    line = f"Node: coming — Karpenter is launching NodeClaim {claim_name}{where}, {{ago}}"
+    return Said(NodeComing.COMING, KARPENTER, when, events.message(event), line)
+
+
+def _failed_step(claim: Object) -> Mapping[str, Any] | None:
+    """The condition of a step that failed: one that is False, or a launch not True for a reason
+    other than still launching (`LaunchFailed`, a cloud `CreateError`)."""
+    failed = next((condition(claim, t) for t in _STEPS if _is(claim, t, "False")), None)
+    launched = condition(claim, "Launched")
+    if failed is None and launched is not None and launched.get("status") != "True":
+        return launched if text(launched.get("reason")) not in ("", "Launching") else None
+    return failed
+
+
+def _is(claim: Object, step: str, value: str) -> bool:
+    found = condition(claim, step)
+    return found is not None and found.get("status") == value
 
 
 def limit_problem(pool: Object, asks: Mapping[str, int]) -> str:
