@@ -48,8 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as temp:
         for case in (c for c in cases("triage") if c.autoscaling is not None):
             view = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
-            said = {g.name: g for g in groups.checked(view)}
-            for group, node in sorted(groups.templates(view).items()):
+            pooled = groups.pools(view.nodes)
+            said = {g.name: g for g in groups.checked(view, pooled)}
+            for group, node in sorted(groups.templates(view, pooled).items()):
                 fits = said[group].fits
                 if fits is None or said[group].why.startswith("NodePool "):
                     unchecked += 1  # not checked by kubewhy, or refused by a NodePool limit, not a filter
@@ -60,9 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else:
                     disagreed += 1
                     why = said[group].why
-                    print(
-                        f"DISAGREE {case.id} {group}: kubewhy fits={fits} ({why}), scheduler {scheduler}"
-                    )
+                    print(f"DISAGREE {case.id} {group}: kubewhy fits={fits} ({why}), scheduler {scheduler}")
     print(f"template checks: {agreed} agree, {disagreed} disagree, {unchecked} not checked")
     return 1 if disagreed else 0
 

@@ -58,12 +58,13 @@ def with_autoscaling(view: TriageView, diagnosis: Diagnosis) -> Diagnosis:
 def assess(view: TriageView) -> Autoscaling:
     """The state, decided from the newest signal; `none` when no autoscaler is seen."""
     status = parse(view.capacity.status)
-    named = tuple(groups.pools(view.nodes))
-    said = sorted(_signals(view, status, named), key=_newest, reverse=True)
-    if not said and status is None and not view.capacity.nodepools:
+    if not _heard(view, status):
         return Autoscaling(NodeComing.NONE)
+    pooled = groups.pools(view.nodes)
+    named = tuple(pooled)
+    said = sorted(_signals(view, status, named), key=_newest, reverse=True)
     chosen = said[0] if said else _silent(view, status)
-    found = _merged(groups.checked(view), status, said, named)
+    found = _merged(groups.checked(view, pooled), status, said, named)
     headline = _in_groups(chosen, found) or chosen.headline
     return Autoscaling(
         state=chosen.state,
@@ -90,6 +91,19 @@ def _in_groups(said: Said, found: tuple[NodeGroup, ...]) -> str:
         if limited:
             return "No node will come: " + "; ".join(limited)
     return ""
+
+
+def _heard(view: TriageView, status: Status | None) -> bool:
+    """Whether any autoscaler is seen: its status, a NodePool, an event of one on the pod, the
+    ProvisioningRequest the pod consumes, its Workload's admission checks. (Asked before the node
+    groups are worked out: a cluster without one pays nothing.)"""
+    return (
+        status is not None
+        or bool(view.capacity.nodepools)
+        or bool(requests.consumed(view.pod))
+        or any(events.component(e) in (CLUSTER_AUTOSCALER, KARPENTER) for e in view.events)
+        or any(True for _ in requests.admission_checks(view.pod, view.workloads))
+    )
 
 
 def _newest(said: Said) -> tuple[bool, object]:

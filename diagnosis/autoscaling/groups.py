@@ -39,34 +39,35 @@ _CONDITION_TAINTS = (
 
 
 def pools(nodes: Iterable[Object]) -> dict[str, Object]:
-    """Pool name → the node taken as its template (the first by name)."""
+    """Pool name → the node taken as its template (the first by name). One pass over the nodes."""
     found: dict[str, Object] = {}
-    for node in sorted(nodes, key=name):
-        key = next((k for k in POOL_LABELS if labels(node).get(k)), "")
-        if key:
-            found.setdefault(labels(node)[key], node)
+    for node in nodes:
+        node_labels = labels(node)
+        group = next((node_labels[k] for k in POOL_LABELS if node_labels.get(k)), "")
+        if group and (group not in found or name(node) < name(found[group])):
+            found[group] = node
     return found
 
 
-def templates(view: TriageView) -> dict[str, Object]:
-    """Each node group's template: a new node like one of its nodes, or as a Karpenter NodePool
-    would launch it for the pod."""
+def templates(view: TriageView, pooled: Mapping[str, Object]) -> dict[str, Object]:
+    """Each node group's template: a new node like one of its nodes (`pooled`, from `pools`), or as
+    a Karpenter NodePool would launch it for the pod."""
     pod = unheld(view.pod)
     asks = effective_requests(pod)
     wants = {k: text(v) for k, v in node_selector(pod).items()}
-    found: dict[str, Object] = {group: _fresh(node) for group, node in pools(view.nodes).items()}
+    found: dict[str, Object] = {group: _fresh(node) for group, node in pooled.items()}
     for pool in view.capacity.nodepools:
         found.setdefault(name(pool), karpenter.template(pool, asks, wants))
     return found
 
 
-def checked(view: TriageView) -> tuple[NodeGroup, ...]:
+def checked(view: TriageView, pooled: Mapping[str, Object]) -> tuple[NodeGroup, ...]:
     """Each node group with whether a new node of it would take the pod, and if not, why."""
     pod = unheld(view.pod)
     asks = effective_requests(pod)
     limits = {name(p): karpenter.limit_problem(p, asks) for p in view.capacity.nodepools}
     groups = []
-    for group, node in sorted(templates(view).items()):
+    for group, node in sorted(templates(view, pooled).items()):
         fits, why = (False, limits[group]) if limits.get(group) else _check(view, pod, group, node)
         groups.append(NodeGroup(group, fits=fits, why=why))
     return tuple(groups)
@@ -77,9 +78,10 @@ def moves(view: TriageView) -> Iterator[tuple[str, Mapping[str, Any]]]:
     move to: the patch names that group instead, and a new node of it takes the pod so changed."""
     pod = unheld(view.pod)
     selector = node_selector(pod)
-    templates = pools(view.nodes)
-    for key in (k for k in POOL_LABELS if k in selector):
-        for group, node in sorted(templates.items()):
+    pinned = [k for k in POOL_LABELS if k in selector]
+    pooled = pools(view.nodes) if pinned else {}
+    for key in pinned:
+        for group, node in sorted(pooled.items()):
             if group == selector[key] or labels(node).get(key) != group:
                 continue
             patch = {"spec": {"nodeSelector": {key: group}}}

@@ -46,7 +46,10 @@ def test_a_pod_patch_moves_the_verdict_past_its_step_and_opens_what_it_says(
     if not fix.opens:
         # A move to a node group whose new node would take the pod: proven by the template check.
         assert "cannot be shown" in fix.summary
-        assert any(g.fits and f"node group {g.name}:" in fix.summary for g in groups.checked(patched))
+        assert any(
+            g.fits and f"node group {g.name}:" in fix.summary
+            for g in groups.checked(patched, groups.pools(patched.nodes))
+        )
         return
     after = classify(patched)
     assert LADDER.index(PodVerdict(after.verdict)) > LADDER.index(PodVerdict(before.verdict))
