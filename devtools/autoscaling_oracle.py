@@ -47,7 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     binary, agreed, disagreed, unchecked = Path(where), 0, 0, 0
     with tempfile.TemporaryDirectory() as temp:
         for case in (c for c in cases("triage") if c.autoscaling is not None):
-            view = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
+            reader = SnapshotReader.from_path(case.snapshot)
+            view, _ = asyncio.run(reader.triage_view(case.namespace, case.name))
             pooled = groups.pools(view.nodes)
             said = {g.name: g for g in groups.checked(view, pooled)}
             for group, node in sorted(groups.templates(view, pooled).items()):

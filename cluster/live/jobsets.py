@@ -16,8 +16,9 @@ from cluster.live.source import about, now, optional, unwrap
 from cluster.transport import Target
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status
 from diagnosis.relations import JOBSET_NAME_LABEL, node_name, owned_by
-from diagnosis.triage import volumes
-from diagnosis.triage.classify import reaches_funnel, usage_candidates
+from diagnosis.triage.classify import usage_candidates
+from diagnosis.triage.runner import reaches_funnel
+from diagnosis.triage.steps.volume import claims as volumes
 from diagnosis.views import JobSetView, Peers, Storage
 
 _JOBSET = "jobset.x-k8s.io", "v1alpha2"

@@ -1,7 +1,7 @@
 """Capacity asked for ahead of the pod: the ProvisioningRequest its annotation names
 (`autoscaling.x-k8s.io/v1`; conditions `Accepted`, `Provisioned`, `Failed`, `BookingExpired`,
 `CapacityRevoked`), and the admission checks of its Kueue Workload (`Pending`, `Retry`, `Ready`,
-`Rejected`; kubernetes-sigs/kueue v0.19.2 `workload_types.go`). cluster-autoscaler never scales up
+`Rejected`; kubernetes-sigs/kueue `apis/kueue/v1beta1/workload_types.go`). cluster-autoscaler never scales up
 for a pod that consumes a ProvisioningRequest: the request decides.
 """
 

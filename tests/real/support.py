@@ -5,6 +5,8 @@ snapshot asked as the bot asks it; and the server's audit log, read as the RBAC 
 from __future__ import annotations
 
 import json
+import re
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,7 +20,7 @@ from cluster.errors import NotFound
 from cluster.live import LiveReader
 from cluster.reader import Reader
 from cluster.snapshot import SnapshotReader
-from devtools.corpus import Case
+from devtools.corpus import Case, cases
 from devtools.kubereal import Server, load, objects_of, shifted, unload
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis
@@ -29,6 +31,14 @@ BOT = "system:serviceaccount:kubewhy:kubewhy"
 """The user the bot's ServiceAccount token authenticates as (`deploy/base`)."""
 ABSENT = "kubewhy-absent"
 """A name no corpus snapshot uses: the NotFound paths read more (similar names)."""
+
+
+def by_snapshot() -> dict[Path, list[Case]]:
+    """The corpus's cases (triage and JobSet), by the snapshot they ask about."""
+    grouped: dict[Path, list[Case]] = defaultdict(list)
+    for case in (*cases("triage"), *cases("jobset")):
+        grouped[case.snapshot].append(case)
+    return dict(grouped)
 
 
 @contextmanager
@@ -93,8 +103,23 @@ async def ask_everything(kubeconfig: Path, asked: Sequence[Case]) -> Answers:
 
 async def answer(reader: Reader, case: Case) -> Diagnosis:
     if case.kind == "triage":
-        return classify(await reader.triage_view(case.namespace, case.name))
+        return classify(*await reader.triage_view(case.namespace, case.name))
     return explain(await reader.jobset_view(case.namespace, case.name))
+
+
+AGE = re.compile(r"\b\d+(s|m|h|d)\b")
+
+
+def said(diagnosis: Diagnosis) -> tuple[object, ...]:
+    """The verdicts and the summary, its ages left out: a snapshot is read at the time it was taken, the
+    server at the time of the test, and a pod deleted a minute before the snapshot was taken is deleted
+    now when it is loaded (the server sets `deletionTimestamp` itself)."""
+    return (diagnosis.verdict, diagnosis.pod_verdict, diagnosis.cause, AGE.sub("<age>", diagnosis.summary))
+
+
+def fixed(diagnosis: Diagnosis) -> list[tuple[str, tuple[str, ...]]]:
+    """Each fix and the nodes it is proven to open (ages left out, as in `said`)."""
+    return [(AGE.sub("<age>", f.summary), f.opens) for f in diagnosis.fixes]
 
 
 @dataclass(frozen=True, order=True)
