@@ -71,6 +71,9 @@ class Capacity:
     requests: tuple[Object, ...] = ()
     """The ProvisioningRequest the pod's annotation names (`autoscaling.x-k8s.io/v1`); more may be
     present."""
+    groups: tuple[Object, ...] = ()
+    """The nodes of the node groups other than the one the pod's nodeSelector pins, where the reader
+    read only that group's (`TriageView.prefiltered`): the templates of the groups it could move to."""
 
 
 @dataclass(frozen=True)

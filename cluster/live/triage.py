@@ -79,6 +79,8 @@ class TriageReads:
             self._read.capacity.for_pod(found, notes),
         )
         nodes = await self._pinned(found, tuple(nodes), dra, notes)
+        if prefiltered:
+            capacity = await self._read.capacity.with_groups(found, events, capacity, notes)
         cache = self._read.source.cached()
         findings = cache.findings if cache is not None else None
         # Off the event loop: on thousands of nodes it takes tens of milliseconds.

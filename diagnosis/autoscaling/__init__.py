@@ -9,7 +9,7 @@ each node group's template node (`groups`). Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import timedelta
 
@@ -27,9 +27,9 @@ from diagnosis.autoscaling.status import STALE, Status, parse
 from diagnosis.commands import collect
 from diagnosis.model import Autoscaling, Diagnosis, NodeComing, NodeGroup, PodVerdict
 from diagnosis.objects import Object, meta, spec, timestamp
-from diagnosis.views import TriageView
+from diagnosis.views import Capacity, TriageView
 
-__all__ = ["PROVISION_TIMEOUT", "assess", "with_autoscaling"]
+__all__ = ["PROVISION_TIMEOUT", "assess", "heard", "with_autoscaling"]
 
 GPU_BUFFER = timedelta(seconds=30)
 """cluster-autoscaler does not consider a GPU pod younger than this (`unschedulablePodWithGpuTimeBuffer`)."""
@@ -57,10 +57,10 @@ def with_autoscaling(view: TriageView, diagnosis: Diagnosis) -> Diagnosis:
 
 def assess(view: TriageView) -> Autoscaling:
     """The state, decided from the newest signal; `none` when no autoscaler is seen."""
-    status = parse(view.capacity.status)
-    if not _heard(view, status):
+    if not heard(view.pod, view.events, view.workloads, view.capacity):
         return Autoscaling(NodeComing.NONE)
-    pooled = groups.pools(view.nodes)
+    status = parse(view.capacity.status)
+    pooled = groups.pools(groups.grouped(view))
     named = tuple(pooled)
     said = sorted(_signals(view, status, named), key=_newest, reverse=True)
     chosen = said[0] if said else _silent(view, status)
@@ -93,16 +93,16 @@ def _in_groups(said: Said, found: tuple[NodeGroup, ...]) -> str:
     return ""
 
 
-def _heard(view: TriageView, status: Status | None) -> bool:
-    """Whether any autoscaler is seen: its status, a NodePool, an event of one on the pod, the
-    ProvisioningRequest the pod consumes, its Workload's admission checks. (Asked before the node
-    groups are worked out: a cluster without one pays nothing.)"""
+def heard(pod: Object, about: Iterable[Object], workloads: Iterable[Object], capacity: Capacity) -> bool:
+    """Whether any autoscaler is seen: its status, a NodePool, an event of one on the pod (`about`),
+    the ProvisioningRequest the pod consumes, its Workload's admission checks. (Asked before the node
+    groups are worked out or read: a cluster without one pays nothing.)"""
     return (
-        status is not None
-        or bool(view.capacity.nodepools)
-        or bool(requests.consumed(view.pod))
-        or any(events.component(e) in (CLUSTER_AUTOSCALER, KARPENTER) for e in view.events)
-        or any(True for _ in requests.admission_checks(view.pod, view.workloads))
+        capacity.status is not None
+        or bool(capacity.nodepools)
+        or bool(requests.consumed(pod))
+        or any(events.component(e) in (CLUSTER_AUTOSCALER, KARPENTER) for e in about)
+        or any(True for _ in requests.admission_checks(pod, workloads))
     )
 
 

@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Iterator
 from datetime import datetime
 
-from diagnosis.autoscaling.groups import moves
+from diagnosis.autoscaling.groups import grouped, moves
 from diagnosis.autoscaling.karpenter import NODEPOOL_LABEL
 from diagnosis.autoscaling.requests import consumed
 from diagnosis.autoscaling.said import PROVISION_TIMEOUT, minutes
@@ -92,7 +92,7 @@ def _ref(obj: Object) -> str:
 def _raised_groups(found: Autoscaling, view: TriageView) -> Iterator[Fix]:
     for group in found.groups:
         at_max = group.max is not None and max(group.size or 0, group.target or 0) >= group.max
-        key = _pool_key(group.name, view.nodes)
+        key = _pool_key(group.name, grouped(view))
         if not at_max or group.fits is False or key not in _RAISE or group.max is None:
             continue
         command = _RAISE[key].format(pool=shlex.quote(group.name), max=group.max + 1)

@@ -17,7 +17,7 @@ from diagnosis.model import NodeGroup, PodVerdict
 from diagnosis.objects import Object, labels, name, sequence, spec, text
 from diagnosis.patch import merge_patch
 from diagnosis.triage import classify as triage
-from diagnosis.triage.dra import asks_claims
+from diagnosis.triage.dra.claims import asks_claims
 from diagnosis.triage.resources import effective_requests, offer
 from diagnosis.triage.scheduling import node_selector
 from diagnosis.views import TriageView
@@ -47,6 +47,12 @@ def pools(nodes: Iterable[Object]) -> dict[str, Object]:
         if group and (group not in found or name(node) < name(found[group])):
             found[group] = node
     return found
+
+
+def grouped(view: TriageView) -> tuple[Object, ...]:
+    """The nodes the node groups are taken from: the view's, and those of the groups the pod's
+    nodeSelector leaves out where a reader read them beside it (`Capacity.groups`)."""
+    return (*view.nodes, *view.capacity.groups)
 
 
 def templates(view: TriageView, pooled: Mapping[str, Object]) -> dict[str, Object]:
@@ -79,7 +85,7 @@ def moves(view: TriageView) -> Iterator[tuple[str, Mapping[str, Any]]]:
     pod = unheld(view.pod)
     selector = node_selector(pod)
     pinned = [k for k in POOL_LABELS if k in selector]
-    pooled = pools(view.nodes) if pinned else {}
+    pooled = pools(grouped(view)) if pinned else {}
     for key in pinned:
         for group, node in sorted(pooled.items()):
             if group == selector[key] or labels(node).get(key) != group:
