@@ -123,14 +123,16 @@ def blocked_by(stuck: Stuck, check: Check) -> str:
     same nodes share it, and with it one incident. It is drawn from the diagnosis, never from the
     workload's own names: the verdict words, then who or what blocks it: the workloads holding the
     devices on the nodes it needs (`holders`, its own pods left out); else the cluster objects whose
-    change would open nodes to it, with those nodes (its fixes that change the cluster, not the pod);
-    else, when the diagnosis names neither, its summary."""
+    change would open nodes to it, with those nodes (its fixes that change the cluster, not the pod,
+    nor a wait for a node on its way, which changes nothing); else, when the diagnosis names neither,
+    its summary."""
     assert isinstance(check.outcome, Reply)
     diagnosis = check.outcome.diagnosis
     words = [stuck.cluster, stuck.cause, str(diagnosis.verdict), str(diagnosis.pod_verdict or "")]
     words.append(str(diagnosis.cause or ""))
     holders = sorted([h.kind, h.namespace, h.name, *h.nodes] for h in diagnosis.holders if not h.own)
-    changes = sorted([*f.objects, "->", *f.opens] for f in diagnosis.fixes if f.pod_patch is None)
+    changing = (f for f in diagnosis.fixes if f.pod_patch is None and (f.commands or f.opens))
+    changes = sorted([*f.objects, "->", *f.opens] for f in changing)
     blocking = holders or changes or [[" ".join(diagnosis.summary.split())]]
     return hashlib.sha256(json.dumps([words, blocking]).encode()).hexdigest()[:16]
 

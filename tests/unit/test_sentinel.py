@@ -448,3 +448,15 @@ def test_an_incident_says_whether_a_node_will_come_and_redraws_it_in_place() -> 
     failed = opened.followed(CAUSE, [Blocked(stuck, _waiting_on(NodeComing.FAILED, 1))], [], quiet=False)
     assert failed.node == "Node: failed"
     assert "Node: failed" in plain_text(list(incident_message(failed, T0 + 1900).blocks))
+
+
+def test_workloads_waiting_for_the_same_node_share_a_cause_though_each_waits_for_its_own() -> None:
+    def waiting(pod: str) -> Check:
+        wait = Fix("Wait: cluster-autoscaler is bringing a node", None, (), objects=(f"pod/ml/{pod}",))
+        return _check(PodVerdict.NO_GPU_NODE, summary="no node has nvidia.com/gpu", fixes=(wait,))
+
+    one, two = (
+        Stuck("prod", "ml", "Deployment", n, "pending", T0, Target(kind="pod", namespace="ml", name=f"{n}-0"))
+        for n in ("a", "b")
+    )
+    assert blocked_by(one, waiting("a-0")) == blocked_by(two, waiting("b-0"))
