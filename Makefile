@@ -44,6 +44,11 @@ demo: install
 	  $(BIN)/kubewhy triage dra-lab $$pod --snapshot bot/demo/gpu-dra.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
 	done
 	@echo
+	@echo "== Will a node come? coming, not coming, failed: kubewhy triage ml train-0 --snapshot tests/corpus/triage/autoscaling-CASE.json"
+	@for case in ca-triggered-yaml ca-max-size gke-stockout; do \
+	  $(BIN)/kubewhy triage ml train-0 --snapshot tests/corpus/triage/autoscaling-$$case.json | sed -e '/^$$/,$$d' -e 's/^/  /'; echo; \
+	done
+	@echo
 	@echo "== JobSet incidents: kubewhy jobset why NS NAME --snapshot bot/demo/jobset-*.json --format word"
 	@printf '  %-44s ' duplicate-leader; $(BIN)/kubewhy jobset why llm llm-pretrain --snapshot bot/demo/jobset-leader-duplicate.json --format word
 	@printf '  %-44s ' preemption-restarts; $(BIN)/kubewhy jobset why llm llama3-70b-ft --snapshot bot/demo/jobset-preemption-restarts.json --format word

@@ -158,6 +158,8 @@ def verdict_blocks(
             _header(messages.header(check.verdict, kind, what, render.placed_state(diagnosis))),
             _section(escape(" ".join(diagnosis.summary.split()))),
         ]
+        if coming := render.node_line(diagnosis):
+            blocks.append(_section(escape(coming)))
         if first := render.first_fix(diagnosis):
             blocks.append(_section(messages.fix(escape(first))))
         facts = [messages.cause(str(diagnosis.cause))] if diagnosis.cause else []

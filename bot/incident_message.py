@@ -125,6 +125,8 @@ def incident_message(incident: IncidentMeta, now: float, window_minutes: float =
         blocks.append(_workloads(incident))
     if incident.summary:
         blocks.append(_section(escape(incident.summary)))
+    if incident.node:
+        blocks.append(_section(escape(incident.node)))
     if incident.fix:
         blocks.append(_section(messages.first_fix(escape(incident.fix))))
     if incident.detail:

@@ -93,6 +93,9 @@ class IncidentMeta(BaseModel):
     """The diagnosis's first fix, in one line ("" when it has none)."""
     detail: str = Field(default="", max_length=200)
     """The restart cause or the blocking pod's verdict, as a line of facts."""
+    node: str = Field(default="", max_length=SUMMARY_CHARS)
+    """Whether a node will come for the pods (`Node: coming — …`, `No node will come: …`; "" when no
+    autoscaler is seen): redrawn in place as it changes."""
     workloads: tuple[Member, ...] = Field(min_length=1, max_length=MEMBERS)
     more: int = Field(default=0, ge=0)
     """Workloads blocked by the same cause beyond the ones listed."""
@@ -325,12 +328,16 @@ def first(group: Sequence[Blocked]) -> Blocked:
 
 
 def _words(check: Check) -> dict[str, Any]:
-    """What an incident says of a check: its verdict, summary, first fix and facts."""
+    """What an incident says of a check: its verdict, summary, first fix, facts and whether a node
+    will come."""
     return {
         "verdict": check.verdict,
         "summary": _clipped(" ".join(check.summary.split())),
         "fix": _fix(check),
         "detail": _detail(check),
+        "node": _clipped(render.node_line(check.outcome.diagnosis))
+        if isinstance(check.outcome, Reply)
+        else "",
     }
 
 

@@ -15,7 +15,17 @@ from datetime import datetime
 from typing import Any
 
 from cluster.errors import NotFound
-from diagnosis.model import Command, Diagnosis, Fix, Holding, JobSetVerdict, PodVerdict, Started, StartState
+from diagnosis.model import (
+    Autoscaling,
+    Command,
+    Diagnosis,
+    Fix,
+    Holding,
+    JobSetVerdict,
+    PodVerdict,
+    Started,
+    StartState,
+)
 from diagnosis.objects import age, utc
 from handlers.reply import Reply
 
@@ -35,8 +45,9 @@ def as_json(reply: Reply) -> dict[str, Any]:
     """The JSON object of `--format json` (README, *The CLI*): `verdict`, `summary`, `evidence`,
     `next_commands` (complete shell commands, the one list of them), `cause`, `pod_verdict`, `target`,
     `cluster`, `checked_at`, `pending_since`, `started` (a placed pod: does it run, and if not why),
-    `fixes`, `holders` (who holds the devices, by workload),
-    `competing` (other pending pods after the same nodes) and `snippets`."""
+    `fixes`, `holders` (who holds the devices, by workload), `competing` (other pending pods after the
+    same nodes), `snippets` and `autoscaling` (whether a node will come; null for a pod that waits for
+    none)."""
     d = reply.diagnosis
     return {
         "verdict": d.verdict.value,
@@ -56,12 +67,27 @@ def as_json(reply: Reply) -> dict[str, Any]:
         "holders": [_holding(h) for h in d.holders],
         "competing": list(d.competing),
         "snippets": [{"title": s.title, "language": s.language, "text": s.text} for s in d.snippets],
+        "autoscaling": _autoscaling(d.autoscaling),
+    }
+
+
+def _autoscaling(a: Autoscaling | None) -> dict[str, Any] | None:
+    if a is None:
+        return None
+    return {
+        "state": a.state.value,
+        "by": a.by,
+        "since": _rfc3339(a.since),
+        "groups": [asdict(g) for g in a.groups],
+        "reasons": [{"reason": reason, "groups": n} for reason, n in a.reasons],
+        "quote": a.quote or None,
     }
 
 
 def first_screen(reply: Reply) -> tuple[str, ...]:
-    """What a person must see first, in at most four lines (the channel message says the same): the
-    verdict and target, the cluster and how long it has waited, one line of cause, the first fix."""
+    """What a person must see first, in at most five lines (the channel message says the same): the
+    verdict and target, the cluster and how long it has waited, one line of cause, whether a node
+    will come, the first fix."""
     d = reply.diagnosis
     verdict = f"Verdict: {d.verdict.value}" + (f" (cause: {d.cause.value})" if d.cause else "")
     about = []
@@ -73,7 +99,7 @@ def first_screen(reply: Reply) -> tuple[str, ...]:
         about.append(f"cluster: {reply.cluster}")
     if waited := waiting(d):
         about.append(f"pending for {waited}")
-    lines = [verdict, " · ".join(about), _one_line(d.summary)]
+    lines = [verdict, " · ".join(about), _one_line(d.summary), node_line(d)]
     if first := first_fix(d):
         lines.append(f"Fix: {first}")
     return tuple(line for line in lines if line)
@@ -123,6 +149,11 @@ def waiting(diagnosis: Diagnosis) -> str:
     if diagnosis.checked_at is None:
         return ""
     return age(diagnosis.checked_at, diagnosis.pending_since)
+
+
+def node_line(diagnosis: Diagnosis) -> str:
+    """Whether a node will come, in one line (`Node: coming — …`), or "" where no autoscaler is seen."""
+    return diagnosis.autoscaling.headline if diagnosis.autoscaling is not None else ""
 
 
 def fix_line(fix: Fix) -> str:

@@ -19,9 +19,10 @@ with message metadata). So a replica that takes over after a failover or a rolli
 open incidents, completes a thread its poster left unfinished (`IncidentMeta.thread_done`) and
 honours the silences without posting anything twice.
 
-Bounded and quiet: pods that leave Pending before the threshold are never posted; a channel gets at
-most `max_posts_per_hour` new incidents an hour, and past that one summary line, updated in place, counts
-the others; `ignore` names verdicts never posted.
+Bounded and quiet: pods that leave Pending before the threshold are never posted, nor while a node
+is on its way for them (until the provision timeout); a channel gets at most `max_posts_per_hour` new
+incidents an hour, and past that one summary line, updated in place, counts the others; `ignore` names
+verdicts never posted.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from bot.incident_message import clock, incident_message, mentions
 from bot.incidents import HOUR, Blocked, ChannelState, Incident, IncidentMeta, assign, first, held_metadata
 from bot.metrics import Metrics
 from bot.settings import Config, SentinelConfig, SettingsError
-from bot.stuck import Key, RestartCounter, Stuck, blocked_by, stuck_in
+from bot.stuck import Key, RestartCounter, Stuck, blocked_by, node_on_its_way, stuck_in
 from bot.threads import Watches
 from cluster.errors import ClusterError
 from cluster.lease import LeaseOptions
@@ -168,11 +169,12 @@ class Sentinel:
         sentinel: SentinelConfig,
         leads: Callable[[], bool],
     ) -> None:
-        """Post the new causes, oldest first, but a silenced one; past the hourly limit, count their
-        workloads in the summary line instead."""
+        """Post the new causes, oldest first, but a silenced one and one whose workloads all wait for
+        a node on its way (`bot.stuck.node_on_its_way`: posted once it fails, is refused or is late);
+        past the hourly limit, count their workloads in the summary line instead."""
         held: list[str] = []
         for cause, group in sorted(new.items(), key=lambda pair: first(pair[1]).stuck.since):
-            if state.silenced_cause(cause):
+            if state.silenced_cause(cause) or all(node_on_its_way(b.check) for b in group):
                 continue
             if state.posted >= sentinel.max_posts_per_hour:
                 held += [b.stuck.path for b in group]

@@ -1,7 +1,8 @@
 """What the sentinel finds stuck in a sweep: the accelerator pods of one JobSet, Deployment, Job…
 (`diagnosis.relations.workload`) waiting for a node, or a JobSet restarting, whether that is worth
-an incident, and what blocks it (`blocked_by`: workloads blocked by the same cause share an incident).
-Pure: the pods and restart counts are read by `bot.sentinel`, the time passed in.
+an incident, and what blocks it (`blocked_by`: workloads blocked by the same cause share an incident);
+a node on its way for one (`node_on_its_way`) is waited for before its incident is posted. Pure: the
+pods and restart counts are read by `bot.sentinel`, the time passed in.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from bot.settings import ChannelConfig, MentionConfig, SentinelConfig
-from diagnosis.model import JobSetVerdict
+from diagnosis.autoscaling import PROVISION_TIMEOUT
+from diagnosis.model import JobSetVerdict, NodeComing
 from diagnosis.objects import Object, labels, meta, name, namespace
 from diagnosis.relations import waiting_since, workload
 from handlers.reply import Reply
@@ -76,6 +78,15 @@ class Stuck:
         return not check.settled
 
 
+def node_on_its_way(check: Check) -> bool:
+    """A node is coming or queued for the diagnosed pod, asked for less than the provision timeout
+    ago: the sentinel waits for it before it posts an incident whose workloads all wait so."""
+    found = check.outcome.diagnosis.autoscaling if isinstance(check.outcome, Reply) else None
+    if found is None or found.state not in (NodeComing.COMING, NodeComing.QUEUED):
+        return False
+    return found.since is None or check.at - found.since < PROVISION_TIMEOUT
+
+
 def waiting_workloads(cluster: str, pods: Iterable[Object]) -> dict[Key, Stuck]:
     """The unscheduled pods grouped by workload: how many, since when, and which one to diagnose."""
     groups: dict[tuple[str, str, str], list[tuple[float, Object]]] = {}
@@ -104,14 +115,16 @@ def blocked_by(stuck: Stuck, check: Check) -> str:
     same nodes share it, and with it one incident. It is drawn from the diagnosis, never from the
     workload's own names: the verdict words, then who or what blocks it: the workloads holding the
     devices on the nodes it needs (`holders`, its own pods left out); else the cluster objects whose
-    change would open nodes to it, with those nodes (its fixes that change the cluster, not the pod);
-    else, when the diagnosis names neither, its summary."""
+    change would open nodes to it, with those nodes (its fixes that change the cluster, not the pod,
+    nor a wait for a node on its way, which changes nothing); else, when the diagnosis names neither,
+    its summary."""
     assert isinstance(check.outcome, Reply)
     diagnosis = check.outcome.diagnosis
     words = [stuck.cluster, stuck.cause, str(diagnosis.verdict), str(diagnosis.pod_verdict or "")]
     words.append(str(diagnosis.cause or ""))
     holders = sorted([h.kind, h.namespace, h.name, *h.nodes] for h in diagnosis.holders if not h.own)
-    changes = sorted([*f.objects, "->", *f.opens] for f in diagnosis.fixes if f.pod_patch is None)
+    changing = (f for f in diagnosis.fixes if f.pod_patch is None and (f.commands or f.opens))
+    changes = sorted([*f.objects, "->", *f.opens] for f in changing)
     blocking = holders or changes or [[" ".join(diagnosis.summary.split())]]
     return hashlib.sha256(json.dumps([words, blocking]).encode()).hexdigest()[:16]
 

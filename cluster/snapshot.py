@@ -2,8 +2,9 @@
 
 A snapshot is what `kubectl get nodes,pods,events,jobs,jobsets,resourcequotas,pvc,pv,storageclasses,
 csinodes,csidrivers,csistoragecapacities,namespaces -A -o json` prints (a `List`; add
-`resourceclaims,resourceclaimtemplates,deviceclasses,resourceslices` for DRA), the same in YAML, a
-multi-document YAML file, a single object, or a folder of such files.
+`resourceclaims,resourceclaimtemplates,deviceclasses,resourceslices` for DRA; `nodepools,nodeclaims,
+provisioningrequests` and ConfigMap `kube-system/cluster-autoscaler-status` for autoscaling), the same
+in YAML, a multi-document YAML file, a single object, or a folder of such files.
 It is loaded and indexed once; every question is then answered from memory, and always the same way:
 the reading time is the newest timestamp in the objects, not the clock.
 """
@@ -39,7 +40,7 @@ from diagnosis.relations import (
     nominated_node,
     owned_by,
 )
-from diagnosis.views import JobSetView, Peers, Storage, TriageView
+from diagnosis.views import STATUS_CONFIGMAP, Capacity, JobSetView, Peers, Storage, TriageView
 
 _SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -65,8 +66,13 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "CSIStorageCapacity": frozenset({"storage.k8s.io"}),
     "Namespace": frozenset({""}),
     **{k: frozenset({GROUP}) for k in DRA_KINDS},
+    "ConfigMap": frozenset({""}),
+    "NodePool": frozenset({"karpenter.sh"}),
+    "NodeClaim": frozenset({"karpenter.sh"}),
+    "ProvisioningRequest": frozenset({"autoscaling.x-k8s.io"}),
 }
-"""The kinds kubewhy reads, with the API groups that serve them; other objects are ignored."""
+"""The kinds kubewhy reads, with the API groups that serve them; other objects are ignored (of
+ConfigMaps, all but cluster-autoscaler's status)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _JSON_START = re.compile(r"\s*[{\[]")
@@ -228,6 +234,8 @@ def _known(obj: Object) -> bool:
     groups = _KINDS.get(kind(obj))
     if groups is None:
         return False
+    if kind(obj) == "ConfigMap" and (namespace(obj), name(obj)) != STATUS_CONFIGMAP:
+        return False
     api_version = text(obj.get("apiVersion"))
     return not api_version or api_version.rpartition("/")[0] in groups
 
@@ -282,6 +290,12 @@ class SnapshotReader:
             users=self._bound_pods,
         )
         self._dra = Dra.of(o for k in DRA_KINDS for o in by_kind[k])
+        self._capacity = Capacity(
+            status=next(iter(by_kind["ConfigMap"]), None),
+            nodepools=tuple(by_kind["NodePool"]),
+            nodeclaims=tuple(by_kind["NodeClaim"]),
+            requests=tuple(by_kind["ProvisioningRequest"]),
+        )
         self.now = now or _reading_time(o for group in by_kind.values() for o in group)
         """The time of the reading (deterministic: a snapshot answers the same way every time)."""
 
@@ -306,6 +320,7 @@ class SnapshotReader:
             queues=self._queues_in.get(namespace, ()),
             pending_pods=self._pending_pods,
             dra=self._dra,
+            capacity=self._capacity,
         )
         return TriageRead(view)
 

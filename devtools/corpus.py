@@ -11,6 +11,7 @@ object asked about, and what kubewhy must answer.
       pod_verdict: null   # jobset only, optional
       cause: null         # jobset `restarting` only, optional
       started: failing    # triage `ok` only, optional: `started.state` (and `reason:` its reason)
+      autoscaling: coming # triage only, optional: the expected `autoscaling.state`
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Case:
     cause: str | None = None
     started: str | None = None
     reason: str | None = None
+    autoscaling: str | None = None
 
     @property
     def id(self) -> str:
@@ -58,6 +60,7 @@ def cases(kind: str) -> list[Case]:
             cause=entry.get("cause"),
             started=entry.get("started"),
             reason=entry.get("reason"),
+            autoscaling=entry.get("autoscaling"),
         )
         for entry in entries
     ]

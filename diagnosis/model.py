@@ -34,6 +34,17 @@ class PodVerdict(StrEnum):
     SCHEDULABLE = "schedulable"
 
 
+class NodeComing(StrEnum):
+    """Whether a node is on its way for a pending pod (DESIGN.md, *Will a node come?*)."""
+
+    COMING = "coming"
+    QUEUED = "queued"
+    NOT_COMING = "not-coming"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+    NONE = "none"
+
+
 class PodState(StrEnum):
     """Where a placed pod is: `ok` only says the scheduler is done with it."""
 
@@ -169,6 +180,41 @@ class Holding:
 
 
 @dataclass(frozen=True)
+class NodeGroup:
+    """A node group as the autoscaler and kubewhy's own template check see it."""
+
+    name: str
+    size: int | None = None
+    """Nodes it has now (registered), where known."""
+    target: int | None = None
+    """The size it is being brought to, where known."""
+    max: int | None = None
+    fits: bool | None = None
+    """Whether a new, empty node of the group would take the pod (None: not checked)."""
+    why: str = ""
+    """The first step that stops such a node, in plain words (or why it was not checked)."""
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    """Whether a node will come for a pending pod: the autoscaler's word, parsed, beside kubewhy's
+    own check of each node group."""
+
+    state: NodeComing
+    by: str | None = None
+    """`cluster-autoscaler`, `karpenter`, `provisioning-request` or `kueue`; None for `none`."""
+    since: datetime | None = None
+    """When the signal the state is decided from was given."""
+    groups: tuple[NodeGroup, ...] = ()
+    reasons: tuple[tuple[str, int], ...] = ()
+    """The autoscaler's reasons, parsed: (reason, how many node groups gave it)."""
+    quote: str = ""
+    """The autoscaler's own words, verbatim."""
+    headline: str = ""
+    """The first-screen line (empty for `none`)."""
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """A verdict with the evidence behind it and what to run next."""
 
@@ -195,3 +241,5 @@ class Diagnosis:
     """For `ok`: whether the placed pod runs (Running and Ready), is still starting, or has ended."""
     started: Started | None = None
     """For `ok`: whether the placed pod runs and, if not, why."""
+    autoscaling: Autoscaling | None = None
+    """For a pod that waits for a node (not `no-request`, not `ok`): whether one is on its way."""

@@ -54,6 +54,28 @@ class Storage:
     refuses the pod while one does). More may be present."""
 
 
+STATUS_CONFIGMAP = ("kube-system", "cluster-autoscaler-status")
+"""cluster-autoscaler's status ConfigMap (its `--namespace`, `--status-config-map-name` defaults)."""
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What says whether a node will come (`diagnosis.autoscaling`); each read is optional."""
+
+    status: Object | None = None
+    """ConfigMap `kube-system/cluster-autoscaler-status`, when cluster-autoscaler writes it."""
+    nodepools: tuple[Object, ...] = ()
+    """Karpenter NodePools (`karpenter.sh/v1`)."""
+    nodeclaims: tuple[Object, ...] = ()
+    """Karpenter NodeClaims (`karpenter.sh/v1`)."""
+    requests: tuple[Object, ...] = ()
+    """The ProvisioningRequest the pod's annotation names (`autoscaling.x-k8s.io/v1`); more may be
+    present."""
+    groups: tuple[Object, ...] = ()
+    """The nodes of the node groups other than the one the pod's nodeSelector pins, where the reader
+    read only that group's (`TriageView.prefiltered`): the templates of the groups it could move to."""
+
+
 @dataclass(frozen=True)
 class TriageView:
     """Everything `/triage` needs to decide about one pod."""
@@ -95,6 +117,8 @@ class TriageView:
     notes: tuple[str, ...] = ()
     """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
     of it syncs): shown after the evidence; the diagnosis never reads it."""
+    capacity: Capacity = Capacity()
+    """What autoscalers say about adding a node for the pod."""
 
 
 @dataclass(frozen=True)

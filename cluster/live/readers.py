@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cluster.live.capacity import CapacityReads
 from cluster.live.dra import DraReads
 from cluster.live.nodes import NodeReads
 from cluster.live.peers import PeerReads
@@ -21,6 +22,7 @@ class Readers:
     storage: StorageReads
     dra: DraReads
     queues: QueueReads
+    capacity: CapacityReads
 
     @classmethod
     def over(cls, source: Source) -> Readers:
@@ -32,4 +34,5 @@ class Readers:
             StorageReads(source),
             DraReads(source),
             QueueReads(source),
+            CapacityReads(source),
         )

@@ -45,11 +45,12 @@ class TriageReads:
     ) -> TriageRead:
         """The view of a pod decided from the pod alone: a placed (or nominated) pod's evidence still
         shows its node, a preempting pod's the victims there, a Kueue-gated pod's its Workload."""
-        placed, bound, (workloads, queues, unread), claims = await asyncio.gather(
+        placed, bound, (workloads, queues, unread), claims, capacity = await asyncio.gather(
             optional("its node", self._read.nodes.named([node_name(found) or nominated_node(found)]), notes),
             self._read.nodes.bound_pods(usage_candidates(found, ()), None),
             self._read.queues.for_pod(found),
             optional("its ResourceClaims", self._read.dra.own_claims(found), notes),
+            self._read.capacity.for_pod(found, notes),
         )
         view = TriageView(
             found,
@@ -62,6 +63,7 @@ class TriageReads:
             unread=unread,
             notes=tuple(notes),
             dra=Dra(claims=tuple(claims)),
+            capacity=capacity,
         )
         return TriageRead(view)
 
@@ -70,12 +72,15 @@ class TriageReads:
     ) -> TriageRead:
         """A pod that goes through the funnel: its candidate nodes, and what the steps from the
         free-slot check on read about the nodes that reach it."""
-        (nodes, prefiltered), nominated, dra = await asyncio.gather(
+        (nodes, prefiltered), nominated, dra, capacity = await asyncio.gather(
             self._read.nodes.candidates(found),
             self._read.nodes.nominated_pods(),
             self._read.dra.for_pods([found]),
+            self._read.capacity.for_pod(found, notes),
         )
         nodes = await self._pinned(found, tuple(nodes), dra, notes)
+        if prefiltered:
+            capacity = await self._read.capacity.with_groups(found, events, capacity, notes)
         cache = self._read.source.cached()
         findings = cache.findings if cache is not None else None
         # Off the event loop: on thousands of nodes it takes tens of milliseconds.
@@ -105,6 +110,7 @@ class TriageReads:
             bound_nodes=frozenset((*usage, *serving_none)),
             dra=dra,
             notes=tuple(notes),
+            capacity=capacity,
         )
         return TriageRead(view, Prepared(memo, findings, grouped))
 

@@ -177,6 +177,10 @@ RESOURCES: tuple[Resource, ...] = (
     _crd("kueue.x-k8s.io", "v1beta1", "ClusterQueue", "clusterqueues", False, short_names=("cq",)),
     _crd("kueue.x-k8s.io", "v1beta1", "ResourceFlavor", "resourceflavors", False,
          short_names=("flavor", "flavors", "rf")),
+    _crd("karpenter.sh", "v1", "NodePool", "nodepools", False, categories=("karpenter",)),
+    _crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", False, categories=("karpenter",)),
+    _crd("autoscaling.x-k8s.io", "v1", "ProvisioningRequest", "provisioningrequests",
+         short_names=("provreq", "provreqs")),
 )
 
 # fmt: on

@@ -42,6 +42,9 @@ _SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "man
                "deletionTimestamp", "deletionGracePeriodSeconds")  # fmt: skip
 _JOB_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
 _TIMESTAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?Z$")
+_WRITTEN_TIME = re.compile(r"(\d{4}-\d\d-\d\d)([T ])(\d\d:\d\d:\d\d)")
+"""A time inside a ConfigMap's text: cluster-autoscaler's status writes Go's `2006-01-02 15:04:05.999999999
+-0700 MST` and RFC 3339 (always UTC)."""
 
 
 @dataclass
@@ -74,7 +77,26 @@ def _unpacked(document: Any) -> list[dict[str, Any]]:
 def shifted(objects: Iterable[Mapping[str, Any]], delta: timedelta) -> list[dict[str, Any]]:
     """The objects with every timestamp moved by `delta`: a snapshot taken at T, loaded at T + delta,
     keeps its ages (how long a pod has waited, how old an event is) by the server's clock."""
-    return [_shift(copy.deepcopy(dict(o)), delta) for o in objects]
+    return [
+        _shift_text(moved, delta) if moved.get("kind") == "ConfigMap" else moved
+        for moved in (_shift(copy.deepcopy(dict(o)), delta) for o in objects)
+    ]
+
+
+def _shift_text(configmap: dict[str, Any], delta: timedelta) -> dict[str, Any]:
+    """A ConfigMap with the times written inside its annotations and data moved too
+    (cluster-autoscaler's status: its `last-updated` annotation, each group's probe and backoff)."""
+
+    def moved(m: re.Match[str]) -> str:
+        at = datetime.fromisoformat(f"{m[1]}T{m[3]}+00:00") + delta
+        return f"{at:%Y-%m-%d}{m[2]}{at:%H:%M:%S}"
+
+    for holder, key in ((configmap.get("metadata", {}), "annotations"), (configmap, "data")):
+        if isinstance(values := holder.get(key), dict):
+            holder[key] = {
+                k: _WRITTEN_TIME.sub(moved, v) if isinstance(v, str) else v for k, v in values.items()
+            }
+    return configmap
 
 
 def _shift(value: Any, delta: timedelta) -> Any:

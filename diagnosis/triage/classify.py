@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from diagnosis import autoscaling
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis
 from diagnosis.objects import Object
@@ -91,10 +92,11 @@ def classify(view: TriageView, prepared: Prepared | None = None) -> Diagnosis:
     for rung in RUNGS:
         answer = rung(seen)
         if answer is not None:
-            return runner.conclude(FUNNEL, view, answer, prepared)
+            return autoscaling.with_autoscaling(view, runner.conclude(FUNNEL, view, answer, prepared))
     # Only now do nodes matter: the funnel says which step leaves none.
     funneled = runner.funneled(FUNNEL, PASSED, seen, prepared)
-    return runner.conclude(FUNNEL, view, funneled, prepared, shared)
+    # Whether a node will come for a pod that waits for one (not for no-request, ok).
+    return autoscaling.with_autoscaling(view, runner.conclude(FUNNEL, view, funneled, prepared, shared))
 
 
 def node_reads(

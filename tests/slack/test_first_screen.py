@@ -1,6 +1,7 @@
 """The first screen of every corpus answer (the channel message, and the head of `--format text`) fits in
 five lines and says the verdict and target, the cause, the first fix, how long it waited and the
-cluster. Everything else is in the thread."""
+cluster; where an autoscaler is seen, one more line after the cause says whether a node will come.
+Everything else is in the thread."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from bot import blocks
 from bot.checks import Check
-from bot.render import NO_FIX, as_text, first_screen, fix_line, stuck
+from bot.render import NO_FIX, as_text, first_screen, fix_line, node_line, stuck
 from cluster.snapshot import SnapshotReader
 from devtools.corpus import Case, cases
 from handlers import jobset, triage
@@ -43,12 +44,15 @@ async def test_the_channel_message_fits_in_five_lines(case: Case) -> None:
     reply = await _reply(case)
     shown = blocks.plain_text(blocks.verdict_message(_check(case, reply), blocks.ACTION_IDS, "{}").blocks)
     lines = shown.splitlines()
-    assert len(lines) <= 5, shown
+    coming = node_line(reply.diagnosis)
+    assert len(lines) <= 5 + bool(coming), shown
     assert f"{case.verdict}:" in lines[0]
     assert f"{case.namespace}/{case.name}" in lines[0]
     assert f"cluster {CLUSTER}" in shown
+    if coming:
+        assert lines[2] == blocks.escape(coming)
     if reply.diagnosis.fixes:
-        assert lines[2].startswith("Fix: ")
+        assert lines[2 + bool(coming)].startswith("Fix: ")
     if reply.diagnosis.pending_since is not None:
         assert "waiting " in shown
 
@@ -57,7 +61,7 @@ async def test_the_channel_message_fits_in_five_lines(case: Case) -> None:
 async def test_the_text_answer_starts_with_the_same_first_screen(case: Case) -> None:
     reply = await _reply(case)
     screen = first_screen(reply)
-    assert len(screen) <= 5
+    assert len(screen) <= 5 + bool(node_line(reply.diagnosis))
     assert as_text(reply).startswith("\n".join(screen) + "\n\n") or as_text(reply) == "\n".join(screen)
     assert screen[0].startswith(f"Verdict: {case.verdict}")
     assert f"cluster: {CLUSTER}" in screen[1]

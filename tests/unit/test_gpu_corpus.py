@@ -26,7 +26,7 @@ from diagnosis.triage.classify import classify, node_reads, serving_nothing, usa
 from diagnosis.triage.findings import Findings
 from diagnosis.triage.prepared import Prepared
 from diagnosis.triage.runner import reaches_funnel
-from diagnosis.views import Peers, Storage, TriageView
+from diagnosis.views import Capacity, Peers, Storage, TriageView
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 """The time the corpus snapshots were taken."""
@@ -103,6 +103,12 @@ def view_of(
             o for o in objects if o["kind"] == "Workload" and o["metadata"]["namespace"] == namespace
         ),
         dra=Dra.of(objects),
+        capacity=Capacity(
+            status=next(iter(of("ConfigMap")), None),
+            nodepools=of("NodePool"),
+            nodeclaims=of("NodeClaim"),
+            requests=of("ProvisioningRequest"),
+        ),
     )
 
 
@@ -116,7 +122,11 @@ def joined(diagnosis: Diagnosis) -> str:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_verdict(case: Case) -> None:
-    assert classify(view_of(case.snapshot, case.namespace, case.name)).verdict == case.verdict
+    answer = classify(view_of(case.snapshot, case.namespace, case.name))
+    assert answer.verdict == case.verdict
+    if case.autoscaling is not None:
+        assert answer.autoscaling is not None
+        assert answer.autoscaling.state == case.autoscaling
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

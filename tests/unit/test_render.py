@@ -110,6 +110,7 @@ def test_json_has_every_key_of_the_contract() -> None:
                 "text": "tolerations:\n- key: nvidia.com/gpu\n  operator: Exists\n  effect: NoSchedule",
             }
         ],
+        "autoscaling": None,
     }
 
 

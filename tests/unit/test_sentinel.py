@@ -4,7 +4,7 @@ messages that Slack accepts and that say only what they should."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import pytest
@@ -25,8 +25,8 @@ from bot.incidents import (
 )
 from bot.localslack import BOT_ID, block_problem
 from bot.settings import MentionConfig, SentinelConfig
-from bot.stuck import Cause, RestartCounter, Stuck, blocked_by, waiting_workloads
-from diagnosis.model import Diagnosis, Fix, Holding, JobSetVerdict, PodVerdict
+from bot.stuck import Cause, RestartCounter, Stuck, blocked_by, node_on_its_way, waiting_workloads
+from diagnosis.model import Autoscaling, Diagnosis, Fix, Holding, JobSetVerdict, NodeComing, PodVerdict
 from diagnosis.objects import Ref
 from diagnosis.relations import workload
 from handlers.reply import Reply
@@ -413,3 +413,52 @@ def test_a_workload_is_told_to_the_user_group_its_label_names() -> None:
     assert stuck.group(MentionConfig(label="owner", groups={"ml-infra": "S0123ABCD"})) is None
     with pytest.raises(ValueError, match="not a user group ID"):
         MentionConfig(label="team", groups={"ml-infra": "U0123"})
+
+
+def _waiting_on(state: NodeComing, minutes_ago: float) -> Check:
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    node = Autoscaling(
+        state, "cluster-autoscaler", at - timedelta(minutes=minutes_ago), headline=f"Node: {state}"
+    )
+    diagnosis = Diagnosis(PodVerdict.EXHAUSTED, "why", (), (), autoscaling=node)
+    target = Target(kind="pod", namespace="ml", name="x", cluster="prod")
+    return Check(target, Reply(Ref("pod", "ml", "x"), diagnosis), at)
+
+
+@pytest.mark.parametrize(
+    ("check", "waited"),
+    [
+        (_waiting_on(NodeComing.COMING, 3), True),  # cluster-autoscaler is adding a node
+        (_waiting_on(NodeComing.QUEUED, 14), True),
+        (_waiting_on(NodeComing.COMING, 16), False),  # past the 15 min provision timeout
+        (_waiting_on(NodeComing.FAILED, 1), False),
+        (_waiting_on(NodeComing.NOT_COMING, 1), False),
+        (_check(PodVerdict.EXHAUSTED), False),  # no autoscaler seen
+    ],
+)
+def test_a_node_on_its_way_is_waited_for_until_the_provision_timeout(check: Check, waited: bool) -> None:
+    assert node_on_its_way(check) is waited
+
+
+def test_an_incident_says_whether_a_node_will_come_and_redraws_it_in_place() -> None:
+    target = Target(kind="pod", namespace="ml", name="x", cluster="prod")
+    stuck = Stuck("prod", "ml", "Deployment", "x", "pending", T0, target, pods=2)
+    opened = IncidentMeta.opened(CAUSE, [Blocked(stuck, _waiting_on(NodeComing.QUEUED, 30))], [])
+    shown = plain_text(list(incident_message(opened, T0 + 1800).blocks))
+    assert "waiting for a node" in shown
+    assert "Node: queued" in shown
+    failed = opened.followed(CAUSE, [Blocked(stuck, _waiting_on(NodeComing.FAILED, 1))], [], quiet=False)
+    assert failed.node == "Node: failed"
+    assert "Node: failed" in plain_text(list(incident_message(failed, T0 + 1900).blocks))
+
+
+def test_workloads_waiting_for_the_same_node_share_a_cause_though_each_waits_for_its_own() -> None:
+    def waiting(pod: str) -> Check:
+        wait = Fix("Wait: cluster-autoscaler is bringing a node", None, (), objects=(f"pod/ml/{pod}",))
+        return _check(PodVerdict.NO_GPU_NODE, summary="no node has nvidia.com/gpu", fixes=(wait,))
+
+    one, two = (
+        Stuck("prod", "ml", "Deployment", n, "pending", T0, Target(kind="pod", namespace="ml", name=f"{n}-0"))
+        for n in ("a", "b")
+    )
+    assert blocked_by(one, waiting("a-0")) == blocked_by(two, waiting("b-0"))

@@ -1,0 +1,183 @@
+"""Will a node come for a pending pod? (DESIGN.md, *Will a node come?*)
+
+Beside the funnel's "why no node takes it now", what the autoscalers say about adding one: each
+signal is read into a `Said` (cluster-autoscaler's and GKE's events on the pod and its status
+ConfigMap, Karpenter's events and NodeClaims, the ProvisioningRequest the pod consumes, its Kueue
+Workload's admission checks), and the newest decides the state. Beside it, kubewhy's own check of
+each node group's template node (`groups`). Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from datetime import timedelta
+
+from diagnosis.autoscaling import events, groups, karpenter, requests
+from diagnosis.autoscaling.advice import fixes, lines, read_commands
+from diagnosis.autoscaling.said import (
+    CLUSTER_AUTOSCALER,
+    KARPENTER,
+    PROVISION_TIMEOUT,
+    Said,
+    group_name,
+    minutes,
+)
+from diagnosis.autoscaling.status import STALE, Status, parse
+from diagnosis.commands import collect
+from diagnosis.model import Autoscaling, Diagnosis, NodeComing, NodeGroup, PodVerdict
+from diagnosis.objects import Object, meta, spec, timestamp
+from diagnosis.views import Capacity, TriageView
+
+__all__ = ["PROVISION_TIMEOUT", "assess", "heard", "with_autoscaling"]
+
+GPU_BUFFER = timedelta(seconds=30)
+"""cluster-autoscaler does not consider a GPU pod younger than this (`unschedulablePodWithGpuTimeBuffer`)."""
+EXPENDABLE = -10
+"""`--expendable-pods-priority-cutoff`: pods of a lower priority never cause a scale-up."""
+
+_WAITS_FOR_NO_NODE = (PodVerdict.NO_REQUEST, PodVerdict.OK)
+
+
+def with_autoscaling(view: TriageView, diagnosis: Diagnosis) -> Diagnosis:
+    """The diagnosis with whether a node will come: the state, its evidence after the funnel's, its
+    fixes (wait, raise a limit) before the ones that change the pod's ask. Unchanged for a pod that
+    waits for no node."""
+    if diagnosis.verdict in _WAITS_FOR_NO_NODE:
+        return diagnosis
+    found = assess(view)
+    return replace(
+        diagnosis,
+        autoscaling=found,
+        evidence=(*diagnosis.evidence, *lines(found, view.now)),
+        fixes=(*fixes(found, view), *diagnosis.fixes),
+        next_commands=collect(*diagnosis.next_commands, *read_commands(view)),
+    )
+
+
+def assess(view: TriageView) -> Autoscaling:
+    """The state, decided from the newest signal; `none` when no autoscaler is seen."""
+    if not heard(view.pod, view.events, view.workloads, view.capacity):
+        return Autoscaling(NodeComing.NONE)
+    status = parse(view.capacity.status)
+    pooled = groups.pools(groups.grouped(view))
+    named = tuple(pooled)
+    said = sorted(_signals(view, status, named), key=_newest, reverse=True)
+    chosen = said[0] if said else _silent(view, status)
+    found = _merged(groups.checked(view, pooled), status, said, named)
+    headline = _in_groups(chosen, found) or chosen.headline
+    return Autoscaling(
+        state=chosen.state,
+        by=chosen.by,
+        since=chosen.since,
+        groups=found,
+        reasons=chosen.reasons,
+        quote=chosen.quote,
+        headline=headline.replace("{ago}", minutes(chosen.since, view.now)),
+    )
+
+
+def _in_groups(said: Said, found: tuple[NodeGroup, ...]) -> str:
+    """A refusal told by the groups that explain it: those at their max size (cluster-autoscaler's
+    `max node group size reached`), the NodePools at their limits (Karpenter's); "" otherwise."""
+    if said.state is not NodeComing.NOT_COMING:
+        return ""
+    if said.by == CLUSTER_AUTOSCALER and events.MAX_SIZE in {reason for reason, _ in said.reasons}:
+        full = [g for g in found if g.max is not None and max(g.size or 0, g.target or 0) >= g.max]
+        if full:
+            return "No node will come: " + "; ".join(f"{g.name} is at its max size ({g.max})" for g in full)
+    if said.by == KARPENTER:
+        limited = [g.why for g in found if g.fits is False and g.why.startswith("NodePool ")]
+        if limited:
+            return "No node will come: " + "; ".join(limited)
+    return ""
+
+
+def heard(pod: Object, about: Iterable[Object], workloads: Iterable[Object], capacity: Capacity) -> bool:
+    """Whether any autoscaler is seen: its status, a NodePool, an event of one on the pod (`about`),
+    the ProvisioningRequest the pod consumes, its Workload's admission checks. (Asked before the node
+    groups are worked out or read: a cluster without one pays nothing.)"""
+    return (
+        capacity.status is not None
+        or bool(capacity.nodepools)
+        or bool(requests.consumed(pod))
+        or any(events.component(e) in (CLUSTER_AUTOSCALER, KARPENTER) for e in about)
+        or any(True for _ in requests.admission_checks(pod, workloads))
+    )
+
+
+def _newest(said: Said) -> tuple[bool, object]:
+    return said.since is not None, said.since
+
+
+def _signals(view: TriageView, status: Status | None, named: tuple[str, ...]) -> Iterator[Said]:
+    pod = view.pod
+    yield from requests.admission_checks(pod, view.workloads)
+    # cluster-autoscaler never scales up for a pod that consumes a ProvisioningRequest: it decides.
+    if (asked := requests.provisioning(pod, view.capacity.requests)) is not None:
+        yield asked
+        return
+    ca = tuple(events.cluster_autoscaler(view.events, named, view.now))
+    yield from ca
+    yield from events.karpenter(view.events)
+    yield from karpenter.nominated(view.events, view.capacity.nodeclaims, view.now)
+    if status is not None:
+        yield from _from_status(status, ca, named, view)
+    if (status is not None or ca) and _priority(pod) < EXPENDABLE:
+        line = (
+            f"No node will come: the pod's priority {_priority(pod)} is below cluster-autoscaler's"
+            f" expendable cutoff ({EXPENDABLE})"
+        )
+        yield Said(NodeComing.NOT_COMING, CLUSTER_AUTOSCALER, None, "", line)
+
+
+def _from_status(
+    status: Status, ca: tuple[Said, ...], named: tuple[str, ...], view: TriageView
+) -> Iterator[Said]:
+    """A status not written for minutes (cluster-autoscaler is down), and the backoff of a group a
+    scale-up for the pod went to."""
+    if status.updated is not None and view.now - status.updated > STALE:
+        line = "Node: unknown — cluster-autoscaler's status was last written {ago}: it is not running"
+        quote = f"cluster-autoscaler-status last-updated {status.updated:%Y-%m-%d %H:%M:%S} UTC"
+        yield Said(NodeComing.UNKNOWN, CLUSTER_AUTOSCALER, status.updated, quote, line)
+        return
+    triggered = {g.name for s in ca for g in s.groups}
+    for group in status.groups:
+        pool = group_name(group.id, named)
+        if group.scale_up == "Backoff" and pool in triggered:
+            error = f"{group.error_code}: {group.error_message}" if group.error_message else group.error_code
+            code = group.error_code or "after a failed scale-up"
+            line = f"Scale-up failed {{ago}}: {pool} is in backoff ({code})"
+            yield Said(NodeComing.FAILED, CLUSTER_AUTOSCALER, group.since or status.updated, error, line)
+
+
+def _silent(view: TriageView, status: Status | None) -> Said:
+    """An autoscaler is there and has not spoken about the pod (yet)."""
+    by = CLUSTER_AUTOSCALER if status is not None else KARPENTER
+    created = timestamp(meta(view.pod).get("creationTimestamp"))
+    if by == CLUSTER_AUTOSCALER and created is not None and view.now - created < GPU_BUFFER:
+        line = "Node: unknown — cluster-autoscaler waits until a GPU pod is 30 s old before it considers it"
+    else:
+        line = f"Node: unknown — {by} has not said anything about this pod yet"
+    return Said(NodeComing.UNKNOWN, by, None, "", line)
+
+
+def _merged(
+    checked: tuple[NodeGroup, ...], status: Status | None, said: list[Said], named: tuple[str, ...]
+) -> tuple[NodeGroup, ...]:
+    """kubewhy's groups with the sizes the autoscaler gives: its status first, else the scale-up."""
+    sizes = {g.name: g for s in reversed(said) for g in s.groups}
+    for group in status.groups if status is not None else ():
+        sizes[group_name(group.id, named)] = NodeGroup(
+            group_name(group.id, named), group.registered, group.target, group.max
+        )
+    by_name = {g.name: g for g in checked}
+    for pool, known in sizes.items():
+        mine = by_name.get(pool, NodeGroup(pool, why="no node of the group to take as a template"))
+        by_name[pool] = replace(mine, size=known.size, target=known.target, max=known.max)
+    return tuple(by_name[n] for n in sorted(by_name))
+
+
+def _priority(pod: Object) -> int:
+    value = spec(pod).get("priority")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
