@@ -3,13 +3,15 @@
     kubewhy triage NAMESPACE POD        [--snapshot PATH] [--kubeconfig PATH] [--context NAME] [--format F]
     kubewhy jobset why NAMESPACE NAME   [same options]
     kubewhy jobset why --message TEXT   [--format F]
+    kubewhy lws why NAMESPACE NAME      [same options]
+    kubewhy why NAMESPACE [KIND/]NAME   [same options]
     kubewhy ask "/triage NS POD"        [--snapshot PATH]
     kubewhy serve
 
 The exit status and the output formats are a contract that scripts rely on (README, *The CLI*): 0 a
 verdict was given (on stdout, nothing else there); 1 the pod/JobSet does not exist (why, on stderr); 2 usage
-error; 3 the cluster or snapshot could not be read (one line on stderr: what failed, how to fix it);
-130 interrupted. Never a traceback for any of these.
+error (also a name `why` finds on several kinds of object); 3 the cluster or snapshot could not be read
+(one line on stderr: what failed, how to fix it); 130 interrupted. Never a traceback for any of these.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
 from bot import render
-from cluster.errors import ClusterError, NotFound
-from cluster.reader import Reader
+from cluster.errors import Ambiguous, ClusterError, NotFound
+from cluster.reader import KIND_WORDS, Reader
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
 from handlers.reply import Reply, Scope
 
@@ -125,6 +127,21 @@ def _parser() -> argparse.ArgumentParser:
     why.add_argument("--message", metavar="TEXT", help="explain a pasted admission error, offline")
     why.set_defaults(parser=why, question=_why, kind="JobSet")
 
+    sets = commands.add_parser("lws", help="why is this LeaderWorkerSet not serving?")
+    lws = sets.add_subparsers(dest="lws_command", required=True, metavar="why").add_parser(
+        "why", parents=[reading], help="explain a LeaderWorkerSet"
+    )
+    lws.add_argument("namespace", metavar="NAMESPACE")
+    lws.add_argument("name", metavar="NAME")
+    lws.set_defaults(parser=lws, question=_lws, kind="LeaderWorkerSet", message=None)
+
+    anything = commands.add_parser(
+        "why", parents=[reading], help="why is this pod or workload (JobSet, TrainJob, LWS, Job…) stuck?"
+    )
+    anything.add_argument("namespace", metavar="NAMESPACE")
+    anything.add_argument("name", metavar="[KIND/]NAME")
+    anything.set_defaults(parser=anything, question=_any, kind="object", message=None)
+
     ask = commands.add_parser("ask", help="run a Slack command through the whole bot, in-process")
     ask.add_argument("text", metavar='"/triage NS POD"')
     ask.add_argument("--snapshot", metavar="PATH", help="default: the embedded demo cluster")
@@ -152,8 +169,14 @@ def _check(args: argparse.Namespace) -> None:
         parser.error("NAMESPACE and NAME are required (or --message TEXT)")
     if not is_dns1123_label(args.namespace):
         parser.error(f"invalid namespace {args.namespace!r}: {_NAMESPACE_RULE}")
+    if args.question is _any:
+        kind, _, args.name = args.name.rpartition("/")
+        if kind and kind.lower() not in KIND_WORDS:
+            parser.error(f"unknown kind {kind!r}: one of {', '.join(sorted(set(KIND_WORDS)))}")
+        args.kind = KIND_WORDS.get(kind.lower()) if kind else None
     if not is_dns1123_subdomain(args.name):
-        parser.error(f"invalid {args.kind} name {args.name!r}: {_NAME_RULE.format(args.kind)}")
+        what = args.kind or "object"
+        parser.error(f"invalid {what} name {args.name!r}: {_NAME_RULE.format(what)}")
 
 
 async def _triage(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
@@ -169,9 +192,24 @@ async def _why(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     return await why(reader, args.namespace, args.name, scope)
 
 
+async def _lws(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+    from handlers.lws import why
+
+    return await why(reader, args.namespace, args.name, scope)
+
+
+async def _any(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+    from handlers.why import why
+
+    return await why(reader, args.namespace, args.name, args.kind, scope)
+
+
 def _answer(args: argparse.Namespace) -> int:
     try:
         reply = _reply(args)
+    except Ambiguous as error:
+        _write(sys.stderr, f"kubewhy: {error}; ask for one as KIND/NAME")
+        return EXIT_USAGE
     except NotFound as error:
         _write(sys.stderr, f"kubewhy: {render.not_found(error)}")
         return EXIT_NOT_FOUND

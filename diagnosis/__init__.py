@@ -1,6 +1,6 @@
 """The pure core: objects in, verdicts out. No I/O, no clock, no Slack, no kubernetes client.
 
-Two questions, two subpackages, one shared core:
+Three questions, three subpackages, one shared core:
 
 - `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder and then the
   node funnel (`triage.classify.FUNNEL`); `triage.funnel` runs the steps, `triage.scheduling` and
@@ -9,11 +9,14 @@ Two questions, two subpackages, one shared core:
   and `triage.dra_advice` writes that part of the answer.
 - `diagnosis.jobset` answers `/jobset why NS NAME`: `jobset.explain.explain` reads `jobset.explain.CHECKS`
   top to bottom. It may use `diagnosis.triage` (the leader's triage); triage never imports jobset.
+- `diagnosis.lws` answers `kubewhy lws why NS NAME`: `lws.explain.explain` reads `lws.explain.CHECKS`
+  over the groups of `lws.group`, the placement checks in `lws.placement`. It shares the JobSet
+  explainer's pod triage (`jobset.creation.triage_in`) and restart exits.
 - The core (this package's modules): `objects` (field access on API objects), `quantity`, `names`,
   `relations`, `events`, `dra_objects` (DRA objects of every served version, in one shape),
   `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`,
-  and `commands`, the one kubectl command builder (quoting, name checks); `triage.commands` and
-  `jobset.commands` add the commands only their question suggests.
+  and `commands`, the one kubectl command builder (quoting, name checks); `triage.commands`,
+  `jobset.commands` and `lws.commands` add the commands only their question suggests.
 
 Where each verdict is decided (a function named after it), in the order the checks run; ARCHITECTURE.md
 has the same tables:
@@ -51,4 +54,15 @@ has the same tables:
 | pods-pending | `jobset.explain.pods_pending` |
 | starting | `jobset.explain.starting` |
 | running | `jobset.explain.running` |
+
+| `kubewhy lws why` verdict | function |
+| --- | --- |
+| leader-pending | `lws.placement.leader_pending` |
+| workers-not-created | `lws.placement.workers_not_created` |
+| restarting | `lws.explain.restarting` |
+| partial-groups | `lws.placement.partial_groups` |
+| workers-pending | `lws.placement.workers_pending` |
+| update-stuck | `lws.explain.update_stuck` |
+| starting | `lws.explain.starting` |
+| running | `lws.explain.running` |
 """

@@ -66,6 +66,19 @@ class JobSetVerdict(StrEnum):
     UNKNOWN = "unknown"
 
 
+class LwsVerdict(StrEnum):
+    """Why a LeaderWorkerSet is not serving, checked in this order (ARCHITECTURE.md)."""
+
+    LEADER_PENDING = "leader-pending"
+    WORKERS_NOT_CREATED = "workers-not-created"
+    RESTARTING = "restarting"
+    PARTIAL_GROUPS = "partial-groups"
+    WORKERS_PENDING = "workers-pending"
+    UPDATE_STUCK = "update-stuck"
+    STARTING = "starting"
+    RUNNING = "running"
+
+
 class RestartCause(StrEnum):
     """What drives a JobSet restart loop."""
 
@@ -142,7 +155,7 @@ class Holding:
 class Diagnosis:
     """A verdict with the evidence behind it and what to run next."""
 
-    verdict: PodVerdict | JobSetVerdict
+    verdict: PodVerdict | JobSetVerdict | LwsVerdict
     summary: str
     evidence: tuple[str, ...]
     next_commands: tuple[Command, ...]
@@ -150,7 +163,7 @@ class Diagnosis:
     cause: RestartCause | None = None
     """Only for `restarting`."""
     pod_verdict: PodVerdict | None = None
-    """The triage verdict of the pod that blocks a JobSet, where one applies."""
+    """The triage verdict of the pod that blocks a JobSet or a LeaderWorkerSet, where one applies."""
     fixes: tuple[Fix, ...] = ()
     """Best (least disruptive) first."""
     holders: tuple[Holding, ...] = ()

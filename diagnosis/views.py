@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object
@@ -116,6 +116,26 @@ class TriageView:
     never changes an answer: a view without it gets the same one."""
 
 
+class WorkloadView(Protocol):
+    """What a workload's view holds to triage its pending pods: the nodes and pods around them, read
+    as `TriageView` reads them for one pod (`JobSetView`, `LwsView`)."""
+
+    @property
+    def nodes(self) -> tuple[Object, ...]: ...
+    @property
+    def bound_pods(self) -> tuple[Object, ...]: ...
+    @property
+    def now(self) -> datetime: ...
+    @property
+    def peers(self) -> Peers: ...
+    @property
+    def storage(self) -> Storage: ...
+    @property
+    def nominated_pods(self) -> tuple[Object, ...]: ...
+    @property
+    def dra(self) -> Dra: ...
+
+
 @dataclass(frozen=True)
 class JobSetView:
     """Everything `/jobset why` needs to decide about one JobSet."""
@@ -143,5 +163,31 @@ class JobSetView:
     """As TriageView.nominated_pods."""
     dra: Dra = NO_DRA
     """As TriageView.dra, when a pending pod names ResourceClaims."""
+    notes: tuple[str, ...] = ()
+    """As TriageView.notes."""
+
+
+@dataclass(frozen=True)
+class LwsView:
+    """Everything `kubewhy lws why` needs to decide about one LeaderWorkerSet."""
+
+    lws: Object
+    statefulsets: tuple[Object, ...]
+    """StatefulSets with label `leaderworkerset.sigs.k8s.io/name` = the LWS's name: the leader
+    StatefulSet (named as the LWS) and one worker StatefulSet per group (named as its leader pod)."""
+    pods: tuple[Object, ...]
+    """Pods with label `leaderworkerset.sigs.k8s.io/name` = the LWS's name, any phase."""
+    events: tuple[Object, ...]
+    """Events about the LWS, its StatefulSets and its pods."""
+    nodes: tuple[Object, ...]
+    """As JobSetView.nodes: the nodes the pods are bound to (a leader's node that is gone is absent),
+    and the candidate nodes of the pending pods."""
+    bound_pods: tuple[Object, ...]
+    """As TriageView.bound_pods, for the candidate nodes of the pending pods."""
+    now: datetime
+    peers: Peers = Peers()
+    storage: Storage = Storage()
+    nominated_pods: tuple[Object, ...] = ()
+    dra: Dra = NO_DRA
     notes: tuple[str, ...] = ()
     """As TriageView.notes."""

@@ -1,10 +1,11 @@
-"""One reader of each kind of object, all over one source: what `/triage` and `/jobset why` read
-through."""
+"""One reader of each kind of object, all over one source: what `/triage`, `/jobset why` and
+`kubewhy lws why` read through."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cluster.live.around import AroundReads
 from cluster.live.dra import DraReads
 from cluster.live.nodes import NodeReads
 from cluster.live.peers import PeerReads
@@ -21,15 +22,11 @@ class Readers:
     storage: StorageReads
     dra: DraReads
     queues: QueueReads
+    around: AroundReads
 
     @classmethod
     def over(cls, source: Source) -> Readers:
         nodes = NodeReads(source)
-        return cls(
-            source,
-            nodes,
-            PeerReads(source, nodes),
-            StorageReads(source),
-            DraReads(source),
-            QueueReads(source),
-        )
+        peers, storage, dra = PeerReads(source, nodes), StorageReads(source), DraReads(source)
+        around = AroundReads(source, nodes, peers, storage, dra)
+        return cls(source, nodes, peers, storage, dra, QueueReads(source), around)

@@ -177,6 +177,13 @@ RESOURCES: tuple[Resource, ...] = (
     _crd("kueue.x-k8s.io", "v1beta1", "ClusterQueue", "clusterqueues", False, short_names=("cq",)),
     _crd("kueue.x-k8s.io", "v1beta1", "ResourceFlavor", "resourceflavors", False,
          short_names=("flavor", "flavors", "rf")),
+    Resource("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets", True,
+             short_names=("lws",), subresources=(*_STATUS, ("scale", _STATUS_VERBS)), custom=True),
+    _crd("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
+    _crd("trainer.kubeflow.org", "v1alpha1", "TrainingRuntime", "trainingruntimes"),
+    _crd("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False),
+    _crd("scheduling.x-k8s.io", "v1alpha1", "PodGroup", "podgroups", short_names=("pg", "pgs")),
+    _crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", short_names=("pg", "podgroup-v1beta1")),
 )
 
 # fmt: on

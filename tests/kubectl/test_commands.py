@@ -12,17 +12,15 @@ import pytest
 
 from devtools.apisim import Simulator, serve
 from devtools.botenv import kubectl
-from devtools.corpus import Case, cases
-from diagnosis.jobset.explain import explain
+from devtools.corpus import Case, answer, cases
 from diagnosis.model import Command, Diagnosis
-from diagnosis.triage.classify import classify
 from handlers.reply import Reply, Scope
 from handlers.triage import triage
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
 
 pytestmark = pytest.mark.kubectl
 
-CASES = [*cases("triage"), *OWN_TRIAGE, *cases("jobset"), *OWN_JOBSET]
+CASES = [*cases("triage"), *OWN_TRIAGE, *cases("jobset"), *OWN_JOBSET, *cases("lws")]
 
 READING = frozenset(
     {
@@ -62,9 +60,7 @@ def _answer(sim: Simulator, case: Case) -> Diagnosis:
 
     async def read() -> Diagnosis:
         async with live_reader(sim) as reader:
-            if case.kind == "triage":
-                return classify(await reader.triage_view(case.namespace, case.name))
-            return explain(await reader.jobset_view(case.namespace, case.name))
+            return await answer(reader, case)
 
     return asyncio.run(read())
 

@@ -14,7 +14,8 @@ from typing import Any
 import diagnosis
 from devtools.corpus import ROOT
 from diagnosis.jobset.explain import CHECKS
-from diagnosis.model import JobSetVerdict, PodVerdict
+from diagnosis.lws.explain import CHECKS as LWS_CHECKS
+from diagnosis.model import JobSetVerdict, LwsVerdict, PodVerdict
 from diagnosis.triage.classify import FUNNEL
 
 ARCHITECTURE = (ROOT / "ARCHITECTURE.md").read_text()
@@ -35,7 +36,7 @@ def function(path: str) -> Callable[..., Any]:
 
 def test_the_verdict_tables_are_the_package_docstrings() -> None:
     assert diagnosis.__doc__ is not None
-    for question in ("/triage", "/jobset why"):
+    for question in ("/triage", "/jobset why", "kubewhy lws why"):
         assert table(ARCHITECTURE, question) == table(diagnosis.__doc__, question)
 
 
@@ -55,6 +56,14 @@ def test_every_jobset_verdict_has_its_function_in_the_order_of_checks() -> None:
     functions = [function(path) for _, path in rows]
     assert [f.__name__ for f in functions] == [v.replace("-", "_") for v, _ in rows]
     assert functions[: len(CHECKS)] == list(CHECKS)
+
+
+def test_every_lws_verdict_has_its_function_in_the_order_of_checks() -> None:
+    rows = table(ARCHITECTURE, "kubewhy lws why")
+    assert [verdict for verdict, _ in rows] == [v.value for v in LwsVerdict]
+    functions = [function(path) for _, path in rows]
+    assert [f.__name__ for f in functions] == [v.replace("-", "_") for v, _ in rows]
+    assert functions[: len(LWS_CHECKS)] == list(LWS_CHECKS)
 
 
 def tree() -> list[str]:
