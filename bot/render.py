@@ -19,8 +19,20 @@ from diagnosis.model import Command, Diagnosis, Fix, Holding
 from diagnosis.objects import age, utc
 from handlers.reply import Reply
 
-_KIND_NAMES = {"pod": "Pod", "jobset": "JobSet"}
-_RESOURCES = {"pod": "pods", "jobset": "jobsets.jobset.x-k8s.io"}
+_KIND_NAMES = {
+    "pod": "Pod",
+    "jobset": "JobSet",
+    "leaderworkerset": "LeaderWorkerSet",
+    "trainjob": "TrainJob",
+    "job": "Job",
+    "deployment": "Deployment",
+    "statefulset": "StatefulSet",
+}
+_RESOURCES = {
+    "pod": "pods",
+    "jobset": "jobsets.jobset.x-k8s.io",
+    "leaderworkerset": "leaderworkersets.leaderworkerset.x-k8s.io",
+}
 _INDENT = "  "
 CHANGES_MARK = "# changes the cluster:"
 """Written before every command that changes the cluster, in text, so nobody pastes one unawares."""

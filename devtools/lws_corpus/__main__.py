@@ -1,5 +1,5 @@
 """`python -m devtools.lws_corpus`: rewrites the LeaderWorkerSet corpus (its snapshots and
-`index.yaml`)."""
+`index.yaml`) and the LWS demo snapshot (`bot/demo/lws-*.json`)."""
 
 from __future__ import annotations
 

@@ -28,8 +28,9 @@ GPUS = {"nvidia.com/gpu": "8"}
 INSUFFICIENT = "0/{n} nodes are available: {n} Insufficient nvidia.com/gpu. preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
 
 
-def scenario(seed: str, verdict: str, **more: str) -> Callable[[Build], Build]:
-    return SCENARIOS.scenario(seed, verdict, path=f"tests/corpus/lws/{seed}.json", **more)
+def scenario(seed: str, verdict: str, path: str = "", **more: str) -> Callable[[Build], Build]:
+    """Registers a scenario written to `tests/corpus/lws/<seed>.json`, or to `path`."""
+    return SCENARIOS.scenario(seed, verdict, path=path or f"tests/corpus/lws/{seed}.json", **more)
 
 
 def serving(
@@ -56,7 +57,12 @@ def gone(node: Obj, w: World) -> Obj:
     return node
 
 
-@scenario("leader-pending-exclusive-tpu", "leader-pending", pod_verdict="exhausted")
+@scenario(
+    "leader-pending-exclusive-tpu",
+    "leader-pending",
+    pod_verdict="exhausted",
+    path="bot/demo/lws-leader-pending-tpu.json",
+)
 def leader_pending_exclusive_tpu(w: World) -> None:
     """Exclusive placement, one TPU slice per group: group 0 holds the only slice, so group 1's leader
     waits and its workers are never created (no StatefulSet, no event)."""

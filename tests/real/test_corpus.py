@@ -30,11 +30,11 @@ from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader
 from devtools.botenv import kubectl
-from devtools.corpus import Case, cases
+from devtools.corpus import Case, answer, every_case
 from devtools.kubereal import ApiError, Server
 from diagnosis.model import Command, Diagnosis
 from tests.deploy.rendered import render, the
-from tests.real.support import BOT, Access, Answers, Audit, answer, ask_everything, install_bot, loaded
+from tests.real.support import BOT, Access, Answers, Audit, ask_everything, install_bot, loaded
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(1800)]
 """The first test asks every question of the corpus (`readings`): minutes on two busy cores."""
@@ -47,7 +47,7 @@ runs them (`tests/kubectl/`)."""
 
 def _by_snapshot() -> dict[Path, list[Case]]:
     grouped: dict[Path, list[Case]] = defaultdict(list)
-    for case in (*cases("triage"), *cases("jobset")):
+    for case in every_case():
         grouped[case.snapshot].append(case)
     return dict(grouped)
 
