@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from diagnosis.objects import Object
-from diagnosis.views import JobSetView, LwsView, TriageView
+from diagnosis.views import JobSetView, LwsView, TrainJobView, TriageView
 
 NAMED_KINDS = ("Pod", "JobSet", "TrainJob", "LeaderWorkerSet", "Job", "Deployment", "StatefulSet")
 """The kinds `kubewhy why NAMESPACE NAME` looks for a name among, in the order it names them."""
@@ -37,6 +37,11 @@ class Reader(Protocol):
     async def jobset_view(self, namespace: str, name: str) -> JobSetView: ...
 
     async def lws_view(self, namespace: str, name: str) -> LwsView: ...
+
+    async def trainjob_view(self, namespace: str, name: str) -> TrainJobView | None:
+        """The TrainJob of that name with its runtime, PodGroups and JobSet; None when there is none
+        (or Trainer is not installed)."""
+        ...
 
     async def named(self, namespace: str, name: str) -> tuple[Object, ...]:
         """The objects of `NAMED_KINDS` of that name in the namespace (any, or none); a kind whose API

@@ -40,7 +40,8 @@ from diagnosis.relations import (
     nominated_node,
     owned_by,
 )
-from diagnosis.views import JobSetView, LwsView, Peers, Storage, TriageView
+from diagnosis.trainjob.explain import runtime_ref
+from diagnosis.views import JobSetView, LwsView, Peers, Storage, TrainJobView, TriageView
 
 _SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -272,6 +273,11 @@ class SnapshotReader:
         self._pods_of_jobset = _group(by_kind["Pod"], _jobset_key)
         self._lws = {(namespace(o), name(o)): o for o in by_kind["LeaderWorkerSet"]}
         self._of_lws = _group((*by_kind["Pod"], *by_kind["StatefulSet"]), _lws_key)
+        self._trainjobs = {(namespace(o), name(o)): o for o in by_kind["TrainJob"]}
+        self._runtimes = _group(
+            (*by_kind["TrainingRuntime"], *by_kind["ClusterTrainingRuntime"]), _runtime_key
+        )
+        self._podgroups = _group(by_kind["PodGroup"], _name_key)
         self._named = _group((o for k in NAMED_KINDS for o in by_kind[k]), _name_key)
         self._events_about = _group(by_kind["Event"], _regarding_key)
         self._events_in = _group(by_kind["Event"], namespace)
@@ -357,6 +363,24 @@ class SnapshotReader:
             dra=self._dra,
         )
 
+    async def trainjob_view(self, namespace: str, name: str) -> TrainJobView | None:
+        trainjob = self._trainjobs.get((namespace, name))
+        if trainjob is None:
+            return None
+        kind_, runtime = runtime_ref(trainjob)
+        scope = namespace if kind_ == "TrainingRuntime" else ""
+        runtimes = self._runtimes.get((kind_, scope, runtime), ())
+        jobset = await self.jobset_view(namespace, name) if (namespace, name) in self._jobsets else None
+        return TrainJobView(
+            trainjob=trainjob,
+            runtime=runtimes[0] if runtimes else None,
+            events=self._events(trainjob),
+            podgroups=self._podgroups.get((namespace, name), ()),
+            workloads=tuple(w for w in self._workloads_in.get(namespace, ()) if owned_by(w, trainjob)),
+            jobset=jobset,
+            now=self.now,
+        )
+
     async def named(self, namespace: str, name: str) -> tuple[Object, ...]:
         return self._named.get((namespace, name), ())
 
@@ -401,6 +425,10 @@ def _jobset_key(obj: Object) -> tuple[str, str]:
 
 def _lws_key(obj: Object) -> tuple[str, str]:
     return namespace(obj), labels(obj).get(LWS_NAME_LABEL, "")
+
+
+def _runtime_key(obj: Object) -> tuple[str, str, str]:
+    return kind(obj), namespace(obj), name(obj)
 
 
 def _name_key(obj: Object) -> tuple[str, str]:

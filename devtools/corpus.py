@@ -1,9 +1,9 @@
 """The corpus of snapshot files with expected verdicts, shared by the unit, live, kubectl and Slack tests
 and the scheduler oracle check (`devtools.oracle`).
 
-Each `tests/corpus/<kind>/index.yaml` (`KINDS`: `/triage`, `/jobset why`, `kubewhy lws why`) lists
-cases: a snapshot file (path relative to the repo root), the object asked about, and what kubewhy must
-answer (`answer` asks it of a reader).
+Each `tests/corpus/<kind>/index.yaml` (`KINDS`: `/triage`, `/jobset why`, `kubewhy lws why`, `/jobset
+why` on a TrainJob) lists cases: a snapshot file (path relative to the repo root), the object asked
+about, and what kubewhy must answer (`answer` asks it of a reader).
 
     - snapshot: tests/corpus/triage/taint-one-node.json
       namespace: ml
@@ -24,11 +24,12 @@ from cluster.reader import Reader
 from diagnosis.jobset.explain import explain as explain_jobset
 from diagnosis.lws.explain import explain as explain_lws
 from diagnosis.model import Diagnosis
+from diagnosis.trainjob.explain import explain as explain_trainjob
 from diagnosis.triage.classify import classify
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
-KINDS = ("triage", "jobset", "lws")
+KINDS = ("triage", "jobset", "lws", "trainjob")
 """The corpus's folders, one per question."""
 
 
@@ -77,4 +78,8 @@ async def answer(reader: Reader, case: Case) -> Diagnosis:
         return classify(await reader.triage_view(case.namespace, case.name))
     if case.kind == "lws":
         return explain_lws(await reader.lws_view(case.namespace, case.name))
+    if case.kind == "trainjob":
+        view = await reader.trainjob_view(case.namespace, case.name)
+        assert view is not None, f"no TrainJob {case.namespace}/{case.name}"
+        return explain_trainjob(view)
     return explain_jobset(await reader.jobset_view(case.namespace, case.name))

@@ -1,6 +1,6 @@
 """The pure core: objects in, verdicts out. No I/O, no clock, no Slack, no kubernetes client.
 
-Three questions, three subpackages, one shared core:
+Three questions, four subpackages, one shared core:
 
 - `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder and then the
   node funnel (`triage.classify.FUNNEL`); `triage.funnel` runs the steps, `triage.scheduling` and
@@ -12,6 +12,8 @@ Three questions, three subpackages, one shared core:
 - `diagnosis.lws` answers `kubewhy lws why NS NAME`: `lws.explain.explain` reads `lws.explain.CHECKS`
   over the groups of `lws.group`, the placement checks in `lws.placement`. It shares the JobSet
   explainer's pod triage (`jobset.creation.triage_in`) and restart exits.
+- `diagnosis.trainjob` answers `/jobset why NS NAME` when NAME is a TrainJob: `trainjob.explain.CHECKS`
+  (its own states), then `jobset.explain.explain` on its JobSet, the runtime in front.
 - The core (this package's modules): `objects` (field access on API objects), `quantity`, `names`,
   `relations`, `events`, `dra_objects` (DRA objects of every served version, in one shape),
   `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`,
@@ -65,4 +67,14 @@ has the same tables:
 | update-stuck | `lws.explain.update_stuck` |
 | starting | `lws.explain.starting` |
 | running | `lws.explain.running` |
+
+| `/jobset why NS TRAINJOB` verdict | function |
+| --- | --- |
+| deadline-exceeded | `trainjob.explain.deadline_exceeded` |
+| runtime-unsupported | `trainjob.explain.runtime_unsupported` |
+| suspended | `trainjob.explain.suspended` |
+| runtime-missing | `trainjob.explain.runtime_missing` |
+| jobset-not-created | `trainjob.explain.jobset_not_created` |
+| gang-unsatisfiable | `trainjob.explain.gang_unsatisfiable` |
+| waiting-initializer | `trainjob.explain.waiting_initializer` |
 """

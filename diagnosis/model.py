@@ -79,6 +79,19 @@ class LwsVerdict(StrEnum):
     RUNNING = "running"
 
 
+class TrainJobVerdict(StrEnum):
+    """Why a TrainJob is stuck before its JobSet says anything, checked in this order (ARCHITECTURE.md);
+    past these, its JobSet's verdict is the answer."""
+
+    DEADLINE_EXCEEDED = "deadline-exceeded"
+    RUNTIME_UNSUPPORTED = "runtime-unsupported"
+    SUSPENDED = "suspended"
+    RUNTIME_MISSING = "runtime-missing"
+    JOBSET_NOT_CREATED = "jobset-not-created"
+    GANG_UNSATISFIABLE = "gang-unsatisfiable"
+    WAITING_INITIALIZER = "waiting-initializer"
+
+
 class RestartCause(StrEnum):
     """What drives a JobSet restart loop."""
 
@@ -155,7 +168,7 @@ class Holding:
 class Diagnosis:
     """A verdict with the evidence behind it and what to run next."""
 
-    verdict: PodVerdict | JobSetVerdict | LwsVerdict
+    verdict: PodVerdict | JobSetVerdict | LwsVerdict | TrainJobVerdict
     summary: str
     evidence: tuple[str, ...]
     next_commands: tuple[Command, ...]

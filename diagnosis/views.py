@@ -191,3 +191,24 @@ class LwsView:
     dra: Dra = NO_DRA
     notes: tuple[str, ...] = ()
     """As TriageView.notes."""
+
+
+@dataclass(frozen=True)
+class TrainJobView:
+    """Everything `/jobset why` needs to decide about a TrainJob (Kubeflow Trainer v2) of that name."""
+
+    trainjob: Object
+    runtime: Object | None
+    """The TrainingRuntime (its namespace) or ClusterTrainingRuntime its `runtimeRef` names; None when
+    it does not exist."""
+    events: tuple[Object, ...]
+    """Events about the TrainJob."""
+    podgroups: tuple[Object, ...]
+    """The PodGroups named as the TrainJob (scheduler-plugins `scheduling.x-k8s.io`, Volcano
+    `scheduling.volcano.sh`), when its runtime asks for gang scheduling."""
+    workloads: tuple[Object, ...]
+    """Kueue Workloads owned by the TrainJob."""
+    jobset: JobSetView | None
+    """Its JobSet (same name), with what explaining it reads; None when it was not created."""
+    now: datetime
+    notes: tuple[str, ...] = ()

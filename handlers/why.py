@@ -36,12 +36,8 @@ async def why(reader: Reader, namespace: str, name_: str, kind_: str | None, sco
     match kind(obj):
         case "Pod":
             return await triage.triage(reader, namespace, name_, scope)
-        case "JobSet":
+        case "JobSet" | "TrainJob":  # `/jobset why` explains a TrainJob, then its JobSet
             return await jobset.why(reader, namespace, name_, scope)
-        case "TrainJob":
-            # Its JobSet bears its name; the answer is about the TrainJob.
-            explained = await jobset.why(reader, namespace, name_, scope)
-            return replace(explained, target=Ref("trainjob", namespace, name_))
         case "LeaderWorkerSet":
             return await lws.why(reader, namespace, name_, scope)
     return await _through_pod(reader, obj, scope)

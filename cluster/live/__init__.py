@@ -6,8 +6,9 @@ per kind of object (`readers.py`), all sharing the transport and the cache (`sou
 and the pods bound to them (`nodes.py`), the pods inter-pod rules select (`peers.py`), storage
 (`storage.py`), DRA (`dra.py`), Kueue (`queues.py`), and what a workload's pending pods need around
 them (`around.py`). `/triage` (`triage.py`), `/jobset why` (`jobsets.py`), `kubewhy lws why`
-(`lws.py`) and `kubewhy why` (`names.py`) read through them, `missing.py` says what to ask instead
-when the object asked about is not there, and `connect.py` reaches the cluster.
+(`lws.py`), a TrainJob's `/jobset why` (`trainjobs.py`) and `kubewhy why` (`names.py`) read
+through them, `missing.py` says what to ask instead when the object asked about is not there, and
+`connect.py` reaches the cluster.
 
 Events are read from the core API only: `events.k8s.io/v1` serves the same objects (one storage, two
 views), so reading both would only double the bytes.
@@ -31,10 +32,11 @@ from cluster.live.missing import believed
 from cluster.live.names import NameReads
 from cluster.live.readers import Readers
 from cluster.live.source import Source
+from cluster.live.trainjobs import TrainJobReads
 from cluster.live.triage import TriageReads
 from cluster.transport import ReadStats, Retry, Transport
 from diagnosis.objects import Object
-from diagnosis.views import JobSetView, LwsView, TriageView
+from diagnosis.views import JobSetView, LwsView, TrainJobView, TriageView
 
 if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run
     from cluster.cache import CacheOptions, ClusterCache
@@ -57,6 +59,7 @@ class LiveReader:
         self._triage = TriageReads(readers)
         self._jobsets = JobSetReads(readers)
         self._lws = LwsReads(readers)
+        self._trainjobs = TrainJobReads(readers, self._jobsets)
         self._names = NameReads(readers.source)
         self.context = ""
         """The kubeconfig context read (the one named, else the current one); "" in a cluster."""
@@ -135,6 +138,11 @@ class LiveReader:
     async def lws_view(self, namespace: str, name: str) -> LwsView:
         return await believed(
             self._source, self._lws.view(namespace, name), "leaderworkerset", namespace, name
+        )
+
+    async def trainjob_view(self, namespace: str, name: str) -> TrainJobView | None:
+        return await believed(
+            self._source, self._trainjobs.view(namespace, name), "trainjob", namespace, name
         )
 
     async def named(self, namespace: str, name: str) -> tuple[Object, ...]:

@@ -20,7 +20,7 @@ from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
 
 pytestmark = pytest.mark.kubectl
 
-CASES = [*cases("triage"), *OWN_TRIAGE, *cases("jobset"), *OWN_JOBSET, *cases("lws")]
+CASES = [*cases("triage"), *OWN_TRIAGE, *cases("jobset"), *OWN_JOBSET, *cases("lws"), *cases("trainjob")]
 
 READING = frozenset(
     {

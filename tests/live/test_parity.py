@@ -9,7 +9,7 @@ import pytest
 
 from cluster.snapshot import SnapshotReader
 from devtools.apisim import Request, serve
-from devtools.corpus import Case, cases
+from devtools.corpus import Case, answer, cases
 from diagnosis import events
 from diagnosis.jobset.explain import explain
 from diagnosis.lws.explain import explain as explain_lws
@@ -21,6 +21,7 @@ from tests.live.support import OWN_JOBSET, OWN_TRIAGE, cached_reader, live_reade
 TRIAGE = [*cases("triage"), *OWN_TRIAGE]
 JOBSET = [*cases("jobset"), *OWN_JOBSET]
 LWS = cases("lws")
+TRAINJOB = cases("trainjob")
 
 
 def _uids(objects: tuple[Object, ...]) -> list[str]:
@@ -106,6 +107,23 @@ async def test_lws_view_and_verdict_are_the_snapshots(case: Case) -> None:
         expected.verdict,
         expected.pod_verdict,
         expected.cause,
+        expected.summary,
+    )
+    assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+    assert {r.verb for r in sim.requests} <= {"get", "list"}
+
+
+@pytest.mark.parametrize("case", TRAINJOB, ids=lambda c: c.id)
+async def test_trainjob_verdict_is_the_snapshots(case: Case) -> None:
+    snapshot = SnapshotReader.from_path(case.snapshot)
+    expected = await answer(snapshot, case)
+    with serve(case.snapshot, now=snapshot.now) as sim:
+        async with live_reader(sim) as reader:
+            got = await answer(reader, case)
+
+    assert (got.verdict, got.pod_verdict, got.summary) == (
+        expected.verdict,
+        expected.pod_verdict,
         expected.summary,
     )
     assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)

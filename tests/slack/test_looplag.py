@@ -15,7 +15,7 @@ from bot.settings import Config
 from cluster.reader import Reader
 from cluster.snapshot import SnapshotReader
 from diagnosis.objects import Object
-from diagnosis.views import JobSetView, LwsView, TriageView
+from diagnosis.views import JobSetView, LwsView, TrainJobView, TriageView
 from handlers.reply import Reply
 from handlers.requests import Target
 from tests.slack.support import GPU_LAB
@@ -76,6 +76,9 @@ class Gated:
 
     async def lws_view(self, namespace: str, name: str) -> LwsView:
         return await self.inner.lws_view(namespace, name)
+
+    async def trainjob_view(self, namespace: str, name: str) -> TrainJobView | None:
+        return await self.inner.trainjob_view(namespace, name)
 
     async def named(self, namespace: str, name: str) -> tuple[Object, ...]:
         return await self.inner.named(namespace, name)

@@ -54,3 +54,13 @@ def test_help_and_usage_errors_answer_in_the_ack(bot: Bot, channel: str) -> None
     assert "unknown kind 'cronjob'" in bot.command("serving cronjob/nightly", channel, "/why").body
     assert "give a namespace and a name" in bot.command("serving", channel, "/why").body
     assert bot.slack.channel_messages(channel) == []
+
+
+@pytest.mark.parametrize("case", corpus.cases("trainjob"), ids=[c.id for c in corpus.cases("trainjob")])
+def test_jobset_why_on_a_trainjob_answers_about_the_trainjob(world: World, case: corpus.Case) -> None:
+    channel = new_channel()
+    cluster = world.cluster_of[case.snapshot]
+    world.bot.command(f"why {case.namespace} {case.name} --cluster {cluster}", channel, "/jobset")
+    verdict = world.bot.verdict(channel)
+    assert verdict_payload(verdict)["verdict"] == case.verdict
+    assert f"{case.verdict}: TrainJob {case.namespace}/{case.name}" in verdict.blocks[0]["text"]["text"]

@@ -11,11 +11,14 @@ import tomllib
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 import diagnosis
 from devtools.corpus import ROOT
 from diagnosis.jobset.explain import CHECKS
 from diagnosis.lws.explain import CHECKS as LWS_CHECKS
-from diagnosis.model import JobSetVerdict, LwsVerdict, PodVerdict
+from diagnosis.model import JobSetVerdict, LwsVerdict, PodVerdict, TrainJobVerdict
+from diagnosis.trainjob.explain import CHECKS as TRAINJOB_CHECKS
 from diagnosis.triage.classify import FUNNEL
 
 ARCHITECTURE = (ROOT / "ARCHITECTURE.md").read_text()
@@ -36,7 +39,7 @@ def function(path: str) -> Callable[..., Any]:
 
 def test_the_verdict_tables_are_the_package_docstrings() -> None:
     assert diagnosis.__doc__ is not None
-    for question in ("/triage", "/jobset why", "kubewhy lws why"):
+    for question in ("/triage", "/jobset why", "kubewhy lws why", "/jobset why NS TRAINJOB"):
         assert table(ARCHITECTURE, question) == table(diagnosis.__doc__, question)
 
 
@@ -58,12 +61,21 @@ def test_every_jobset_verdict_has_its_function_in_the_order_of_checks() -> None:
     assert functions[: len(CHECKS)] == list(CHECKS)
 
 
-def test_every_lws_verdict_has_its_function_in_the_order_of_checks() -> None:
-    rows = table(ARCHITECTURE, "kubewhy lws why")
-    assert [verdict for verdict, _ in rows] == [v.value for v in LwsVerdict]
+@pytest.mark.parametrize(
+    ("question", "verdicts", "checks"),
+    [
+        ("kubewhy lws why", list(LwsVerdict), LWS_CHECKS),
+        ("/jobset why NS TRAINJOB", list(TrainJobVerdict), TRAINJOB_CHECKS),
+    ],
+)
+def test_every_lws_and_trainjob_verdict_has_its_function_in_the_order_of_checks(
+    question: str, verdicts: list[str], checks: tuple[Callable[..., Any], ...]
+) -> None:
+    rows = table(ARCHITECTURE, question)
+    assert [verdict for verdict, _ in rows] == [str(v) for v in verdicts]
     functions = [function(path) for _, path in rows]
     assert [f.__name__ for f in functions] == [v.replace("-", "_") for v, _ in rows]
-    assert functions[: len(LWS_CHECKS)] == list(LWS_CHECKS)
+    assert functions[: len(checks)] == list(checks)
 
 
 def tree() -> list[str]:
