@@ -170,13 +170,18 @@ def _check(args: argparse.Namespace) -> None:
     if not is_dns1123_label(args.namespace):
         parser.error(f"invalid namespace {args.namespace!r}: {_NAMESPACE_RULE}")
     if args.question is _any:
-        kind, _, args.name = args.name.rpartition("/")
-        if kind and kind.lower() not in KIND_WORDS:
-            parser.error(f"unknown kind {kind!r}: one of {', '.join(sorted(set(KIND_WORDS)))}")
-        args.kind = KIND_WORDS.get(kind.lower()) if kind else None
+        _split_kind(args, parser)
     if not is_dns1123_subdomain(args.name):
         what = args.kind or "object"
         parser.error(f"invalid {what} name {args.name!r}: {_NAME_RULE.format(what)}")
+
+
+def _split_kind(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """`KIND/NAME` of `kubewhy why` into `args.kind` (the kind, or None: any) and `args.name`."""
+    word, _, args.name = args.name.rpartition("/")
+    if word and word.lower() not in KIND_WORDS:
+        parser.error(f"unknown kind {word!r}: one of {', '.join(sorted(KIND_WORDS))}")
+    args.kind = KIND_WORDS.get(word.lower()) if word else None
 
 
 async def _triage(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:

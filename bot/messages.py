@@ -117,7 +117,8 @@ def pending_for(waited: str) -> str:
     return f"waiting *{waited}*"
 
 
-_KIND_NAMES = {
+KIND_NAMES = {
+    "pod": "Pod",
     "jobset": "JobSet",
     "leaderworkerset": "LeaderWorkerSet",
     "trainjob": "TrainJob",
@@ -126,10 +127,12 @@ _KIND_NAMES = {
     "statefulset": "StatefulSet",
     "any": "object",
 }
+"""Each kind of `target.kind` as people write it."""
 
 
 def kind_name(kind: str) -> str:
-    return _KIND_NAMES.get(kind, kind)
+    """As `KIND_NAMES`, but a pod stays `pod`, as Slack's headers have always said it."""
+    return kind if kind == "pod" else KIND_NAMES.get(kind, kind)
 
 
 def checked_on(cluster: str, at: str) -> str:

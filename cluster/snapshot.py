@@ -268,17 +268,17 @@ class SnapshotReader:
         self._bound_pods = tuple(p for p in by_kind["Pod"] if holds_node(p))
         self._nominated_pods = tuple(p for p in by_kind["Pod"] if nominated_node(p) and not is_terminal(p))
         self._pending_pods = tuple(p for p in by_kind["Pod"] if is_pending(p))
-        self._jobsets = {(namespace(j), name(j)): j for j in by_kind["JobSet"]}
+        self._jobsets = _by_name(by_kind["JobSet"])
         self._jobs_of_jobset = _group(by_kind["Job"], _jobset_key)
         self._pods_of_jobset = _group(by_kind["Pod"], _jobset_key)
-        self._lws = {(namespace(o), name(o)): o for o in by_kind["LeaderWorkerSet"]}
+        self._lws = _by_name(by_kind["LeaderWorkerSet"])
         self._of_lws = _group((*by_kind["Pod"], *by_kind["StatefulSet"]), _lws_key)
-        self._trainjobs = {(namespace(o), name(o)): o for o in by_kind["TrainJob"]}
+        self._trainjobs = _by_name(by_kind["TrainJob"])
         self._runtimes = _group(
-            (*by_kind["TrainingRuntime"], *by_kind["ClusterTrainingRuntime"]), _runtime_key
+            _of_kinds(by_kind, ("TrainingRuntime", "ClusterTrainingRuntime")), _runtime_key
         )
         self._podgroups = _group(by_kind["PodGroup"], _name_key)
-        self._named = _group((o for k in NAMED_KINDS for o in by_kind[k]), _name_key)
+        self._named = _group(_of_kinds(by_kind, NAMED_KINDS), _name_key)
         self._events_about = _group(by_kind["Event"], _regarding_key)
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
@@ -425,6 +425,14 @@ def _jobset_key(obj: Object) -> tuple[str, str]:
 
 def _lws_key(obj: Object) -> tuple[str, str]:
     return namespace(obj), labels(obj).get(LWS_NAME_LABEL, "")
+
+
+def _by_name(objects: Iterable[Obj]) -> dict[tuple[str, str], Obj]:
+    return {(namespace(o), name(o)): o for o in objects}
+
+
+def _of_kinds(by_kind: Mapping[str, list[Object]], kinds: Iterable[str]) -> Iterator[Object]:
+    return (o for k in kinds for o in by_kind[k])
 
 
 def _runtime_key(obj: Object) -> tuple[str, str, str]:

@@ -50,9 +50,17 @@ def container(lws: Lws, leader: bool) -> Obj:
     resources = (lws.leader_resources if leader else None) or lws.resources
     if lws.image == VLLM_IMAGE:
         command = (
-            ["sh", "-c", "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server --port 8080 --model meta-llama/Llama-3.1-405B-Instruct --tensor-parallel-size 8 --pipeline-parallel-size $(LWS_GROUP_SIZE)"]
+            [
+                "sh",
+                "-c",
+                "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server --port 8080 --model meta-llama/Llama-3.1-405B-Instruct --tensor-parallel-size 8 --pipeline-parallel-size $(LWS_GROUP_SIZE)",
+            ]
             if leader
-            else ["sh", "-c", "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker --ray_address=$(LWS_LEADER_ADDRESS)"]
+            else [
+                "sh",
+                "-c",
+                "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker --ray_address=$(LWS_LEADER_ADDRESS)",
+            ]
         )
     else:
         command = ["bash", "-c", "python3 -m jetstream_pt.serve --size=405b --model_name=llama-3.1"]
@@ -60,7 +68,9 @@ def container(lws: Lws, leader: bool) -> Obj:
         "command": command,
         "image": lws.image,
         "imagePullPolicy": "IfNotPresent",
-        "name": "vllm-leader" if leader and lws.image == VLLM_IMAGE else ("vllm-worker" if lws.image == VLLM_IMAGE else "jetstream"),
+        "name": "vllm-leader"
+        if leader and lws.image == VLLM_IMAGE
+        else ("vllm-worker" if lws.image == VLLM_IMAGE else "jetstream"),
         "resources": {"limits": dict(resources), "requests": dict(resources)},
         "terminationMessagePath": "/dev/termination-log",
         "terminationMessagePolicy": "File",
@@ -80,7 +90,9 @@ def container(lws: Lws, leader: bool) -> Obj:
 
 
 def _template(lws: Lws, leader: bool) -> Obj:
-    tolerations = [{"effect": "NoSchedule", "key": k, "operator": "Exists"} for k in lws.resources if "/" in k]
+    tolerations = [
+        {"effect": "NoSchedule", "key": k, "operator": "Exists"} for k in lws.resources if "/" in k
+    ]
     return {
         "metadata": {},
         "spec": {
@@ -148,7 +160,13 @@ def available(lws: Lws, status: str, minutes_ago: float) -> list[Obj]:
     False by status alone, its reason and message left as they were."""
     return [
         jcond("Available", "AllGroupsReady", "All replicas are ready", minutes_ago, status),
-        jcond("Progressing", "GroupsProgressing", "Replicas are progressing", minutes_ago, "False" if status == "True" else "True"),
+        jcond(
+            "Progressing",
+            "GroupsProgressing",
+            "Replicas are progressing",
+            minutes_ago,
+            "False" if status == "True" else "True",
+        ),
     ]
 
 
@@ -257,37 +275,100 @@ def lws_pod(
     creates it, LWS's webhook labels it and the kubelet reports it: on `node`, or Pending because
     `unschedulable` (the scheduler's message, with its event) or `gated`."""
     w = lws.w
+    spec = _pod_spec(lws, group, worker)
+    if node_selector is not None:
+        spec["nodeSelector"] = node_selector
+    if gated:
+        spec["schedulingGates"] = [{"name": g} for g in gated]
+    pod: Obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": _pod_meta(lws, group, worker, created),
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+    if node is not None:
+        spec["nodeName"] = node["metadata"]["name"]
+        pod["status"] = _placed_status(w, node, spec["containers"][0], created, state)
+    elif gated or unschedulable:
+        reason, message = (
+            ("SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
+            if gated
+            else ("Unschedulable", unschedulable)
+        )
+        pod["status"]["conditions"] = [
+            {**cond("PodScheduled", reason, message, created - 0.1, "False"), "lastProbeTime": None}
+        ]
+    w.add(pod)
+    if node is not None and any(o is node for o in w.items):  # a deleted node's event is gone too
+        scheduled(w, pod, created - 0.05)
+    if unschedulable:
+        failed_scheduling(w, pod, unschedulable, max(2, int(created)), first=created - 0.1)
+    return pod
+
+
+def _pod_meta(lws: Lws, group: int, worker: int, created: float) -> Obj:
+    """A group pod's metadata: the StatefulSet's labels, LWS's webhook's labels and annotations."""
+    w = lws.w
     leader_name = f"{lws.name}-{group}"
     name = leader_name if worker == 0 else f"{leader_name}-{worker}"
     set_name = lws.name if worker == 0 else leader_name
-    labels = {
-        "apps.kubernetes.io/pod-index": str(group if worker == 0 else worker),
-        "controller-revision-hash": f"{set_name}-{lws.revision[:10]}",
-        f"{PREFIX}/group-index": str(group),
-        f"{PREFIX}/group-key": lws.group_key(group),
-        f"{PREFIX}/name": lws.name,
-        f"{PREFIX}/template-revision-hash": lws.revision,
-        f"{PREFIX}/worker-index": str(worker),
-        "statefulset.kubernetes.io/pod-name": name,
-    }
     annotations = {f"{PREFIX}/size": str(lws.size)}
     if worker:
         annotations[f"{PREFIX}/leader-name"] = leader_name
     if lws.topology:
         annotations[f"{PREFIX}/exclusive-topology"] = lws.topology
-    spec = copy.deepcopy(_template(lws, worker == 0)["spec"])
-    token = f"kube-api-access-{w.suffix()}"
+    owner_set = (
+        lws.leader_set
+        if worker == 0
+        else next(o for o in w.items if o["kind"] == "StatefulSet" and o["metadata"]["name"] == leader_name)
+    )
+    return {
+        "annotations": annotations,
+        "creationTimestamp": ts(created),
+        "generateName": f"{set_name}-",
+        "labels": {
+            "apps.kubernetes.io/pod-index": str(group if worker == 0 else worker),
+            "controller-revision-hash": f"{set_name}-{lws.revision[:10]}",
+            f"{PREFIX}/group-index": str(group),
+            f"{PREFIX}/group-key": lws.group_key(group),
+            f"{PREFIX}/name": lws.name,
+            f"{PREFIX}/template-revision-hash": lws.revision,
+            f"{PREFIX}/worker-index": str(worker),
+            "statefulset.kubernetes.io/pod-name": name,
+        },
+        "name": name,
+        "namespace": lws.ns,
+        "ownerReferences": [owner_ref("apps/v1", "StatefulSet", set_name, owner_set["metadata"]["uid"])],
+        "resourceVersion": w.rv(),
+        "uid": w.uid(),
+    }
+
+
+def _pod_spec(lws: Lws, group: int, worker: int) -> Obj:
+    """A group pod's spec: its template, the env LWS injects, and what admission adds (the token
+    volume, the not-ready tolerations); a leader under exclusive placement gets its (anti-)affinity."""
+    leader_name = f"{lws.name}-{group}"
+    spec: Obj = copy.deepcopy(_template(lws, worker == 0)["spec"])
+    token = f"kube-api-access-{lws.w.suffix()}"
     main = spec["containers"][0]
     main["env"] = [
         {"name": "LWS_LEADER_ADDRESS", "value": f"{leader_name}.{lws.name}.{lws.ns}"},
         {"name": "LWS_GROUP_SIZE", "value": str(lws.size)},
-        {"name": "LWS_WORKER_INDEX", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": f"metadata.labels['{PREFIX}/worker-index']"}}},
+        {
+            "name": "LWS_WORKER_INDEX",
+            "valueFrom": {
+                "fieldRef": {"apiVersion": "v1", "fieldPath": f"metadata.labels['{PREFIX}/worker-index']"}
+            },
+        },
     ]
-    main["volumeMounts"] = [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": token, "readOnly": True}]
+    main["volumeMounts"] = [
+        {"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": token, "readOnly": True}
+    ]
     spec.update(
         {
             "enableServiceLinks": True,
-            "hostname": name,
+            "hostname": leader_name if worker == 0 else f"{leader_name}-{worker}",
             "preemptionPolicy": "PreemptLowerPriority",
             "priority": 0,
             "serviceAccount": "default",
@@ -299,48 +380,18 @@ def lws_pod(
     spec["tolerations"] = [
         *spec.get("tolerations", []),
         *(
-            {"effect": "NoExecute", "key": f"node.kubernetes.io/{k}", "operator": "Exists", "tolerationSeconds": 300}
+            {
+                "effect": "NoExecute",
+                "key": f"node.kubernetes.io/{k}",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            }
             for k in ("not-ready", "unreachable")
         ),
     ]
     if lws.topology and worker == 0:
         spec["affinity"] = _exclusive(lws, group)
-    if node_selector is not None:
-        spec["nodeSelector"] = node_selector
-    if gated:
-        spec["schedulingGates"] = [{"name": g} for g in gated]
-    owner_set = lws.leader_set if worker == 0 else next(
-        o for o in w.items if o["kind"] == "StatefulSet" and o["metadata"]["name"] == leader_name
-    )
-    meta: Obj = {
-        "annotations": annotations,
-        "creationTimestamp": ts(created),
-        "generateName": f"{set_name}-",
-        "labels": labels,
-        "name": name,
-        "namespace": lws.ns,
-        "ownerReferences": [owner_ref("apps/v1", "StatefulSet", set_name, owner_set["metadata"]["uid"])],
-        "resourceVersion": w.rv(),
-        "uid": w.uid(),
-    }
-    pod: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
-    if node is not None:
-        spec["nodeName"] = node["metadata"]["name"]
-        pod["status"] = _placed_status(w, node, main, created, state)
-    elif gated:
-        pod["status"]["conditions"] = [
-            {**cond("PodScheduled", "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates", created), "lastProbeTime": None}
-        ]
-    elif unschedulable:
-        pod["status"]["conditions"] = [
-            {**cond("PodScheduled", "Unschedulable", unschedulable, created - 0.1, "False"), "lastProbeTime": None}
-        ]
-    w.add(pod)
-    if node is not None and node["metadata"]["name"] in {o["metadata"]["name"] for o in w.items if o["kind"] == "Node"}:
-        scheduled(w, pod, created - 0.05)
-    if unschedulable:
-        failed_scheduling(w, pod, unschedulable, max(2, int(created)), first=created - 0.1)
-    return pod
+    return spec
 
 
 def _exclusive(lws: Lws, group: int) -> Obj:
@@ -351,7 +402,10 @@ def _exclusive(lws: Lws, group: int) -> Obj:
     return {
         "podAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchExpressions": [{"key": key, "operator": "In", "values": [own]}]}, "topologyKey": lws.topology}
+                {
+                    "labelSelector": {"matchExpressions": [{"key": key, "operator": "In", "values": [own]}]},
+                    "topologyKey": lws.topology,
+                }
             ]
         },
         "podAntiAffinity": {
@@ -376,7 +430,14 @@ def _placed_status(w: World, node: Obj, main: Obj, created: float, state: State)
     ready = "True" if state.ready and running else "False"
     unready = "" if ready == "True" else f"containers with unready status: [{main['name']}]"
     conditions = [
-        cond("PodReadyToStartContainers", "", "", began, "True" if state.phase == "Running" else "False", probe=False),
+        cond(
+            "PodReadyToStartContainers",
+            "",
+            "",
+            began,
+            "True" if state.phase == "Running" else "False",
+            probe=False,
+        ),
         cond("Initialized", "", "", began, probe=False),
         cond("Ready", "ContainersNotReady" if unready else "", unready, began, ready, probe=False),
         cond("ContainersReady", "ContainersNotReady" if unready else "", unready, began, ready, probe=False),
@@ -408,7 +469,9 @@ def _placed_status(w: World, node: Obj, main: Obj, created: float, state: State)
         "containerStatuses": [
             {
                 "image": main["image"],
-                "imageID": "" if state.phase == "Pending" else f"{main['image'].split(':')[0]}@sha256:{hashlib.sha256(main['image'].encode()).hexdigest()}",
+                "imageID": ""
+                if state.phase == "Pending"
+                else f"{main['image'].split(':')[0]}@sha256:{hashlib.sha256(main['image'].encode()).hexdigest()}",
                 "lastState": last,
                 "name": main["name"],
                 "ready": ready == "True",
@@ -429,34 +492,85 @@ def _placed_status(w: World, node: Obj, main: Obj, created: float, state: State)
     return status
 
 
-def lws_event(lws: Lws, reason: str, message: str, first: float, *, last: float | None = None, count: int = 1, kind: str = "Normal", action: str = "Create") -> Obj:
+def lws_event(
+    lws: Lws,
+    reason: str,
+    message: str,
+    first: float,
+    *,
+    last: float | None = None,
+    count: int = 1,
+    kind: str = "Normal",
+    action: str = "Create",
+) -> Obj:
     """An event of the LWS controller about the LWS (v0.9+: the `events.k8s.io` recorder)."""
     found = event(
-        lws.w, lws.obj, reason, message, kind=kind, source="leaderworkerset", count=count, first=first,
-        last=first if last is None else last, new_style=True,
+        lws.w,
+        lws.obj,
+        reason,
+        message,
+        kind=kind,
+        source="leaderworkerset",
+        count=count,
+        first=first,
+        last=first if last is None else last,
+        new_style=True,
     )
     found["action"] = action
     return found
 
 
-def group(lws: Lws, index: int, nodes: Sequence[Obj | None], *, created: float, states: list[State] | None = None, unschedulable: str = "", domain: str = "") -> list[Obj]:
+def group(
+    lws: Lws,
+    index: int,
+    nodes: Sequence[Obj | None],
+    *,
+    created: float,
+    states: list[State] | None = None,
+    unschedulable: str = "",
+    domain: str = "",
+) -> list[Obj]:
     """A whole group: its leader on `nodes[0]`, its worker StatefulSet and its workers on the others
     (None: Pending, with `unschedulable` said of it)."""
     states = states or [RUNNING] * lws.size
-    leader = lws_pod(lws, index, 0, node=nodes[0], created=created, state=states[0], unschedulable=unschedulable)
+    leader = lws_pod(
+        lws, index, 0, node=nodes[0], created=created, state=states[0], unschedulable=unschedulable
+    )
     # The pod controller's gates: size 1, an unscheduled leader under exclusive placement, a leader not
     # Ready under LeaderReady — no worker StatefulSet.
     ready_leader = nodes[0] is not None and states[0].ready and states[0].waiting is None
-    if lws.size == 1 or (nodes[0] is None and lws.topology) or (lws.startup == "LeaderReady" and not ready_leader):
+    if (
+        lws.size == 1
+        or (nodes[0] is None and lws.topology)
+        or (lws.startup == "LeaderReady" and not ready_leader)
+    ):
         return [leader]
-    ready = sum(1 for n, s in zip(nodes[1:], states[1:], strict=True) if n is not None and s.ready and s.waiting is None)
+    ready = sum(
+        1
+        for n, s in zip(nodes[1:], states[1:], strict=True)
+        if n is not None and s.ready and s.waiting is None
+    )
     workers_set(lws, leader, created - 0.1, ready, domain)
-    lws_event(lws, "GroupsProgressing", f"Created worker statefulset for leader pod {leader['metadata']['name']}", created - 0.1)
+    lws_event(
+        lws,
+        "GroupsProgressing",
+        f"Created worker statefulset for leader pod {leader['metadata']['name']}",
+        created - 0.1,
+    )
     selector = {lws.topology: domain} if lws.topology else None
     return [
         leader,
         *(
-            lws_pod(lws, index, j, node=n, created=created - 0.15, state=s, unschedulable=unschedulable, node_selector=selector)
+            lws_pod(
+                lws,
+                index,
+                j,
+                node=n,
+                created=created - 0.15,
+                state=s,
+                unschedulable=unschedulable,
+                node_selector=selector,
+            )
             for j, (n, s) in enumerate(zip(nodes[1:], states[1:], strict=True), start=1)
         ),
     ]

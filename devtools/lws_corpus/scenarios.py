@@ -46,8 +46,17 @@ def serving(
 ) -> Lws:
     """A vLLM LeaderWorkerSet in namespace `serving`, each pod on a whole 8-GPU node."""
     return Lws(
-        w, "serving", name, replicas, size, dict(GPUS), topology=topology, startup=startup, restart=restart,
-        revision=w.hexid(10), readiness=readiness,
+        w,
+        "serving",
+        name,
+        replicas,
+        size,
+        dict(GPUS),
+        topology=topology,
+        startup=startup,
+        restart=restart,
+        revision=w.hexid(10),
+        readiness=readiness,
     )
 
 
@@ -68,14 +77,24 @@ def leader_pending_exclusive_tpu(w: World) -> None:
     waits and its workers are never created (no StatefulSet, no event)."""
     slice_a = pool(w, 4, tpu_v5e, CLUSTER, "tpu-v5e-slice-a")
     cpu_node(w, CLUSTER)
-    lws = Lws(w, "serving", "jetstream-llama", 2, 4, {"google.com/tpu": "4"}, image=JAX_IMAGE, topology=NODEPOOL, revision=w.hexid(10))
+    lws = Lws(
+        w,
+        "serving",
+        "jetstream-llama",
+        2,
+        4,
+        {"google.com/tpu": "4"},
+        image=JAX_IMAGE,
+        topology=NODEPOOL,
+        revision=w.hexid(10),
+    )
     lws_object(lws, created=95, conditions=available(lws, "False", 94), ready=1, updated=2)
     group(lws, 0, list(slice_a), created=94, domain="tpu-v5e-slice-a")
     message = "0/5 nodes are available: 5 Insufficient google.com/tpu. preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod."
     group(lws, 1, [None] * 4, created=94, unschedulable=message)
 
 
-@scenario("leader-pending-anti-affinity", "leader-pending", pod_verdict="pod-affinity")
+@scenario("leader-pending-anti-affinity", "leader-pending", pod_verdict="pod-affinity", target="llama-405b")
 def leader_pending_anti_affinity(w: World) -> None:
     """lws#539: every LWS pod carries `group-key`, so an exclusive leader's anti-affinity keeps it out of
     the only H100 pool, where one small pod of another LeaderWorkerSet runs."""
@@ -194,8 +213,13 @@ def restarting_worker_crash(w: World) -> None:
     crashed = State(ready=False, restarts=1, last_exit=(1, "Error"), last_exit_ago=0.5)
     group(lws, 0, nodes, created=2, states=[State(ready=False), crashed])
     lws_event(
-        lws, "RecreateGroup", "Worker pod vllm-405b-0-1 failed, deleted leader pod vllm-405b-0 to recreate group 0",
-        58, last=2.5, count=9, action="Delete",
+        lws,
+        "RecreateGroup",
+        "Worker pod vllm-405b-0-1 failed, deleted leader pod vllm-405b-0 to recreate group 0",
+        58,
+        last=2.5,
+        count=9,
+        action="Delete",
     )
 
 
@@ -210,8 +234,13 @@ def restarting_image_pull(w: World) -> None:
     pulling = State(phase="Pending", ready=False, waiting=("ContainerCreating", ""))
     group(lws, 0, nodes, created=6, states=[timed_out, RUNNING, pulling])
     lws_event(
-        lws, "RecreateGroup", "Worker pod vllm-405b-0 failed, deleted leader pod vllm-405b-0 to recreate group 0",
-        75, last=6.5, count=5, action="Delete",
+        lws,
+        "RecreateGroup",
+        "Worker pod vllm-405b-0 failed, deleted leader pod vllm-405b-0 to recreate group 0",
+        75,
+        last=6.5,
+        count=5,
+        action="Delete",
     )
 
 

@@ -81,66 +81,85 @@ def _replicas_line(lws: Lws) -> str:
     )
 
 
-def restarting(lws: Lws) -> Diagnosis | None:
+def _recreations(lws: Lws) -> list[Object]:
+    """The controller's group recreations, newest first, when they are a loop in progress: two or more,
+    the last within `_LOOP_WINDOW`, under a policy that still recreates groups."""
     recreated = [e for e in lws.lws_events if events.reason(e) in RECREATE_REASONS]
-    total = sum(events.count(e) for e in recreated)
     last = events.last_time(recreated[0]) if recreated else None
-    if total < 2 or last is None or lws.view.now - last > _LOOP_WINDOW:
+    in_progress = last is not None and lws.view.now - last <= _LOOP_WINDOW
+    looping = sum(events.count(e) for e in recreated) >= 2 and in_progress
+    return recreated if looping and lws.restart_policy in RECREATING_POLICIES else []
+
+
+def restarting(lws: Lws) -> Diagnosis | None:
+    recreated = _recreations(lws)
+    if not recreated:
         return None
-    if lws.restart_policy not in RECREATING_POLICIES:
-        return None
-    newest = events.message(recreated[0])
-    groups = sorted({int(m) for e in recreated for m in _RECREATED_GROUP.findall(events.message(e))})
+    total = sum(events.count(e) for e in recreated)
     ended = [e for g in lws.groups for p in g.pods for e in exits(p)]
     starting = [p for g in lws.groups for p in g.pods if _not_started(p)]
-    evidence = [
-        f"{total} group recreations ({', '.join(sorted({events.reason(e) for e in recreated}))}, last "
-        f"{last.strftime('%Y-%m-%dT%H:%M:%SZ')}): `{newest}`.",
-        *([f"Groups recreated: {', '.join(map(str, groups))}."] if groups else []),
-        f"restartPolicy {lws.restart_policy}: a restart of any container of a group (restartCount > 0) "
-        "or the deletion of any of its pods deletes the group's leader, and with it the whole group — "
-        "no backoff, no limit, no counter on the LWS.",
-        *(_exit_line(e) for e in ended[:3]),
-        *(f"Pod {name(p)} has not started: {state_of(p)}." for p in starting[:3]),
-    ]
-    commands: list[Command | None] = [
-        jobset_kubectl.events_of(lws.namespace, lws.name, "LeaderWorkerSet"),
-        *(jobset_kubectl.logs(lws.namespace, name(e.pod), e.container, e.running_again) for e in ended[:2]),
-    ]
-    snippets: tuple[Snippet, ...] = ()
-    if lws.restart_policy == "RecreateGroupOnPodRestart" and starting:
-        evidence.append(
-            "Pods of the group were still starting when another's restart recreated the group (lws#726): "
-            "with restartPolicy RecreateGroupAfterStart (LWS ≥ v0.9) a group is recreated only once every "
-            "pod in it has started, so a slow image pull no longer restarts it."
-        )
-        change = {"spec": {"leaderWorkerTemplate": {"restartPolicy": "RecreateGroupAfterStart"}}}
-        commands.append(
-            kubectl.patch(
-                lws.namespace, lws.name, change, "Recreate groups only after all their pods started"
-            )
-        )
-        snippets = (
-            Snippet(
-                "Recreate a group only once all its pods have started",
-                "yaml",
-                "spec:\n  leaderWorkerTemplate:\n    restartPolicy: RecreateGroupAfterStart\n",
-            ),
-        )
+    fix = _after_start(lws) if lws.restart_policy == "RecreateGroupOnPodRestart" and starting else None
+    if fix is not None:
+        why = fix[0]
     elif ended:
-        evidence.append(
+        why = (
             "The container fails on its own: the fix is in it (its log, above). RecreateGroupAfterStart "
             "would not help once the group has started; restartPolicy None restarts only the failed pod."
         )
-    cause = RestartCause.APP_FAILURE if ended else RestartCause.UNKNOWN
+    else:
+        why = "No container exit is recorded: a deleted pod (eviction, a node drain) recreates the group too."
     return Diagnosis(
         verdict=LwsVerdict.RESTARTING,
         summary=f"LeaderWorkerSet {lws.name} keeps recreating its groups ({total} recreations); "
         + (f"{_exit_line(ended[0]).rstrip('.')}." if ended else "no container exit is recorded."),
-        evidence=tuple(evidence),
-        next_commands=collect(*commands, *basics(lws)),
-        snippets=snippets,
-        cause=cause,
+        evidence=(*_recreation_lines(lws, recreated, total), *_pod_lines(ended, starting), why),
+        next_commands=collect(
+            jobset_kubectl.events_of(lws.namespace, lws.name, "LeaderWorkerSet"),
+            *(
+                jobset_kubectl.logs(lws.namespace, name(e.pod), e.container, e.running_again)
+                for e in ended[:2]
+            ),
+            fix[1] if fix is not None else None,
+            *basics(lws),
+        ),
+        snippets=(fix[2],) if fix is not None else (),
+        cause=RestartCause.APP_FAILURE if ended else RestartCause.UNKNOWN,
+    )
+
+
+def _recreation_lines(lws: Lws, recreated: list[Object], total: int) -> list[str]:
+    last = events.last_time(recreated[0])
+    groups = sorted({int(m) for e in recreated for m in _RECREATED_GROUP.findall(events.message(e))})
+    return [
+        f"{total} group recreations ({', '.join(sorted({events.reason(e) for e in recreated}))}, last "
+        f"{last.strftime('%Y-%m-%dT%H:%M:%SZ') if last else '?'}): `{events.message(recreated[0])}`.",
+        *([f"Groups recreated: {', '.join(map(str, groups))}."] if groups else []),
+        f"restartPolicy {lws.restart_policy}: a restart of any container of a group (restartCount > 0) "
+        "or the deletion of any of its pods deletes the group's leader, and with it the whole group — "
+        "no backoff, no limit, no counter on the LWS.",
+    ]
+
+
+def _pod_lines(ended: list[Exit], starting: list[Object]) -> list[str]:
+    return [
+        *(_exit_line(e) for e in ended[:3]),
+        *(f"Pod {name(p)} has not started: {state_of(p)}." for p in starting[:3]),
+    ]
+
+
+def _after_start(lws: Lws) -> tuple[str, Command | None, Snippet]:
+    """Why `RecreateGroupAfterStart` ends a loop that starting pods feed (lws#726), the patch, its YAML."""
+    change = {"spec": {"leaderWorkerTemplate": {"restartPolicy": "RecreateGroupAfterStart"}}}
+    return (
+        "Pods of the group were still starting when another's restart recreated the group (lws#726): "
+        "with restartPolicy RecreateGroupAfterStart (LWS ≥ v0.9) a group is recreated only once every "
+        "pod in it has started, so a slow image pull no longer restarts it.",
+        kubectl.patch(lws.namespace, lws.name, change, "Recreate groups only after all their pods started"),
+        Snippet(
+            "Recreate a group only once all its pods have started",
+            "yaml",
+            "spec:\n  leaderWorkerTemplate:\n    restartPolicy: RecreateGroupAfterStart\n",
+        ),
     )
 
 
