@@ -107,6 +107,23 @@ def test_a_jobsets_waiting_pods_are_diagnosed_through_the_jobset() -> None:
     assert (stuck.kind, stuck.pods, stuck.target.kind, stuck.target.name) == ("JobSet", 3, "jobset", "llm")
 
 
+def test_a_leaderworkersets_waiting_pods_are_one_workload_diagnosed_through_the_lws() -> None:
+    """Every group's pods are one LeaderWorkerSet's: one incident, answered by the LWS explainer."""
+    lws = {"leaderworkerset.sigs.k8s.io/name": "llama"}
+    pods = [
+        pod(f"llama-{g}-{w}", labels={**lws, "leaderworkerset.sigs.k8s.io/group-index": str(g)})
+        for g in range(2)
+        for w in (1, 2)
+    ]
+    (stuck,) = waiting_workloads("prod", pods).values()
+    assert (stuck.kind, stuck.pods, stuck.target.kind, stuck.target.name) == (
+        "LeaderWorkerSet",
+        4,
+        "leaderworkerset",
+        "llama",
+    )
+
+
 def test_the_pod_scheduled_condition_dates_the_wait() -> None:
     later = pod("late", created="2026-12-01T10:00:00Z")
     later["status"]["conditions"] = [
