@@ -54,6 +54,9 @@ demo: install
 	@echo "== A LeaderWorkerSet whose second group waits on its leader: kubewhy lws why serving jetstream-llama --snapshot bot/demo/lws-leader-pending-tpu.json"
 	@$(BIN)/kubewhy lws why serving jetstream-llama --snapshot bot/demo/lws-leader-pending-tpu.json | sed -e '/^$$/,$$d' -e 's/^/  /'
 	@echo
+	@echo "== A TrainJob whose JobSet was never created: kubewhy jobset why ml-train llama-sft --snapshot bot/demo/trainjob-jobset-not-created.json"
+	@$(BIN)/kubewhy jobset why ml-train llama-sft --snapshot bot/demo/trainjob-jobset-not-created.json | sed -e '/^$$/,$$d' -e 's/^/  /'
+	@echo
 	@echo '== In Slack (the whole bot pipeline in-process): kubewhy ask "/triage gpu-triage case-exhaust"'
 	@$(BIN)/kubewhy ask "/triage gpu-triage case-exhaust"
 	@echo

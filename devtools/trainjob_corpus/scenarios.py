@@ -29,8 +29,9 @@ NS = "ml-train"
 INITIALIZER_IMAGE = "ghcr.io/kubeflow/trainer/dataset-initializer:v2.3.0"
 
 
-def scenario(seed: str, verdict: str, **more: str) -> Callable[[Build], Build]:
-    return SCENARIOS.scenario(seed, verdict, path=f"tests/corpus/trainjob/{seed}.json", **more)
+def scenario(seed: str, verdict: str, path: str = "", **more: str) -> Callable[[Build], Build]:
+    """Registers a scenario written to `tests/corpus/trainjob/<seed>.json`, or to `path`."""
+    return SCENARIOS.scenario(seed, verdict, path=path or f"tests/corpus/trainjob/{seed}.json", **more)
 
 
 def torch_runtime(w: World, gang: Obj | None = None) -> list[RJ]:
@@ -73,7 +74,9 @@ def initializers(w: World, gang: Obj | None = None, ns: str = "") -> list[RJ]:
     return rjs
 
 
-@scenario("jobset-not-created-requests", "jobset-not-created")
+@scenario(
+    "jobset-not-created-requests", "jobset-not-created", path="bot/demo/trainjob-jobset-not-created.json"
+)
 def jobset_not_created_requests(w: World) -> None:
     """kubeflow/trainer#2363, #2351: the JobSet Trainer built is refused, so the TrainJob has no pods and
     no condition; only the event says why."""
