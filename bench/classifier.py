@@ -8,18 +8,19 @@ from __future__ import annotations
 import copy
 import tracemalloc
 from collections.abc import Iterable
-from dataclasses import replace
 from functools import partial
 from itertools import chain
 
 from bench.timing import Row, repeat
 from cluster.cache import compact_node, compact_pod
+from cluster.reader import TriageRead
 from devtools.cluster import NOW, Cluster
 from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object, name, namespace
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
-from diagnosis.triage.funnel import Findings
+from diagnosis.triage.findings import Findings
+from diagnosis.triage.prepared import Prepared
 from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
 from diagnosis.views import TriageView
 
@@ -32,7 +33,7 @@ def view_of(
     prefiltered: bool,
     devices_only: bool = False,
     dra: Dra = NO_DRA,
-) -> TriageView:
+) -> TriageRead:
     """What `LiveReader.triage_view` reads for `target`: its candidate nodes (those matching its
     nodeSelector when `prefiltered`), the live pods bound to the nodes that reach the free-slot
     check, and the events about it. `devices_only`: the nodes and bound pods as the watch-backed
@@ -48,11 +49,11 @@ def view_of(
     on_wanted = [p for p in cluster.pods if holds_node(p) and node_name(p) in wanted]
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
     if not devices_only:
-        return TriageView(pod, nodes, tuple(on_wanted), events, NOW, prefiltered, dra=dra)
+        return TriageRead(TriageView(pod, nodes, tuple(on_wanted), events, NOW, prefiltered, dra=dra))
     grouped = cache_groups(on_wanted)
     bound = tuple(chain.from_iterable(group.pods for group in grouped.values()))
-    view = TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra, grouped=grouped)
-    return replace(view, findings=Findings())
+    view = TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra)
+    return TriageRead(view, Prepared(findings=Findings(), grouped=grouped))
 
 
 def cache_groups(pods: Iterable[Object]) -> dict[str, NodePods]:
@@ -63,7 +64,7 @@ def cache_groups(pods: Iterable[Object]) -> dict[str, NodePods]:
     return in_order(group_pods(by_node))
 
 
-def new_steps_view(cluster: Cluster, compacted: bool) -> TriageView:
+def new_steps_view(cluster: Cluster, compacted: bool) -> TriageRead:
     """The worst case for the steps after the free devices: every accelerator pod of the cluster gone
     (a fleet just drained), so every GPU node has its GPUs free and reaches `node-resources` with
     all its other pods, and the unpinned pod asks 500 cpu, which no node has. `compacted`: the bound
@@ -76,17 +77,18 @@ def new_steps_view(cluster: Cluster, compacted: bool) -> TriageView:
         p for p in cluster.pods if holds_node(p) and node_name(p) in wanted and not effective_requests(p)
     ]
     if not compacted:
-        return TriageView(asking, tuple(cluster.nodes), tuple(bound), (), NOW)
+        return TriageRead(TriageView(asking, tuple(cluster.nodes), tuple(bound), (), NOW))
     grouped = cache_groups(bound)
     pods = tuple(chain.from_iterable(group.pods for group in grouped.values()))
-    return TriageView(asking, tuple(cluster.nodes), pods, (), NOW, grouped=grouped, findings=Findings())
+    view = TriageView(asking, tuple(cluster.nodes), pods, (), NOW)
+    return TriageRead(view, Prepared(findings=Findings(), grouped=grouped))
 
 
-def peak_mib(view: TriageView) -> float:
+def peak_mib(view: TriageView, prepared: Prepared) -> float:
     """The most memory one classification holds at once, in MiB."""
     tracemalloc.start()
     try:
-        classify(view)
+        classify(view, prepared)
         return tracemalloc.get_traced_memory()[1] / 2**20
     finally:
         tracemalloc.stop()
@@ -111,11 +113,11 @@ def measure(cluster: Cluster, label: str, runs: int, budget_s: float, dra: Dra |
     if dra is not None:
         new_steps = {}
     for case, build in (*views.items(), *new_steps.items()):
-        view = build()
+        view, prepared = build()
         limit = 0.1 if case in new_steps else 0.05
-        sample, diagnosis = repeat(partial(classify, view), runs, budget_s)
+        sample, diagnosis = repeat(partial(classify, view, prepared), runs, budget_s)
         size = f"{len(view.nodes):,} nodes, {len(view.bound_pods):,} bound pods"
-        peak = peak_mib(view)
+        peak = peak_mib(view, prepared)
         result = f"{diagnosis.verdict}; {size}; peak {peak:.1f} MiB"
         met = sample.p95 < limit and peak < 200
         target = f"< {limit * 1000:.0f} ms, < 200 MB"

@@ -269,7 +269,7 @@ async def measure_bare(
     reads alone for `target` (`triage_view`: every call, decoded into the view, not classified; None
     if a read failed). A run of each in turn, after one warm-up of each, so that both see the same
     load of the machine, up to `runs` each within `budget_s`."""
-    nodes = node_names(await reader.triage_view(*target))
+    nodes = node_names((await reader.triage_view(*target)).view)
     pool = urllib3.PoolManager(maxsize=WORKERS)
     headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
     urls = [

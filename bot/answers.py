@@ -21,10 +21,13 @@ from bot import blocks, messages
 from bot.blocks import SlackMessage
 from bot.checks import Check
 from bot.metadata import metadata_payload
+from cluster.errors import NotFound
 from handlers.reply import Reply
 from handlers.requests import Target
 
 EVENT_TYPE = "kubewhy_verdict"
+HISTORY_LIMIT = 200
+"""Messages per page of conversations.history and .replies (Slack recommends no more than 200)."""
 
 NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
 """What chat.postMessage answers where the bot is not a member: a channel it was not invited to, a
@@ -74,9 +77,9 @@ class Place:
 
 
 def actions(check: Check, ephemeral: bool) -> tuple[str, ...]:
-    """The buttons a verdict gets: nothing to re-check without a target; watching needs a thread, and
-    only a diagnosis has details beyond the verdict message."""
-    if check.target is None:
+    """The buttons a verdict gets: nothing to re-check without a target, or for one that does not
+    exist; watching needs a thread, and only a diagnosis has details beyond the verdict message."""
+    if check.target is None or isinstance(check.outcome, NotFound):
         return ()
     if ephemeral or not isinstance(check.outcome, Reply):
         return (blocks.RECHECK,)
@@ -102,10 +105,11 @@ class Poster:
     async def answer(self, place: Place, check: Check) -> str | None:
         """Post `check`; returns the ts of its verdict message (None when it went to the asker only).
 
-        Where the bot cannot post (not invited to the channel, or a direct message between people),
-        the asker still gets the whole answer, privately through the command's response_url, with the
-        line that fixes it: `/invite @kubewhy`."""
-        if place.ephemeral:
+        A target that does not exist is the asker's typo, not news for the channel: that answer, with
+        the names closest to it, goes to the asker alone. Where the bot cannot post (not invited to
+        the channel, or a direct message between people), the asker still gets the whole answer,
+        privately through the command's response_url, with the line that fixes it: `/invite @kubewhy`."""
+        if place.ephemeral or isinstance(check.outcome, NotFound):
             await self._privately(place, check)
             return None
         verdict = blocks.verdict_message(check, actions(check, False), _button(check))
@@ -188,6 +192,13 @@ class Poster:
         )
         found: Mapping[str, Any] = next((m for m in answer.get("messages") or [] if m.get("ts") == ts), {})
         return found
+
+    async def thread(self, channel: str, ts: str) -> list[Mapping[str, Any]]:
+        """The replies in the thread of `ts` (its first page), with their metadata."""
+        answer = await self._client.conversations_replies(
+            channel=channel, ts=ts, limit=HISTORY_LIMIT, include_all_metadata=True
+        )
+        return [m for m in answer.get("messages") or [] if m.get("ts") != ts]
 
     async def personal(self, place: Place, message: SlackMessage) -> None:
         """Show `message` to the asker only: through the response_url when there is one (it works even

@@ -14,13 +14,12 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import blocks
+from bot import blocks, incident_message
 from bot.access import Access
 from bot.answers import Poster
 from bot.checks import Checker
 from bot.clusters import Clusters
 from bot.edge import Inflight, SeenRequests
-from bot.incident_message import SILENCE
 from bot.listeners import Deps, Listeners
 from bot.metrics import Metrics
 from bot.sentinel import Sentinel
@@ -30,7 +29,7 @@ from bot.threads import Watches
 COMMANDS = ("/triage", "/jobset", "/why")
 SHORTCUT_CALLBACK_ID = "triage_with_kubewhy"
 """The message shortcut "Triage with kubewhy"."""
-ACTION_IDS = (*blocks.ACTION_IDS, SILENCE)
+ACTION_IDS = (*blocks.ACTION_IDS, *incident_message.ACTION_IDS)
 BOT_EVENTS = ("app_mention",)
 
 WEB_API_METHODS = (
@@ -94,7 +93,9 @@ def build_app(deps: Deps, signing_secret: str) -> AsyncApp:
     app.action(blocks.RECHECK)(listeners.recheck_button)
     app.action(blocks.WATCH)(listeners.watch_button)
     app.action(blocks.DETAILS)(listeners.details_button)
-    app.action(SILENCE)(deps.sentinel.silence)
+    app.action(incident_message.RECHECK)(deps.sentinel.recheck)
+    app.action(incident_message.ACKNOWLEDGE)(deps.sentinel.acknowledge)
+    app.action(incident_message.SILENCE)(deps.sentinel.silence)
     app.message_shortcut(SHORTCUT_CALLBACK_ID)(listeners.shortcut)
     app.error(listeners.on_error)
     return app

@@ -21,11 +21,11 @@ import aiohttp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot import blocks, messages
-from bot.answers import VerdictMeta
 from bot.app import assemble, build_app, build_client
 from bot.checks import ERROR, NOT_FOUND
 from bot.clusters import Clusters
 from bot.localslack import FORM, LocalSlack, Message, command_body, signed_headers
+from bot.metrics import Metrics
 from bot.settings import ClusterConfig, Config
 from cluster.errors import ClusterError
 from cluster.reader import KIND_WORDS
@@ -65,9 +65,9 @@ def run(text: str, snapshot: str | PathLike[str] | None) -> int:
         except ClusterError as error:
             return _fail(str(error), 3)
         with LocalSlack(bot_token=TOKEN) as slack:
-            asyncio.run(_ask(slack, config, clusters, command, rest))
+            status = asyncio.run(_ask(slack, config, clusters, command, rest))
             sys.stdout.write(_shown(slack))
-            return _status(slack)
+            return status
 
 
 def _demo(folder: Path, request: Target | Explain) -> Config:
@@ -99,8 +99,9 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-async def _ask(slack: LocalSlack, config: Config, clusters: Clusters, command: str, text: str) -> None:
-    """Send the signed command through the bolt app and wait until its answer is posted."""
+async def _ask(slack: LocalSlack, config: Config, clusters: Clusters, command: str, text: str) -> int:
+    """Send the signed command through the bolt app, wait until its answer is posted, and return
+    the exit status of its verdict."""
     async with aiohttp.ClientSession() as session:
         deps = assemble(config, clusters, build_client(TOKEN, slack.api_url, session))
         app = build_app(deps, SECRET)
@@ -111,6 +112,7 @@ async def _ask(slack: LocalSlack, config: Config, clusters: Clusters, command: s
             raise RuntimeError(f"the app answered the command with HTTP {response.status}: {response.body}")
         await deps.inflight.drain()
     await clusters.aclose()
+    return _status(deps.metrics, command)
 
 
 def _render(message: Message, indent: str = "") -> str:
@@ -130,10 +132,14 @@ def _shown(slack: LocalSlack) -> str:
     return "\n".join(parts)
 
 
-def _status(slack: LocalSlack) -> int:
-    for message in slack.channel_messages(CHANNEL):
-        if meta := VerdictMeta.from_message(message.as_api(with_metadata=True)):
-            return EXIT_BY_VERDICT.get(meta.verdict, 0)
+def _status(metrics: Metrics, command: str) -> int:
+    """From the verdict the bot counted for the command (a not-found answer is the asker's alone: no
+    channel message carries it)."""
+    for verdict, status in EXIT_BY_VERDICT.items():
+        if metrics.registry.get_sample_value(
+            "kubewhy_commands_total", {"command": command, "verdict": verdict}
+        ):
+            return status
     return 0
 
 

@@ -175,10 +175,17 @@ def verdict_blocks(
         ]
     elif isinstance(outcome, NotFound):
         assert check.target is not None  # only a cluster read finds nothing
+        namespaces = outcome.missing.namespaces
         blocks += [
             _header(messages.header(check.verdict, kind, what)),
-            _section(messages.not_found(kind, check.target.namespace, check.target.name, cluster)),
+            _section(
+                messages.not_found(kind, check.target.namespace, check.target.name, cluster)
+                if namespaces is None
+                else messages.no_namespace(check.target.namespace, cluster)
+            ),
         ]
+        if namespaces:
+            blocks.append(_section(messages.similar(escape(n) for n in namespaces)))
         if outcome.missing.similar:
             blocks.append(_section(messages.similar(escape(n) for n in outcome.missing.similar)))
         if outcome.missing.rejections:

@@ -2,9 +2,11 @@
 
     kubewhy triage NAMESPACE POD        [--snapshot PATH] [--kubeconfig PATH] [--context NAME] [--format F]
     kubewhy jobset why NAMESPACE NAME   [same options]
+    (NAMESPACE/NAME and -n NAMESPACE NAME too, as in Slack: `handlers.names` reads both)
     kubewhy jobset why --message TEXT   [--format F]
     kubewhy lws why NAMESPACE NAME      [same options]
     kubewhy why NAMESPACE [KIND/]NAME   [same options]
+    kubewhy snapshot [jobset] NAMESPACE NAME -o FILE [--kubeconfig PATH] [--context NAME]
     kubewhy ask "/triage NS POD"        [--snapshot PATH]
     kubewhy serve
 
@@ -26,8 +28,8 @@ from typing import Any, TextIO
 
 from bot import render
 from cluster.errors import Ambiguous, ClusterError, NotFound
-from cluster.reader import KIND_WORDS, Reader
-from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
+from cluster.reader import Reader
+from handlers.names import namespace_and_name, namespace_kind_and_name
 from handlers.reply import Reply, Scope
 
 EXIT_OK = 0
@@ -43,16 +45,6 @@ _FORMATS: dict[str, Callable[[Reply], str]] = {
     "word": render.as_word,
     "json": lambda reply: json.dumps(render.as_json(reply), indent=2, ensure_ascii=False),
 }
-
-_NAMESPACE_RULE = (
-    "a namespace is a DNS-1123 label: at most 63 lowercase letters, digits and '-',"
-    " beginning and ending with a letter or digit"
-)
-_NAME_RULE = (
-    "a {} name is a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' and '.',"
-    " beginning and ending with a letter or digit"
-)
-
 
 GC_THRESHOLDS = (50_000, 50, 50)
 """The cyclic collector's thresholds, for every command. Every read decodes JSON into many small
@@ -76,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _command(argv: Sequence[str] | None) -> int:
     try:
-        args = _parser().parse_args(argv)
+        args = _parsed(argv)
         _check(args)
     except SystemExit as exit_:  # argparse has printed the usage and the error, or the help
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
@@ -85,6 +77,10 @@ def _command(argv: Sequence[str] | None) -> int:
             from bot.serve import run as serve
 
             return serve()
+        if args.command == "snapshot":
+            from bot.capture import run as snapshot
+
+            return snapshot(args)
         if args.command == "ask":
             from bot.ask import run as ask
 
@@ -94,13 +90,27 @@ def _command(argv: Sequence[str] | None) -> int:
         return EXIT_INTERRUPTED
 
 
+def _parsed(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments. A question's words may stand on both sides of its options (`triage ml --format
+    word POD`): argparse leaves the words after an option to no positional, so they join here."""
+    parser = _parser()
+    args, rest = parser.parse_known_args(argv)
+    if "words" in args and not any(word.startswith("-") for word in rest):
+        args.words += rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    return args
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kubewhy", description="Why is this GPU/TPU pod or JobSet on Kubernetes not running?"
     )
+    parser.add_argument("--version", action=_Version, help="print kubewhy's version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     reading = argparse.ArgumentParser(add_help=False)
+    reading.add_argument("-n", "--namespace", metavar="NAMESPACE", help="then give the name alone")
     reading.add_argument(
         "--snapshot", metavar="PATH", help="read a saved snapshot (file or folder) instead of a cluster"
     )
@@ -110,9 +120,13 @@ def _parser() -> argparse.ArgumentParser:
     reading.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current one)")
     reading.add_argument("--format", choices=tuple(_FORMATS), default="text", help="default: text")
 
-    pod = commands.add_parser("triage", parents=[reading], help="why is this accelerator pod not running?")
-    pod.add_argument("namespace", metavar="NAMESPACE")
-    pod.add_argument("name", metavar="POD")
+    pod = commands.add_parser(
+        "triage",
+        parents=[reading],
+        help="why is this accelerator pod not running?",
+        usage="%(prog)s NAMESPACE POD | NAMESPACE/POD | -n NAMESPACE POD [options]",
+    )
+    pod.add_argument("words", metavar="NAMESPACE POD", nargs="*", help="or NAMESPACE/POD, or POD with -n")
     pod.set_defaults(parser=pod, question=_triage, kind="pod", message=None)
 
     jobsets = commands.add_parser("jobset", help="why is this JobSet stuck or restarting?")
@@ -120,27 +134,46 @@ def _parser() -> argparse.ArgumentParser:
         "why",
         parents=[reading],
         help="explain a JobSet, or a pasted admission error",
-        usage="%(prog)s NAMESPACE NAME [options]\n       %(prog)s --message TEXT [--format F]",
+        usage=(
+            "%(prog)s NAMESPACE NAME | NAMESPACE/NAME | -n NAMESPACE NAME [options]"
+            "\n       %(prog)s --message TEXT [--format F]"
+        ),
     )
-    why.add_argument("namespace", metavar="NAMESPACE", nargs="?")
-    why.add_argument("name", metavar="NAME", nargs="?")
+    why.add_argument("words", metavar="NAMESPACE NAME", nargs="*", help="or NAMESPACE/NAME, or NAME with -n")
     why.add_argument("--message", metavar="TEXT", help="explain a pasted admission error, offline")
     why.set_defaults(parser=why, question=_why, kind="JobSet")
 
     sets = commands.add_parser("lws", help="why is this LeaderWorkerSet not serving?")
     lws = sets.add_subparsers(dest="lws_command", required=True, metavar="why").add_parser(
-        "why", parents=[reading], help="explain a LeaderWorkerSet"
+        "why",
+        parents=[reading],
+        help="explain a LeaderWorkerSet",
+        usage="%(prog)s NAMESPACE NAME | NAMESPACE/NAME | -n NAMESPACE NAME [options]",
     )
-    lws.add_argument("namespace", metavar="NAMESPACE")
-    lws.add_argument("name", metavar="NAME")
+    lws.add_argument("words", metavar="NAMESPACE NAME", nargs="*", help="or NAMESPACE/NAME, or NAME with -n")
     lws.set_defaults(parser=lws, question=_lws, kind="LeaderWorkerSet", message=None)
 
     anything = commands.add_parser(
-        "why", parents=[reading], help="why is this pod or workload (JobSet, TrainJob, LWS, Job…) stuck?"
+        "why",
+        parents=[reading],
+        help="why is this pod or workload (JobSet, TrainJob, LWS, Job…) stuck?",
+        usage="%(prog)s NAMESPACE [KIND/]NAME | NAMESPACE/[KIND/]NAME | -n NAMESPACE [KIND/]NAME [options]",
     )
-    anything.add_argument("namespace", metavar="NAMESPACE")
-    anything.add_argument("name", metavar="[KIND/]NAME")
-    anything.set_defaults(parser=anything, question=_any, kind="object", message=None)
+    anything.add_argument(
+        "words", metavar="NAMESPACE [KIND/]NAME", nargs="*", help="or NAMESPACE/NAME, or NAME with -n"
+    )
+    anything.set_defaults(parser=anything, question=_any, kind=None, message=None)
+
+    snapshot = commands.add_parser(
+        "snapshot", help="save what the answer about a pod (or a JobSet) reads, as a snapshot file"
+    )
+    snapshot.add_argument("target", nargs="+", metavar="[jobset] NAMESPACE NAME")
+    snapshot.add_argument(
+        "-o", "--output", metavar="FILE", required=True, help="the snapshot to write (JSON)"
+    )
+    snapshot.add_argument("--kubeconfig", metavar="PATH", help="as for triage")
+    snapshot.add_argument("--context", metavar="NAME", help="as for triage")
+    snapshot.set_defaults(parser=snapshot)
 
     ask = commands.add_parser("ask", help="run a Slack command through the whole bot, in-process")
     ask.add_argument("text", metavar='"/triage NS POD"')
@@ -148,6 +181,26 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("serve", help="run the Slack bot")
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, looked up only when asked (importlib.metadata
+    would cost every run its import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from importlib.metadata import version
+
+        write_line(sys.stdout, f"{parser.prog} {version('kubewhy')}")
+        parser.exit()
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -158,71 +211,71 @@ def _check(args: argparse.Namespace) -> None:
     if args.snapshot is not None and (args.kubeconfig is not None or args.context is not None):
         parser.error("--snapshot reads a saved snapshot: --kubeconfig and --context do not apply")
     if args.message is not None:
-        if args.namespace is not None:
+        if args.words or args.namespace is not None:
             parser.error("give either NAMESPACE NAME or --message TEXT, not both")
         if args.snapshot is not None or args.kubeconfig is not None or args.context is not None:
             parser.error("--message is explained offline: --snapshot, --kubeconfig, --context do not apply")
         if not args.message.strip():
             parser.error("--message needs the text of the error")
         return
-    if args.name is None:
-        parser.error("NAMESPACE and NAME are required (or --message TEXT)")
-    if not is_dns1123_label(args.namespace):
-        parser.error(f"invalid namespace {args.namespace!r}: {_NAMESPACE_RULE}")
-    if args.question is _any:
-        _split_kind(args, parser)
-    if not is_dns1123_subdomain(args.name):
-        what = args.kind or "object"
-        parser.error(f"invalid {what} name {args.name!r}: {_NAME_RULE.format(what)}")
-
-
-def _split_kind(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """`KIND/NAME` of `kubewhy why` into `args.kind` (the kind, or None: any) and `args.name`."""
-    word, _, args.name = args.name.rpartition("/")
-    if word and word.lower() not in KIND_WORDS:
-        parser.error(f"unknown kind {word!r}: one of {', '.join(sorted(KIND_WORDS))}")
-    args.kind = KIND_WORDS.get(word.lower()) if word else None
+    try:
+        args.target = (
+            namespace_kind_and_name(args.words, args.namespace)
+            if args.question is _any
+            else namespace_and_name(args.kind, args.words, args.namespace)
+        )
+    except ValueError as error:
+        parser.error(str(error))
 
 
 async def _triage(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     # Each command imports only its own handler: a process start is part of every answer.
     from handlers.triage import triage
 
-    return await triage(reader, args.namespace, args.name, scope)
+    namespace, name = args.target
+    return await triage(reader, namespace, name, scope)
 
 
 async def _why(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     from handlers.jobset import why
 
-    return await why(reader, args.namespace, args.name, scope)
+    namespace, name = args.target
+    return await why(reader, namespace, name, scope)
 
 
 async def _lws(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     from handlers.lws import why
 
-    return await why(reader, args.namespace, args.name, scope)
+    namespace, name = args.target
+    return await why(reader, namespace, name, scope)
 
 
 async def _any(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     from handlers.why import why
 
-    return await why(reader, args.namespace, args.name, args.kind, scope)
+    namespace, kind, name = args.target
+    return await why(reader, namespace, name, kind, scope)
 
 
 def _answer(args: argparse.Namespace) -> int:
     try:
         reply = _reply(args)
-    except Ambiguous as error:
-        _write(sys.stderr, f"kubewhy: {error}; ask for one as KIND/NAME")
-        return EXIT_USAGE
-    except NotFound as error:
-        _write(sys.stderr, f"kubewhy: {render.not_found(error)}")
-        return EXIT_NOT_FOUND
-    except ClusterError as error:
-        _write(sys.stderr, f"kubewhy: {' '.join(str(error).splitlines())}")
-        return EXIT_UNREADABLE
-    _write(sys.stdout, _FORMATS[args.format](reply))
+    except (NotFound, ClusterError) as error:
+        return failed(error)
+    write_line(sys.stdout, _FORMATS[args.format](reply))
     return EXIT_OK
+
+
+def failed(error: NotFound | ClusterError) -> int:
+    """Say on stderr, in one line, why there is no answer; the exit status."""
+    if isinstance(error, Ambiguous):
+        write_line(sys.stderr, f"kubewhy: {error}; ask for one as KIND/NAME")
+        return EXIT_USAGE
+    if isinstance(error, NotFound):
+        write_line(sys.stderr, f"kubewhy: {render.not_found(error)}")
+        return EXIT_NOT_FOUND
+    write_line(sys.stderr, f"kubewhy: {' '.join(str(error).splitlines())}")
+    return EXIT_UNREADABLE
 
 
 def _reply(args: argparse.Namespace) -> Reply:
@@ -246,13 +299,16 @@ async def _ask_live(question: Question, args: argparse.Namespace) -> Reply:
     from cluster.live import LiveReader
 
     reader = LiveReader.from_kubeconfig(args.kubeconfig, args.context)
-    # Named on the command line: the commands name them too. Else kubectl's defaults are the reader's.
-    scope = Scope(reader.context or "in-cluster", args.context, args.kubeconfig)
+    # The commands name the context it was read through (named, else the current one: they still
+    # reach this cluster after a `kubectl config use-context`), and the kubeconfig only when the
+    # person named it: a path on their own machine, which they typed. In a pod, neither.
+    context = reader.context or None
+    scope = Scope(context or "in-cluster", context, args.kubeconfig)
     try:
         return await question(reader, args, scope)
     finally:
         await reader.aclose()
 
 
-def _write(stream: TextIO, text: str) -> None:
+def write_line(stream: TextIO, text: str) -> None:
     stream.write(f"{text}\n")

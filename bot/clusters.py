@@ -46,6 +46,17 @@ def build_reader(config: ClusterConfig, pending: bool = False) -> Reader:
     return LiveReader.from_kubeconfig(kubeconfig, config.context, timeout=config.timeout, cache=cache)
 
 
+def kubectl_context(config: ClusterConfig, reader: Reader) -> str | None:
+    """The kubectl context people reach a configured cluster with: its `context` (which an
+    in-cluster cluster may set for its commands alone), else the kubeconfig context the bot reads it
+    through (the kubeconfig's current one). None for an in-cluster cluster that sets none, and for a
+    snapshot."""
+    if config.context or config.in_cluster or config.snapshot is not None:
+        return config.context
+    context: str = getattr(reader, "context", "")  # a live reader's; "" when it fell back to in-cluster
+    return context or None
+
+
 class Clusters:
     def __init__(self, readers: Mapping[str, Reader], config: Config) -> None:
         self._readers = dict(readers)
@@ -121,16 +132,16 @@ class Clusters:
         return self._readers[target.cluster or self._config.fallback_cluster]
 
     def scope(self, target: Target) -> Scope:
-        """How a resolved target's answer names its cluster and aims its kubectl commands: a live
-        cluster's commands carry `--context` (the configured context, else the cluster's own name: a
-        wrong context makes kubectl refuse, where none would hit whichever cluster is current) and
-        the configured `--kubeconfig`. A snapshot cluster is read from a file: nothing to aim at."""
+        """How a resolved target's answer names its cluster and aims its kubectl commands, which
+        people paste on their own machines: never with the bot's kubeconfig (a path on the bot's
+        machine), and with `--context` only where the cluster's kubectl context is known
+        (`kubectl_context`). Without one, the answer names the cluster and the commands no context:
+        a guessed one would make kubectl refuse them all."""
         name = target.cluster or self._config.fallback_cluster
         config = self._config.clusters.get(name)
-        if config is None or config.snapshot is not None:
+        if config is None:
             return Scope(name)
-        kubeconfig = str(config.kubeconfig) if config.kubeconfig else None
-        return Scope(name, config.context or name, kubeconfig)
+        return Scope(name, kubectl_context(config, self._readers[name]))
 
     async def not_ready(self) -> dict[str, str]:
         """The clusters that cannot be read now, or whose cache has not synced yet, with why (for

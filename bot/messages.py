@@ -155,6 +155,10 @@ def not_found(kind: str, namespace: str, name: str, cluster: str) -> str:
     return f"There is no {kind} `{name}` in namespace `{namespace}` on cluster *{cluster}*."
 
 
+def no_namespace(namespace: str, cluster: str) -> str:
+    return f"There is no namespace `{namespace}` on cluster *{cluster}*."
+
+
 def similar(names: Iterable[str]) -> str:
     return "Did you mean: " + ", ".join(f"`{n}`" for n in names) + "?"
 
@@ -205,6 +209,13 @@ def watch_started(target: str, interval: float, minutes: float) -> str:
     return (
         f":eyes: Watching {target}: re-checking every {interval:g} s for up to {minutes:g} min."
         " I'll post here when the verdict changes. `@kubewhy stop` ends it."
+    )
+
+
+def watch_resumed(target: str) -> str:
+    return (
+        f":eyes: Watching {target} again: the replica that watched it stopped, this one carries on."
+        " `@kubewhy stop` ends it."
     )
 
 
@@ -299,10 +310,11 @@ def detail_fallback(target: str) -> str:
 # ---- the sentinel (bot/sentinel.py, bot/incident_message.py)
 
 SILENCE = "Silence…"
+ACKNOWLEDGE = "Acknowledge"
 SILENCE_CHOICES = (
-    ("workload", 60, "This workload for 1 hour"),
-    ("workload", 240, "This workload for 4 hours"),
-    ("workload", 1440, "This workload for 24 hours"),
+    ("incident", 60, "This incident for 1 hour"),
+    ("incident", 240, "This incident for 4 hours"),
+    ("incident", 1440, "This incident for 24 hours"),
     ("namespace", 60, "Its namespace for 1 hour"),
     ("namespace", 240, "Its namespace for 4 hours"),
     ("namespace", 1440, "Its namespace for 24 hours"),
@@ -319,12 +331,41 @@ def minutes(seconds: float) -> str:
     return f"{hours} h {rest:02d} min"
 
 
-def incident_waiting(pods: int, waited: str) -> str:
-    return f"*{pods} pod{'s' if pods != 1 else ''}* waiting for a node for {waited}."
+def _of(workloads: int) -> str:
+    return f" of {workloads} workloads" if workloads > 1 else ""
 
 
-def incident_restarting(restarts: int, window: float) -> str:
-    return f"*Restarted {restarts} time{'s' if restarts != 1 else ''}* within {window:g} min."
+def incident_waiting(pods: int, waited: str, workloads: int = 1) -> str:
+    return f"*{pods} pod{'s' if pods != 1 else ''}*{_of(workloads)} waiting for a node for {waited}."
+
+
+def incident_restarting(restarts: int, window: float, workloads: int = 1) -> str:
+    return f"*Restarted {restarts} time{'s' if restarts != 1 else ''}*{_of(workloads)} within {window:g} min."
+
+
+def incident_member(what: str, pods: int, restarts: int) -> str:
+    count = f"{pods} pod{'s' if pods != 1 else ''}" if pods else f"{restarts} restarts"
+    return f"• {what} · {count}"
+
+
+def more_members(count: int) -> str:
+    return f"• and {count} more"
+
+
+def mention(groups: str) -> str:
+    return f"cc {groups}"
+
+
+def joined(groups: str, what: str) -> str:
+    return f"{groups}: {what} joined this incident."
+
+
+def acknowledged(user: str, at: str) -> str:
+    return f":eyes: Acknowledged by <@{user}> at {at} UTC."
+
+
+def rechecked(user: str, at: str) -> str:
+    return f":arrows_counterclockwise: Re-checked by <@{user}> at {at} UTC."
 
 
 def first_fix(summary: str) -> str:
@@ -335,8 +376,8 @@ def incident_facts(cluster: str, since: str) -> str:
     return f"cluster *{cluster}* · stuck since {since} UTC · posted by kubewhy's sentinel"
 
 
-def resolved_header(kind: str, what: str) -> str:
-    return f":white_check_mark: resolved: {kind} {what}"
+def resolved_header(what: str) -> str:
+    return f":white_check_mark: resolved: {what}"
 
 
 def resolved(waited: str, verdict: str) -> str:

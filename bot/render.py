@@ -52,9 +52,7 @@ def as_json(reply: Reply) -> dict[str, Any]:
         "cluster": reply.cluster or None,
         "checked_at": _rfc3339(d.checked_at),
         "pending_since": _rfc3339(d.pending_since),
-        "fixes": [
-            {"summary": f.summary, "pod_patch": f.pod_patch, "opens": list(f.opens)} for f in d.fixes
-        ],
+        "fixes": [{"summary": f.summary, "pod_patch": f.pod_patch, "opens": list(f.opens)} for f in d.fixes],
         "holders": [_holding(h) for h in d.holders],
         "competing": list(d.competing),
         "snippets": [{"title": s.title, "language": s.language, "text": s.text} for s in d.snippets],
@@ -149,6 +147,15 @@ def not_found(error: NotFound) -> str:
     that refusal is usually the answer)."""
     kind = KIND_NAMES.get(error.kind, error.kind)
     where = f"namespace {error.namespace}"
+    if error.missing.namespaces is not None:
+        instead = error.missing.namespaces
+        return "\n".join(
+            (
+                f"There is no namespace {error.namespace}"
+                + (f"; did you mean {_either(instead)}?" if instead else "."),
+                "List them: kubectl get namespaces",
+            )
+        )
     similar = ", ".join(error.missing.similar)
     lines = [
         f"{kind} {error.namespace}/{error.name} not found.",
@@ -160,6 +167,10 @@ def not_found(error: NotFound) -> str:
         lines.append(f"The API refused to create objects in {where}; a refused object never exists:")
         lines += (f"{_INDENT}- {rejection}" for rejection in error.missing.rejections)
     return "\n".join(lines)
+
+
+def _either(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def holding_line(h: Holding) -> str:

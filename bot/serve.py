@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -46,7 +47,20 @@ def run() -> int:
         config = load_config(settings.kubewhy_config)
     except SettingsError as error:
         return _fail(str(error), EXIT_CONFIG)
+    _forget_secrets()
     return asyncio.run(_serve(settings, config))
+
+
+SECRETS = frozenset({"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"})
+
+
+def _forget_secrets() -> None:
+    """Take the secrets out of the process's environment once they are read: bolt's AsyncApp takes
+    SLACK_BOT_TOKEN as a token beside the client it is given and warns at every start "As you gave
+    client as well, token will be unused." (`slack_bolt/app/async_app.py`), and a kubeconfig's exec
+    credential plugin (`cluster.credentials`) would inherit them."""
+    for variable in [v for v in os.environ if v.upper() in SECRETS]:
+        del os.environ[variable]
 
 
 def _fail(message: str, status: int) -> int:
@@ -79,7 +93,7 @@ async def _serve(settings: Settings, config: Config) -> int:
         try:
             async with (
                 looplag.watching(deps.metrics.loop_lagged),
-                sentinel.running(config, clusters, deps.sentinel, deps.metrics),
+                sentinel.running(config, clusters, deps.sentinel, deps.metrics, deps.watches),
             ):
                 await _until_stopped(settings, deps)
         except SettingsError as error:

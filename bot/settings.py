@@ -136,6 +136,9 @@ class ClusterConfig(_Strict):
 
     kubeconfig: Path | None = None
     context: str | None = None
+    """The kubectl context people reach the cluster with, which the commands in answers name
+    (`bot.clusters.kubectl_context`). A kubeconfig cluster is read through it too; an in-cluster
+    cluster is read with its ServiceAccount, whatever it names."""
     in_cluster: bool = False
     snapshot: Path | None = None
     timeout: float = Field(default=5.0, gt=0, le=60)
@@ -146,11 +149,19 @@ class ClusterConfig(_Strict):
     def _one_source(self) -> Self:
         if self.snapshot is not None and (self.kubeconfig or self.context or self.in_cluster):
             raise ValueError("a snapshot cluster takes no kubeconfig, context or in_cluster")
-        if self.in_cluster and (self.kubeconfig or self.context):
-            raise ValueError("an in_cluster cluster takes no kubeconfig or context")
+        if self.in_cluster and self.kubeconfig:
+            raise ValueError("an in_cluster cluster takes no kubeconfig")
         if self.snapshot is not None and self.cache.enabled and "enabled" in self.cache.model_fields_set:
             raise ValueError("a snapshot cluster takes no cache (a snapshot is read from memory already)")
         return self
+
+
+class MentionConfig(_Strict):
+    """Who the sentinel mentions: the Slack user group of a workload whose pods' label `label` has a
+    value listed in `groups` (e.g. `{label: team, groups: {ml-infra: S0123ABCD}}`)."""
+
+    label: str = Field(min_length=1, max_length=317)
+    groups: dict[str, UsergroupId] = Field(min_length=1)
 
 
 class SentinelConfig(_Strict):
@@ -167,6 +178,7 @@ class SentinelConfig(_Strict):
     """Verdicts never reported (the workload's, or its blocking pod's)."""
     max_posts_per_hour: int = Field(default=10, ge=1)
     """New incidents posted per hour at most; past it, one summary line counts the others."""
+    mention: MentionConfig | None = None
 
 
 class ChannelConfig(_Strict):

@@ -1,18 +1,21 @@
 """What the sentinel finds stuck in a sweep: the accelerator pods of one JobSet, Deployment, Job…
-(`diagnosis.relations.workload`) waiting for a node, or a JobSet restarting, and whether that is worth
-an incident. Pure: the pods and restart counts are read by `bot.sentinel`, the time passed in.
+(`diagnosis.relations.workload`) waiting for a node, or a JobSet restarting, whether that is worth
+an incident, and what blocks it (`blocked_by`: workloads blocked by the same cause share an incident).
+Pure: the pods and restart counts are read by `bot.sentinel`, the time passed in.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from bot.settings import ChannelConfig, SentinelConfig
+from bot.settings import ChannelConfig, MentionConfig, SentinelConfig
 from diagnosis.model import JobSetVerdict
-from diagnosis.objects import Object, condition, meta, name, namespace, timestamp
+from diagnosis.objects import Object, condition, labels, meta, name, namespace, timestamp
 from diagnosis.relations import workload
 from handlers.reply import Reply
 from handlers.requests import Target
@@ -39,6 +42,8 @@ class Stuck:
     """What is diagnosed: the JobSet, or the workload's oldest waiting pod."""
     pods: int = 0
     restarts: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """The labels of the pod diagnosed (none for a restart loop): `sentinel.mention` reads them."""
 
     @property
     def key(self) -> Key:
@@ -48,6 +53,11 @@ class Stuck:
     def path(self) -> str:
         """How the summary line of the incidents past the hourly limit names it."""
         return f"{self.cluster}/{self.namespace}/{self.kind}/{self.name}"
+
+    def group(self, mention: MentionConfig | None) -> str | None:
+        """The Slack user group to mention for this workload, if the channel names one for its label."""
+        value = self.labels.get(mention.label) if mention is not None else None
+        return mention.groups.get(value) if mention is not None and value is not None else None
 
     def due(self, sentinel: SentinelConfig, now: float) -> bool:
         if self.cause == "restarts":
@@ -99,9 +109,28 @@ def waiting_workloads(cluster: str, pods: Iterable[Object]) -> dict[Key, Stuck]:
             name=owner if explained else name(oldest),
             cluster=cluster,
         )
-        stuck = Stuck(cluster, ns, kind, owner, "pending", since, target, pods=len(waiting))
+        stuck = Stuck(
+            cluster, ns, kind, owner, "pending", since, target, pods=len(waiting), labels=labels(oldest)
+        )
         found[stuck.key] = stuck
     return found
+
+
+def blocked_by(stuck: Stuck, check: Check) -> str:
+    """What blocks a stuck workload, as a short key: the workloads blocked by the same cause on the
+    same nodes share it, and with it one incident. It is drawn from the diagnosis, never from the
+    workload's own names: the verdict words, then who or what blocks it: the workloads holding the
+    devices on the nodes it needs (`holders`, its own pods left out); else the cluster objects whose
+    change would open nodes to it, with those nodes (its fixes that change the cluster, not the pod);
+    else, when the diagnosis names neither, its summary."""
+    assert isinstance(check.outcome, Reply)
+    diagnosis = check.outcome.diagnosis
+    words = [stuck.cluster, stuck.cause, str(diagnosis.verdict), str(diagnosis.pod_verdict or "")]
+    words.append(str(diagnosis.cause or ""))
+    holders = sorted([h.kind, h.namespace, h.name, *h.nodes] for h in diagnosis.holders if not h.own)
+    changes = sorted([*f.objects, "->", *f.opens] for f in diagnosis.fixes if f.pod_patch is None)
+    blocking = holders or changes or [[" ".join(diagnosis.summary.split())]]
+    return hashlib.sha256(json.dumps([words, blocking]).encode()).hexdigest()[:16]
 
 
 class RestartCounter:

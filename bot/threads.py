@@ -14,6 +14,7 @@ usual line.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -150,18 +151,48 @@ class Watches:
         watch = self._watches.get((channel, thread_ts))
         return watch_marker("watching", until=watch.until) if watch is not None else None
 
-    def start(self, channel: str, thread_ts: str, found: Found, bot_id: str | None) -> str:
-        """Start watching in this thread; returns the line to post."""
+    def start(
+        self, channel: str, thread_ts: str, found: Found, bot_id: str | None, until: float | None = None
+    ) -> str:
+        """Start watching in this thread (until `until`, or for `watch.max_minutes`); returns the line
+        to post."""
         what = str(found.meta.target)
         if (channel, thread_ts) in self._watches:
             return messages.watch_already(what)
         if len(self._watches) >= MAX_WATCHES:
             return messages.too_many_watches(MAX_WATCHES)
-        watch = _Watch(found.meta.target, time.time() + self._config.max_minutes * 60, bot_id)
+        watch = _Watch(found.meta.target, until or time.time() + self._config.max_minutes * 60, bot_id)
         self._watches[channel, thread_ts] = watch
         watch.task = asyncio.create_task(self._run(channel, thread_ts, found, watch), name=f"watch {what}")
         watch.task.add_done_callback(_log_failure)
         return messages.watch_started(what, self._config.interval_seconds, self._config.max_minutes)
+
+    def carried(self) -> str:
+        """This replica's watches (their threads), as the Lease carries them (`cluster.lease.CARRIED`)
+        for the replica that takes over if this one dies."""
+        return json.dumps(sorted(self._watches))
+
+    async def inherit(self, carried: str, bot_id: str | None) -> None:
+        """Resume the watches a replica that died was running (`carried`), each whose thread's newest
+        marker still says it watches, until the time it was given, with a line in its thread."""
+        try:
+            threads = [(str(c), str(t)) for c, t in json.loads(carried)]
+        except (ValueError, TypeError):
+            log.warning("ignoring the watches carried by the Lease: %.100s", carried)
+            return
+        for channel, thread_ts in threads:
+            marker = await last_watch_marker(self._client, channel, thread_ts, bot_id)
+            if (
+                marker is None
+                or marker.get("state") != "watching"
+                or float(marker.get("until", 0)) <= time.time()
+            ):
+                continue
+            found = await find_verdict(self._client, channel, thread_ts, bot_id)
+            if found is not None:
+                self.start(channel, thread_ts, found, bot_id, float(marker["until"]))
+                line = messages.watch_resumed(str(found.meta.target))
+                await self._poster.say(channel, thread_ts, blocks.note(line), self.marker(channel, thread_ts))
 
     def stop(self, channel: str, thread_ts: str, user: str) -> bool:
         """End the thread's watch (its last line names who stopped it); False if there is none."""
@@ -184,7 +215,7 @@ class Watches:
     async def _run(self, channel: str, thread_ts: str, found: Found, watch: _Watch) -> None:
         loop = asyncio.get_running_loop()
         interval = self._config.interval_seconds
-        deadline = loop.time() + self._config.max_minutes * 60
+        deadline = loop.time() + watch.until - time.time()
         what = str(watch.target)
         try:
             while True:

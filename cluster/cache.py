@@ -7,8 +7,10 @@ the candidate nodes and their pods from memory, and reads only the pod and its e
 Each resource is kept as client-go's reflector keeps it: LIST in pages, then WATCH from the list's
 `resourceVersion`; a watch that ends is resumed from the last `resourceVersion` seen (of an event or
 a bookmark); a 410 Gone means changes were missed, so the resource is listed again; other errors are
-retried with backoff. Pods are those bound to a node and not terminal (`BOUND_PODS`): a pod that
-finishes or is deleted leaves the watch's selection and arrives as DELETED.
+retried with backoff. A 403 stops the cache with the rule to grant, unless the resource was watched
+before: a restarting API server refuses everyone until its authorizer has read the roles again.
+Pods are those bound to a node and not terminal (`BOUND_PODS`): a pod that finishes or is deleted
+leaves the watch's selection and arrives as DELETED.
 
 Every bound pod is kept, in a compact form (`compact_pod`): the diagnosis counts each against its node
 (devices, cpu, memory, the pod count, host ports: `diagnosis.triage.resources.counted`), and reads
@@ -62,8 +64,8 @@ from diagnosis.objects import (
     text,
 )
 from diagnosis.relations import NOT_TERMINAL
+from diagnosis.triage.findings import Findings
 from diagnosis.triage.fit import CPU, pod_requests
-from diagnosis.triage.funnel import Findings
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
@@ -150,8 +152,8 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     and its containers folded into one that asks the pod's requests (`fit.pod_requests`, and the
     extended resources as `resources.effective_requests` reads them) and holds its host ports (pods
     asking the same share that one container: a cluster runs a few hundred templates); its required
-    pod anti-affinity (`diagnosis.triage.affinity`) and the PVCs of its volumes
-    (`diagnosis.triage.volumes`)."""
+    pod anti-affinity (`diagnosis.triage.steps.pod_affinity`) and the PVCs of its volumes
+    (`diagnosis.triage.steps.volume`)."""
     pod_meta, pod_spec = meta(pod), spec(pod)
     kept_meta = _pick(pod_meta, _POD_META)
     owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
@@ -409,6 +411,8 @@ class _Reflector:
         self.heard_at: float | None = None
         """When the API server last told this resource's reflector anything (time.monotonic): a LIST
         page, a watch event or a bookmark."""
+        self.watched = False
+        """A watch of it was served once: RBAC allows it (a later 403 is retried)."""
         self._failures = 0
 
     def current(self, now: float) -> bool:
@@ -429,8 +433,12 @@ class _Reflector:
             except Expired as err:
                 self._forget(f"listing again: {err.message}")
             except Forbidden as err:
-                self.cache.stop(str(err))
-                return
+                if not self.watched:
+                    self.cache.stop(str(err))
+                    return
+                # Allowed before: an API server that restarts refuses every request until its RBAC
+                # authorizer has read the roles again. Retried, as any other error.
+                await self._back_off(err)
             except NotFound:
                 if not self.resource.optional:
                     raise
@@ -481,7 +489,7 @@ class _Reflector:
             allowWatchBookmarks=True,
             timeoutSeconds=options.watch_seconds,
         )
-        self.phase, self.lost_at = "watching", None
+        self.phase, self.lost_at, self.watched = "watching", None, True
         self.cache.changed()
         lines = iter_resp_lines(self.response)
         loop = asyncio.get_running_loop()
@@ -609,7 +617,7 @@ class ClusterCache:
         self.options = options or CacheOptions()
         self.api = Transport(api_client, timeout)
         self.findings = Findings()
-        """What questions found on the nodes, by placement (`TriageView.findings`)."""
+        """What questions found on the nodes, by placement (`Prepared.findings`)."""
         forget = partial(_forget, self.findings)
         self._nodes = _Reflector(
             self, _Resource("nodes", None, compact_node, _everything, _labels_of, changed=forget)
@@ -758,6 +766,12 @@ class ClusterCache:
         return sum(1 for task in self._tasks if not task.done())
 
     @property
+    def revisions(self) -> dict[str, str]:
+        """The resourceVersion each resource is current at (of its last list, event or bookmark), by
+        resource as `held` names them."""
+        return {r.resource.label or r.resource.plural: r.revision for r in self._reflectors}
+
+    @property
     def held(self) -> dict[str, int]:
         """The objects held, by resource (the count `max_objects` bounds)."""
         return {r.resource.label or r.resource.plural: len(r.items) + r.listing for r in self._reflectors}
@@ -860,7 +874,7 @@ class ClusterCache:
         return tuple(pod for n in sorted(set(node_names)) for pod in on.get(n, {}).values())
 
     def groups(self, node_names: Iterable[str]) -> tuple[dict[str, NodePods], Ungrouped]:
-        """The pods bound to these nodes, node by node (`TriageView.grouped`): the groups already
+        """The pods bound to these nodes, node by node (`Prepared.grouped`): the groups already
         made, and the pods of the nodes whose group is not (`resources.group_pods` makes theirs, off
         the event loop: a few microseconds a pod; `keep` keeps them for the next question). A group
         serves every question until a pod of its node changes."""

@@ -29,6 +29,9 @@ class Missing:
     rejections: tuple[str, ...] = field(default=())
     """Messages of FailedCreate events in the namespace (`exceeded quota: …`, `RuntimeClass … not
     found`): objects whose creation is refused never come to exist."""
+    namespaces: tuple[str, ...] | None = None
+    """When the namespace itself does not exist, the existing namespaces closest to its name (a typo
+    in the namespace is the likelier mistake then); None when it exists or could not be checked."""
 
 
 class NotFound(Exception):

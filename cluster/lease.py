@@ -9,6 +9,10 @@ it last saw the record change, never by comparing clocks), or when the holder re
 for an expired Lease the API server lets one win (409 Conflict for the other). A holder that cannot
 renew for `renew_deadline` seconds stops leading before the Lease can expire, so two replicas never
 lead at once. On shutdown the holder releases the Lease, and another takes over at its next try.
+
+The holder also writes what another replica needs to carry on its work if it dies (`carry`, the
+annotation `CARRIED`) at each renewal; a replica that takes the Lease over from a holder that stopped
+renewing hands that annotation to `inherit`.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ from typing import Any
 
 from cluster.errors import ClusterError, Conflict, NotFound
 from cluster.transport import Target, Transport
-from diagnosis.objects import spec, text
+from diagnosis.objects import mapping, spec, text
 
 log = logging.getLogger(__name__)
 
 GROUP = "coordination.k8s.io"
+CARRIED = "kubewhy.dev/carried"
+"""The Lease's annotation that holds what the holder's work needs to go on in another replica."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,8 @@ class LeaseOptions:
 
 Observer = Callable[[str, int, bool], None]
 """Called with the holder, the Lease's transitions and whether this replica leads, on each change."""
+Inherit = Callable[[str], None]
+"""Called with the `CARRIED` annotation of a holder this replica took the Lease over from."""
 
 
 def _micro_time(moment: datetime) -> str:
@@ -68,6 +76,9 @@ class Elector:
         self.options = options
         self.identity = identity
         self._observer = observer
+        self.carry: Callable[[], str] = str
+        """What this replica's work needs to go on elsewhere, written at each renewal."""
+        self.inherit: Inherit | None = None
         self.leading = asyncio.Event()
         self.holder = ""
         self.transitions = 0
@@ -148,11 +159,12 @@ class Elector:
         if holder != self.identity:
             renewed |= {"acquireTime": _micro_time(now), "leaseTransitions": transitions + 1}
         try:
-            await self._api.send(self._target("update"), "PUT", {**lease, "spec": renewed})
+            await self._api.send(self._target("update"), "PUT", self._carrying(lease) | {"spec": renewed})
         except Conflict:
             return False  # another replica wrote it first
         if holder != self.identity:
             log.info("lease %s/%s acquired by %s", self.options.namespace, self.options.name, self.identity)
+            self._took_over(holder, lease)
         self._observe(self.identity, int(renewed["leaseTransitions"]))
         return True
 
@@ -170,6 +182,19 @@ class Elector:
         log.info("lease %s/%s created by %s", self.options.namespace, self.options.name, self.identity)
         self._observe(self.identity, 0)
         return True
+
+    def _took_over(self, holder: str, lease: Mapping[str, Any]) -> None:
+        """Hand what `holder`, which stopped renewing, carried to `inherit` (a released Lease has no
+        holder: its replica ended its work itself)."""
+        carried = mapping(mapping(lease.get("metadata")).get("annotations")).get(CARRIED)
+        if holder and isinstance(carried, str) and self.inherit is not None:
+            self.inherit(carried)
+
+    def _carrying(self, lease: Mapping[str, Any]) -> dict[str, Any]:
+        """The Lease with this replica's `carry` in its annotations."""
+        metadata = mapping(lease.get("metadata"))
+        annotations = {**mapping(metadata.get("annotations")), CARRIED: self.carry()}
+        return {**lease, "metadata": {**metadata, "annotations": annotations}}
 
     def _spec(self, now: datetime, held: Mapping[str, Any]) -> dict[str, Any]:
         return {

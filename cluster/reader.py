@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from diagnosis.objects import Object
+from diagnosis.triage.prepared import NOTHING, Prepared
 from diagnosis.views import JobSetView, LwsView, TrainJobView, TriageView
 
 NAMED_KINDS = ("Pod", "JobSet", "TrainJob", "LeaderWorkerSet", "Job", "Deployment", "StatefulSet")
@@ -27,12 +28,20 @@ KIND_WORDS: Mapping[str, str] = {
 """The words a person may write before `/NAME`, and the kind each names."""
 
 
+class TriageRead(NamedTuple):
+    """What a reader hands over for `/triage`: the pod's view, and what it prepared for the view's
+    classification (`classify(view, prepared)`); a reader that keeps nothing prepares nothing."""
+
+    view: TriageView
+    prepared: Prepared = NOTHING
+
+
 class Reader(Protocol):
     """Reads what a question needs. Raises `NotFound` for a missing pod/JobSet (with `Missing`
     filled in), and a `ClusterError` (`Forbidden`, `Unavailable`, `SnapshotError`) when the cluster
     cannot be read. Names passed in are already validated (DNS-1123)."""
 
-    async def triage_view(self, namespace: str, pod: str) -> TriageView: ...
+    async def triage_view(self, namespace: str, pod: str) -> TriageRead: ...
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView: ...
 

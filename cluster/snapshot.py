@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cluster.errors import Missing, NotFound, SnapshotError
-from cluster.reader import NAMED_KINDS
+from cluster.reader import NAMED_KINDS, TriageRead
 from diagnosis import events
 from diagnosis.dra_objects import GROUP, Dra
 from diagnosis.dra_objects import KINDS as DRA_KINDS
@@ -283,6 +283,10 @@ class SnapshotReader:
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
         self._queues_in = _group(by_kind["LocalQueue"], namespace)
+        # The namespaces the snapshot shows: its Namespace objects and every object's namespace.
+        self._namespaces = {name(n) for n in by_kind["Namespace"]} | {
+            namespace(o) for group in by_kind.values() for o in group if namespace(o)
+        }
         # The pod rules and volumes read from these (the classifier keeps the ones it needs).
         self._peers = Peers(pods=self._bound_pods, namespaces=tuple(by_kind["Namespace"]))
         self._storage = Storage(
@@ -302,11 +306,11 @@ class SnapshotReader:
     def from_path(cls, path: str | PathLike[str], now: datetime | None = None) -> SnapshotReader:
         return cls(load_objects(path), now)
 
-    async def triage_view(self, namespace: str, pod: str) -> TriageView:
+    async def triage_view(self, namespace: str, pod: str) -> TriageRead:
         found = self._pods.get((namespace, pod))
         if found is None:
             raise self._not_found("pod", namespace, pod, self._pods)
-        return TriageView(
+        view = TriageView(
             pod=found,
             nodes=self._nodes,
             bound_pods=self._bound_pods,
@@ -320,6 +324,7 @@ class SnapshotReader:
             pending_pods=self._pending_pods,
             dra=self._dra,
         )
+        return TriageRead(view)
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
         jobset = self._jobsets.get((namespace, name))
@@ -409,7 +414,10 @@ class SnapshotReader:
         for, and what the API refused to create in that namespace."""
         similar = similar_names(name, (n for ns, n in existing if ns == namespace))
         rejections = creation_rejections(self._events_in.get(namespace, ()), namespace)
-        return NotFound(kind_, namespace, name, Missing(similar, rejections))
+        namespaces = (
+            None if namespace in self._namespaces else similar_names(namespace, sorted(self._namespaces))
+        )
+        return NotFound(kind_, namespace, name, Missing(similar, rejections, namespaces))
 
 
 def _group(objects: Iterable[Object], key: Callable[[Object], K]) -> dict[K, tuple[Object, ...]]:

@@ -164,6 +164,9 @@ class Transport:
         self.retry = retry or Retry()
         self.stats = ReadStats()
         self.server = str(api_client.configuration.host)
+        self.received: list[dict[str, Any]] | None = None
+        """When a list, every answer decoded is added to it, Lists and objects as the server sent
+        them (`cluster.capture`)."""
         self._executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="kubewhy-api")
 
     async def get(self, target: Target, **query: Query) -> Response:
@@ -289,7 +292,10 @@ class Transport:
         response = self._retried(target, lambda: self._open(target, query, accept, self.timeout), cost)
         data = response.data
         cost.bytes += len(data)
-        return Response(_decode(data, self.server), _date(response.headers))
+        body = _decode(data, self.server)
+        if self.received is not None:
+            self.received.append(body)
+        return Response(body, _date(response.headers))
 
     def _retried(self, target: Target, send: Callable[[], T], cost: ReadStats) -> T:
         """`send()`, retried within the policy (waiting in this thread); the client's errors made ours."""

@@ -42,7 +42,7 @@ def _case_answers(case: Case) -> Iterator[dict[str, Any]]:
         )
         yield {**where, "json": as_json(reply), "text": as_text(reply)}
         return
-    view = asyncio.run(reader.triage_view(case.namespace, case.name))
+    view, _ = asyncio.run(reader.triage_view(case.namespace, case.name))
     diagnosis = classify(view)
     reply = Reply.of(Ref("pod", case.namespace, case.name), noted(diagnosis, view.notes), scope)
     yield {**where, "json": as_json(reply), "text": as_text(reply)}
@@ -60,7 +60,7 @@ def _random_answers(count: int) -> Iterator[dict[str, Any]]:
             snapshot = Path(folder) / f"random-{seed}.json"
             snapshot.write_text(json.dumps(random_clusters.scenario(seed)))
             reader = SnapshotReader.from_path(snapshot)
-            view = asyncio.run(reader.triage_view(random_clusters.NAMESPACE, random_clusters.POD))
+            view, _ = asyncio.run(reader.triage_view(random_clusters.NAMESPACE, random_clusters.POD))
             reply = Reply.of(
                 Ref("pod", random_clusters.NAMESPACE, random_clusters.POD), classify(view), Scope("random")
             )

@@ -75,7 +75,7 @@ def every_case() -> list[Case]:
 async def answer(reader: Reader, case: Case) -> Diagnosis:
     """The diagnosis of the question the case asks, read through `reader`."""
     if case.kind == "triage":
-        return classify(await reader.triage_view(case.namespace, case.name))
+        return classify(*await reader.triage_view(case.namespace, case.name))
     if case.kind == "lws":
         return explain_lws(await reader.lws_view(case.namespace, case.name))
     if case.kind == "trainjob":

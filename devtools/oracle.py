@@ -50,46 +50,27 @@ from diagnosis.model import Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.relations import holds_node, node_name, nominated_node
-from diagnosis.triage.affinity import ANTI_AFFINITY
-from diagnosis.triage.classify import classify, funnel_of, usage_candidates
+from diagnosis.triage.classify import FUNNEL, classify, funnel_of, usage_candidates
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.steps.pod_affinity import ANTI_AFFINITY
 
 ENV = "SCHED_ORACLE"
 
 DEVICE = "device"
 """no-gpu-node, allocatable-zero and exhausted: the scheduler's `Insufficient <device>` for all three."""
 
-STEPS: tuple[str, ...] = (
-    "label-mismatch",
-    "taint",
-    DEVICE,
-    "node-resources",
-    "host-port",
-    "volume",
-    "topology-spread",
-    "pod-affinity",
-)
-"""kubewhy's funnel (DESIGN.md), with the three device steps as one."""
-
 _WORDS = {"no-gpu-node": DEVICE, "allocatable-zero": DEVICE, "exhausted": DEVICE}
 
-_PLUGINS = {
-    "NodeName": "label-mismatch",
-    "NodeAffinity": "label-mismatch",
-    "NodeUnschedulable": "taint",
-    "TaintToleration": "taint",
-    "NodePorts": "host-port",
-    "VolumeRestrictions": "volume",
-    "NodeVolumeLimits": "volume",
-    "VolumeBinding": "volume",
-    "VolumeZone": "volume",
-    "PodTopologySpread": "topology-spread",
-    "InterPodAffinity": "pod-affinity",
-    "DynamicResources": DEVICE,
-}
+STEPS: tuple[str, ...] = tuple(dict.fromkeys(_WORDS.get(s.verdict.value, s.verdict.value) for s in FUNNEL))
+"""kubewhy's funnel (`diagnosis.triage.classify.FUNNEL`), with the three device steps as one."""
+
+FIT = "NodeResourcesFit"
+"""Split by resource (`_fit_step`): a device step's, or node-resources'."""
+
+_PLUGINS = {p: _WORDS.get(s.verdict.value, s.verdict.value) for s in FUNNEL for p in s.plugins if p != FIT}
 """kube-scheduler's Filter plugins (`apis/config/v1/default_plugins.go`) → the kubewhy step that
-checks the same rule; NodeResourcesFit is split by resource (`_fit_step`)."""
+checks the same rule (`Step.plugins`)."""
 
 _ORDER = (
     "NodeUnschedulable",
@@ -157,7 +138,7 @@ def _steps(failing: Sequence[Mapping[str, Any]], devices: Mapping[str, int]) -> 
     found: set[str] = set()
     for failure in failing:
         plugin = str(failure.get("plugin", ""))
-        if plugin == "NodeResourcesFit":
+        if plugin == FIT:
             found.update(_fit_step(str(r), devices) for r in failure.get("reasons") or ())
         else:
             found.add(_PLUGINS.get(plugin, f"unknown plugin {plugin}"))
@@ -226,7 +207,7 @@ def _scheduler(
 
 def check(binary: Path, case: Case) -> Outcome:
     """The case's expected verdict, kubewhy's, and the scheduler's."""
-    view = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
+    view, _ = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
     run = _scheduler(binary, case.snapshot, case.namespace, case.name)
     kubewhy = str(classify(view).verdict)
     if run.returncode != 0:
@@ -249,7 +230,7 @@ class FixOutcome:
 
 def check_fixes(binary: Path, case: Case) -> list[FixOutcome]:
     """Each fix of the case's answer made on a copy of the snapshot, and what the scheduler says then."""
-    view = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
+    view, _ = asyncio.run(SnapshotReader.from_path(case.snapshot).triage_view(case.namespace, case.name))
     answer = classify(view)
     found = []
     for fix in answer.fixes:
@@ -337,7 +318,7 @@ def check_random(binary: Path, seed: int, folder: Path) -> RandomOutcome | None:
     objects = random_clusters.scenario(seed)
     snapshot.write_text(json.dumps(objects))
     reader = SnapshotReader.from_path(snapshot)
-    view = asyncio.run(reader.triage_view(random_clusters.NAMESPACE, random_clusters.POD))
+    view, _ = asyncio.run(reader.triage_view(random_clusters.NAMESPACE, random_clusters.POD))
     kubewhy = str(classify(view).verdict)
     if kubewhy not in DECIDED:
         return None

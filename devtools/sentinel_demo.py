@@ -5,7 +5,8 @@ GPU held by a running pod), the local Slack answers the Web API, and the bot's o
 sentinel under a Lease, with thresholds of seconds instead of minutes. A Deployment's pod goes pending,
 is posted once its wait passes the threshold, changes verdict when the node is tainted, and is resolved
 in place when it is placed. The channel is printed as Slack shows it after each step. Then a burst of
-200 pending pods from 5 Deployments gives 5 incidents.
+200 pending pods from 5 Deployments, all blocked by the same full node, gives one incident listing the
+five.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ TOKEN = "xoxb-kubewhy-demo"
 PENDING_SECONDS = 2.0
 BURST = tuple(f"sweep-{i}" for i in range(5))
 BURST_PODS = 200
+HOLDER = "holder-7d9f8c6b5-00000"
 
 
 def _incident(slack: LocalSlack) -> Message | None:
@@ -62,12 +64,15 @@ def _mean_delay(metrics: Metrics, total: float, count: int) -> float:
 
 
 def _burst(slack: LocalSlack) -> list[Message]:
-    """Incidents of the burst whose message counts all of their workload's pods."""
-    share = BURST_PODS // len(BURST)
-    messages = slack.channel_messages(CHANNEL)
-    return [
-        m for m in messages if _payload(m).get("namespace") == "ml-burst" and _payload(m).get("pods") == share
+    """Incidents of the burst, once one counts all of its pods and its thread is written (it is
+    counted in the metrics by then)."""
+    found = [
+        m
+        for m in slack.channel_messages(CHANNEL)
+        if any(w.get("namespace") == "ml-burst" for w in _payload(m).get("workloads", []))
     ]
+    done = any(_payload(m).get("pods") == BURST_PODS and _payload(m).get("thread_done") for m in found)
+    return found if done else []
 
 
 def _replies(slack: LocalSlack, saying: str) -> list[Message]:
@@ -120,7 +125,7 @@ async def _demo(slack: LocalSlack, sim: Simulator) -> None:
     async with aiohttp.ClientSession() as session:
         deps = assemble(config, clusters, build_client(TOKEN, slack.api_url, session))
         deps.sentinel.bot_id = BOT_ID
-        async with sentinel.running(config, clusters, deps.sentinel, deps.metrics):
+        async with sentinel.running(config, clusters, deps.sentinel, deps.metrics, deps.watches):
             pod = sim.store.put(gpu_pod("ml-training", "trainer", 0))
             sys.stdout.write(
                 f"A pod of Deployment ml-training/trainer asks for 1 GPU; the pool's only GPU is taken."
@@ -140,23 +145,26 @@ async def _demo(slack: LocalSlack, sim: Simulator) -> None:
             )
 
             sim.store.put(gpu_node(NODE, 1))
+            sim.store.delete("Pod", "ml-serving", HOLDER)
             sim.store.put(placed(pod))
             await _until(slack, lambda: _replies(slack, "Resolved"))
-            _show(slack, "the taint is lifted and the pod is placed: resolved in place")
+            _show(slack, "the taint is lifted, the holder ends and the pod takes its GPU: resolved in place")
             posts = len(slack.channel_messages(CHANNEL))
             sys.stdout.write(f"\n{posts} message in the channel for the whole incident.\n")
 
+            before = _delays(deps.metrics)
             for index in range(BURST_PODS // len(BURST)):
                 for deployment in BURST:
                     sim.store.put(gpu_pod("ml-burst", deployment, index))
-            before = _delays(deps.metrics)
-            await _until(slack, lambda: len(_burst(slack)) == len(BURST))
+            await _until(slack, lambda: _burst(slack))
+            (burst,) = _burst(slack)
             sys.stdout.write(
-                f"\nA burst of {BURST_PODS} pending pods from {len(BURST)} Deployments:"
-                f" {len(_burst(slack))} incidents, each counting its {BURST_PODS // len(BURST)} pods,"
-                f" posted on average {_mean_delay(deps.metrics, *before):.1f} s after the pods began"
-                " to wait.\n"
+                f"\nA burst of {BURST_PODS} pending pods from {len(BURST)} Deployments, all blocked by the"
+                f" same full node: {len(_burst(slack))} incident listing"
+                f" {len(_payload(burst)['workloads'])} workloads and counting their {BURST_PODS} pods,"
+                f" posted {_mean_delay(deps.metrics, *before):.1f} s after the pods began to wait.\n"
             )
+            _show(slack, "the burst: one incident for one cause")
     await clusters.aclose()
 
 

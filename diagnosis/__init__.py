@@ -2,11 +2,13 @@
 
 Three questions, four subpackages, one shared core:
 
-- `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder and then the
-  node funnel (`triage.classify.FUNNEL`); `triage.funnel` runs the steps, `triage.scheduling` and
-  `triage.resources` hold the scheduler's rules, `triage.evidence` and `triage.commands` write the answer;
-  `triage.dra` (with `triage.cel`, the selectors) checks ResourceClaims against the cluster's devices
-  and `triage.dra_advice` writes that part of the answer.
+- `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder
+  (`triage.classify.RUNGS`) and then the node funnel (`triage.classify.FUNNEL`), each rung and step a
+  module of `triage.steps`; `triage.funnel` is the protocol they share, `triage.runner` runs the funnel,
+  `triage.scheduling` and `triage.resources` hold the scheduler's rules, `triage.evidence` and
+  `triage.commands` write the answer;
+  `triage.dra` (claims, devices, the allocator, `triage.dra.cel` for the selectors) checks ResourceClaims
+  against the cluster's devices, and its `evidence` and `changes` write that part of the answer.
 - `diagnosis.jobset` answers `/jobset why NS NAME`: `jobset.explain.explain` reads `jobset.explain.CHECKS`
   top to bottom. It may use `diagnosis.triage` (the leader's triage); triage never imports jobset.
 - `diagnosis.lws` answers `kubewhy lws why NS NAME`: `lws.explain.explain` reads `lws.explain.CHECKS`
@@ -25,22 +27,22 @@ has the same tables:
 
 | `/triage` verdict | function |
 | --- | --- |
-| no-request | `triage.classify.no_request` |
-| ok | `triage.classify.ok` |
-| gated | `triage.classify.gated` |
-| preempting | `triage.classify.preempting` |
-| claim | `triage.classify.claim` |
-| label-mismatch | `triage.classify.label_mismatch` (funnel step) |
-| taint | `triage.classify.taint` (funnel step) |
-| no-gpu-node | `triage.classify.no_gpu_node` (funnel step) |
-| allocatable-zero | `triage.classify.allocatable_zero` (funnel step) |
-| exhausted | `triage.classify.exhausted` (funnel step) |
-| node-resources | `triage.node_fit.node_resources` (funnel step) |
-| host-port | `triage.node_fit.host_port` (funnel step) |
-| volume | `triage.volumes.volume` (funnel step) |
-| topology-spread | `triage.spread.topology_spread` (funnel step) |
-| pod-affinity | `triage.affinity.pod_affinity` (funnel step) |
-| schedulable | `triage.classify.schedulable` |
+| no-request | `triage.steps.no_request.no_request` |
+| ok | `triage.steps.ok.ok` |
+| gated | `triage.steps.gated.gated` |
+| preempting | `triage.steps.preempting.preempting` |
+| claim | `triage.steps.claim.claim` |
+| label-mismatch | `triage.steps.label_mismatch.label_mismatch` (funnel step) |
+| taint | `triage.steps.taint.taint` (funnel step) |
+| no-gpu-node | `triage.steps.no_gpu_node.no_gpu_node` (funnel step) |
+| allocatable-zero | `triage.steps.allocatable_zero.allocatable_zero` (funnel step) |
+| exhausted | `triage.steps.exhausted.exhausted` (funnel step) |
+| node-resources | `triage.steps.node_resources.node_resources` (funnel step) |
+| host-port | `triage.steps.host_port.host_port` (funnel step) |
+| volume | `triage.steps.volume.volume` (funnel step) |
+| topology-spread | `triage.steps.topology_spread.topology_spread` (funnel step) |
+| pod-affinity | `triage.steps.pod_affinity.pod_affinity` (funnel step) |
+| schedulable | `triage.steps.schedulable.schedulable` |
 
 | `/jobset why` verdict | function |
 | --- | --- |

@@ -121,7 +121,7 @@ class Subrequest:
     @cached_property
     def asks_key(self) -> str:
         """What it asks of a device, as one string: its class, selectors and tolerations (a node's
-        devices are offered to it by these alone: `diagnosis.triage.dra.Devices.offer`, which looks
+        devices are offered to it by these alone: `diagnosis.triage.dra.devices.Devices.offer`, which looks
         it up for every node, and a string keeps its hash)."""
         asks = [self.device_class, self.selectors, self.tolerations]
         return json.dumps(asks, sort_keys=True, default=str)
@@ -435,7 +435,7 @@ class Inventory:
     classes: tuple[DeviceClass, ...] = ()
     slices: tuple[Slice, ...] = ()
     memo: dict[object, object] = field(default_factory=dict, repr=False, compare=False, hash=False)
-    """Results of pure functions of these devices, by their arguments (`diagnosis.triage.dra`)."""
+    """Results of pure functions of these devices, by their arguments (`diagnosis.triage.dra.devices`)."""
 
     @cached_property
     def class_index(self) -> Mapping[str, DeviceClass]:

@@ -6,17 +6,12 @@ them. Given equal views, a diagnosis returns an equal result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object
-
-if TYPE_CHECKING:  # the triage modules read views
-    from diagnosis.triage.funnel import Findings
-    from diagnosis.triage.resources import NodePods
 
 
 @dataclass(frozen=True)
@@ -38,7 +33,7 @@ class Peers:
 
 @dataclass(frozen=True)
 class Storage:
-    """The storage objects the pod's volumes lead to (`diagnosis.triage.volumes`)."""
+    """The storage objects the pod's volumes lead to (`diagnosis.triage.steps.volume`)."""
 
     claims: tuple[Object, ...] = ()
     """PersistentVolumeClaims: the pod's own, and those of the pods on the candidate nodes when a
@@ -101,19 +96,6 @@ class TriageView:
     notes: tuple[str, ...] = ()
     """What the reading says about itself (e.g. the cluster was read directly while kubewhy's cache
     of it syncs): shown after the evidence; the diagnosis never reads it."""
-    grouped: Mapping[str, NodePods] | None = field(default=None, compare=False, repr=False)
-    """The first of `bound_pods`, node by node, as a reader that keeps the pods of each node hands them
-    over (`cluster.cache`): `bound_pods` begins with the pods of these groups, one group after the
-    other, and no pod is in two groups. What a group works out of its pods serves every question
-    asked while they are unchanged. It never changes an answer: a view without it gets the same one."""
-    findings: Findings | None = field(default=None, compare=False, repr=False)
-    """What earlier questions found on these very nodes, as a reader that keeps the nodes between
-    questions keeps it (`cluster.cache`). It never changes an answer: a view without it gets the
-    same one."""
-    memo: object = field(default=None, compare=False, repr=False)
-    """What the reader already worked out about these very objects while choosing what to read
-    (`diagnosis.triage.classify.node_reads`): the classifier starts from it rather than redo it. It
-    never changes an answer: a view without it gets the same one."""
 
 
 class WorkloadView(Protocol):

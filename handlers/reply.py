@@ -12,15 +12,19 @@ from diagnosis.objects import Ref
 
 @dataclass(frozen=True)
 class Scope:
-    """Where an answer was read from, and how a person's kubectl reaches that same cluster."""
+    """Where an answer was read from, and how a person's kubectl reaches that same cluster. The
+    commands are pasted on the person's machine: they carry no path of the bot's."""
 
     cluster: str
-    """The configured cluster's name, the kubeconfig context, or the snapshot's path."""
+    """The configured cluster's name, the kubeconfig context, or the snapshot's path: the answer
+    names it, whether or not the commands can."""
     context: str | None = None
-    """The kubeconfig context every suggested kubectl command names (`--context`): in a channel that
-    answers for several clusters, a pasted command must not hit whichever is current."""
+    """The kubectl context every suggested command names (`--context`), where it is known: in a
+    channel that answers for several clusters, a pasted command must not hit whichever is current.
+    None: the commands name no context (a wrong one makes kubectl refuse them all)."""
     kubeconfig: str | None = None
-    """The kubeconfig file the answer was read with, when one was named."""
+    """The kubeconfig file the person named on the command line (the CLI's `--kubeconfig`: a path
+    of their own, which they typed); never a file of the bot's."""
 
     def kubectl(self, command: Command) -> Command:
         """The command aimed at this cluster: `kubectl --kubeconfig K --context C …`."""

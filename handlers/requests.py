@@ -1,8 +1,9 @@
 """Slack text → typed requests: what the person asked for, with every name validated.
 
 Text from Slack is untrusted: it reaches kubectl commands and API URLs only through these models,
-whose names pass the DNS-1123 checks of `diagnosis.names`. Anything that does not parse raises
-`UsageError`, naming the problem so the bot can answer with the usage and an example.
+whose names pass the checks of `handlers.names` (which also reads the forms that name a pod or a
+JobSet, for the CLI too). Anything that does not parse raises `UsageError`, naming the problem so the
+bot can answer with the usage and an example.
 
 Forms understood (README, *In Slack*):
     /triage NS POD | NS/POD | -n NS POD | help            [--cluster NAME anywhere]
@@ -19,15 +20,11 @@ from typing import Annotated, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from cluster.reader import KIND_WORDS
-from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
 from diagnosis.objects import Ref
+from handlers import names
 
 Topic = Literal["triage", "jobset", "why", "mention"]
 """Which usage text answers a malformed or help request."""
-
-_SHOWN = 80
-"""How much of a rejected value is echoed back: enough to see the typo, not a wall of paste."""
 
 
 class UsageError(Exception):
@@ -39,35 +36,9 @@ class UsageError(Exception):
         self.problem = problem
 
 
-def _shown(value: str) -> str:
-    return value if len(value) <= _SHOWN else value[: _SHOWN - 1] + "…"
-
-
-def _namespace(value: str) -> str:
-    if not is_dns1123_label(value):
-        raise ValueError(
-            f"'{_shown(value)}' is not a namespace name (lowercase letters, digits and '-', at most 63)"
-        )
-    return value
-
-
-def _object_name(value: str) -> str:
-    if not is_dns1123_subdomain(value):
-        raise ValueError(
-            f"'{_shown(value)}' is not a Kubernetes object name (lowercase letters, digits, '-' and '.')"
-        )
-    return value
-
-
-def _cluster(value: str) -> str:
-    if not is_dns1123_label(value):
-        raise ValueError(f"'{_shown(value)}' is not a cluster name (lowercase letters, digits and '-')")
-    return value
-
-
-Namespace = Annotated[str, AfterValidator(_namespace)]
-ObjectName = Annotated[str, AfterValidator(_object_name)]
-ClusterName = Annotated[str, AfterValidator(_cluster)]
+Namespace = Annotated[str, AfterValidator(names.namespace)]
+ObjectName = Annotated[str, AfterValidator(names.object_name)]
+ClusterName = Annotated[str, AfterValidator(names.cluster)]
 
 
 Kind = Literal["pod", "jobset", "leaderworkerset", "trainjob", "job", "deployment", "statefulset", "any"]
@@ -144,7 +115,7 @@ def _options(words: list[str], topic: Topic) -> tuple[list[str], dict[str, str]]
         flag, eq, inline = word.partition("=")
         if flag not in aliases:
             if word.startswith("-"):
-                raise UsageError(topic, f"unknown option '{_shown(word)}'")
+                raise UsageError(topic, f"unknown option '{names.shown(word)}'")
             positional.append(word)
             continue
         value = inline if eq else next(rest, "")
@@ -156,21 +127,16 @@ def _options(words: list[str], topic: Topic) -> tuple[list[str], dict[str, str]]
     return positional, options
 
 
-def _target_words(kind: Kind, words: list[str], topic: Topic) -> Target:
-    """`NS NAME`, `NS/NAME` or `-n NS NAME`, with `--cluster` anywhere."""
-    what = "pod" if kind == "pod" else "JobSet"
+def _target_words(kind: Literal["pod", "jobset"], words: list[str], topic: Topic) -> Target:
+    """`NS NAME`, `NS/NAME` or `-n NS NAME` (`handlers.names`), with `--cluster` anywhere."""
     positional, options = _options(words, topic)
-    cluster = options.get("cluster")
-    if "namespace" in options:
-        if len(positional) != 1:
-            raise UsageError(topic, f"with -n NAMESPACE, give exactly one {what} name")
-        return target(kind, options["namespace"], positional[0], cluster, topic)
-    if len(positional) == 1 and positional[0].count("/") == 1:
-        namespace, _, name = positional[0].partition("/")
-        return target(kind, namespace, name, cluster, topic)
-    if len(positional) == 2:
-        return target(kind, positional[0], positional[1], cluster, topic)
-    raise UsageError(topic, f"give a namespace and a {what} name")
+    try:
+        namespace, name = names.namespace_and_name(
+            "pod" if kind == "pod" else "JobSet", positional, options.get("namespace")
+        )
+    except ValueError as error:
+        raise UsageError(topic, str(error)) from None
+    return target(kind, namespace, name, options.get("cluster"), topic)
 
 
 def _is_help(words: list[str]) -> bool:
@@ -196,7 +162,7 @@ def parse_jobset(text: str, topic: Topic = "jobset") -> Target | Explain | Help:
     if _is_help(plain.split()):
         return Help(topic="jobset")
     if verb.lower() != "why":
-        raise UsageError(topic, f"unknown subcommand '{_shown(verb)}' (try `why`)")
+        raise UsageError(topic, f"unknown subcommand '{names.shown(verb)}' (try `why`)")
     words = rest.split()
     if not words:
         raise UsageError(topic, "give a namespace and a JobSet name, or paste the error message")
@@ -215,16 +181,12 @@ def parse_why(text: str, topic: Topic = "why") -> Target | Help:
     if _is_help(words):
         return Help(topic="why")
     positional, options = _options(words, topic)
-    if "namespace" in options:
-        positional = [options["namespace"], *positional]
-    if len(positional) != 2:
-        raise UsageError(topic, "give a namespace and a name (KIND/NAME when two kinds share it)")
-    namespace, named = positional
-    word, _, name = named.rpartition("/")
-    if word and word.lower() not in KIND_WORDS:
-        raise UsageError(topic, f"unknown kind '{_shown(word)}' (one of {', '.join(sorted(KIND_WORDS))})")
-    kind = cast(Kind, KIND_WORDS[word.lower()].lower()) if word else "any"  # NAMED_KINDS, lower case
-    return target(kind, namespace, name, options.get("cluster"), topic)
+    try:
+        namespace, kind, name = names.namespace_kind_and_name(positional, options.get("namespace"))
+    except ValueError as error:
+        raise UsageError(topic, str(error)) from None
+    named = cast(Kind, kind.lower()) if kind else "any"  # NAMED_KINDS, lower case
+    return target(named, namespace, name, options.get("cluster"), topic)
 
 
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
@@ -254,7 +216,7 @@ def parse_mention(text: str) -> Request:
         return parse_jobset(rest, topic="mention")
     if first == "why":
         return parse_why(rest, topic="mention")
-    raise UsageError("mention", f"I don't know '{_shown(unescape(words[0]))}'")
+    raise UsageError("mention", f"I don't know '{names.shown(unescape(words[0]))}'")
 
 
 _ALERT_LABEL = re.compile(

@@ -17,6 +17,6 @@ async def triage(reader: Reader, namespace: str, pod: str, scope: Scope) -> Repl
     `classify` runs in a worker thread: on thousands of nodes it takes from tens of milliseconds to
     over a second, which on the event loop would hold up every other request (acks included).
     `scope` names the cluster in the reply and aims its kubectl commands at it."""
-    view = await reader.triage_view(namespace, pod)
-    classified = noted(await asyncio.to_thread(classify, view), view.notes)
+    view, prepared = await reader.triage_view(namespace, pod)
+    classified = noted(await asyncio.to_thread(classify, view, prepared), view.notes)
     return Reply.of(Ref("pod", namespace, pod), classified, scope)

@@ -21,7 +21,7 @@ While the cache syncs, falls behind or has stopped, they are read directly, and 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cluster.kube import ApiClient
 from cluster.lease import Elector, LeaseOptions, Observer
@@ -34,9 +34,10 @@ from cluster.live.readers import Readers
 from cluster.live.source import Source
 from cluster.live.trainjobs import TrainJobReads
 from cluster.live.triage import TriageReads
+from cluster.reader import TriageRead
 from cluster.transport import ReadStats, Retry, Transport
 from diagnosis.objects import Object
-from diagnosis.views import JobSetView, LwsView, TrainJobView, TriageView
+from diagnosis.views import JobSetView, LwsView, TrainJobView
 
 if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run
     from cluster.cache import CacheOptions, ClusterCache
@@ -126,10 +127,17 @@ class LiveReader:
         api = Transport(ApiClient(own.api_client.configuration), timeout)
         return Elector(api, options, identity, observer)
 
+    def record(self) -> list[dict[str, Any]]:
+        """From now on, every answer the API server gives this reader's reads is added to the list
+        returned, as decoded (`cluster.capture`)."""
+        received: list[dict[str, Any]] = []
+        self._source.api.received = received
+        return received
+
     async def ping(self) -> None:
         await self._source.ping()
 
-    async def triage_view(self, namespace: str, pod: str) -> TriageView:
+    async def triage_view(self, namespace: str, pod: str) -> TriageRead:
         return await believed(self._source, self._triage.view(namespace, pod), "pod", namespace, pod)
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:

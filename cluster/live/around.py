@@ -19,8 +19,9 @@ from cluster.transport import Target
 from diagnosis.dra_objects import Dra
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status
 from diagnosis.relations import node_name
-from diagnosis.triage import volumes
-from diagnosis.triage.classify import reaches_funnel, usage_candidates
+from diagnosis.triage.classify import usage_candidates
+from diagnosis.triage.runner import reaches_funnel
+from diagnosis.triage.steps.volume import claims as volumes
 from diagnosis.views import Peers, Storage
 
 

@@ -57,9 +57,29 @@ async def not_found(
             ignored,
         )
         warnings = read
+    names_there = unwrap(existing)
     return NotFound(
         kind,
         namespace,
         name,
-        Missing(similar_names(name, unwrap(existing)), creation_rejections(warnings, namespace)),
+        Missing(
+            similar_names(name, names_there),
+            creation_rejections(warnings, namespace),
+            None if names_there else await _namespaces_instead(source, namespace),
+        ),
     )
+
+
+async def _namespaces_instead(source: Source, namespace: str) -> tuple[str, ...] | None:
+    """When nothing of the kind is in the namespace: None if the namespace exists (or cannot be
+    read), else the existing namespaces closest to its name."""
+    try:
+        await source.api.get(Target("get", "namespaces", name=namespace, kind="namespace"))
+    except NotFound:
+        ignored: list[str] = []
+        return similar_names(
+            namespace, await optional("namespaces", source.api.names(Target("list", "namespaces")), ignored)
+        )
+    except ClusterError:
+        return None
+    return None

@@ -106,7 +106,7 @@ class NodeReads:
         self, node_names: Iterable[str], cluster_nodes: int | None
     ) -> tuple[tuple[Object, ...], dict[str, NodePods] | None]:
         """The non-terminated pods bound to these nodes, any namespace: from the cache, node by node
-        with its groups of them (`TriageView.grouped`); else read node by node, or all bound pods of
+        with its groups of them (`Prepared.grouped`); else read node by node, or all bound pods of
         the cluster when that is cheaper (see PER_NODE_MAX), without groups. `cluster_nodes` is how
         many nodes the cluster has, when all were read."""
         cache = self._source.cached()

@@ -15,9 +15,10 @@ from cluster.transport import Target
 from diagnosis.names import is_dns1123_label
 from diagnosis.objects import Object, labels, name, namespace
 from diagnosis.relations import NOT_TERMINAL, node_name
-from diagnosis.triage import affinity, spread
 from diagnosis.triage.peers import Query
 from diagnosis.triage.resources import NodePods
+from diagnosis.triage.steps import pod_affinity as affinity
+from diagnosis.triage.steps import topology_spread as spread
 from diagnosis.views import Peers
 
 

@@ -11,8 +11,8 @@ from cluster.transport import Target
 from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, labels, namespace
 from diagnosis.relations import node_name
-from diagnosis.triage.classify import gate_names
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL
+from diagnosis.triage.scheduling import gate_names
 
 _WORKLOAD = "kueue.x-k8s.io", "v1beta1"
 

@@ -9,9 +9,10 @@ from dataclasses import replace
 
 from cluster.live.source import Source
 from cluster.transport import Target
+from diagnosis.missing import similar_names
 from diagnosis.objects import Object, name, namespace, spec, text
 from diagnosis.relations import NOT_TERMINAL
-from diagnosis.triage import volumes
+from diagnosis.triage.steps.volume import claims as volumes
 from diagnosis.views import Storage
 
 _STORAGE = "storage.k8s.io"
@@ -28,15 +29,28 @@ class StorageReads:
         may bind to an existing one; the CSINodes of the nodes reaching the free-slot step when the
         pod has a CSI volume, and then, when one of them limits its driver, every PVC and PV to
         count the volumes attached there."""
+        named = volumes.claim_names(pod)
         claims = await self._source.by_name(
-            volumes.claim_names(pod), "persistentvolumeclaims", "persistentvolumeclaim", namespace(pod)
+            named, "persistentvolumeclaims", "persistentvolumeclaim", namespace(pod)
         )
+        missing = set(named) - {name(c) for c in claims}
+        if missing:
+            claims = [*claims, *await self._named_alike(namespace(pod), missing)]
         if not claims:
             return Storage()
         storage = await self._bound(pod, claims)
         every_volume = volumes.needs_every_volume(pod, storage)
         storage = await self._provisioned(pod, storage, every_volume)
         return await self._attach_limits(pod, storage, usage, every_volume)
+
+    async def _named_alike(self, ns: str, missing: Iterable[str]) -> list[Object]:
+        """The claims of the namespace whose names are nearest a missing one's: the fix that names one
+        of them instead is checked with it, its PV and its StorageClass (one LIST of the namespace's
+        claims, only when a claim is missing)."""
+        found = await self._source.api.items(Target("list", "persistentvolumeclaims", ns))
+        by_name = {name(c): c for c in found}
+        near = {n for wanted in missing for n in similar_names(wanted, by_name, limit=1)}
+        return [by_name[n] for n in sorted(near)]
 
     async def _bound(self, pod: Object, claims: Sequence[Object]) -> Storage:
         """The claims with their PVs and StorageClasses, and the pods of the namespace that use the

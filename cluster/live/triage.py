@@ -13,11 +13,14 @@ from cluster.errors import NotFound
 from cluster.live.missing import not_found
 from cluster.live.readers import Readers
 from cluster.live.source import about, now, optional
+from cluster.reader import TriageRead
 from cluster.transport import Response, Target
 from diagnosis.dra_objects import Dra
 from diagnosis.objects import Object, name
 from diagnosis.relations import node_name, nominated_node
-from diagnosis.triage.classify import node_reads, reaches_funnel, usage_candidates
+from diagnosis.triage.classify import node_reads, usage_candidates
+from diagnosis.triage.prepared import Prepared
+from diagnosis.triage.runner import reaches_funnel
 from diagnosis.views import TriageView
 
 
@@ -27,7 +30,7 @@ class TriageReads:
     def __init__(self, readers: Readers) -> None:
         self._read = readers
 
-    async def view(self, namespace: str, pod: str) -> TriageView:
+    async def view(self, namespace: str, pod: str) -> TriageRead:
         notes = list(self._read.source.notes())
         got, found_events = await asyncio.gather(
             self._pod(namespace, pod), optional("events", self._pod_events(namespace, pod), notes)
@@ -39,7 +42,7 @@ class TriageReads:
 
     async def _decided(
         self, found: Object, events: tuple[Object, ...], at: datetime, notes: list[str]
-    ) -> TriageView:
+    ) -> TriageRead:
         """The view of a pod decided from the pod alone: a placed (or nominated) pod's evidence still
         shows its node, a preempting pod's the victims there, a Kueue-gated pod's its Workload."""
         placed, bound, (workloads, queues, unread), claims = await asyncio.gather(
@@ -48,7 +51,7 @@ class TriageReads:
             self._read.queues.for_pod(found),
             optional("its ResourceClaims", self._read.dra.own_claims(found), notes),
         )
-        return TriageView(
+        view = TriageView(
             found,
             tuple(placed),
             bound,
@@ -60,10 +63,11 @@ class TriageReads:
             notes=tuple(notes),
             dra=Dra(claims=tuple(claims)),
         )
+        return TriageRead(view)
 
     async def _funnel(
         self, found: Object, events: tuple[Object, ...], at: datetime, notes: list[str]
-    ) -> TriageView:
+    ) -> TriageRead:
         """A pod that goes through the funnel: its candidate nodes, and what the steps from the
         free-slot check on read about the nodes that reach it."""
         (nodes, prefiltered), nominated, dra = await asyncio.gather(
@@ -77,16 +81,17 @@ class TriageReads:
         # Off the event loop: on thousands of nodes it takes tens of milliseconds.
         usage, serving_none, memo = await asyncio.to_thread(node_reads, found, nodes, dra, findings)
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
-        serving = [n for n in serving_none if n not in usage]
+        # Every pod there, not only the bound ones the free slots count: read once, as they serve.
+        counted = [n for n in usage if n not in serving_none]
         (bound, grouped), theirs, peers, storage = await asyncio.gather(
-            self._read.nodes.bound_groups(usage, None if prefiltered else len(nodes)),
-            self._read.nodes.pods_on(serving),
+            self._read.nodes.bound_groups(counted, None if prefiltered else len(nodes)),
+            self._read.nodes.pods_on(serving_none),
             self._read.peers.for_pod(found, nodes, prefiltered),
             self._read.storage.for_pod(found, usage),
         )
         bound += theirs
         peers = await self._read.peers.own_namespace(found, peers, bound, grouped)
-        return TriageView(
+        view = TriageView(
             found,
             nodes,
             bound,
@@ -97,13 +102,11 @@ class TriageReads:
             storage=storage,
             nominated_pods=nominated,
             pending_pods=self._read.nodes.pending_pods(),
-            bound_nodes=frozenset((*usage, *serving)),
+            bound_nodes=frozenset((*usage, *serving_none)),
             dra=dra,
             notes=tuple(notes),
-            grouped=grouped,
-            findings=findings,
-            memo=memo,
         )
+        return TriageRead(view, Prepared(memo, findings, grouped))
 
     async def _pinned(
         self, pod: Object, nodes: tuple[Object, ...], dra: Dra, notes: list[str]

@@ -434,10 +434,14 @@ class Simulator:
                         " modified; please apply your changes to the latest version and try again",
                         details,
                     )
-            kept = stored.obj["metadata"] if stored is not None else {
-                "uid": f"sim-{resource.singular}-{uuid.uuid4().hex[:12]}",
-                "creationTimestamp": f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}",
-            }
+            kept = (  # what the server sets; a PUT replaces the rest of the metadata (annotations too)
+                {k: v for k, v in stored.obj["metadata"].items() if k in ("uid", "creationTimestamp")}
+                if stored is not None
+                else {
+                    "uid": f"sim-{resource.singular}-{uuid.uuid4().hex[:12]}",
+                    "creationTimestamp": f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}",
+                }
+            )
             written = self.store.put(
                 obj | {
                     "apiVersion": resource.group_version,

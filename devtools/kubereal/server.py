@@ -4,13 +4,15 @@ the upstream CRDs of `crds/` Established."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+import urllib.request
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,8 @@ from devtools.kubereal.api import Api, ApiError
 
 ASSETS = "KUBEBUILDER_ASSETS"
 CRDS = Path(__file__).with_name("crds")
-BINARIES = ("etcd", "kube-apiserver")
+APISERVER = "kube-apiserver"
+BINARIES = ("etcd", APISERVER)
 READY_SECONDS = 120.0
 """How long the server may take to answer /readyz with every CRD Established: 3–25 s on two busy
 cores; a server not ready by then is broken, not slow."""
@@ -68,8 +71,11 @@ class Server:
     ca: Path
     admin_token: str
     kubewhy_token: str
+    etcd_url: str = ""
     admin: Api = field(init=False)
     _processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    _argv: dict[str, list[str]] = field(default_factory=dict)
+    _stack: ExitStack = field(default_factory=ExitStack)
 
     def __post_init__(self) -> None:
         self.admin = Api(self.url, self.ca, self.admin_token)
@@ -81,6 +87,27 @@ class Server:
     @property
     def audit_log(self) -> Path:
         return self.folder / "audit.log"
+
+    def restart(self) -> None:
+        """Stop kube-apiserver and start it again on the same port, over the same etcd (its objects,
+        and their resourceVersions, stay); back when it answers /readyz."""
+        _stop(self._processes[APISERVER])
+        self._launch(APISERVER, self._argv[APISERVER])
+        _wait_ready(self)
+
+    def compact(self) -> int:
+        """Compact etcd's history up to its current revision (through etcd's own HTTP gateway): a
+        watch from any resourceVersion before it can no longer be resumed (410 Gone). Returns the
+        revision."""
+        with urllib.request.urlopen(f"{self.etcd_url}/v3/kv/range", b'{"key": "AA=="}', 30) as answer:
+            revision = int(json.load(answer)["header"]["revision"])
+        compaction = json.dumps({"revision": revision, "physical": True}).encode()
+        with urllib.request.urlopen(f"{self.etcd_url}/v3/kv/compaction", compaction, 30):
+            return revision
+
+    def _launch(self, name: str, argv: list[str]) -> None:
+        self._argv[name] = argv
+        self._processes[name] = _start(self._stack, self.folder, name, argv)
 
     def kubeconfig(self, user: str, token: str, context: str | None = None) -> Path:
         """A kubeconfig file for `user` with `token`, its one context named `context` (default
@@ -102,8 +129,9 @@ class Server:
 
 
 @contextmanager
-def serve() -> Iterator[Server]:
-    """A fresh etcd and kube-apiserver for the block, stopped and removed after it."""
+def serve(flags: Sequence[str] = ()) -> Iterator[Server]:
+    """A fresh etcd and kube-apiserver for the block, stopped and removed after it; `flags` are added
+    to kube-apiserver's (`--watch-cache-sizes=nodes#0`, say)."""
     reason = missing()
     if reason is not None:
         raise RuntimeError(reason)
@@ -111,13 +139,14 @@ def serve() -> Iterator[Server]:
     with tempfile.TemporaryDirectory(prefix="kube-real-") as tmp, ExitStack() as stack:
         folder = Path(tmp)
         ca = _certificates(folder)
-        server = Server(folder, f"https://127.0.0.1:{free_port()}", ca, *_tokens(folder))
-        stack.callback(server.admin.close)
         etcd = free_port()
-        server._processes["etcd"] = _start(stack, folder, "etcd", _etcd(assets, folder, etcd))
-        server._processes["kube-apiserver"] = _start(
-            stack, folder, "kube-apiserver", _apiserver(assets, folder, server.url, etcd)
+        server = Server(
+            folder, f"https://127.0.0.1:{free_port()}", ca, *_tokens(folder), f"http://127.0.0.1:{etcd}"
         )
+        stack.enter_context(server._stack)
+        stack.callback(server.admin.close)
+        server._launch("etcd", _etcd(assets, folder, etcd))
+        server._launch(APISERVER, [*_apiserver(assets, folder, server.url, etcd), *flags])
         _wait_ready(server)
         _create_crds(server)
         yield server
@@ -194,7 +223,7 @@ def _apiserver(assets: Path, folder: Path, url: str, etcd: int) -> list[str]:
 
 
 def _start(stack: ExitStack, folder: Path, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
-    log = stack.enter_context((folder / f"{name}.log").open("wb"))
+    log = stack.enter_context((folder / f"{name}.log").open("ab"))
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
     stack.callback(_stop, process)
     return process

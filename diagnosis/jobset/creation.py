@@ -28,6 +28,7 @@ from diagnosis.patch import merge_patch
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage import classify as gpu
 from diagnosis.triage.fixes import POOL_LABELS
+from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.scheduler_message import last_said, quoted
 from diagnosis.views import TriageView, WorkloadView
 from diagnosis.workloads import top_owner
@@ -424,7 +425,7 @@ def _free_domain(family: Family, child: Child, leader: Object) -> Fix | None:
     """End the pods of other workloads that hold the devices of the smallest topology domain where the
     whole child Job would then fit: the leader, with that domain selected, passes every check on at least
     as many nodes as the child Job has pods. A domain holding this JobSet's own pods is left alone."""
-    asks = gpu.effective_requests(leader)
+    asks = effective_requests(leader)
     if not asks or child.wanted < 1:
         return None
     best: _Freed | None = None
@@ -465,7 +466,7 @@ def _freed(
     held = [
         p
         for p in view.bound_pods
-        if node_name(p) in members and set(gpu.effective_requests(p)) & asks and holds_node(p)
+        if node_name(p) in members and set(effective_requests(p)) & asks and holds_node(p)
     ]
     if not held or any(top_owner(p) == own and namespace(p) == family.namespace for p in held):
         return None

@@ -6,7 +6,7 @@ recognises the LWS gives the verdict (the LeaderWorkerSet table of ARCHITECTURE.
 
 The `Available`, `Progressing` and `UpdateInProgress` conditions are read by status alone: the
 controller flips one to False by status without touching its reason or message, so an `Available=False`
-still reads `AllGroupsReady` / `All replicas are ready` (kubernetes-sigs/lws v0.10.0,
+still reads `AllGroupsReady` / `All replicas are ready` (`upstream.SOURCE`,
 `pkg/controllers/leaderworkerset_controller.go`, `updateConditions`).
 """
 

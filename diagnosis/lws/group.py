@@ -4,8 +4,8 @@ the leader owns and that StatefulSet's pods.
 The LWS controller makes one leader StatefulSet named as the LWS, whose pods `<lws>-<i>` lead the
 groups; the pod controller, reconciling leader `<lws>-<i>`, makes the worker StatefulSet `<lws>-<i>`
 owned by that leader pod, whose pods are `<lws>-<i>-<j>` (j = 1 … size-1). Every one of them carries
-the `leaderworkerset.sigs.k8s.io/name`, `group-index` and `worker-index` labels (kubernetes-sigs/lws
-v0.10.0, `pkg/controllers/leaderworkerset_controller.go`, `pod_controller.go`).
+the `leaderworkerset.sigs.k8s.io/name`, `group-index` and `worker-index` labels (`upstream.SOURCE`,
+`pkg/controllers/leaderworkerset_controller.go`, `pod_controller.go`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The labels and annotations the LeaderWorkerSet controller and webhooks write (kubernetes-sigs/lws
-v0.10.0, `api/leaderworkerset/v1/leaderworkerset_types.go`)."""
+"""The labels and annotations the LeaderWorkerSet controller and webhooks write (`upstream.SOURCE`,
+`api/leaderworkerset/v1/leaderworkerset_types.go`)."""
 
 GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"

@@ -4,7 +4,7 @@ StatefulSets and groups placed in part.
 Nothing refuses an LWS's workers the way JobSet's webhook refuses followers: the pod controller just
 does not create a group's worker StatefulSet while the leader is unscheduled under exclusive placement,
 or not Ready under `startupPolicy: LeaderReady`, or while its node lacks the topology label — and
-records no event for any of them (kubernetes-sigs/lws v0.10.0 `pkg/controllers/pod_controller.go`,
+records no event for any of them (`upstream.SOURCE`, `pkg/controllers/pod_controller.go`,
 `Reconcile`). So each check decides from the objects: the leader, its node, the StatefulSets there are.
 """
 
@@ -17,6 +17,7 @@ from diagnosis.commands import collect, describe, describe_node
 from diagnosis.jobset import commands as jobset_kubectl
 from diagnosis.jobset.creation import blocked_by, pod_verdict, triage_in
 from diagnosis.lws import commands as kubectl
+from diagnosis.lws import upstream
 from diagnosis.lws.group import Group, Lws, is_ready, state_of, unschedulable
 from diagnosis.lws.keys import EXCLUSIVE_TOPOLOGY_KEY, GANG_GROUP_KEY
 from diagnosis.model import Command, Diagnosis, LwsVerdict, PodVerdict, Snippet
@@ -208,8 +209,9 @@ def _node_gone(lws: Lws, leader: Object, key: str) -> _Missing:
         f"its leader {name(leader)} is bound to node {node}, which no longer exists",
         (
             f"Exclusive placement by `{key}`: the controller reads the leader's node for its `{key}` value. "
-            f"Node {node} is gone, so it cannot: on LWS ≤ v0.10.0 it then creates the workers with "
-            f'nodeSelector `{key}: ""`, which no node matches; from PR #946 it stops with `getting node '
+            f"Node {node} is gone, so it cannot: on {upstream.EMPTY_SELECTOR_RELEASES} it then creates the "
+            f'workers with nodeSelector `{key}: ""`, which no node matches; from '
+            f"{upstream.EMPTY_SELECTOR_CHANGE} it stops with `getting node "
             f'"{node}"` in its log.',
             "The leader stays bound to a node that is gone until it is deleted (the pod GC deletes it in "
             "time); deleting it recreates the group.",
@@ -351,8 +353,8 @@ def workers_pending(lws: Lws) -> Diagnosis | None:
 
 
 def _empty_selector(lws: Lws, group: Group, worker: Object) -> list[str]:
-    """The LWS ≤ v0.10.0 bug: the leader's node was gone when the workers were made, so they select
-    `<key>: ""`, which no node has (lws PR #946)."""
+    """The bug of `upstream.EMPTY_SELECTOR_RELEASES`: the leader's node was gone when the workers were
+    made, so they select `<key>: ""`, which no node has (`upstream.EMPTY_SELECTOR_CHANGE`)."""
     key = lws.topology_key
     if not key or mapping(spec(worker).get("nodeSelector")).get(key) != "":
         return []
@@ -361,5 +363,6 @@ def _empty_selector(lws: Lws, group: Group, worker: Object) -> list[str]:
     return [
         f'Worker {name(worker)} selects `{key}: ""`: the controller read no `{key}` from the leader\'s node '
         f"{node}" + (", which no longer exists" if lws.node(node) is None else "") + " and made the workers "
-        "anyway (LWS ≤ v0.10.0; PR #946 makes it stop instead). Deleting the leader recreates the group."
+        f"anyway ({upstream.EMPTY_SELECTOR_RELEASES}; {upstream.EMPTY_SELECTOR_CHANGE} makes it stop "
+        "instead). Deleting the leader recreates the group."
     ]

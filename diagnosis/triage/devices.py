@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from diagnosis.commands import collect
 from diagnosis.model import Command
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.fixes import Change, node_change
+from diagnosis.triage.funnel import SHOWN, Funnel
 from diagnosis.views import TriageView
 
 SHOWN_NODES = 3
@@ -182,3 +186,37 @@ def _state(item: Mapping[str, object]) -> str:
             f"last exit {last.get('exitCode')}" + (f" ({' '.join(why.split())[:160]})" if why else "")
         )
     return ", ".join(words)
+
+
+def repair(funnel: Funnel, patches: Mapping[str, Mapping[str, Any]], why: str) -> Change:
+    """Repair what serves the devices on these nodes: the failing device pod where one is found (its
+    last words first), else the device plugin in general."""
+    shown = sorted(patches)
+    listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    broken = [d for node in shown if (d := failing(funnel.view, node))]
+    if broken:
+        first = broken[0]
+        what = f"{first.role.title} {namespace(first.pod)}/{name(first.pod)}"
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        commands = collect(logs(first), kubectl.device_plugin_pods(shown[0]))
+        summary = f"repair the {what}{more} on {listed} ({first.trouble}): opens {{opens}}"
+        return node_change(
+            summary, patches, commands, (f"pod/{namespace(d.pod)}/{name(d.pod)}" for d in broken)
+        )
+    commands = collect(
+        *(kubectl.device_plugin_pods(node) for node in shown[:2]),
+        kubectl.device_plugin_logs(funnel.ask.requests),
+    )
+    return node_change(
+        f"repair the device plugin or driver on {listed} (they {why}): opens {{opens}}", patches, commands
+    )
+
+
+def failing_note(view: TriageView, nodes: tuple[Object, ...]) -> str:
+    """`; on lab-node-1 the NVIDIA device plugin is failing (…)`: the root cause, when one node shows it."""
+    found = [(node, device) for node in nodes[:SHOWN] if (device := failing(view, name(node)))]
+    if not found:
+        return ""
+    node, device = found[0]
+    more = f" (and on {len(found) - 1} more node{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    return f"; on {name(node)} the {device.role.title} is failing{more}"

@@ -1,3 +1,5 @@
+
+
 """Every resource but the devices: kube-scheduler's NodeResourcesFit for cpu, memory,
 ephemeral-storage, hugepages-*, `*kubernetes.io/*` names, `attachable-volumes-*` and the pod count
 (`noderesources/fit.go` `fitsRequest`; facts §2 in ARCHITECTURE.md's sources).
@@ -17,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from diagnosis.objects import Object, mapping, sequence, spec, status, text
+from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.quantity import count, milli
 from diagnosis.triage.resources import add_to, combined, is_extended, template_key
 
@@ -184,3 +186,9 @@ def owner(pod: Object) -> str:
     if chosen is None:
         return ""
     return f"{text(chosen.get('kind'))}/{text(chosen.get('name'))}"
+
+
+def pod_words(pod: Object) -> str:
+    """`ns/name (Kind/owner)`: a pod as the evidence names it."""
+    made_by = owner(pod)
+    return f"{namespace(pod)}/{name(pod)}" + (f" ({made_by})" if made_by else "")

@@ -1,6 +1,6 @@
 """Fixes: changes to the objects that would remove a verdict's cause, proposed per funnel step.
 
-A step proposes `Change`s; none is offered on faith. `diagnosis.triage.classify.checked` applies each
+A step proposes `Change`s; none is offered on faith. `diagnosis.triage.runner.checked` applies each
 one to a copy of the view (`changed`) and runs the same funnel again: the nodes on which the pod then
 passes every check are what the fix `opens`, and a change that opens no node is dropped. A change is
 a JSON merge patch to the pod (RFC 7386; `kubectl patch --type merge` sends the same), or a change in
@@ -31,6 +31,7 @@ from diagnosis.quantity import count
 from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.resources import Counted
+from diagnosis.triage.scheduling import Taint, node_selector, required_terms
 from diagnosis.views import TriageView
 
 CHECKED = 6
@@ -105,17 +106,12 @@ def changed(
     dra = view.dra
     if change.claims or change.slices or (change.ended and dra.claims):
         dra = _changed_dra(dra, change)
-    # The groups hold the ended pods; what was found on the nodes is not what their copies would show.
-    grouped = None if change.ended else view.grouped
-    findings = None if change.node_patches else view.findings
     return replace(
         view,
         pod=pod,
         nodes=nodes,
         bound_pods=bound,
         nominated_pods=nominated,
-        grouped=grouped,
-        findings=findings,
         peers=peers,
         storage=storage,
         dra=dra,
@@ -273,3 +269,68 @@ def hardware_count(node: Object, resource: str, nodes: Iterable[Object]) -> int:
 
 def delete_pods(pods: Sequence[tuple[str, str]]) -> tuple[Command, ...]:
     return collect(*(kubectl.delete_pod(ns, pod) for ns, pod in pods))
+
+
+def toleration(taint: Taint) -> dict[str, str]:
+    if taint.value:
+        return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
+    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+
+
+def selecting(pod: Object, node: Object) -> dict[str, Any] | None:
+    """The pod patch that makes the pod's selector and required affinity match `node`, changing only
+    values (a key the node lacks cannot be given a value: None)."""
+    have = labels(node)
+    patch: dict[str, Any] = {}
+    selector = node_selector(pod)
+    changed = {
+        k: have[k] for k, v in selector.items() if isinstance(k, str) and have.get(k) != v and k in have
+    }
+    if any(isinstance(k, str) and k not in have for k in selector):
+        return None
+    if changed:
+        patch["nodeSelector"] = changed
+    terms = required_terms(pod)
+    if terms:
+        term = _matching_term(terms, have)
+        if term is None:
+            return None
+        if [term] != list(terms):
+            patch["affinity"] = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+                }
+            }
+    return {"spec": patch} if patch else None
+
+
+def _matching_term(terms: tuple[Mapping[str, Any], ...], have: Mapping[str, str]) -> Mapping[str, Any] | None:
+    """The first term whose failing requirements are all `In` on a key the node has, with those
+    values replaced by the node's; a term that already matches is returned as it is."""
+    for term in terms:
+        expressions = [mapping(r) for r in sequence(term.get("matchExpressions"))]
+        if not expressions or sequence(term.get("matchFields")):
+            continue
+        new, fits = [], True
+        for requirement in expressions:
+            key, operator = str(requirement.get("key", "")), requirement.get("operator")
+            values = [v for v in sequence(requirement.get("values")) if isinstance(v, str)]
+            if operator == "In" and key in have and have[key] not in values:
+                new.append({"key": key, "operator": "In", "values": [have[key]]})
+            elif operator == "In" and key not in have:
+                fits = False
+                break
+            else:
+                new.append(dict(requirement))
+        if fits:
+            return {"matchExpressions": new} if new != expressions else term
+    return None
+
+
+def patched(pod: Object, patch: Mapping[str, Any] | None) -> Object:
+    return pod if patch is None else merge_patch(pod, patch)
+
+
+def merged(left: Mapping[str, Any] | None, right: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Two pod patches as one (the second was made on the pod with the first applied)."""
+    return right if left is None else merge_patch(left, right)

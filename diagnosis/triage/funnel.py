@@ -1,38 +1,33 @@
-"""The funnel over a pod's candidate nodes: ordered steps, each keeping the nodes that pass it.
+"""The protocol every step of the ladder shares, written once: what a step reads and what it returns.
 
-The steps themselves (and which verdict each one stands for) are `diagnosis.triage.classify.FUNNEL`;
-this module only runs them and writes down what each one did, so the evidence can show it.
+A funnel step (`diagnosis.triage.steps.<verdict>`) exports `STEP`, a `Step`: its check reads the
+`Ask` (what the pod asks, read once for all nodes) and one node, and returns None when the node passes,
+else why not; its advice reads the whole `Funnel` run and returns an `Advice` when it is the step that
+leaves no node. A rung before the funnel is a function named after its verdict, a `Rung`: it reads
+what the ladder `Seen` and returns an `Answer`, or None when it does not hold. The ladder
+(`diagnosis.triage.classify`) orders them; `run` applies funnel steps and writes down what each one
+did, so the evidence can show it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, partial
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple
 
 from diagnosis.dra_objects import Dra
-from diagnosis.model import Command, Holding, PodVerdict, Snippet
-from diagnosis.objects import Object, name, namespace, spec
-from diagnosis.triage.dra import Devices
+from diagnosis.model import Command, Holding, PodState, PodVerdict, Snippet
+from diagnosis.objects import Object, name
+from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.fit import Shortage, Usage, pod_requests, shortages, usage
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
-from diagnosis.triage.resources import (
-    Counted,
-    Holder,
-    NodePods,
-    Offer,
-    device_holders,
-    effective_requests,
-    offer,
-)
+from diagnosis.triage.resources import Counted, Holder, NodePods, Offer, device_holders, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
-from diagnosis.workloads import preempts_below, priority, top_owner
-
-T = TypeVar("T")
+from diagnosis.workloads import preempts_below
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
@@ -41,7 +36,7 @@ SHOWN = 10
 @dataclass
 class Shared:
     """What one classification works out once and reuses in each of its funnel runs (the verdict's,
-    then one per fix it checks, `classify.checked`): each node's offer of each resource, the pods
+    then one per fix it checks, `runner.checked`): each node's offer of each resource, the pods
     counted on every node (`Counted`), and per node's pods their holders and what they request.
     Keys hold ids, so every object a run read is kept alive here for as long as this lives: no id is
     reused for another object meanwhile. The pod's identity and priority are the same in every run
@@ -50,7 +45,7 @@ class Shared:
     offers: dict[tuple[int, str], Offer] = field(default_factory=dict)
     filtered: dict[tuple[object, ...], tuple[tuple[Stage, ...], frozenset[str]]] = field(default_factory=dict)
     """The steps before the free slots and the names of the nodes they keep, by what they read of the
-    pod, id(nodes) and, for a pod that names claims, of the DRA objects (`classify._funnel`)."""
+    pod, id(nodes) and, for a pod that names claims, of the DRA objects (`runner.run_funnel`)."""
     usages: dict[int, Usage] = field(default_factory=dict)
     """What the pods counted on a node request together, by id(those pods)."""
     requests: dict[int, Mapping[str, int]] = field(default_factory=dict)
@@ -70,7 +65,7 @@ class Shared:
     ] = field(default_factory=dict)
     """The free-slot step of the classification's first run, by id(the nodes it ran on) and the asks:
     the stage, the holders it read, where each node is among the nodes (by name) and the drop of each
-    node (None: kept) (`classify._free_slots`)."""
+    node (None: kept) (`runner._free_slots`)."""
     _named: dict[int, dict[str, Object]] = field(default_factory=dict)
     """The nodes of a tuple (by id) with a name, by name (`candidates`)."""
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
@@ -85,10 +80,8 @@ class Shared:
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
 
     def keep(self, view: TriageView) -> None:
-        """Keep alive what the view holds, for as long as this lives. Not the view itself: the reader
-        may have put this very Shared on it (`TriageView.memo`), and a view and its memo holding each
-        other would outlive the question until the cyclic collector ran."""
-        self.alive += tuple(getattr(view, f.name) for f in fields(view) if f.name != "memo")
+        """Keep alive what the view holds, for as long as this lives."""
+        self.alive += tuple(getattr(view, f.name) for f in fields(view))
 
     def ending(
         self, before: tuple[Object, ...], after: tuple[Object, ...], ended: frozenset[tuple[str, str]]
@@ -97,19 +90,18 @@ class Shared:
         self.alive += (before, after)
         self._ended[id(after)] = (before, ended)
 
-    def counted(self, view: TriageView) -> Counted:
+    def counted(self, view: TriageView, grouped: Mapping[str, NodePods] | None = None) -> Counted:
         """`Counted` for the view's pod, once per set of bound and nominated pods; for bound pods that
-        are others without some pods, those taken out of the others' (the same result)."""
+        are others without some pods, those taken out of the others' (the same result). `grouped`:
+        the view's first bound pods node by node, as the reader handed them over (`Prepared.grouped`)."""
         key = (id(view.bound_pods), id(view.nominated_pods))
         found = self._counted.get(key)
         if found is None:
             if id(view.bound_pods) in self._ended:
                 before, ended = self._ended[id(view.bound_pods)]
-                found = self.counted(replace(view, bound_pods=before)).without(ended)
+                found = self.counted(replace(view, bound_pods=before), grouped).without(ended)
             else:
-                found = Counted.of(
-                    view.pod, view.bound_pods, view.nominated_pods, self.extended, view.grouped
-                )
+                found = Counted.of(view.pod, view.bound_pods, view.nominated_pods, self.extended, grouped)
             self.alive += (view.bound_pods, view.nominated_pods, found)
             self._counted[key] = found
         return found
@@ -335,6 +327,35 @@ class Step:
     title: str
     check: Callable[[Ask, Object], str | None]
     advise: Callable[[Funnel], Advice]
+    plugins: tuple[str, ...] = ()
+    """The kube-scheduler Filter plugins whose rule the check applies (`apis/config/v1/
+    default_plugins.go`): `devtools.oracle` compares the step with them."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a rung reads: the view, the pod's extended asks (`resources.effective_requests`), and what
+    the classification works out once (`Shared`)."""
+
+    view: TriageView
+    requests: Mapping[str, int]
+    shared: Shared
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a rung (or the funnel) says: its verdict, its advice and the evidence lines; the view its
+    fixes are checked on when it is not the view itself; a placed pod's state."""
+
+    verdict: PodVerdict
+    advice: Advice
+    evidence: tuple[str, ...]
+    checked_on: TriageView | None = None
+    pod_state: PodState | None = None
+
+
+Rung = Callable[[Seen], Answer | None]
+"""A rung of the ladder before the funnel: its answer when it holds, else None."""
 
 
 def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
@@ -353,117 +374,6 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
             break
         nodes = tuple(kept)
     return tuple(stages)
-
-
-class Findings:
-    """What the funnel's steps up to the free slots found on each node, kept with the nodes by a reader
-    that keeps them between questions (`cluster.cache`): a question about a pod placed like an earlier
-    one takes what was found rather than checking every node again, as kube-scheduler's equivalence
-    cache once did. The steps before the free slots are kept by what they read of the pod
-    (`classify._placement_key`); the free-slot step by the pod's asks and the node's holders. A
-    finding serves only the very node object (and holders) it was found on: a node that changed is
-    checked again. A node keeps up to `KEPT` findings (more, and it starts over).
-
-    Questions run in threads of their own: each change here is one dict operation."""
-
-    KEPT = 16
-
-    def __init__(self) -> None:
-        self._on: dict[str, tuple[Object, dict[object, Any]]] = {}
-        """Node name → the node object and what was found on it, by what the check read."""
-
-    def forget(self, node: str) -> None:
-        """The node changed or is gone: what was found on it is not kept."""
-        self._on.pop(node, None)
-
-    def __contains__(self, node: object) -> bool:
-        """Something is kept of the node (by name)."""
-        return node in self._on
-
-    def __len__(self) -> int:
-        """How many nodes something is kept of."""
-        return len(self._on)
-
-    def kept(self) -> Iterator[dict[object, Any]]:
-        """What is kept of each node."""
-        return (found for _, found in tuple(self._on.values()))
-
-    def run(
-        self, key: str, steps: tuple[Step, ...], ask: Ask, nodes: tuple[Object, ...]
-    ) -> tuple[Stage, ...]:
-        """`run(steps, ask, nodes)` for a pod whose placement is `key`: a node is checked only when
-        nothing is kept of it for that placement (the first step that drops it, len(steps) for none,
-        and the drop)."""
-        found: list[tuple[int, Drop | None]] = []
-        for node in nodes:
-            kept = self._of(node)
-            known = kept.get(key)
-            if known is None:
-                known = self._keep(kept, key, _first_drop(steps, ask, node))
-            found.append(known)
-        dropping = {first for first, _ in found}
-        stages = []
-        for at, step in enumerate(steps):
-            if at in dropping:
-                passed = tuple(node for node, (first, _) in zip(nodes, found, strict=True) if first > at)
-                dropped = tuple(drop for first, drop in found if first == at and drop is not None)
-                found = [f for f in found if f[0] > at]
-            else:  # a step that drops no node keeps them all as they came
-                passed, dropped = nodes, ()
-            stages.append(Stage(step, nodes, passed, dropped))
-            if not passed:
-                break
-            nodes = passed
-        return tuple(stages)
-
-    def free_slots(self, step: Step, ask: Ask, nodes: tuple[Object, ...]) -> Stage:
-        """`run((step,), ask, nodes)[0]` for the free-slot step of a pod that names no claim: a node is
-        checked only when nothing is kept of it for these asks and the very holders it has now (a
-        reader that keeps each node's pods keeps their holders, `resources.NodePods`). What the check
-        read (the node's offer and its holders' use of each resource asked) is kept too, and handed
-        to the question's `Ask` as if read (the advice reads it of every node again)."""
-        key, asked = ("free slots", *ask.requests.items()), tuple(ask.requests)
-        offers, used = ask.shared.offers, ask.shared.used
-        drops = []
-        for node in nodes:
-            host = name(node)
-            held = ask.holders.get(host, ())
-            kept = self._of(node)
-            known = kept.get(key)
-            if known is None or known[0] is not held:
-                why = step.check(ask, node)
-                read = tuple((ask.offer(node, r), ask.used(host, r)) for r in asked)
-                known = self._keep(kept, key, (held, None if why is None else Drop(node, why), read))
-            else:
-                # What the check read of the node, for the advice that reads it again.
-                for resource, (offer_of, used_of) in zip(asked, known[2], strict=True):
-                    offers[(id(node), resource)], used[(id(held), resource)] = offer_of, used_of
-            drops.append(known[1])
-        passed = tuple(node for node, drop in zip(nodes, drops, strict=True) if drop is None)
-        return Stage(step, nodes, passed, tuple(drop for drop in drops if drop is not None))
-
-    def _of(self, node: Object) -> dict[object, Any]:
-        """What is kept of this node object (a node of its name that is another object is not it)."""
-        host = name(node)
-        entry = self._on.get(host)
-        if entry is None or entry[0] is not node:
-            entry = self._on[host] = (node, {})
-        return entry[1]
-
-    def _keep(self, kept: dict[object, Any], key: object, found: T) -> T:
-        if len(kept) >= self.KEPT:
-            kept.clear()
-        kept[key] = found
-        return found
-
-
-def _first_drop(steps: tuple[Step, ...], ask: Ask, node: Object) -> tuple[int, Drop | None]:
-    """The first of the steps that drops the node (its index; len(steps): none), and the drop."""
-    for at, step in enumerate(steps):
-        why = step.check(ask, node)
-        if why is not None:
-            return at, Drop(node, why)
-    return len(steps), None
 
 
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
@@ -510,66 +420,6 @@ def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
     return f"{line}; dropped {'; '.join(parts)}{tail}"
 
 
-def holdings(ask: Ask, nodes: Iterable[Object]) -> tuple[Holding, ...]:
-    """Who holds the pod's devices on these nodes, grouped by top owner (`diagnosis.workloads`): the
-    pod's own JobSet first, then lowest priority first (the cheapest to move)."""
-    own, asked = top_owner(ask.pod), ask.requests.keys()
-    groups: dict[tuple[str, str, str], list[tuple[str, Holder]]] = {}
-    for node in nodes:
-        host = name(node)
-        for holder in ask.holders.get(host, ()):
-            if not asked.isdisjoint(holder.requests):  # a holder's requests leave out 0s
-                key = (holder.owner.kind, holder.namespace, holder.owner.name or holder.name)
-                groups.setdefault(key, []).append((host, holder))
-    found = []
-    for (owner_kind, ns, owner_name), held in groups.items():
-        devices: dict[str, int] = {}
-        for _, holder in held:
-            for resource in asked:
-                if resource in holder.requests:
-                    devices[resource] = devices.get(resource, 0) + holder.requests[resource]
-        first = held[0][1]
-        found.append(
-            Holding(
-                kind=owner_kind,
-                namespace=ns,
-                name=owner_name,
-                pods=tuple(sorted({h.name for _, h in held})),
-                nodes=tuple(sorted({n for n, _ in held})),
-                devices=devices,
-                priority_class=first.priority_class,
-                priority=min(h.priority for _, h in held),
-                preemptible=all(h.preemptible for _, h in held),
-                own=owner_kind == "JobSet" and own == first.owner and ns == namespace(ask.pod),
-                terminating=sum(h.terminating for _, h in held),
-            )
-        )
-    return tuple(sorted(found, key=lambda h: (not h.own, h.priority, h.namespace, h.name)))
-
-
-def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> tuple[str, ...]:
-    """The other pending pods that ask for some of the same devices and may land on these nodes (their
-    selector and tolerations admit at least one): `ns/name (priority P, asks 2 nvidia.com/gpu)`, those
-    of higher priority first (the scheduler tries them first)."""
-    me = (namespace(ask.pod), name(ask.pod))
-    nodes = tuple(nodes)
-    found = []
-    for other in pending:
-        if (namespace(other), name(other)) == me or spec(other).get("schedulingGates"):
-            continue
-        asks = {r: n for r, n in effective_requests(other).items() if r in ask.requests}
-        if not asks:
-            continue
-        placement = Placement.of(other)
-        if any(placement.mismatch(n) is None and not placement.untolerated(n) for n in nodes):
-            found.append((priority(other), namespace(other), name(other), asks))
-    found.sort(key=lambda f: (-f[0], f[1], f[2]))
-    return tuple(
-        f"{ns}/{pod} (priority {rank}, asks {', '.join(f'{n} {r}' for r, n in asks.items())})"
-        for rank, ns, pod, asks in found[:SHOWN]
-    )
-
-
 def and_(words: Iterable[str]) -> str:
     """`a`, `a and b`, `a, b and c`; `nothing` for none (a pod whose claims the controller says need
     no claim asks no device)."""
@@ -584,3 +434,24 @@ def names(nodes: Iterable[Object | str]) -> str:
     listed = [n if isinstance(n, str) else name(n) for n in nodes]
     extra = f" and {len(listed) - SHOWN} more" if len(listed) > SHOWN else ""
     return ", ".join(listed[:SHOWN]) + extra
+
+
+def _spare(ask: Ask, node: Object, resource: str) -> int:
+    """Free minus asked: negative when the resource is short on the node."""
+    return ask.offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
+
+
+def _headroom(ask: Ask, node: Object) -> int:
+    """How close the node comes to fitting: its tightest resource's spare (0 with no extended resource)."""
+    return min((_spare(ask, node, r) for r in ask.requests), default=0)
+
+
+def by_headroom(ask: Ask, nodes: Iterable[Object]) -> list[Object]:
+    """Closest to fitting first (ties by name)."""
+    return sorted(nodes, key=lambda n: (-_headroom(ask, n), name(n)))
+
+
+def tightest(ask: Ask, node: Object) -> tuple[str, int]:
+    """The pod's resource that is shortest on this node: the one worth naming in a summary."""
+    resource = min(ask.requests, key=lambda r: (_spare(ask, node, r), r))
+    return resource, ask.requests[resource]

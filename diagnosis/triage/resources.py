@@ -207,7 +207,7 @@ class Counted:
         grouped: Mapping[str, NodePods] | None = None,
     ) -> Counted:
         """`extended`: what pods ask of extended resources, by `template_key`, as far as known.
-        `grouped`: the first of `bound_pods`, node by node (`diagnosis.views.TriageView.grouped`).
+        `grouped`: the first of `bound_pods`, node by node (`diagnosis.triage.prepared.Prepared.grouped`).
 
         The loop reads each pod's parts once and inline: it runs for every pod the reader fetched
         that no group holds."""
@@ -390,7 +390,7 @@ def group_pods(pods_on: Mapping[str, Iterable[Object]]) -> dict[str, NodePods]:
 
 
 def in_order(groups: Mapping[str, NodePods]) -> dict[str, NodePods]:
-    """The groups in the order of their nodes' names, the order `TriageView.grouped` lists them in."""
+    """The groups in the order of their nodes' names, the order `Prepared.grouped` lists them in."""
     return {node: groups[node] for node in sorted(groups)}
 
 

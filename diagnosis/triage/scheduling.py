@@ -332,3 +332,8 @@ def _requirement(key: str, operator: str, values: Sequence[str] | None) -> str:
 
 def _shown(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
+
+
+def gate_names(pod: Object) -> tuple[str, ...]:
+    gates = sequence(spec(pod).get("schedulingGates"))
+    return tuple(text(mapping(g).get("name")) or "(unnamed)" for g in gates)

@@ -113,8 +113,8 @@ async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served:
     reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
     try:
         for pod, prefiltered in ((cluster.unpinned, False), (cluster.pinned, True)):
-            ours = classifier.view_of(cluster, pod, prefiltered)
-            live = await reader.triage_view(*pod)
+            ours, _ = classifier.view_of(cluster, pod, prefiltered)
+            live, _ = await reader.triage_view(*pod)
             assert sorted(map(name, ours.nodes)) == sorted(map(name, live.nodes))
             assert sorted(map(name, ours.bound_pods)) == sorted(map(name, live.bound_pods))
             assert ours.prefiltered == live.prefiltered
@@ -122,17 +122,17 @@ async def test_the_classifier_is_timed_on_the_view_the_live_reader_reads(served:
         await reader.aclose()
     async with triage.cached_reader(served, 30) as (cached, _):
         for pod, prefiltered in ((cluster.unpinned, False), (cluster.pinned, True)):
-            ours = classifier.view_of(cluster, pod, prefiltered, devices_only=True)
-            served_view = await cached.triage_view(*pod)
+            ours, prepared = classifier.view_of(cluster, pod, prefiltered, devices_only=True)
+            served_view, kept = await cached.triage_view(*pod)
             assert sorted(ours.nodes, key=name) == sorted(served_view.nodes, key=name)
             assert sorted(ours.bound_pods, key=name) == sorted(served_view.bound_pods, key=name)
             # The pods grouped by node as the cache groups them, and findings kept for the next question.
-            assert ours.grouped is not None
-            assert served_view.grouped is not None
-            assert {n: sorted(g.pods, key=name) for n, g in ours.grouped.items()} == {
-                n: sorted(g.pods, key=name) for n, g in served_view.grouped.items()
+            assert prepared.grouped is not None
+            assert kept.grouped is not None
+            assert {n: sorted(g.pods, key=name) for n, g in prepared.grouped.items()} == {
+                n: sorted(g.pods, key=name) for n, g in kept.grouped.items()
             }
-            assert (ours.findings is None, served_view.findings is None) == (False, False)
+            assert (prepared.findings is None, kept.findings is None) == (False, False)
     rows = classifier.measure(cluster, "tiny", runs=2, budget_s=5)
     # each pod on both views, then the drained fleet where the unpinned pod reaches node-resources
     assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4 + ["node-resources"] * 2
@@ -150,12 +150,12 @@ async def test_the_classifier_is_timed_on_dra_views_as_the_live_reader_reads_the
         reader = LiveReader.from_kubeconfig(sim.kubeconfig, None)
         try:
             for pod, prefiltered in ((cluster.unpinned, False), (cluster.pinned, True)):
-                ours = classifier.view_of(cluster, pod, prefiltered, dra=dra)
-                live = await reader.triage_view(*pod)
+                ours, prepared = classifier.view_of(cluster, pod, prefiltered, dra=dra)
+                live, read = await reader.triage_view(*pod)
                 assert sorted(map(name, ours.nodes)) == sorted(map(name, live.nodes))
                 assert sorted(map(name, ours.bound_pods)) == sorted(map(name, live.bound_pods))
-                assert classify(ours).verdict == classify(live).verdict
-                assert classify(ours).verdict is PodVerdict.EXHAUSTED
+                assert classify(ours, prepared).verdict == classify(live, read).verdict
+                assert classify(ours, prepared).verdict is PodVerdict.EXHAUSTED
         finally:
             await reader.aclose()
     rows = classifier.measure(cluster, "tiny, GPUs by DRA", runs=1, budget_s=5, dra=dra)

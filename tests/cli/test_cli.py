@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -319,6 +320,14 @@ def test_missing_jobset_suggests_the_close_name() -> None:
     )
 
 
+def test_a_typo_in_the_namespace_names_the_namespace_meant() -> None:
+    done = kubewhy("triage", "ml-trian", "trainer-workers-0-0-b8mzq", *SNAPSHOT)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "kubewhy: There is no namespace ml-trian; did you mean ml?\nList them: kubectl get namespaces\n"
+    )
+
+
 # --- 2: usage -------------------------------------------------------------------------------------
 
 MISSING = "/nonexistent/snapshot.json"
@@ -331,18 +340,23 @@ NO_READ = ("--snapshot", MISSING)
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("triage", "ml", "$(rm -rf /)", *NO_READ), "invalid pod name '$(rm -rf /)'"),
-        (("triage", "ml", "../x", *NO_READ), "invalid pod name '../x'"),
-        (("triage", "../x", "notebook-gpu", *NO_READ), "invalid namespace '../x'"),
-        (("triage", "ML", "notebook-gpu", *NO_READ), "invalid namespace 'ML'"),
-        (("triage", "ml", "notebook gpu;id", *NO_READ), "invalid pod name 'notebook gpu;id'"),
-        (("triage", "ml", "a" * 254, *NO_READ), "invalid pod name"),
-        (("jobset", "why", "ml", "`reboot`", *NO_READ), "invalid JobSet name '`reboot`'"),
-        (("jobset", "why", "ml", *NO_READ), "NAMESPACE and NAME are required"),
+        (("triage", "ml", "$(rm -rf /)", *NO_READ), "'$(rm -rf /)' is not a Kubernetes object name"),
+        (("triage", "ml", "../x", *NO_READ), "'../x' is not a Kubernetes object name"),
+        (("triage", "../x", "notebook-gpu", *NO_READ), "'../x' is not a namespace name"),
+        (("triage", "ML", "notebook-gpu", *NO_READ), "'ML' is not a namespace name"),
+        (("triage", "ml", "notebook gpu;id", *NO_READ), "'notebook gpu;id' is not a Kubernetes object name"),
+        (("triage", "ml", "a" * 254, *NO_READ), "is not a Kubernetes object name"),
+        (("triage", "ML/notebook-gpu", *NO_READ), "'ML' is not a namespace name"),
+        (("triage", "-n", "ml", "a", "b", *NO_READ), "with -n NAMESPACE, give exactly one pod name"),
+        (("triage", "ml/a/b", *NO_READ), "give a namespace and a pod name"),
+        (("triage", "ml", "a", "--cluster", "prod", *NO_READ), "unrecognized arguments: --cluster prod"),
+        (("jobset", "why", "ml", "`reboot`", *NO_READ), "'`reboot`' is not a Kubernetes object name"),
+        (("jobset", "why", "ml", *NO_READ), "give a namespace and a JobSet name"),
         (("jobset", "why", "ml", "trainer", "--message", "denied"), "not both"),
+        (("jobset", "why", "-n", "ml", "--message", "denied"), "not both"),
         (("jobset", "why", "--message", "  "), "--message needs the text of the error"),
         (("jobset", "why", "--message", "denied", *SNAPSHOT), "--message is explained offline"),
-        (("triage", "ml", *NO_READ), "the following arguments are required: POD"),
+        (("triage", "ml", *NO_READ), "give a namespace and a pod name"),
         (("triage", "ml", "notebook-gpu", "--format", "yaml", *NO_READ), "invalid choice: 'yaml'"),
         (
             ("triage", "ml", "notebook-gpu", "--context", "prod", *NO_READ),
@@ -359,6 +373,30 @@ def test_usage_error_names_the_bad_argument(args: tuple[str, ...], said: str) ->
     assert "usage: kubewhy" in done.stderr
     assert said in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (("triage", "ml/notebook-gpu"), "notebook-gpu"),
+        (("triage", "-n", "ml", "notebook-gpu"), "notebook-gpu"),
+        (("triage", "notebook-gpu", "--namespace", "ml"), "notebook-gpu"),
+        (("triage", "ml", "--format", "word", "notebook-gpu"), "notebook-gpu"),
+        (("jobset", "why", "ml/trainer"), "trainer"),
+        (("jobset", "why", "-n", "ml", "trainer"), "trainer"),
+    ],
+)
+def test_the_forms_slack_takes_name_the_same_target(argv: tuple[str, ...], name: str) -> None:
+    """`NS/NAME` and `-n NS NAME`, as in Slack (one parser: `handlers.names`), and options anywhere."""
+    done = kubewhy(*argv, *SNAPSHOT, "--format", "json")
+    assert (done.returncode, done.stderr) == (0, "")
+    target = json.loads(done.stdout)["target"]
+    assert (target["namespace"], target["name"]) == ("ml", name)
+
+
+def test_version_is_the_installed_packages() -> None:
+    done = kubewhy("--version")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"kubewhy {version('kubewhy')}\n", "")
 
 
 def test_help_is_not_an_error() -> None:

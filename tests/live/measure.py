@@ -22,12 +22,12 @@ async def _triage(kubeconfig: str, namespace: str, pod: str) -> str:
     reader = LiveReader.from_kubeconfig(kubeconfig, None, timeout=30.0)
     started = time.perf_counter()
     try:
-        view = await reader.triage_view(namespace, pod)
+        view, prepared = await reader.triage_view(namespace, pod)
     finally:
         await reader.aclose()
     seconds = time.perf_counter() - started
     return (
-        f"{namespace}/{pod}: {classify(view).verdict}; {reader.stats}; {seconds:.2f} s; "
+        f"{namespace}/{pod}: {classify(view, prepared).verdict}; {reader.stats}; {seconds:.2f} s; "
         f"{len(view.nodes)} nodes, {len(view.bound_pods)} bound pods in the view"
     )
 

@@ -63,7 +63,7 @@ def taker() -> dict[str, Any]:
 
 
 async def verdict(reader: LiveReader, target: tuple[str, str]) -> PodVerdict:
-    found = classify(await reader.triage_view(*target)).verdict
+    found = classify(*await reader.triage_view(*target)).verdict
     assert isinstance(found, PodVerdict)
     return found
 
@@ -191,7 +191,7 @@ async def test_a_group_made_while_its_nodes_pods_changed_is_not_kept() -> None:
 
 
 async def test_what_a_question_found_on_a_node_goes_when_the_node_changes_or_goes() -> None:
-    """The findings kept for the next question (`TriageView.findings`) name only the nodes as they
+    """The findings kept for the next question (`Prepared.findings`) name only the nodes as they
     are: a node that changes, or leaves the cluster, leaves them. /metrics counts them in the cache's
     memory."""
     with serve(GPU_CLUSTER) as sim:
@@ -284,8 +284,8 @@ async def test_compact_copies_keep_what_makes_an_init_container_a_sidecar() -> N
     objects = [o for o in json.loads(GPU_CLUSTER.read_text())["items"] if o["metadata"]["name"] != HOLDER]
     with serve([*objects, holder]) as sim:
         async with live_reader(sim) as direct, cached_reader(sim) as cached:
-            expected = classify(await direct.triage_view(*ANYWHERE))
-            got = classify(await cached.triage_view(*ANYWHERE))
+            expected = classify(*await direct.triage_view(*ANYWHERE))
+            got = classify(*await cached.triage_view(*ANYWHERE))
     assert got == expected
     assert got.verdict is PodVerdict.EXHAUSTED
 
@@ -474,6 +474,25 @@ async def test_a_refused_watch_stops_the_cache_with_the_rule_to_grant() -> None:
             await reader.aclose()
 
 
+async def test_a_refusal_after_the_watch_was_allowed_is_retried() -> None:
+    """A restarting API server refuses every request until its RBAC authorizer has read the roles
+    (seen on kube-apiserver 1.34, `tests/real/test_cache.py`): a watch allowed before and refused now
+    is retried, and the cache follows the changes made after."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, QUICK) as reader:
+            cache = reader.cache
+            assert cache is not None
+            sim.faults.forbid("pods", verb="watch")
+            start = len(sim.requests)
+            sim.drop_watches("pods")
+            await settled(lambda: any(r.verb == "watch" for r in sim.requests[start:]))
+            sim.faults.clear()
+            sim.store.delete("Pod", "ml-train", HOLDER)
+            await settled(lambda: HOLDER not in held_on(reader, HALF))
+            assert not cache.stopped
+            assert await verdict(reader, PINNED) is PodVerdict.SCHEDULABLE
+
+
 # — off the event loop —
 
 
@@ -550,7 +569,7 @@ async def test_the_cache_watches_what_it_listed() -> None:
 async def test_a_dra_pod_on_a_cluster_without_dra_is_told_so() -> None:
     with serve(DRA_LAB, without=("resource.k8s.io",)) as sim:
         async with live_reader(sim) as reader:
-            found = classify(await reader.triage_view("dra-lab", "case-dra-exhaust"))
+            found = classify(*await reader.triage_view("dra-lab", "case-dra-exhaust"))
     assert found.verdict is PodVerdict.CLAIM
     assert "serves no resource.k8s.io/v1 API" in found.summary
 
@@ -566,7 +585,7 @@ async def test_a_placed_dra_pods_answer_names_its_claim_devices_and_node(how: st
             if how == "cached":
                 await watches_open(sim)
             start = len(sim.requests)
-            found = classify(await reader.triage_view("dra-lab", "case-dra-ok"))
+            found = classify(*await reader.triage_view("dra-lab", "case-dra-ok"))
     assert found.verdict is PodVerdict.OK
     assert (
         "claim dra-lab/case-dra-ok-gpu-x7k2p (pod claim gpu): allocated gpu.nvidia.com/dra-h100-0/gpu-1, "
@@ -585,15 +604,15 @@ async def test_the_pods_that_compete_for_the_nodes_come_from_the_cache_as_in_the
     """The unscheduled pods that ask for devices are kept by the cache (one watch, no read per
     question): the pods competing for the exhausted pod's A100 nodes are those the snapshot names.
     Read directly, the answer names none rather than LIST every unscheduled pod."""
-    from_snapshot = classify(await SnapshotReader.from_path(GPU_CLUSTER).triage_view(*PINNED))
+    from_snapshot = classify(*await SnapshotReader.from_path(GPU_CLUSTER).triage_view(*PINNED))
     assert len(from_snapshot.competing) == 2, from_snapshot.competing
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim, CacheOptions(pending=True)) as reader:
             assert reader.cache is not None
             assert reader.cache.pending_synced
-            cached = classify(await reader.triage_view(*PINNED))
+            cached = classify(*await reader.triage_view(*PINNED))
         async with live_reader(sim) as reader:
-            direct = classify(await reader.triage_view(*PINNED))
+            direct = classify(*await reader.triage_view(*PINNED))
     assert cached.competing == from_snapshot.competing
     assert direct.verdict == cached.verdict == PodVerdict.EXHAUSTED
     assert direct.competing == ()
@@ -608,7 +627,7 @@ async def test_a_dra_pods_fixes_are_checked_on_the_pods_of_the_nodes_they_free(h
     with serve(DRA_LAB) as sim:
         reading = live_reader(sim) if how == "direct" else cached_reader(sim)
         async with reading as reader:
-            found = classify(await reader.triage_view("dra-lab", "case-dra-exhaust"))
+            found = classify(*await reader.triage_view("dra-lab", "case-dra-exhaust"))
     assert found.verdict is offline.verdict is PodVerdict.EXHAUSTED
     assert [(f.summary, f.opens) for f in found.fixes] == [(f.summary, f.opens) for f in offline.fixes]
     assert [f.summary.split(":")[0] for f in found.fixes][1:] == ["free dra-a100-0"]

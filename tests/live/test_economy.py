@@ -44,7 +44,7 @@ def _since(sim: Simulator, start: int) -> list[Request]:
 async def test_a_pod_pinned_to_a_node_costs_five_calls(sim: Simulator, generated: Generated) -> None:
     start = len(sim.requests)
     async with live_reader(sim) as reader:
-        view = await reader.triage_view(NAMESPACE, PINNED)
+        view, prepared = await reader.triage_view(NAMESPACE, PINNED)
         calls = reader.stats.calls
     node, page = generated.pinned_node, ("limit", str(PAGE_SIZE))
     made = sorted((r.verb, r.path, *sorted(r.query.items())) for r in _since(sim, start))
@@ -64,7 +64,7 @@ async def test_a_pod_pinned_to_a_node_costs_five_calls(sim: Simulator, generated
     )
     assert calls == 5
     assert view.prefiltered
-    assert classify(view).verdict is PodVerdict.EXHAUSTED
+    assert classify(view, prepared).verdict is PodVerdict.EXHAUSTED
 
 
 async def test_a_pod_with_few_candidates_lists_pods_node_by_node(generated: Generated) -> None:
@@ -99,11 +99,11 @@ async def test_a_pod_with_few_candidates_lists_pods_node_by_node(generated: Gene
     }
     with serve([*objects, pod]) as pool:
         async with live_reader(pool) as reader:
-            view = await reader.triage_view(NAMESPACE, PINNED)
+            view, prepared = await reader.triage_view(NAMESPACE, PINNED)
     assert sorted(_lists_of_pods(pool.requests)) == sorted(
         [NOMINATED, *(f"spec.nodeName={n},{NOT_TERMINAL}" for n in wanted)]
     )
-    assert classify(view).verdict is PodVerdict.EXHAUSTED
+    assert classify(view, prepared).verdict is PodVerdict.EXHAUSTED
 
 
 async def test_a_pod_that_fits_a_pool_reads_that_pools_pods_node_by_node(
@@ -113,12 +113,12 @@ async def test_a_pod_that_fits_a_pool_reads_that_pools_pods_node_by_node(
     assert PER_NODE_ALWAYS < len(generated.gpu_nodes) <= 400 // 2
     start = len(sim.requests)
     async with live_reader(sim) as reader:
-        view = await reader.triage_view(NAMESPACE, UNPINNED)
+        view, prepared = await reader.triage_view(NAMESPACE, UNPINNED)
     assert sorted(_lists_of_pods(_since(sim, start))) == sorted(
         [NOMINATED, *(f"spec.nodeName={n},{NOT_TERMINAL}" for n in generated.gpu_nodes)]
     )
     assert len(view.bound_pods) == 8 * len(generated.gpu_nodes)
-    assert classify(view).verdict is PodVerdict.EXHAUSTED
+    assert classify(view, prepared).verdict is PodVerdict.EXHAUSTED
 
 
 async def test_a_refused_per_node_list_stops_the_others_and_is_named(generated: Generated) -> None:
@@ -138,13 +138,13 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
     most = cluster(nodes=200, pods_per_node=8, gpu_share=0.75)
     with serve(most.objects) as crowded:
         async with live_reader(crowded) as reader:
-            view = await reader.triage_view(NAMESPACE, UNPINNED)
+            view, prepared = await reader.triage_view(NAMESPACE, UNPINNED)
     pages = -(-200 * 8 // PAGE_SIZE)
     assert _lists_of_pods(crowded.requests) == [NOMINATED] + [f"spec.nodeName!=,{NOT_TERMINAL}"] * pages
     assert len(view.bound_pods) == 8 * len(most.gpu_nodes)
     assert (
-        classify(view).verdict
-        is classify(await SnapshotReader(most.objects).triage_view(NAMESPACE, UNPINNED)).verdict
+        classify(view, prepared).verdict
+        is classify(*await SnapshotReader(most.objects).triage_view(NAMESPACE, UNPINNED)).verdict
         is PodVerdict.EXHAUSTED
     )
 

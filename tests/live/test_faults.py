@@ -51,7 +51,7 @@ async def test_a_refusal_of_events_leaves_them_out_with_a_line_saying_so() -> No
     with serve(GPU_CLUSTER) as sim:
         sim.faults.forbid("events")
         async with live_reader(sim) as reader:
-            view = await reader.triage_view(*PENDING)
+            view, _ = await reader.triage_view(*PENDING)
     assert view.events == ()
     assert view.notes == ("events: forbidden — grant list on events",)
     assert len(view.nodes) > 0
@@ -81,7 +81,7 @@ async def test_server_errors_are_retried_then_answered() -> None:
     with serve(GPU_CLUSTER) as sim:
         sim.faults.fail(500, times=2)
         async with live_reader(sim) as reader:
-            view = await reader.triage_view(*PENDING)
+            view, _ = await reader.triage_view(*PENDING)
             assert reader.stats.retries == 2
     assert view.pod["metadata"]["name"] == PENDING[1]
 
@@ -232,6 +232,17 @@ async def test_a_missing_jobset_suggests_jobsets() -> None:
     assert missing.value.missing.similar == ("resnet-dist",)
 
 
+async def test_a_namespace_that_does_not_exist_is_said_with_the_closest_namespaces() -> None:
+    with serve(GPU_CLUSTER) as sim:
+        async with live_reader(sim) as reader:
+            with pytest.raises(NotFound) as typo:
+                await reader.triage_view("ml-trian", "llama-ft-0-x7k2p")
+            with pytest.raises(NotFound) as there:
+                await reader.jobset_view("ml-serve", "resnet-dist")
+    assert typo.value.missing.namespaces == ("ml-train",)
+    assert there.value.missing.namespaces is None  # ml-serve exists, it only has no JobSet
+
+
 async def test_kubeconfig_from_the_environment_and_a_named_context(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -358,7 +369,7 @@ async def test_a_refused_read_of_kueue_workloads_is_a_line_of_evidence() -> None
     with serve(KUEUE_GATED) as sim:
         sim.faults.forbid("workloads", verb="list")
         async with live_reader(sim) as reader:
-            found = classify(await reader.triage_view("team-a", "llm-sft-0-c7bjc"))
+            found = classify(*await reader.triage_view("team-a", "llm-sft-0-c7bjc"))
     assert found.verdict is PodVerdict.GATED
     unread = [e for e in found.evidence if e.startswith("Kueue Workloads of team-a: forbidden — ")]
     assert len(unread) == 1

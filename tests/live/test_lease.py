@@ -1,6 +1,6 @@
 """Leader election on a Lease, over HTTP against the API simulator: one leader at a time, a released
-Lease taken over at the other's next try, an abandoned one once it expires, and the API server's
-optimistic concurrency (409) deciding a race."""
+Lease taken over at the other's next try, an abandoned one once it expires (with what its holder
+carried), and the API server's optimistic concurrency (409) deciding a race."""
 
 from __future__ import annotations
 
@@ -70,6 +70,9 @@ async def _renewals(sim: Simulator, count: int, electors: list[Elector]) -> None
 async def test_one_replica_leads_and_a_released_lease_passes_to_the_other(
     sim: Simulator, electors: list[Elector]
 ) -> None:
+    inherited: list[str] = []
+    for elector in electors:
+        elector.inherit = inherited.append
     tasks = [asyncio.create_task(e.run()) for e in electors]
     try:
         first = await _one_leader(electors)
@@ -85,6 +88,7 @@ async def test_one_replica_leads_and_a_released_lease_passes_to_the_other(
         async with asyncio.timeout(10):
             await other.leading.wait()
         assert (other.holder, other.transitions) == (other.identity, 1)
+        assert inherited == []  # a holder that released the Lease ended its work itself
     finally:
         for task in tasks:
             await _stop(task)
@@ -93,10 +97,16 @@ async def test_one_replica_leads_and_a_released_lease_passes_to_the_other(
     assert {r.verb for r in sim.requests if r.resource == "leases"} == {"get", "create", "update"}
 
 
-async def test_an_abandoned_lease_is_taken_once_it_expires(sim: Simulator, electors: list[Elector]) -> None:
+async def test_an_abandoned_lease_is_taken_once_it_expires_with_what_its_holder_carried(
+    sim: Simulator, electors: list[Elector]
+) -> None:
+    inherited: list[str] = []
+    electors[0].carry = lambda: '[["C0ONCALL", "1.000100"]]'
+    electors[1].inherit = inherited.append
     first_task = asyncio.create_task(electors[0].run())
     try:
         await _one_leader(electors[:1])
+        await _renewals(sim, 1, electors[:1])  # the holder writes what it carries at each renewal
     finally:
         await _stop(first_task)  # a replica killed mid-term: it neither renews nor releases
     second_task = asyncio.create_task(electors[1].run())
@@ -107,6 +117,7 @@ async def test_an_abandoned_lease_is_taken_once_it_expires(sim: Simulator, elect
                 await asyncio.sleep(0.01)
         assert not electors[0].is_leader  # it stopped leading on its own, past its renew deadline
         assert electors[1].transitions == 1
+        assert inherited == ['[["C0ONCALL", "1.000100"]]']
     finally:
         await _stop(second_task)
 

@@ -13,6 +13,7 @@ from devtools.corpus import Case, answer, cases
 from diagnosis import events
 from diagnosis.jobset.explain import explain
 from diagnosis.lws.explain import explain as explain_lws
+from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, name, namespace, spec, uid
 from diagnosis.triage.classify import classify, serving_nothing
 from diagnosis.views import JobSetView, TriageView
@@ -22,6 +23,11 @@ TRIAGE = [*cases("triage"), *OWN_TRIAGE]
 JOBSET = [*cases("jobset"), *OWN_JOBSET]
 LWS = cases("lws")
 TRAINJOB = cases("trainjob")
+
+
+def _fixes(answer: Diagnosis) -> list[tuple[str, tuple[str, ...]]]:
+    """Each fix and the nodes it is proven to open: a live read reads the pods its check needs."""
+    return [(f.summary, f.opens) for f in answer.fixes]
 
 
 def _uids(objects: tuple[Object, ...]) -> list[str]:
@@ -37,14 +43,15 @@ def _served(objects: tuple[Object, ...]) -> tuple[Object, ...]:
 @pytest.mark.parametrize("case", TRIAGE, ids=lambda c: c.id)
 async def test_triage_verdict_is_the_snapshots(case: Case) -> None:
     snapshot = SnapshotReader.from_path(case.snapshot)
-    offline = await snapshot.triage_view(case.namespace, case.name)
+    offline, _ = await snapshot.triage_view(case.namespace, case.name)
     with serve(case.snapshot, now=snapshot.now) as sim:
         async with live_reader(sim) as reader:
-            view = await reader.triage_view(case.namespace, case.name)
+            view, prepared = await reader.triage_view(case.namespace, case.name)
 
-    live, expected = classify(view), classify(offline)
+    live, expected = classify(view, prepared), classify(offline)
     assert live.verdict == expected.verdict == case.verdict
     assert live.summary == expected.summary
+    assert _fixes(live) == _fixes(expected)
     assert uid(view.pod) == uid(offline.pod)
     assert _uids(view.events) == _uids(offline.events)
     assert {r.verb for r in sim.requests} <= {"get", "list"}
@@ -146,10 +153,10 @@ def _cacheable(request: Request) -> bool:
 async def test_triage_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
     with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
         async with live_reader(sim) as direct, cached_reader(sim) as cached:
-            view = await direct.triage_view(case.namespace, case.name)
-            expected = classify(view)
+            view, prepared = await direct.triage_view(case.namespace, case.name)
+            expected = classify(view, prepared)
             start = len(sim.requests)
-            got = classify(await cached.triage_view(case.namespace, case.name))
+            got = classify(*await cached.triage_view(case.namespace, case.name))
             asked = sim.requests[start:]
 
     assert got == expected

@@ -19,9 +19,9 @@ STORAGE = frozenset({"persistentvolumeclaims", "persistentvolumes", "storageclas
 async def _requests(snapshot: Path, namespace: str, pod: str) -> list[Request]:
     with serve(snapshot, now=SnapshotReader.from_path(snapshot).now) as sim:
         async with live_reader(sim) as reader:
-            view = await reader.triage_view(namespace, pod)
-        offline = await SnapshotReader.from_path(snapshot).triage_view(namespace, pod)
-        assert classify(view).verdict == classify(offline).verdict
+            view, prepared = await reader.triage_view(namespace, pod)
+        offline, _ = await SnapshotReader.from_path(snapshot).triage_view(namespace, pod)
+        assert classify(view, prepared).verdict == classify(offline).verdict
         return list(sim.requests)
 
 

@@ -18,10 +18,10 @@ SEEDS = range(100)
 @pytest.mark.parametrize("seed", SEEDS)
 async def test_a_random_cluster_is_answered_live_as_from_its_snapshot(seed: int) -> None:
     objects = scenario(seed)["items"]
-    expected = classify(await SnapshotReader(objects).triage_view(NAMESPACE, POD))
+    expected = classify(*await SnapshotReader(objects).triage_view(NAMESPACE, POD))
     with serve(objects) as sim:
         async with live_reader(sim) as direct, cached_reader(sim) as cached:
-            live = classify(await direct.triage_view(NAMESPACE, POD))
-            through_cache = classify(await cached.triage_view(NAMESPACE, POD))
+            live = classify(*await direct.triage_view(NAMESPACE, POD))
+            through_cache = classify(*await cached.triage_view(NAMESPACE, POD))
     assert live.verdict == expected.verdict
     assert through_cache == live

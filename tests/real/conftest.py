@@ -5,10 +5,12 @@ binaries (`.ci/run` sets it)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from devtools.kubereal import Server, missing, serve
+from tests.real.support import install_bot
 
 
 @pytest.fixture(scope="module")
@@ -18,3 +20,9 @@ def server() -> Iterator[Server]:
         pytest.skip(reason)
     with serve() as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def bot(server: Server) -> Path:
+    """A kubeconfig of the bot's ServiceAccount, `deploy/` installed in the module's server."""
+    return install_bot(server)

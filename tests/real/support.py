@@ -5,6 +5,8 @@ snapshot asked as the bot asks it; and the server's audit log, read as the RBAC 
 from __future__ import annotations
 
 import json
+import re
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +19,7 @@ from cluster.cache import CacheOptions
 from cluster.errors import NotFound
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader
-from devtools.corpus import Case, answer
+from devtools.corpus import Case, answer, every_case
 from devtools.kubereal import Server, load, objects_of, shifted, unload
 from diagnosis.model import Diagnosis
 from tests.deploy.rendered import render
@@ -26,6 +28,14 @@ BOT = "system:serviceaccount:kubewhy:kubewhy"
 """The user the bot's ServiceAccount token authenticates as (`deploy/base`)."""
 ABSENT = "kubewhy-absent"
 """A name no corpus snapshot uses: the NotFound paths read more (similar names)."""
+
+
+def by_snapshot() -> dict[Path, list[Case]]:
+    """The corpus's cases, by the snapshot they ask about."""
+    grouped: dict[Path, list[Case]] = defaultdict(list)
+    for case in every_case():
+        grouped[case.snapshot].append(case)
+    return dict(grouped)
 
 
 @contextmanager
@@ -90,6 +100,21 @@ async def ask_everything(kubeconfig: Path, asked: Sequence[Case]) -> Answers:
         finally:
             await reader.aclose()
     return answers
+
+
+AGE = re.compile(r"\b\d+(s|m|h|d)\b")
+
+
+def said(diagnosis: Diagnosis) -> tuple[object, ...]:
+    """The verdicts and the summary, its ages left out: a snapshot is read at the time it was taken, the
+    server at the time of the test, and a pod deleted a minute before the snapshot was taken is deleted
+    now when it is loaded (the server sets `deletionTimestamp` itself)."""
+    return (diagnosis.verdict, diagnosis.pod_verdict, diagnosis.cause, AGE.sub("<age>", diagnosis.summary))
+
+
+def fixed(diagnosis: Diagnosis) -> list[tuple[str, tuple[str, ...]]]:
+    """Each fix and the nodes it is proven to open (ages left out, as in `said`)."""
+    return [(AGE.sub("<age>", f.summary), f.opens) for f in diagnosis.fixes]
 
 
 @dataclass(frozen=True, order=True)

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import re
 import shlex
 import time
-from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,11 +28,21 @@ from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader
 from devtools.botenv import kubectl
-from devtools.corpus import Case, answer, every_case
+from devtools.corpus import Case, answer
 from devtools.kubereal import ApiError, Server
-from diagnosis.model import Command, Diagnosis
+from diagnosis.model import Command
 from tests.deploy.rendered import render, the
-from tests.real.support import BOT, Access, Answers, Audit, ask_everything, install_bot, loaded
+from tests.real.support import (
+    BOT,
+    Access,
+    Answers,
+    Audit,
+    ask_everything,
+    by_snapshot,
+    fixed,
+    loaded,
+    said,
+)
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(1800)]
 """The first test asks every question of the corpus (`readings`): minutes on two busy cores."""
@@ -45,14 +53,7 @@ must never try: a node's address in a snapshot is no host of this machine). The 
 runs them (`tests/kubectl/`)."""
 
 
-def _by_snapshot() -> dict[Path, list[Case]]:
-    grouped: dict[Path, list[Case]] = defaultdict(list)
-    for case in every_case():
-        grouped[case.snapshot].append(case)
-    return dict(grouped)
-
-
-SNAPSHOTS = _by_snapshot()
+SNAPSHOTS = by_snapshot()
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,6 @@ class Reading:
     error: str | None
     refused: list[str]
     accesses: list[Access]
-
-
-@pytest.fixture(scope="module")
-def bot(server: Server) -> Path:
-    return install_bot(server)
 
 
 @pytest.fixture(scope="module")
@@ -104,16 +100,6 @@ def _reads(command: Command) -> bool:
     return not command.changes and not NEEDS_A_NODE & set(shlex.split(command.text))
 
 
-_AGE = re.compile(r"\b\d+(s|m|h|d)\b")
-
-
-def _said(diagnosis: Diagnosis) -> tuple[object, ...]:
-    """The verdicts and the summary, its ages left out: a snapshot is read at the time it was taken, the
-    server at the time of the test, and a pod deleted a minute before the snapshot was taken is deleted
-    now when it is loaded (the server sets `deletionTimestamp` itself)."""
-    return (diagnosis.verdict, diagnosis.pod_verdict, diagnosis.cause, _AGE.sub("<age>", diagnosis.summary))
-
-
 @pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=lambda p: p.stem)
 async def test_live_answers_are_the_snapshots(snapshot: Path, readings: dict[Path, Reading]) -> None:
     reading = readings[snapshot]
@@ -125,7 +111,9 @@ async def test_live_answers_are_the_snapshots(snapshot: Path, readings: dict[Pat
     for case, direct, cached in zip(asked, reading.answers.direct, reading.answers.cached, strict=True):
         wanted = (case.verdict, case.pod_verdict, case.cause)
         assert (direct.verdict, direct.pod_verdict, direct.cause) == wanted, case.id
-        assert _said(direct) == _said(cached) == _said(await answer(offline, case)), case.id
+        expected = await answer(offline, case)
+        assert said(direct) == said(cached) == said(expected), case.id
+        assert fixed(direct) == fixed(cached) == fixed(expected), case.id
 
 
 def test_the_bot_is_refused_nothing(readings: dict[Path, Reading]) -> None:

@@ -184,3 +184,15 @@ def test_metadata_round_trips_through_a_message() -> None:
         VerdictMeta.from_message({"metadata": {"event_type": "other", "event_payload": meta.model_dump()}})
         is None
     )
+
+
+def test_not_found_in_a_namespace_that_does_not_exist_names_the_namespaces_meant() -> None:
+    lost = Check(
+        Target(kind="pod", namespace="ml-trian", name="trainer-0", cluster="prod"),
+        NotFound("pod", "ml-trian", "trainer-0", Missing(namespaces=("ml-train",))),
+        AT,
+    )
+    shown = blocks.plain_text(blocks.verdict_message(lost, (), "{}").blocks)
+    assert "There is no namespace `ml-trian` on cluster prod." in shown
+    assert "Did you mean: `ml-train`?" in shown
+    assert "There is no pod" not in shown

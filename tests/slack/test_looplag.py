@@ -12,10 +12,10 @@ from bot.checks import Checker
 from bot.clusters import Clusters
 from bot.metrics import Metrics
 from bot.settings import Config
-from cluster.reader import Reader
+from cluster.reader import Reader, TriageRead
 from cluster.snapshot import SnapshotReader
 from diagnosis.objects import Object
-from diagnosis.views import JobSetView, LwsView, TrainJobView, TriageView
+from diagnosis.views import JobSetView, LwsView, TrainJobView
 from handlers.reply import Reply
 from handlers.requests import Target
 from tests.slack.support import GPU_LAB
@@ -62,7 +62,7 @@ class Gated:
         self.inside = 0
         self.most = 0
 
-    async def triage_view(self, namespace: str, pod: str) -> TriageView:
+    async def triage_view(self, namespace: str, pod: str) -> TriageRead:
         self.inside += 1
         self.most = max(self.most, self.inside)
         try:

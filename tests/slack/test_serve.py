@@ -135,13 +135,27 @@ def test_a_pasted_error_is_explained_without_a_cluster(bot: Bot, channel: str) -
     assert "explained offline" in shown(verdict)
 
 
-def test_a_missing_pod_gets_the_similar_names(bot: Bot, channel: str) -> None:
-    bot.command("gpu-triage case-tain", channel)
-    verdict = bot.verdict(channel)
-    assert verdict_payload(verdict)["verdict"] == "not-found"
-    assert "There is no pod `case-tain` in namespace `gpu-triage`" in shown(verdict)
-    assert "`case-taint`" in shown(verdict)
-    assert set(buttons(verdict)) == {"kubewhy_recheck"}
+def test_a_missing_pod_gets_the_similar_names_to_the_asker_alone(bot: Bot, channel: str) -> None:
+    """A name that does not exist is the asker's typo, not news for the channel; and there is nothing
+    to re-check."""
+    sent = bot.command("gpu-triage case-tain", channel)
+    (answer,) = bot.responses(sent)
+    assert answer["response_type"] == "ephemeral"
+    assert "There is no pod `case-tain` in namespace `gpu-triage`" in shown(answer)
+    assert "`case-taint`" in shown(answer)
+    assert [b for b in answer["blocks"] if b["type"] == "actions"] == []
+    assert bot.slack.channel_messages(channel) == []
+
+
+def test_a_missing_jobset_asked_in_a_thread_is_answered_to_the_asker_alone(bot: Bot, channel: str) -> None:
+    alert = bot.slack.post_as_user(channel, "U0SRE", "training is stuck since 10:00")
+    bot.mention(channel, "jobset why gpu-triage/no-such-jobset", thread_ts=alert)
+    (answer,) = bot.ephemerals(channel)
+    assert answer.thread_ts == alert
+    assert "There is no JobSet `no-such-jobset` in namespace `gpu-triage`" in shown(answer)
+    assert buttons(answer) == {}
+    assert bot.bot_messages(channel) == []
+    assert [m for m in bot.slack.thread(channel, alert) if m.bot_id] == []
 
 
 def test_a_refused_read_names_what_was_refused_and_offers_a_recheck(world: World) -> None:

@@ -162,6 +162,14 @@ def test_the_cache_is_on_unless_a_cluster_opts_out(tmp_path: Path) -> None:
     assert config.clusters["demo"].snapshot == tmp_path / "lab.json"
 
 
+def test_an_in_cluster_cluster_may_name_the_context_people_reach_it_with(tmp_path: Path) -> None:
+    """For its commands alone (tests/kubectl/test_commands.py pastes them): it is still read in-cluster."""
+    path = tmp_path / "kubewhy.yaml"
+    path.write_text("clusters: {gpu-prod: {in_cluster: true, context: gke_acme_us-central1_gpu-prod}}\n")
+    cluster = load_config(path).clusters["gpu-prod"]
+    assert (cluster.in_cluster, cluster.context) == (True, "gke_acme_us-central1_gpu-prod")
+
+
 def test_paths_in_the_config_are_relative_to_its_folder(tmp_path: Path) -> None:
     path = tmp_path / "conf" / "kubewhy.yaml"
     path.parent.mkdir()

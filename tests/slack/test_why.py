@@ -52,7 +52,7 @@ def test_help_and_usage_errors_answer_in_the_ack(bot: Bot, channel: str) -> None
     assert "/why NAMESPACE KIND/NAME" in bot.command("help", channel, "/why").body
     assert "/why NAMESPACE NAME" in bot.command("", channel, "/why").body
     assert "unknown kind 'cronjob'" in bot.command("serving cronjob/nightly", channel, "/why").body
-    assert "give a namespace and a name" in bot.command("serving", channel, "/why").body
+    assert "give a namespace and a pod or workload name" in bot.command("serving", channel, "/why").body
     assert bot.slack.channel_messages(channel) == []
 
 

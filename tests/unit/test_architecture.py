@@ -1,6 +1,7 @@
 """ARCHITECTURE.md stays true: its verdict tables are the ones in `diagnosis/__init__.py`, name
 functions that exist and are named after their verdicts, and list them in the order the code runs
-them; its layout tree matches the repository; it names every import contract."""
+them; its layout tree matches the repository; it names every import contract; and its recipe for a
+new funnel check is all a new step needs."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from typing import Any
 import pytest
 
 import diagnosis
-from devtools.corpus import ROOT
+from devtools.corpus import ROOT, cases
 from diagnosis.jobset.explain import CHECKS
 from diagnosis.lws.explain import CHECKS as LWS_CHECKS
 from diagnosis.model import JobSetVerdict, LwsVerdict, PodVerdict, TrainJobVerdict
 from diagnosis.trainjob.explain import CHECKS as TRAINJOB_CHECKS
-from diagnosis.triage.classify import FUNNEL
+from diagnosis.triage import classify
+from diagnosis.triage.classify import FUNNEL, RUNGS
 
 ARCHITECTURE = (ROOT / "ARCHITECTURE.md").read_text()
 ROW = re.compile(r"^\| ([a-z-]+) \| `([a-z_.]+)`(?: \(funnel step\))? \|$", re.MULTILINE)
@@ -130,3 +132,71 @@ def test_only_cluster_kube_imports_the_kubernetes_client() -> None:
         if any(n == "kubernetes" or n.startswith("kubernetes.") for n in imported(node))
     }
     assert importers == {"cluster/kube.py"}
+
+
+# --- the recipe for a new funnel check ---------------------------------------------------------------
+
+TRIAGE = ROOT / "diagnosis" / "triage"
+
+
+def step_modules() -> list[str]:
+    """The modules of `diagnosis/triage/steps/`, files and packages, by name."""
+    steps = TRIAGE / "steps"
+    files = [p.stem for p in steps.glob("*.py") if p.stem != "__init__"]
+    return sorted([*files, *(p.parent.name for p in steps.glob("*/__init__.py"))])
+
+
+def module_of(verdict: str) -> str:
+    return verdict.replace("-", "_")
+
+
+def test_each_step_module_is_named_after_a_verdict_and_each_verdict_has_one() -> None:
+    assert step_modules() == sorted(module_of(v.value) for v in PodVerdict)
+
+
+def test_each_step_module_stands_once_in_the_ladder() -> None:
+    """The rungs (`RUNGS`), the funnel's steps (`FUNNEL`) and what it says when a node passes them all
+    (`PASSED`), each a module of its own: the ladder is the one place that orders them."""
+    ladder = [
+        *(rung.__module__ for rung in RUNGS),
+        *(step.check.__module__ for step in FUNNEL),
+        classify.PASSED.__module__,
+    ]
+    assert sorted(ladder) == [f"diagnosis.triage.steps.{m}" for m in step_modules()]
+    for step in FUNNEL:
+        module = importlib.import_module(step.check.__module__)
+        assert module.STEP is step
+        assert step.check.__name__ == module_of(step.verdict.value)
+
+
+def test_each_funnel_step_names_the_scheduler_rule_it_mirrors() -> None:
+    """Its module's docstring cites the Filter plugin's source, and `Step.plugins` names the plugins
+    (`devtools.oracle` compares the step with them)."""
+    for step in FUNNEL:
+        module = importlib.import_module(step.check.__module__)
+        assert module.__doc__ is not None
+        assert ".go`" in module.__doc__, module.__name__
+        assert step.plugins, module.__name__
+
+
+def test_each_verdict_has_a_corpus_case_a_table_row_and_its_readme_word() -> None:
+    rows = dict(table(ARCHITECTURE, "/triage"))
+    shown = {case.verdict for case in cases("triage")}
+    readme = (ROOT / "README.md").read_text()
+    for verdict in PodVerdict:
+        assert rows[verdict.value] == f"triage.steps.{module_of(verdict.value)}.{module_of(verdict.value)}"
+        assert verdict.value in shown, f"no case in tests/corpus/triage/index.yaml gives {verdict.value}"
+        assert f"`{verdict.value}`" in readme, f"README.md does not list {verdict.value}"
+
+
+def test_every_other_triage_module_is_in_the_shared_core_layer() -> None:
+    """The import contract that keeps the shared core from importing a step lists the shared core: a
+    new module beside `steps/` is added there (or it would escape the contract)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [
+        c for c in config["tool"]["importlinter"]["contracts"] if c.get("containers") == ["diagnosis.triage"]
+    ]
+    assert contract["layers"][:2] == ["classify", "steps"]
+    core = {m.strip() for m in contract["layers"][2].split(":")}
+    modules = {p.stem for p in TRIAGE.glob("*.py")} | {p.parent.name for p in TRIAGE.glob("*/__init__.py")}
+    assert core == modules - {"__init__", "classify", "steps"}

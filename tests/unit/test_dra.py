@@ -22,8 +22,8 @@ from devtools.dra import A100_40, H100, L4, Mig
 from devtools.dra_lab import FILES, ROOT
 from diagnosis.dra_objects import Device, Dra, Semver, claim, claim_spec, resource_slice
 from diagnosis.model import PodVerdict
-from diagnosis.triage.cel import Outcome, evaluate, parse_semver
 from diagnosis.triage.classify import classify
+from diagnosis.triage.dra.cel import Outcome, evaluate, parse_semver
 from diagnosis.views import TriageView
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)

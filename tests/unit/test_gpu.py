@@ -13,7 +13,8 @@ from devtools.corpus import ROOT
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.objects import Object, name
 from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
-from diagnosis.triage.funnel import Ask, Drop, Findings, Stage, run, stage_line
+from diagnosis.triage.findings import Findings
+from diagnosis.triage.funnel import Ask, Drop, Stage, run, stage_line
 from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
 from tests.unit.test_gpu_corpus import NOW, find_pod, items, view_of
@@ -42,18 +43,10 @@ def pending(name: str, **spec: Any) -> dict[str, Any]:
 
 
 def test_funnel_is_one_ordered_tuple_of_the_contract_steps() -> None:
-    assert [step.verdict for step in FUNNEL] == [
-        PodVerdict.LABEL_MISMATCH,
-        PodVerdict.TAINT,
-        PodVerdict.NO_GPU_NODE,
-        PodVerdict.ALLOCATABLE_ZERO,
-        PodVerdict.EXHAUSTED,
-        PodVerdict.NODE_RESOURCES,
-        PodVerdict.HOST_PORT,
-        PodVerdict.VOLUME,
-        PodVerdict.TOPOLOGY_SPREAD,
-        PodVerdict.POD_AFFINITY,
-    ]
+    """The funnel's steps are the contract's verdicts from label-mismatch to schedulable, in order."""
+    words = list(PodVerdict)
+    funnel = words[words.index(PodVerdict.LABEL_MISMATCH) : words.index(PodVerdict.SCHEDULABLE)]
+    assert [step.verdict for step in FUNNEL] == funnel
 
 
 # --- the ladder before the funnel --------------------------------------------------------------
@@ -357,7 +350,8 @@ def test_usage_candidates_are_the_nodes_before_the_free_slot_step() -> None:
     assert usage_candidates(view.pod, view.nodes) == ("aks-mi300x-38112447-vmss000000",)
     view = view_of(LAB, "gpu-triage", "case-exhaust")
     assert usage_candidates(view.pod, view.nodes) == ("lab-node-0",)
-    assert usage_candidates(find_pod(LAB, "gpu-triage", "case-taint"), view.nodes) == ()
+    # No node passes the taint step: the node it dropped is read, so that its fix can be checked.
+    assert usage_candidates(find_pod(LAB, "gpu-triage", "case-taint"), view.nodes) == ("lab-node-0",)
 
 
 @pytest.mark.parametrize("name", ["case-ok", "case-norequest"])
@@ -406,8 +400,11 @@ def test_devices_lost_while_held_still_count() -> None:
     others = tuple(p for p in view.bound_pods if p["metadata"]["name"] != "case-ok")
     found = classify(replace(with_node(view, node), pod=pod, bound_pods=(*others, holder)))
     assert found.verdict == PodVerdict.EXHAUSTED
-    assert "dropped lab-node-0 (nvidia.com/gpu allocatable 1, used 2, free 0 < 1 asked)" in "\n".join(
-        found.evidence
+    said = "dropped lab-node-0 (nvidia.com/gpu allocatable 1, used 2, none free (1 more than allocatable) < 1"
+    assert said in "\n".join(found.evidence)
+    assert found.summary == (
+        "lab-node-0 has no nvidia.com/gpu free: 2 held by gpu-triage/case-ok, more than its 1 allocatable; "
+        "the pod asks 1"
     )
     assert any(
         e.startswith("lab-node-0: its pods hold 2 nvidia.com/gpu but only 1 is allocatable")

@@ -16,6 +16,9 @@ from diagnosis.commands import describe, events_about
 from diagnosis.model import Command
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.classify import classify
+from diagnosis.triage.steps.allocatable_zero import node_offer
+from diagnosis.triage.steps.exhausted import consumers
+from diagnosis.triage.steps.taint import node_taints, uncordon
 from tests.unit.test_gpu_corpus import CASES, items, view_of
 
 READ_VERBS = {"get", "describe", "logs"}
@@ -53,20 +56,20 @@ def test_one_kubectl_invocation_in_canonical_quoting(case: Case, command: Comman
 
 
 def test_changing_commands_are_marked() -> None:
-    uncordon = kubectl.uncordon("gpu-node-a")
-    assert uncordon is not None
-    assert uncordon.changes
-    assert uncordon.text == "kubectl uncordon gpu-node-a"
+    command = uncordon("gpu-node-a")
+    assert command is not None
+    assert command.changes
+    assert command.text == "kubectl uncordon gpu-node-a"
 
 
 @pytest.mark.parametrize("bad", ["Gpu-Node", "node;reboot", "a b", "-o", "$(id)", "", "x" * 254, "nodé"])
 def test_names_that_cannot_exist_give_no_command(bad: str) -> None:
     assert kubectl.node_details(bad) is None
-    assert kubectl.node_taints(bad) is None
-    assert kubectl.uncordon(bad) is None
+    assert node_taints(bad) is None
+    assert uncordon(bad) is None
     assert kubectl.device_plugin_pods(bad) is None
-    assert kubectl.consumers(bad, ["nvidia.com/gpu"]) is None
-    assert kubectl.node_offer(bad, ["nvidia.com/gpu"]) is None
+    assert consumers(bad, ["nvidia.com/gpu"]) is None
+    assert node_offer(bad, ["nvidia.com/gpu"]) is None
     assert describe("pod", bad, "trainer-0", "the pod") is None
     assert describe("pod", "ml", bad, "the pod") is None
     assert events_about("ml", bad, "the pod's events") is None

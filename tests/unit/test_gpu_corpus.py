@@ -22,8 +22,10 @@ import pytest
 from devtools.corpus import ROOT, Case, cases
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
-from diagnosis.triage.classify import classify, node_reads, reaches_funnel, serving_nothing, usage_candidates
-from diagnosis.triage.funnel import Findings
+from diagnosis.triage.classify import classify, node_reads, serving_nothing, usage_candidates
+from diagnosis.triage.findings import Findings
+from diagnosis.triage.prepared import Prepared
+from diagnosis.triage.runner import reaches_funnel
 from diagnosis.views import Peers, Storage, TriageView
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
@@ -139,15 +141,14 @@ def test_bound_pods_of_usage_candidates_are_enough(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_what_the_reader_worked_out_changes_no_answer(case: Case) -> None:
     """The live reader hands the classifier what `node_reads` found about the view's nodes
-    (`TriageView.memo`): the classifier starts from it, and answers as it would without it."""
+    (`Prepared.memo`): the classifier starts from it, and answers as it would without it."""
     view = view_of(case.snapshot, case.namespace, case.name)
     reads = node_reads(view.pod, view.nodes, view.dra)
-    with_memo = replace(view, memo=reads.memo)
     answer = classify(view)
-    assert classify(with_memo) == answer
+    assert classify(view, Prepared(memo=reads.memo)) == answer
     # It is used whenever the funnel runs (which keeps the view's objects alive in it, `Shared.keep`):
     # the pod reaches it, and no claim holds it first.
-    used = any(kept is with_memo.peers for kept in reads.memo.alive)
+    used = any(kept is view.peers for kept in reads.memo.alive)
     assert used == (reaches_funnel(view.pod) and answer.verdict is not PodVerdict.CLAIM)
 
 
@@ -159,21 +160,20 @@ objects in another snapshot."""
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_what_earlier_questions_found_changes_no_answer(case: Case) -> None:
     """The cache hands the classifier what earlier questions found on its nodes, by placement
-    (`TriageView.findings`): the first question of a placement and the next one answer as checking
+    (`Prepared.findings`): the first question of a placement and the next one answer as checking
     every node does, through the reader's `node_reads` too."""
     view = view_of(case.snapshot, case.namespace, case.name)
     answer = classify(view)
-    kept = replace(view, findings=FINDINGS)
-    assert classify(kept) == answer
+    assert classify(view, Prepared(findings=FINDINGS)) == answer
     reads = node_reads(view.pod, view.nodes, view.dra, FINDINGS)
-    assert classify(replace(kept, memo=reads.memo)) == answer
+    assert classify(view, Prepared(memo=reads.memo, findings=FINDINGS)) == answer
     assert reads.usage == node_reads(view.pod, view.nodes, view.dra).usage
 
 
-def test_the_readers_memo_is_freed_with_its_view() -> None:
-    """The view holds its memo and the memo keeps the view's objects alive, never the view: once the
-    question is answered both go by reference counting alone, not at the cyclic collector's next run
-    (in `kubewhy serve` that may be many questions later, each memo holding a cluster's worth)."""
+def test_the_readers_memo_is_freed_with_its_question() -> None:
+    """The memo keeps the view's objects alive, never itself through them: once the question is
+    answered it goes by reference counting alone, not at the cyclic collector's next run (in
+    `kubewhy serve` that may be many questions later, each memo holding a cluster's worth)."""
     case = next(c for c in CASES if c.verdict == PodVerdict.EXHAUSTED.value)
     view = view_of(case.snapshot, case.namespace, case.name)
     was_enabled = gc.isenabled()
@@ -181,7 +181,7 @@ def test_the_readers_memo_is_freed_with_its_view() -> None:
     try:
         reads = node_reads(view.pod, view.nodes, view.dra)
         memo = weakref.ref(reads.memo)
-        classify(replace(view, memo=reads.memo))
+        classify(view, Prepared(memo=reads.memo))
         assert memo() is not None
         del reads
         assert memo() is None

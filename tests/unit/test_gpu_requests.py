@@ -13,8 +13,16 @@ import pytest
 from devtools.corpus import ROOT
 from diagnosis.objects import name, namespace
 from diagnosis.quantity import count
-from diagnosis.triage.classify import effective_requests
-from diagnosis.triage.resources import Counted, NodePods, Offer, device_holders, holders, is_extended, offer
+from diagnosis.triage.resources import (
+    Counted,
+    NodePods,
+    Offer,
+    device_holders,
+    effective_requests,
+    holders,
+    is_extended,
+    offer,
+)
 from diagnosis.workloads import preempts_below
 
 LAB = json.loads((ROOT / "bot/demo/gpu-lab.json").read_text())["items"]

@@ -13,8 +13,9 @@ from devtools.oracle import node_steps
 from devtools.random_clusters import NAMESPACE, POD, scenario
 from diagnosis.model import PodVerdict
 from diagnosis.objects import name
-from diagnosis.triage.classify import classify, funnel_of, reaches_funnel
+from diagnosis.triage.classify import classify, funnel_of
 from diagnosis.triage.funnel import candidates
+from diagnosis.triage.runner import reaches_funnel
 
 
 def test_a_seed_gives_one_cluster() -> None:
@@ -26,7 +27,7 @@ def test_a_seed_gives_one_cluster() -> None:
 def test_every_node_is_kept_or_dropped_once(seed: int) -> None:
     for offset in range(30):
         objects = scenario(seed + offset)["items"]
-        view = asyncio.run(SnapshotReader(objects).triage_view(NAMESPACE, POD))
+        view, _ = asyncio.run(SnapshotReader(objects).triage_view(NAMESPACE, POD))
         assert isinstance(classify(view).verdict, PodVerdict)
         if not reaches_funnel(view.pod):
             continue

@@ -9,13 +9,24 @@ from typing import Any, Literal
 
 import pytest
 
+from bot.blocks import plain_text
 from bot.checks import Check
 from bot.incident_message import incident_message
-from bot.incidents import HOUR, SUMMARY_CHARS, ChannelState, Incident, IncidentMeta, held_metadata
+from bot.incidents import (
+    HOUR,
+    SUMMARY_CHARS,
+    Blocked,
+    ChannelState,
+    Incident,
+    IncidentMeta,
+    Member,
+    assign,
+    held_metadata,
+)
 from bot.localslack import BOT_ID, block_problem
-from bot.settings import SentinelConfig
-from bot.stuck import Cause, RestartCounter, Stuck, waiting_workloads
-from diagnosis.model import Diagnosis, JobSetVerdict, PodVerdict
+from bot.settings import MentionConfig, SentinelConfig
+from bot.stuck import Cause, RestartCounter, Stuck, blocked_by, waiting_workloads
+from diagnosis.model import Diagnosis, Fix, Holding, JobSetVerdict, PodVerdict
 from diagnosis.objects import Ref
 from diagnosis.relations import workload
 from handlers.reply import Reply
@@ -147,33 +158,73 @@ def test_restarts_are_counted_from_what_this_replica_saw_within_the_window() -> 
     assert counter.loops("prod", 10**6, T0 + 800) == {}
 
 
+CAUSE = "0123456789abcdef"
+
+
+def member(name: str = "trainer", **changes: Any) -> Member:
+    fields: dict[str, Any] = {
+        "namespace": "ml",
+        "kind": "Deployment",
+        "name": name,
+        "target": f"{name}-7d9f-000",
+        "pods": 12,
+        "since": T0,
+    }
+    return Member(**(fields | changes))
+
+
 def incident(**changes: Any) -> IncidentMeta:
     fields: dict[str, Any] = {
         "cluster": "prod",
-        "namespace": "ml",
-        "kind": "Deployment",
-        "name": "trainer",
         "cause": "pending",
+        "blocked_by": CAUSE,
         "verdict": "exhausted",
-        "summary": "gpu-0 has 0 nvidia.com/gpu free of 8; the pod asks 8",
+        "summary": "gpu-0 has 0 nvidia.com/gpu free of 8 (8 held by ml/big); the pod asks 8",
+        "workloads": (member(),),
         "pods": 12,
         "since": T0,
     }
     return IncidentMeta(**(fields | changes))
 
 
-def test_an_open_incident_says_how_many_pods_wait_the_first_fix_and_offers_silence() -> None:
+def test_an_open_incident_says_how_many_pods_wait_the_first_fix_and_offers_its_actions() -> None:
     message = incident_message(incident(), T0 + 720)
     assert block_problem(list(message.blocks)) is None
     shown = str(message.blocks)
     assert "exhausted: Deployment ml/trainer" in shown
     assert "*12 pods* waiting for a node for 12 min." in shown
-    assert "gpu-0 has 0 nvidia.com/gpu free of 8; the pod asks 8" in shown
+    assert "gpu-0 has 0 nvidia.com/gpu free of 8 (8 held by ml/big); the pod asks 8" in shown
     assert "First fix" not in shown  # the diagnosis offered none
     with_fix = str(incident_message(incident(fix="free a GPU on gpu-0"), T0).blocks)
     assert "*First fix:* free a GPU on gpu-0" in with_fix
-    assert "kubewhy_silence" in shown
+    assert all(
+        action in shown for action in ("kubewhy_incident_recheck", "kubewhy_incident_ack", "kubewhy_silence")
+    )
     assert message.text == "exhausted: Deployment ml/trainer"
+
+
+def test_an_incident_of_several_workloads_lists_them_and_mentions_their_groups() -> None:
+    workloads = tuple(member(f"w{i}", pods=2) for i in range(12))
+    grouped = incident(workloads=workloads, more=3, pods=30, groups=("S0INFRA", "S0SERVE"))
+    message = incident_message(grouped, T0 + 60)
+    assert block_problem(list(message.blocks)) is None
+    shown = plain_text(list(message.blocks))
+    assert "exhausted: Deployment ml/w0 and 14 more workloads" in shown
+    assert "30 pods of 15 workloads waiting for a node for 1 min." in shown
+    assert "• Deployment ml/w9 · 2 pods" in shown
+    assert "w10" not in shown
+    assert "• and 5 more" in shown
+    assert "cc <!subteam^S0INFRA> <!subteam^S0SERVE>" in shown
+    assert message.text.endswith("<!subteam^S0INFRA> <!subteam^S0SERVE>")  # what notifies
+
+
+def test_an_acknowledged_incident_says_who_and_when_in_place_and_drops_the_button() -> None:
+    acked = incident(acked_by="U0ONCALL", acked_at=T0 + 60, checked_by="U0LEAD", checked_at=T0 + 120)
+    shown = str(incident_message(acked, T0 + 180).blocks)
+    assert "Acknowledged by <@U0ONCALL> at" in shown
+    assert "Re-checked by <@U0LEAD> at" in shown
+    assert "kubewhy_incident_ack" not in shown
+    assert "kubewhy_incident_recheck" in shown
 
 
 def test_people_and_cluster_text_cannot_become_markup_and_long_text_fits() -> None:
@@ -196,20 +247,24 @@ def test_a_resolved_incident_says_so_in_place_with_the_time_it_took() -> None:
     assert "resolved: Deployment ml/trainer" in shown
     assert "resolved 14 min after it began (it was *exhausted*)" in shown
     assert "kubewhy_silence" not in shown
+    assert "kubewhy_incident" not in shown
 
 
-def test_silences_cover_their_workload_or_namespace_until_they_expire() -> None:
+def test_silences_cover_their_incidents_workloads_or_namespaces_until_they_expire() -> None:
     target = Target(kind="pod", namespace="ml", name="p", cluster="prod")
     same = Stuck("prod", "ml", "Deployment", "trainer", "pending", T0, target)
     sibling = Stuck("prod", "ml", "Job", "eval", "pending", T0, target)
     elsewhere = Stuck("prod", "serving", "Job", "eval", "pending", T0, target)
-    by_workload = incident(silenced_until=T0 + 60, silence_scope="workload")
+    by_incident = incident(silenced_until=T0 + 60, silence_scope="incident")
     by_namespace = incident(silenced_until=T0 + 60, silence_scope="namespace")
-    assert by_workload.silences(same, T0)
-    assert not by_workload.silences(sibling, T0)
+    assert by_incident.silences(same, T0)
+    assert not by_incident.silences(sibling, T0)
     assert by_namespace.silences(sibling, T0)
     assert not by_namespace.silences(elsewhere, T0)
     assert not by_namespace.silences(sibling, T0 + 61)
+    state = ChannelState(silences=[by_incident])
+    assert state.silenced_cause(CAUSE)
+    assert not state.silenced_cause("fedcba9876543210")
 
 
 def test_only_the_bots_own_well_formed_incident_messages_are_trusted() -> None:
@@ -223,11 +278,93 @@ def test_only_the_bots_own_well_formed_incident_messages_are_trusted() -> None:
     assert IncidentMeta.from_message(forged, BOT_ID) is None
 
 
-def _check(verdict: PodVerdict | JobSetVerdict, pod_verdict: PodVerdict | None = None) -> Check:
+def _check(
+    verdict: PodVerdict | JobSetVerdict,
+    pod_verdict: PodVerdict | None = None,
+    summary: str = "why",
+    holders: tuple[Holding, ...] = (),
+    fixes: tuple[Fix, ...] = (),
+) -> Check:
     kind: Literal["pod", "jobset"] = "jobset" if isinstance(verdict, JobSetVerdict) else "pod"
-    diagnosis = Diagnosis(verdict, "why", (), (), pod_verdict=pod_verdict)
+    diagnosis = Diagnosis(verdict, summary, (), (), pod_verdict=pod_verdict, holders=holders, fixes=fixes)
     target = Target(kind=kind, namespace="ml", name="x", cluster="prod")
     return Check(target, Reply(Ref(kind, "ml", "x"), diagnosis), datetime(2026, 12, 1, tzinfo=UTC))
+
+
+def _holding(name: str, node: str = "gpu-0", own: bool = False) -> Holding:
+    return Holding(
+        "Deployment", "serving", name, (f"{name}-0",), (node,), {"nvidia.com/gpu": 1}, "", 0, False, own
+    )
+
+
+def test_workloads_blocked_by_the_same_holders_on_the_same_nodes_share_a_cause_whatever_they_ask() -> None:
+    target = Target(kind="pod", namespace="ml", name="p", cluster="prod")
+    one = Stuck("prod", "ml", "Deployment", "a", "pending", T0, target)
+    two = Stuck("prod", "team-b", "Job", "b", "pending", T0, target)
+    full = (_holding("holder"),)
+    asks_1 = _check(PodVerdict.EXHAUSTED, summary="gpu-0 has 0 free; the pod asks 1", holders=full)
+    asks_2 = _check(PodVerdict.EXHAUSTED, summary="gpu-0 has 0 free; the pod asks 2", holders=full)
+    assert blocked_by(one, asks_1) == blocked_by(two, asks_2)
+    other_node = _check(PodVerdict.EXHAUSTED, holders=(_holding("holder", "gpu-1"),))
+    other_holder = _check(PodVerdict.EXHAUSTED, holders=(_holding("batch"),))
+    tainted = _check(PodVerdict.TAINT, holders=full)
+    causes = {blocked_by(one, c) for c in (asks_1, other_node, other_holder, tainted)}
+    assert len(causes) == 4
+    own = _check(PodVerdict.EXHAUSTED, summary="x", holders=(_holding("a", own=True),))
+    assert blocked_by(one, own) == blocked_by(one, _check(PodVerdict.EXHAUSTED, summary="x"))
+    untaint = Fix("remove the taint", None, ("gpu-0",), objects=("node/gpu-0",))
+    tolerate = Fix("tolerate it", {"spec": {}}, ("gpu-0",))
+    by_node = _check(PodVerdict.TAINT, summary="a", fixes=(untaint, tolerate))
+    assert blocked_by(one, by_node) == blocked_by(
+        two, _check(PodVerdict.TAINT, summary="b", fixes=(untaint,))
+    )
+    assert blocked_by(one, _check(PodVerdict.LABEL_MISMATCH, summary="no node has x=y")) != blocked_by(
+        one, _check(PodVerdict.LABEL_MISMATCH, summary="no node has x=z")
+    )
+
+
+def test_an_incident_continues_the_group_of_its_cause_else_the_one_holding_most_of_its_workloads() -> None:
+    target = Target(kind="pod", namespace="ml", name="p", cluster="prod")
+    a, b, c = (Stuck("prod", "ml", "Deployment", n, "pending", T0, target) for n in ("a", "b", "c"))
+    check = _check(PodVerdict.TAINT)
+    first = Incident(incident(blocked_by="1" * 16, workloads=(member("a"), member("b"))), "1.0")
+    second = Incident(incident(blocked_by="2" * 16, workloads=(member("c"),)), "2.0")
+    groups = {
+        "3" * 16: [Blocked(a, check), Blocked(b, check)],  # the cause of `first` changed: a node was tainted
+        "2" * 16: [Blocked(c, check)],
+        "4" * 16: [Blocked(Stuck("prod", "ml", "Job", "new", "pending", T0, target), check)],
+    }
+    assert assign([first, second], groups) == {"3" * 16: first, "2" * 16: second}
+
+
+def test_an_incident_that_grows_keeps_its_first_workloads_words_and_a_new_verdict_opens_a_thread_round() -> (
+    None
+):
+    target = Target(kind="pod", namespace="ml", name="p", cluster="prod")
+    old = Blocked(
+        Stuck("prod", "ml", "Deployment", "old", "pending", T0, target, pods=2), _check(PodVerdict.TAINT)
+    )
+    late = Blocked(
+        Stuck("prod", "ml", "Job", "late", "pending", T0 + 5, target, pods=3), _check(PodVerdict.TAINT)
+    )
+    opened = IncidentMeta.opened(CAUSE, [late, old], ["S0INFRA"])
+    assert ([m.name for m in opened.workloads], opened.pods, opened.groups) == (
+        ["old", "late"],
+        5,
+        ("S0INFRA",),
+    )
+    assert (opened.thread, opened.thread_done, opened.since) == (0, False, T0)
+    same = opened.model_copy(update={"thread_done": True}).followed(CAUSE, [old], [], quiet=False)
+    assert (same.thread, same.thread_done, same.pods, same.groups) == (0, True, 2, ("S0INFRA",))
+    moved = Blocked(old.stuck, _check(PodVerdict.EXHAUSTED))
+    changed = same.followed("f" * 16, [moved], [], quiet=False)
+    assert (changed.verdict, changed.was, changed.thread, changed.thread_done) == (
+        "exhausted",
+        "taint",
+        1,
+        False,
+    )
+    assert same.followed("f" * 16, [moved], [], quiet=True).thread == 0
 
 
 @pytest.mark.parametrize(
@@ -249,11 +386,11 @@ def test_what_is_worth_posting(cause: Cause, check: Check, ignore: tuple[str, ..
     assert candidate.worth_posting(check, SentinelConfig(ignore=ignore)) is posted
 
 
-def test_a_channel_read_back_keeps_each_incidents_newest_message_its_silences_and_the_summary_line() -> None:
+def test_a_channel_read_back_keeps_each_causes_newest_message_its_silences_and_the_summary_line() -> None:
     """Messages come newest first, as conversations.history gives them."""
     silenced = incident(silenced_until=T0 + 60, silence_scope="namespace", silenced_by="U0ONCALL")
     older = incident(verdict="taint")
-    other = incident(name="eval", since=T0 - 2 * HOUR)
+    other = incident(blocked_by="e" * 16, workloads=(member("eval"),), since=T0 - 2 * HOUR)
     found = [
         {"ts": f"{T0 - 10:.6f}", "bot_id": BOT_ID, "metadata": silenced.metadata()},
         {"ts": f"{T0 - 15:.6f}", "bot_id": "B0SOMEONEELSE", "metadata": held_metadata(["forged"])},
@@ -262,8 +399,8 @@ def test_a_channel_read_back_keeps_each_incidents_newest_message_its_silences_an
         {"ts": f"{T0 - 2 * HOUR:.6f}", "bot_id": BOT_ID, "metadata": other.metadata()},
     ]
     state = ChannelState.read(found, BOT_ID, T0)
-    assert state.incidents[silenced.key] == Incident(silenced, f"{T0 - 10:.6f}")
-    assert state.incidents[other.key].meta == other
+    assert state.incidents[CAUSE] == Incident(silenced, f"{T0 - 10:.6f}")
+    assert state.incidents["e" * 16].meta == other
     assert state.silences == [silenced]
     assert state.posted == 2  # the two messages of the last hour; `other` is older
     assert (state.held_ts, state.held) == (f"{T0 - 20:.6f}", ["prod/ml/Job/a"])
@@ -280,3 +417,14 @@ def test_a_channel_read_back_keeps_each_incidents_newest_message_its_silences_an
     }
     posted = state.to_post(stuck, SentinelConfig(), T0)
     assert [s.name for s in posted] == ["early", "late"]
+
+
+def test_a_workload_is_told_to_the_user_group_its_label_names() -> None:
+    target = Target(kind="pod", namespace="ml", name="p", cluster="prod")
+    stuck = Stuck("prod", "ml", "Deployment", "a", "pending", T0, target, labels={"team": "ml-infra"})
+    mention = MentionConfig(label="team", groups={"ml-infra": "S0123ABCD"})
+    assert stuck.group(mention) == "S0123ABCD"
+    assert stuck.group(None) is None
+    assert stuck.group(MentionConfig(label="owner", groups={"ml-infra": "S0123ABCD"})) is None
+    with pytest.raises(ValueError, match="not a user group ID"):
+        MentionConfig(label="team", groups={"ml-infra": "U0123"})

@@ -134,7 +134,7 @@ def test_overlapping_files_give_each_object_once(cluster: dict[str, Any], tmp_pa
 
 async def test_an_event_saved_through_both_apis_counts_once(cluster: dict[str, Any]) -> None:
     event = by_name(cluster, "finetune-llama-0.187c4a1e9f2b3d5a")
-    view = await SnapshotReader([*cluster["items"], as_events_k8s_io(event)]).triage_view(
+    view, _ = await SnapshotReader([*cluster["items"], as_events_k8s_io(event)]).triage_view(
         "ml", "finetune-llama-0"
     )
     assert names(view.events) == ["finetune-llama-0.187c4a1e9f2b3d5a"]
@@ -142,7 +142,7 @@ async def test_an_event_saved_through_both_apis_counts_once(cluster: dict[str, A
 
 async def test_a_pod_given_twice_holds_its_node_once(cluster: dict[str, Any]) -> None:
     trainer = by_name(cluster, "trainer-workers-0-0-b8mzq")
-    view = await SnapshotReader([*cluster["items"], copy.deepcopy(trainer)]).triage_view(
+    view, _ = await SnapshotReader([*cluster["items"], copy.deepcopy(trainer)]).triage_view(
         "ml", "finetune-llama-0"
     )
     assert names(view.bound_pods) == ["nvidia-gpu-device-plugin-small-cos-4kq7r", "trainer-workers-0-0-b8mzq"]
@@ -209,7 +209,8 @@ async def test_the_reader_ignores_unknown_kinds_too(cluster: dict[str, Any]) -> 
         "metadata": {"name": "finetune-llama-0", "namespace": "ml"},
     }
     reader = SnapshotReader([imposter, *cluster["items"], config])
-    assert (await reader.triage_view("ml", "finetune-llama-0")).pod is by_name(cluster, "finetune-llama-0")
+    view, _ = await reader.triage_view("ml", "finetune-llama-0")
+    assert view.pod is by_name(cluster, "finetune-llama-0")
     with pytest.raises(NotFound):
         await reader.triage_view("ml", "imposter")
 
@@ -347,7 +348,7 @@ def test_from_path_raises_the_same_error(tmp_path: Path) -> None:
 
 
 async def test_triage_view(cluster: dict[str, Any]) -> None:
-    view = await SnapshotReader(cluster["items"]).triage_view("ml", "finetune-llama-0")
+    view, _ = await SnapshotReader(cluster["items"]).triage_view("ml", "finetune-llama-0")
     assert view.pod is by_name(cluster, "finetune-llama-0")
     assert names(view.nodes) == ["gke-ml-a100-pool-3f1c2b7e-7xkq", "gke-ml-default-pool-9a8b7c6d-2mfp"]
     # Bound pods of every namespace, but neither the Succeeded smoke test nor the pending pods.
@@ -368,13 +369,14 @@ async def test_triage_view_events_skip_an_earlier_pod_of_the_same_name(cluster: 
         "name": "finetune-llama-0",
         "namespace": "ml",
     }
-    view = await SnapshotReader([*cluster["items"], earlier, service]).triage_view("ml", "finetune-llama-0")
+    reader = SnapshotReader([*cluster["items"], earlier, service])
+    view, _ = await reader.triage_view("ml", "finetune-llama-0")
     assert names(view.events) == ["finetune-llama-0.187c4a1e9f2b3d5a"]
 
 
 async def test_events_of_both_apis_are_about_the_pod(cluster: dict[str, Any]) -> None:
     items = [as_events_k8s_io(o) if o["kind"] == "Event" else o for o in cluster["items"]]
-    view = await SnapshotReader(items).triage_view("ml", "trainer-workers-0-0-b8mzq")
+    view, _ = await SnapshotReader(items).triage_view("ml", "trainer-workers-0-0-b8mzq")
     assert {e["apiVersion"] for e in view.events} == {"events.k8s.io/v1"}
     assert [e["reason"] for e in view.events] == ["Scheduled", "Pulled", "Created", "Started"]
 

@@ -1,250 +1,32 @@
-"""What a pod's ResourceClaims ask of a node: kube-scheduler's DynamicResources plugin, seen from the
-objects (`pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go` and the structured
-allocator, `k8s.io/dynamic-resource-allocation/structured`).
-
-Two parts. `claim_problem` is the `claim` rung: the checks PreEnqueue and PreFilter make on the pod's
-claims before any node is looked at (a claim missing, not yet made from its template, being deleted,
-not the pod's, reserved by as many pods as it may serve, or allocated where the pod cannot go).
-`Devices` answers the funnel per node, for the claims not allocated yet: which devices of the slices
-the node can reach match each request (`no-gpu-node`), which of them are not tainted out
-(`allocatable-zero`), and whether the allocator finds devices for every request at once among those no
-other claim holds (`exhausted`) — all or nothing, first solution wins, as the allocator searches.
+"""Which devices each node offers a pod's claims: kube-scheduler's DynamicResources Filter, seen from
+the objects (`pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go`). For the claims
+not allocated yet: which devices of the slices the node can reach match each request (`no-gpu-node`),
+which of them are not tainted out (`allocatable-zero`), and whether the allocator finds devices for
+every request at once among those no other claim holds (`exhausted`, `allocator`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import combinations
-from typing import Any, NamedTuple
 
 from diagnosis.dra_objects import (
-    RESERVED_FOR_MAX,
     Claim,
     Device,
     Dra,
     Inventory,
-    PodClaim,
     Pool,
     Slice,
     Subrequest,
-    pod_claims,
 )
-from diagnosis.events import message, reason
-from diagnosis.objects import Object, name, namespace, uid
+from diagnosis.objects import Object, name
+from diagnosis.triage.dra.allocator import Ask, Choice, allocate, needed
+from diagnosis.triage.dra.claims import Resolved, node_filter, resolve
 from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, Taint, tolerates
-
-SEARCH_LIMIT = 100_000
-"""Steps of the allocation search per node before kubewhy gives up (the scheduler's own search is
-bounded by its 10 s Filter timeout)."""
-
 
 MEMO_LIMIT = 200_000
 """Offers an Inventory remembers (a node and a distinct subrequest each) before it starts over."""
-
-
-def asks_claims(pod: Object) -> bool:
-    return bool(pod_claims(pod))
-
-
-def node_filter(selector: Mapping[str, Any]) -> Placement:
-    """A NodeSelector (a claim's allocation, a slice's) as the pod-side matcher of required affinity."""
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}
-    return Placement.of({"spec": {"affinity": affinity}})
-
-
-# --- the `claim` rung -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClaimProblem:
-    """Why the pod's claims hold it before any node is considered."""
-
-    claim: str
-    """The claim's name; "" when no claim was made yet."""
-    summary: str
-    evidence: tuple[str, ...]
-    template: str = ""
-
-
-@dataclass(frozen=True)
-class Resolved:
-    entry: PodClaim
-    claim: Claim | None
-
-
-def resolve(pod: Object, dra: Dra) -> tuple[Resolved, ...]:
-    """The pod's claim entries with the claims they name (None when absent or not made yet)."""
-    ns = namespace(pod)
-    return tuple(
-        Resolved(entry, dra.claim_index.get((ns, entry.resolved)) if entry.resolved else None)
-        for entry in pod_claims(pod)
-    )
-
-
-def claim_problem(
-    pod: Object, dra: Dra, nodes: Sequence[Object], events: Iterable[Object]
-) -> ClaimProblem | None:
-    """The first of the pod's claims that holds it, in `spec.resourceClaims` order; None when each is
-    there, usable by the pod and, if allocated, allocated where the pod may go."""
-    ns, pod_name = namespace(pod), name(pod)
-    if not dra.served:
-        return ClaimProblem(
-            "",
-            "The pod names ResourceClaims, but the cluster serves no resource.k8s.io/v1 API: Dynamic "
-            "Resource Allocation is off there (or only a beta version is enabled)",
-            (
-                "the API server answered 404 for resource.k8s.io/v1 "
-                "(kubectl api-versions | grep resource.k8s.io lists what it serves)",
-            ),
-        )
-    for item in resolve(pod, dra):
-        entry, found = item.entry, item.claim
-        if entry.template and entry.generated == "":
-            continue  # the controller says no claim is needed for this entry
-        if entry.template and entry.generated is None:
-            return _not_made(pod, entry, dra, events)
-        claim_name = entry.resolved or ""
-        if found is None:
-            return ClaimProblem(
-                claim_name,
-                f"ResourceClaim {ns}/{claim_name} does not exist (pod claim {entry.name}): "
-                "the scheduler does not try the pod until it does",
-                (
-                    f"spec.resourceClaims {entry.name}: "
-                    + (
-                        f"resourceClaimName {entry.claim_name}"
-                        if entry.claim_name
-                        else f"template {entry.template}, generated claim {claim_name}"
-                    ),
-                    f'scheduler (PreEnqueue): could not find ResourceClaim "{ns}/{claim_name}"',
-                ),
-                entry.template,
-            )
-        if found.deleting:
-            return ClaimProblem(
-                claim_name,
-                f"ResourceClaim {found} is being deleted: the pod cannot use it",
-                (
-                    f"{found}: metadata.deletionTimestamp is set",
-                    f'scheduler: resourceclaim "{claim_name}" is being deleted',
-                ),
-            )
-        if entry.template and found.controller is not None and not _is_pod(found.controller, pod):
-            kind_, owner, _ = found.controller
-            return ClaimProblem(
-                claim_name,
-                f"ResourceClaim {found} was made for {kind_.lower()} {owner}, not for this pod",
-                (
-                    f"scheduler: ResourceClaim {found} was not created for pod {ns}/{pod_name} "
-                    "(pod is not owner)",
-                ),
-            )
-        users = [n for n, u in found.reserved_for if n != pod_name and not (u and u == uid(pod))]
-        if len(users) >= RESERVED_FOR_MAX:
-            return ClaimProblem(
-                claim_name,
-                f"ResourceClaim {found} is already reserved for {len(users)} pods, the most one claim may "
-                "serve",
-                (f"{found}: status.reservedFor has {len(users)} entries (limit {RESERVED_FOR_MAX})",),
-            )
-    return _allocated_elsewhere(pod, dra, nodes)
-
-
-def _is_pod(controller: tuple[str, str, str], pod: Object) -> bool:
-    kind_, owner, owner_uid = controller
-    if owner_uid and uid(pod):
-        return owner_uid == uid(pod)
-    return kind_ == "Pod" and owner == name(pod)
-
-
-def _not_made(pod: Object, entry: PodClaim, dra: Dra, events: Iterable[Object]) -> ClaimProblem:
-    ns = namespace(pod)
-    failures = [message(e) for e in events if reason(e) == "FailedResourceClaimCreation"]
-    exists = (ns, entry.template) in dra.templates
-    evidence = [
-        f"spec.resourceClaims {entry.name}: template {entry.template}; status.resourceClaimStatuses names no "
-        "claim for it",
-        f"ResourceClaimTemplate {ns}/{entry.template} "
-        + ("exists" if exists else "does not exist in the objects read"),
-        *(f"event FailedResourceClaimCreation: {m}" for m in failures[:3]),
-    ]
-    why = (
-        failures[0]
-        if failures
-        else ""
-        if exists
-        else f"ResourceClaimTemplate {ns}/{entry.template} does not exist"
-    )
-    summary = (
-        f"The ResourceClaim for pod claim {entry.name} (template {entry.template}) has not been created"
-        + (f": {why}" if why else ": kube-controller-manager's resourceclaim controller has not made it yet")
-    )
-    return ClaimProblem("", summary, tuple(evidence), entry.template if exists else "")
-
-
-def _allocated_elsewhere(pod: Object, dra: Dra, nodes: Sequence[Object]) -> ClaimProblem | None:
-    """An allocated claim confines the pod to its allocation's nodes: none of them usable (nodeSelector,
-    affinity, taints) means the pod waits until the claim is deallocated."""
-    allocated = [r.claim for r in resolve(pod, dra) if r.claim is not None and r.claim.allocated]
-    pinned = [c for c in allocated if c.node_selector is not None]
-    if not pinned:
-        return None
-    placement = Placement.of(pod)
-    usable = [n for n in nodes if placement.mismatch(n) is None and not placement.untolerated(n)]
-    for claim in pinned:
-        assert claim.node_selector is not None
-        where = node_filter(claim.node_selector)
-        allowed = [n for n in nodes if where.mismatch(n) is None]
-        if any(where.mismatch(n) is None for n in usable):
-            continue
-        shown = ", ".join(name(n) for n in allowed[:10]) or "no node that exists now"
-        users = ", ".join(n for n, _ in claim.reserved_for) or "no pod"
-        why = [f"{name(n)}: {_unusable(placement, n)}" for n in allowed[:10]]
-        return ClaimProblem(
-            claim.name,
-            f"ResourceClaim {claim} is allocated on {shown}, where the pod cannot run",
-            (
-                f"{claim}: status.allocation.nodeSelector allows {shown}; reserved for {users}",
-                *why,
-                "scheduler: resourceclaim not available on the node",
-            ),
-        )
-    return None
-
-
-def _unusable(placement: Placement, node: Object) -> str:
-    mismatch = placement.mismatch(node)
-    if mismatch:
-        return f"the pod's nodeSelector/affinity: {mismatch}"
-    return "untolerated taint " + ", ".join(str(t) for t in placement.untolerated(node))
-
-
-# --- per node: which devices could serve the pod's claims --------------------------------------------
-
-
-@dataclass(frozen=True)
-class Ask:
-    """One request alternative of one claim, in the allocator's order."""
-
-    claim: Claim
-    request: str
-    alternatives: tuple[Subrequest, ...]
-
-
-class Choice(NamedTuple):
-    """What a node offers one subrequest (a tuple: one per node and subrequest, thousands a run)."""
-
-    sub: Subrequest
-    matching: tuple[Device, ...]
-    """Devices the node can reach that match the class and request selectors (pools complete)."""
-    untainted: tuple[Device, ...]
-    free: tuple[Device, ...]
-    """Untainted and held by no other claim."""
-    updating: str = ""
-    """A pool the node reaches whose slices are not all published yet: an `All` request fails on it
-    (the allocator cannot know what "all" is); other requests still use its devices."""
 
 
 @dataclass(frozen=True)
@@ -457,7 +239,7 @@ class Devices:
             for c in choices
             if c.updating
         ]
-        if all(any(len(c.free) >= _needed(c) and not c.updating for c in choices) for choices in options):
+        if all(any(len(c.free) >= needed(c) and not c.updating for c in choices) for choices in options):
             parts.append("the free devices do not satisfy the claim's constraints together")
         return "; ".join(parts)
 
@@ -512,7 +294,7 @@ def _offer(inventory: Inventory, sub: Subrequest, reached: Sequence[tuple[Pool, 
 def _matches(selectors: Sequence[str], device: Device, problems: dict[str, str]) -> bool:
     # The CEL library is imported by the first selector evaluated: its parser costs every other
     # question (most pods name no claim) about 40 ms of start-up, a sixth of a live CLI run.
-    from diagnosis.triage.cel import Outcome, evaluate
+    from diagnosis.triage.dra.cel import Outcome, evaluate
 
     for expression in selectors:
         result = evaluate(expression, device)
@@ -539,96 +321,3 @@ def blocking_taints(sub: Subrequest, device: Device) -> tuple[Taint, ...]:
         if taint.effect in BLOCKING_EFFECTS and not any(tolerates(t, taint) for t in sub.tolerations):
             found.append(taint)
     return tuple(found)
-
-
-def _needed(choice: Choice) -> int:
-    return max(len(choice.matching), 1) if choice.sub.all_devices else choice.sub.count
-
-
-# --- the allocator's search ---------------------------------------------------------------------------
-
-
-def allocate(
-    asks: Sequence[Ask], options: Sequence[Sequence[Choice]]
-) -> dict[str, tuple[Device, ...]] | None:
-    """Devices for every ask (request name → devices), or None: requests in order, alternatives in
-    order, devices distinct, each claim's matchAttribute constraints kept; the first solution wins."""
-    if not all(any(_alone(c) for c in choices) for choices in options):
-        return None  # some request has no alternative the free devices could serve even alone
-    steps = [0]
-    return _search(asks, options, 0, {}, set(), steps)
-
-
-def _alone(choice: Choice) -> bool:
-    """Whether the free devices could serve the alternative if no other request took any."""
-    if choice.sub.all_devices:
-        return bool(choice.matching) and not choice.updating and len(choice.free) == len(choice.matching)
-    return len(choice.free) >= choice.sub.count
-
-
-def _search(
-    asks: Sequence[Ask],
-    options: Sequence[Sequence[Choice]],
-    index: int,
-    chosen: dict[str, tuple[Device, ...]],
-    used: set[str],
-    steps: list[int],
-) -> dict[str, tuple[Device, ...]] | None:
-    if index == len(asks):
-        return dict(chosen)
-    ask = asks[index]
-    for choice in options[index]:
-        if choice.sub.all_devices:
-            # `All`: every matching device, at least one, each of them free.
-            if not choice.matching or choice.updating or len(choice.free) != len(choice.matching):
-                continue
-            picks: Iterable[tuple[Device, ...]] = (choice.matching,)
-        else:
-            pool = [d for d in choice.free if d.id not in used]
-            picks = _combinations(pool, choice.sub.count)
-        for devices in picks:
-            steps[0] += 1
-            if steps[0] > SEARCH_LIMIT:
-                return None
-            if any(d.id in used for d in devices):
-                continue
-            key = f"{ask.claim.namespace}/{ask.claim.name}/{choice.sub.name}"
-            chosen[key] = devices
-            if _constraints_hold(ask.claim, chosen):
-                used.update(d.id for d in devices)
-                found = _search(asks, options, index + 1, chosen, used, steps)
-                if found is not None:
-                    return found
-                used.difference_update(d.id for d in devices)
-            del chosen[key]
-    return None
-
-
-def _combinations(pool: Sequence[Device], count: int) -> Iterator[tuple[Device, ...]]:
-    if count <= len(pool):
-        yield from combinations(pool, count)
-
-
-def _constraints_hold(claim: Claim, chosen: Mapping[str, tuple[Device, ...]]) -> bool:
-    """Every matchAttribute constraint of the claim: all devices of its requests have the attribute,
-    with one value."""
-    prefix = f"{claim.namespace}/{claim.name}/"
-    mine = {k.removeprefix(prefix): v for k, v in chosen.items() if k.startswith(prefix)}
-    for constraint in claim.spec.constraints:
-        values = set()
-        for request, devices in mine.items():
-            parent = request.split("/", 1)[0]
-            if (
-                constraint.requests
-                and parent not in constraint.requests
-                and request not in constraint.requests
-            ):
-                continue
-            for device in devices:
-                value = device.attribute(constraint.attribute)
-                if value is None:
-                    return False
-                values.add((type(value).__name__, value))
-        if len(values) > 1:
-            return False
-    return True

@@ -15,16 +15,18 @@ scheduler filters it with them and without them (`peers.nominated_on`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from diagnosis.commands import collect
+from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.selectors import Requirement, Selector, SelectorError, parse
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.fixes import Change, pod_change, where
-from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, names
+from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, names
 from diagnosis.triage.peers import Query, existing, nominated_on
 from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, taints
 from diagnosis.views import TriageView
@@ -125,28 +127,9 @@ class Spread:
             return cls(found, tuple({} for _ in found), tuple({} for _ in found), (False,) * len(found))
         view: TriageView = ask.view
         nodes = ask.shared.universe(view)
-        keys = [c.key for c in found]
-        eligible: list[dict[str, str]] = [{} for _ in found]
-        """Per constraint: eligible node name → its domain."""
-        for node in nodes.values():
-            node_labels = labels(node)
-            if not all(k in node_labels for k in keys):
-                continue
-            for i, c in enumerate(found):
-                if _included(c, ask.placement, node):
-                    eligible[i][name(node)] = node_labels[c.key]
-        counts: list[dict[str, int]] = [dict.fromkeys(e.values(), 0) for e in eligible]
-        matched: list[dict[str, list[Object]]] = [{} for _ in found]
+        eligible = _eligible(found, ask.placement, nodes.values())
         pods = existing(view, queries(pod), (p for on_node in ask.pods.values() for p in on_node), nodes)
-        for other in pods:
-            if namespace(other) != namespace(pod) or meta(other).get("deletionTimestamp") is not None:
-                continue
-            host = text(spec(other).get("nodeName"))
-            for i, c in enumerate(found):
-                domain = eligible[i].get(host)
-                if domain is not None and c.selector.matches(labels(other)):
-                    counts[i][domain] += 1
-                    matched[i].setdefault(domain, []).append(other)
+        counts, matched = _counted(pod, found, eligible, pods)
         nominated = {
             host: tuple(
                 sum(
@@ -240,6 +223,42 @@ class Spread:
         )
 
 
+def _eligible(
+    found: tuple[Constraint, ...], placement: Placement, nodes: Iterable[Object]
+) -> list[dict[str, str]]:
+    """Per constraint: eligible node name → its domain (the nodes with every constraint's key, that
+    the constraint's policies include)."""
+    keys = [c.key for c in found]
+    eligible: list[dict[str, str]] = [{} for _ in found]
+    for node in nodes:
+        node_labels = labels(node)
+        if not all(k in node_labels for k in keys):
+            continue
+        for i, c in enumerate(found):
+            if _included(c, placement, node):
+                eligible[i][name(node)] = node_labels[c.key]
+    return eligible
+
+
+def _counted(
+    pod: Object, found: tuple[Constraint, ...], eligible: list[dict[str, str]], pods: Iterable[Object]
+) -> tuple[list[dict[str, int]], list[dict[str, list[Object]]]]:
+    """Per constraint: the matching pods of the pod's namespace on its eligible nodes, counted per
+    domain, and those pods per domain."""
+    counts: list[dict[str, int]] = [dict.fromkeys(e.values(), 0) for e in eligible]
+    matched: list[dict[str, list[Object]]] = [{} for _ in found]
+    for other in pods:
+        if namespace(other) != namespace(pod) or meta(other).get("deletionTimestamp") is not None:
+            continue
+        host = text(spec(other).get("nodeName"))
+        for i, c in enumerate(found):
+            domain = eligible[i].get(host)
+            if domain is not None and c.selector.matches(labels(other)):
+                counts[i][domain] += 1
+                matched[i].setdefault(domain, []).append(other)
+    return counts, matched
+
+
 def _included(c: Constraint, placement: Placement, node: Object) -> bool:
     """`matchNodeInclusionPolicies`: Honor affinity keeps the nodes the pod's nodeSelector and
     required affinity accept; Honor taints the nodes with no untolerated NoSchedule/NoExecute taint."""
@@ -274,7 +293,7 @@ def advise(funnel: Funnel) -> Advice:
                 listed = names(f"{namespace(p)}/{name(p)}" for p in pods)
                 evidence.append(f"{spread.constraints[index].key}={domain} counts {listed}")
     commands = collect(
-        kubectl.pod_spread(namespace(pod), name(pod)),
+        pod_spread(namespace(pod), name(pod)),
         kubectl.nodes_with_labels(c.key for c in spread.constraints),
         *(kubectl.pods_matching(namespace(pod), c.selector.query()) for c in spread.constraints[:2]),
     )
@@ -312,3 +331,17 @@ def _fixes(funnel: Funnel, spread: Spread) -> tuple[Change, ...]:
             ),
         )
     return tuple(changes)
+
+
+def pod_spread(namespace: str, pod: str) -> Command | None:
+    return pod_jsonpath(
+        namespace,
+        pod,
+        "{.spec.topologySpreadConstraints}",
+        "the pod's topology spread constraints, as stored (matchLabelKeys already merged)",
+    )
+
+
+STEP = Step(
+    PodVerdict.TOPOLOGY_SPREAD, "keeps the topology spread", topology_spread, advise, ("PodTopologySpread",)
+)

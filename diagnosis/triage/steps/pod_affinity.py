@@ -24,13 +24,14 @@ from itertools import chain
 
 from diagnosis import objects
 from diagnosis.commands import collect
-from diagnosis.model import Command
+from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, labels, name, namespace, sequence, spec, text
 from diagnosis.relations import node_name, workload
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
+from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.fixes import Change, ending, pod_change, where
-from diagnosis.triage.funnel import Advice, Ask, Funnel
+from diagnosis.triage.funnel import Advice, Ask, Funnel, Step
 from diagnosis.triage.peers import (
     Query,
     existing,
@@ -347,13 +348,13 @@ def advise(funnel: Funnel) -> Advice:
         evidence.append(f"pods that keep it out: {pods_text(deciding, 10)}")
     keys = sorted({t.topology_key for t in (*affinity.affinity, *affinity.anti_affinity)})
     commands: list[Command | None] = [
-        kubectl.pod_affinity(namespace(pod), name(pod)),
+        affinity_spec(namespace(pod), name(pod)),
         kubectl.nodes_with_labels(keys or [k for k, _ in affinity.repelling]),
     ]
     for t in (*affinity.affinity, *affinity.anti_affinity)[:2]:
         scope = None if t.query.everywhere or len(t.query.namespaces) != 1 else next(iter(t.query.namespaces))
         commands.append(kubectl.pods_matching(scope, t.query.selector.query()))
-    commands += (kubectl.pod_affinity(namespace(other), name(other)) for other in deciding[:2])
+    commands += (affinity_spec(namespace(other), name(other)) for other in deciding[:2])
     return Advice(summary, tuple(evidence), collect(*commands), fixes=_fixes(pod, blocks))
 
 
@@ -390,3 +391,17 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
             )
         )
     return tuple(changes)
+
+
+def affinity_spec(namespace: str, pod: str) -> Command | None:
+    purpose = f"the pod affinity and anti-affinity of {namespace}/{pod}, as stored"
+    return pod_jsonpath(namespace, pod, "{.spec.affinity}", purpose)
+
+
+STEP = Step(
+    PodVerdict.POD_AFFINITY,
+    "satisfies pod affinity and anti-affinity",
+    pod_affinity,
+    advise,
+    ("InterPodAffinity",),
+)

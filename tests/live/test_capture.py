@@ -1,0 +1,63 @@
+"""`kubewhy snapshot` over the API simulator: for every corpus case, the objects the live answer reads,
+saved as a snapshot file, answer as the live cluster did, and hold no Secret and no ConfigMap."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot import render
+from cluster import capture
+from cluster.live import LiveReader
+from cluster.snapshot import SnapshotReader
+from devtools.apisim import serve
+from devtools.corpus import Case, cases
+from devtools.kubereal import objects_of
+from diagnosis.objects import kind, uid
+from handlers.jobset import why
+from handlers.reply import Reply, Scope
+from handlers.triage import triage
+from tests.live.support import live_reader
+
+CASES = [*cases("triage"), *cases("jobset")]
+
+SAID = ("verdict", "pod_verdict", "cause", "summary")
+"""What an answer says, as the parity tests compare it (`tests/live/test_parity.py`): the evidence
+differs where the live reader read less than a snapshot holds (the nodes of a nodeSelector, listed by
+the server), and ages by the reading time (a snapshot's is its newest timestamp)."""
+
+
+async def ask(reader: LiveReader | SnapshotReader, case: Case) -> Reply:
+    if case.kind == "triage":
+        return await triage(reader, case.namespace, case.name, Scope("corpus"))
+    return await why(reader, case.namespace, case.name, Scope("corpus"))
+
+
+async def take(reader: LiveReader, case: Case) -> dict[str, object]:
+    if case.kind == "triage":
+        return await capture.pod(reader, case.namespace, case.name)
+    return await capture.jobset(reader, case.namespace, case.name)
+
+
+def said(reply: Reply) -> dict[str, object]:
+    answer = render.as_json(reply)
+    return {k: answer.get(k) for k in SAID}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+async def test_the_captured_file_answers_as_the_live_cluster(case: Case, tmp_path: Path) -> None:
+    with serve(case.snapshot) as sim:
+        async with live_reader(sim) as reader:
+            live = said(await ask(reader, case))
+        async with live_reader(sim) as reader:
+            taken = await take(reader, case)
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(taken))
+    assert said(await ask(SnapshotReader.from_path(path), case)) == live
+    items = taken["items"]
+    assert isinstance(items, list)
+    assert {kind(o) for o in items}.isdisjoint({"Secret", "ConfigMap"})
+    assert {uid(o) for o in items} <= {uid(o) for o in objects_of(case.snapshot)}
+    assert all("managedFields" not in o["metadata"] for o in items)
