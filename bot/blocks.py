@@ -157,11 +157,11 @@ def verdict_blocks(
         # how long it has waited and the cluster; the rest is in the thread.
         diagnosis = outcome.diagnosis
         blocks += [
-            _header(messages.header(check.verdict, kind, what, diagnosis.pod_state)),
+            _header(messages.header(check.verdict, kind, what, render.placed_state(diagnosis))),
             _section(escape(" ".join(diagnosis.summary.split()))),
         ]
-        if diagnosis.fixes:
-            blocks.append(_section(messages.fix(escape(render.fix_line(diagnosis.fixes[0])))))
+        if first := render.first_fix(diagnosis):
+            blocks.append(_section(messages.fix(escape(first))))
         facts = [messages.cause(str(diagnosis.cause))] if diagnosis.cause else []
         facts += [messages.blocking_pod(str(diagnosis.pod_verdict))] if diagnosis.pod_verdict else []
         facts += [messages.pending_for(waited)] if (waited := render.waiting(diagnosis)) else []

@@ -67,8 +67,10 @@ _STATE_EMOJI = {
     "succeeded": ":white_check_mark:",
     "starting": ":large_yellow_circle:",
     "failed": ":red_circle:",
+    "failing": ":red_circle:",
 }
-"""A placed pod (`ok`) is ✅ only once it runs and is Ready (or has succeeded)."""
+"""A placed pod (`ok`) is ✅ only once it runs and is Ready (or has succeeded), 🔴 when something
+holds it (`render.placed_state`)."""
 
 
 def emoji(verdict: str, state: str | None = None) -> str:

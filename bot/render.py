@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.messages import KIND_NAMES
 from cluster.errors import NotFound
-from diagnosis.model import Command, Diagnosis, Fix, Holding
+from diagnosis.model import Command, Diagnosis, Fix, Holding, JobSetVerdict, PodVerdict, Started, StartState
 from diagnosis.objects import age, utc
 from handlers.reply import Reply
 
@@ -38,7 +38,8 @@ def as_word(reply: Reply) -> str:
 def as_json(reply: Reply) -> dict[str, Any]:
     """The JSON object of `--format json` (README, *The CLI*): `verdict`, `summary`, `evidence`,
     `next_commands` (complete shell commands, the one list of them), `cause`, `pod_verdict`, `target`,
-    `cluster`, `checked_at`, `pending_since`, `fixes`, `holders` (who holds the devices, by workload),
+    `cluster`, `checked_at`, `pending_since`, `started` (a placed pod: does it run, and if not why),
+    `fixes`, `holders` (who holds the devices, by workload),
     `competing` (other pending pods after the same nodes) and `snippets`."""
     d = reply.diagnosis
     return {
@@ -52,7 +53,10 @@ def as_json(reply: Reply) -> dict[str, Any]:
         "cluster": reply.cluster or None,
         "checked_at": _rfc3339(d.checked_at),
         "pending_since": _rfc3339(d.pending_since),
-        "fixes": [{"summary": f.summary, "pod_patch": f.pod_patch, "opens": list(f.opens)} for f in d.fixes],
+        "started": _started(d.started),
+        "fixes": [
+            {"summary": f.summary, "pod_patch": f.pod_patch, "opens": list(f.opens)} for f in d.fixes
+        ],
         "holders": [_holding(h) for h in d.holders],
         "competing": list(d.competing),
         "snippets": [{"title": s.title, "language": s.language, "text": s.text} for s in d.snippets],
@@ -74,9 +78,48 @@ def first_screen(reply: Reply) -> tuple[str, ...]:
     if waited := waiting(d):
         about.append(f"pending for {waited}")
     lines = [verdict, " · ".join(about), _one_line(d.summary)]
-    if d.fixes:
-        lines.append(f"Fix: {fix_line(d.fixes[0])}")
+    if first := first_fix(d):
+        lines.append(f"Fix: {first}")
     return tuple(line for line in lines if line)
+
+
+NO_FIX = "none found in the objects; the evidence and the next commands show where to look"
+"""What the first screen says of a stuck answer with no fix, rather than staying silent."""
+
+_NOT_STUCK = frozenset(
+    {
+        PodVerdict.NO_REQUEST,
+        PodVerdict.OK,
+        PodVerdict.SCHEDULABLE,
+        JobSetVerdict.COMPLETED,
+        JobSetVerdict.RUNNING,
+        JobSetVerdict.STARTING,
+        JobSetVerdict.SUSPENDED,
+        JobSetVerdict.UNKNOWN,
+    }
+)
+"""Verdicts that name no cause holding the pod or JobSet (a placed pod is stuck when it fails)."""
+
+
+def stuck(diagnosis: Diagnosis) -> bool:
+    """The answer names a cause that holds the pod or JobSet: it owes a fix, or says it has none."""
+    failing = diagnosis.started is not None and diagnosis.started.state is StartState.FAILING
+    return failing or diagnosis.verdict not in _NOT_STUCK
+
+
+def first_fix(diagnosis: Diagnosis) -> str:
+    """The first screen's fix line: the best fix, `NO_FIX` for a stuck answer without one, else ""."""
+    if diagnosis.fixes:
+        return fix_line(diagnosis.fixes[0])
+    return NO_FIX if stuck(diagnosis) else ""
+
+
+def placed_state(diagnosis: Diagnosis) -> str | None:
+    """A placed pod's state for its emoji: `failing` when something holds it (the kubelet, an image,
+    a crash loop), else its phase's (`running`, `starting`, `succeeded`, `failed`); None if not placed."""
+    if diagnosis.started is not None and diagnosis.started.state is StartState.FAILING:
+        return diagnosis.started.state.value
+    return diagnosis.pod_state.value if diagnosis.pod_state else None
 
 
 def waiting(diagnosis: Diagnosis) -> str:
@@ -102,6 +145,19 @@ def _one_line(text: str) -> str:
 
 def _rfc3339(when: datetime | None) -> str | None:
     return None if when is None else utc(when).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _started(started: Started | None) -> dict[str, Any] | None:
+    if started is None:
+        return None
+    return {
+        "state": started.state.value,
+        "container": started.container,
+        "reason": started.reason,
+        "message": started.message,
+        "since": _rfc3339(started.since),
+        "restarts": started.restarts,
+    }
 
 
 def _holding(h: Holding) -> dict[str, Any]:

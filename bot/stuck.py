@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Literal
 
 from bot.settings import ChannelConfig, MentionConfig, SentinelConfig
 from diagnosis.model import JobSetVerdict
-from diagnosis.objects import Object, condition, labels, meta, name, namespace, timestamp
-from diagnosis.relations import workload
+from diagnosis.objects import Object, labels, meta, name, namespace
+from diagnosis.relations import waiting_since, workload
 from handlers.reply import Reply
 from handlers.requests import Target
 
@@ -76,14 +76,6 @@ class Stuck:
         return not check.settled
 
 
-def pending_since(pod: Object) -> float | None:
-    """When the pod began waiting for a node: its PodScheduled=False condition, else its creation."""
-    scheduled = condition(pod, "PodScheduled")
-    began = timestamp(scheduled.get("lastTransitionTime")) if scheduled is not None else None
-    began = began or timestamp(meta(pod).get("creationTimestamp"))
-    return began.timestamp() if began is not None else None
-
-
 _EXPLAINED: dict[str, Literal["jobset", "leaderworkerset"]] = {
     "JobSet": "jobset",
     "LeaderWorkerSet": "leaderworkerset",
@@ -96,9 +88,9 @@ def waiting_workloads(cluster: str, pods: Iterable[Object]) -> dict[Key, Stuck]:
     """The unscheduled pods grouped by workload: how many, since when, and which one to diagnose."""
     groups: dict[tuple[str, str, str], list[tuple[float, Object]]] = {}
     for pod in pods:
-        since = pending_since(pod)
-        if since is not None and not meta(pod).get("deletionTimestamp"):
-            groups.setdefault((namespace(pod), *workload(pod)), []).append((since, pod))
+        began = waiting_since(pod)
+        if began is not None and not meta(pod).get("deletionTimestamp"):
+            groups.setdefault((namespace(pod), *workload(pod)), []).append((began.timestamp(), pod))
     found: dict[Key, Stuck] = {}
     for (ns, kind, owner), waiting in groups.items():
         since, oldest = min(waiting, key=lambda pair: (pair[0], name(pair[1])))

@@ -115,7 +115,7 @@ _NODE_FIELDS = {
 """What the diagnosis reads of a node: labels, taints and the cordon (`diagnosis.triage.scheduling`),
 capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
 
-_POD_META = ("name", "namespace", "uid", "deletionTimestamp")
+_POD_META = ("name", "namespace", "uid", "deletionTimestamp", "deletionGracePeriodSeconds")
 _OWNER_REF = ("kind", "name", "uid", "controller")
 
 ANTI_AFFINITY = "podAntiAffinity"
@@ -148,12 +148,12 @@ def _taints(listed: str) -> list[Any]:
 def compact_pod(pod: Object) -> dict[str, Any]:
     """What the diagnosis reads of a bound pod, in the shape of a pod: who it is and who made it (its
     owners and owner labels: holders are grouped by workload, `diagnosis.workloads`), where it is
-    bound, its priority and class, its phase, whether it is terminating (and why: `DisruptionTarget`),
-    and its containers folded into one that asks the pod's requests (`fit.pod_requests`, and the
-    extended resources as `resources.effective_requests` reads them) and holds its host ports (pods
-    asking the same share that one container: a cluster runs a few hundred templates); its required
-    pod anti-affinity (`diagnosis.triage.steps.pod_affinity`) and the PVCs of its volumes
-    (`diagnosis.triage.steps.volume`)."""
+    bound, its priority and class, its phase, whether it is terminating (its grace period, and why:
+    `DisruptionTarget`), and its containers folded into one that asks the pod's requests
+    (`fit.pod_requests`, and the extended resources as `resources.effective_requests` reads them)
+    and holds its host ports (pods asking the same share that one container: a cluster runs a few
+    hundred templates); its required pod anti-affinity (`diagnosis.triage.steps.pod_affinity`) and
+    the PVCs of its volumes (`diagnosis.triage.steps.volume`)."""
     pod_meta, pod_spec = meta(pod), spec(pod)
     kept_meta = _pick(pod_meta, _POD_META)
     owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]

@@ -11,6 +11,7 @@ about, and what kubewhy must answer (`answer` asks it of a reader).
       verdict: taint
       pod_verdict: null   # jobset and lws only, optional
       cause: null         # jobset and lws `restarting` only, optional
+      started: failing    # triage `ok` only, optional: `started.state` (and `reason:` its reason)
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class Case:
     verdict: str
     pod_verdict: str | None = None
     cause: str | None = None
+    started: str | None = None
+    reason: str | None = None
 
     @property
     def id(self) -> str:
@@ -63,6 +66,8 @@ def cases(kind: str) -> list[Case]:
             verdict=entry["verdict"],
             pod_verdict=entry.get("pod_verdict"),
             cause=entry.get("cause"),
+            started=entry.get("started"),
+            reason=entry.get("reason"),
         )
         for entry in entries
     ]

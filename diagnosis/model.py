@@ -45,6 +45,18 @@ class PodState(StrEnum):
     FAILED = "failed"
 
 
+class StartState(StrEnum):
+    """Whether a placed pod runs (`started.state` in JSON): `ok` says only that it is placed."""
+
+    RUNNING = "running"
+    """Running and Ready, or Succeeded."""
+    STARTING = "starting"
+    """On its way: pulling, creating containers, running init containers, waiting to be Ready."""
+    FAILING = "failing"
+    """Held by something that does not pass by itself: an image, a crash loop, the kubelet's
+    admission, the device plugin, the container runtime, a volume, the sandbox."""
+
+
 class JobSetVerdict(StrEnum):
     """Why a JobSet is stuck or restarting, checked in this order (ARCHITECTURE.md).
 
@@ -141,6 +153,24 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Started:
+    """Whether a placed pod runs and, if not, why, from its own status and events (the `started`
+    key of JSON)."""
+
+    state: StartState
+    container: str | None = None
+    """The container at fault (or still starting), None when the pod as a whole is."""
+    reason: str | None = None
+    """The kubelet's or the runtime's word: `ImagePullBackOff`, `CrashLoopBackOff`,
+    `UnexpectedAdmissionError`, `OutOfnvidia.com/gpu`, `FailedMount`, `FailedCreatePodSandBox`…"""
+    message: str | None = None
+    """Their message, with a crash loop's last termination (reason, exit code, message)."""
+    since: datetime | None = None
+    restarts: int = 0
+    """The container's restart count (the pod's total when no one container is at fault)."""
+
+
+@dataclass(frozen=True)
 class Holding:
     """Pods of one workload that hold devices on the nodes a pod needs, grouped by their top owner
     (a pod of a Job of a JobSet is the JobSet's)."""
@@ -189,3 +219,5 @@ class Diagnosis:
     """The time of the reading the diagnosis was made from."""
     pod_state: PodState | None = None
     """For `ok`: whether the placed pod runs (Running and Ready), is still starting, or has ended."""
+    started: Started | None = None
+    """For `ok`: whether the placed pod runs and, if not, why."""

@@ -6,7 +6,22 @@ was taken from put the same objects in a view.
 
 from __future__ import annotations
 
-from diagnosis.objects import Object, kind, mapping, meta, name, sequence, spec, status, text, uid
+from datetime import datetime
+
+from diagnosis.objects import (
+    Object,
+    condition_true,
+    kind,
+    mapping,
+    meta,
+    name,
+    sequence,
+    spec,
+    status,
+    text,
+    timestamp,
+    uid,
+)
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 """Set by the JobSet controller on its child Jobs and their pods."""
@@ -53,6 +68,21 @@ def owned_by(obj: Object, owner: Object) -> bool:
 def is_pending(pod: Object) -> bool:
     """Not bound to a node yet, and not ended: the scheduler still has to place it."""
     return not node_name(pod) and status(pod).get("phase") == "Pending"
+
+
+def waiting_since(pod: Object, lifted: datetime | None = None) -> datetime | None:
+    """Since when the pod has waited to run: None once it runs and is Ready, or has ended; else since
+    it was created, or since its scheduling gates were lifted (`lifted`, as the gates' owner records
+    it: Kueue's Workload admitted) when that is later and no gate is left. The PodScheduled
+    condition's lastTransitionTime is not the start of the wait: the scheduler may write it at any
+    attempt. The CLI, Slack and the sentinel all use this."""
+    phase = status(pod).get("phase")
+    if phase in ("Succeeded", "Failed") or (phase == "Running" and condition_true(pod, "Ready")):
+        return None
+    created = timestamp(meta(pod).get("creationTimestamp"))
+    if lifted is not None and not node_name(pod) and not spec(pod).get("schedulingGates"):
+        return max(lifted, created) if created is not None else lifted
+    return created
 
 
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"

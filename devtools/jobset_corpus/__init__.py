@@ -17,5 +17,5 @@ source), `nodes`, `jobs` (the JobSet, its child Jobs and their status), `pods`, 
 function in the module of its verdict family (`completion`, `suspension`, `creation`, `restarts`,
 `running`, `exclusive`), registered with `@scenario` (its seed, file and the verdict `index.yaml`
 records for it); `scenario` holds the registry and what several families share. The /triage cases
-are in `triage_volumes` and `triage_placement`.
+are in `triage_volumes`, `triage_placement` and `triage_started` (placed pods that do not run).
 """

@@ -17,6 +17,7 @@ from devtools.jobset_corpus import (
     running,
     suspension,
     triage_placement,
+    triage_started,
     triage_volumes,
 )
 from devtools.jobset_corpus.scenario import Scenario
@@ -31,7 +32,7 @@ SCENARIOS = (
     *exclusive.SCENARIOS,
 )
 """In the order of `index.yaml`."""
-TRIAGE_CASES = (*triage_volumes.CASES, *triage_placement.CASES)
+TRIAGE_CASES = (*triage_volumes.CASES, *triage_placement.CASES, *triage_started.CASES)
 ON_DRA = ("pods-pending-exhausted", "tests/corpus/jobset/pods-pending-dra.json")
 """The scenario `devtools.dra_lab` rewrites with its GPUs served by the DRA driver, and that file."""
 

@@ -87,7 +87,9 @@ def failed_no_policy(w: World) -> None:
     js = jobset(w, "resnet-train", "vision", [rj], created=240, failure_policy=None, status=status)
     failed = job_failed(35.1)
     j = job(js, rj, 1, created=239, failed=1, conditions=failed)
-    exited_pod(j, 0, nodes[1], 238.9, exited(1, "Error", 35.3, 200))
+    illegal = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    ended = {**exited(1, "Error", 35.3, 200), "message": illegal}
+    exited_pod(j, 0, nodes[1], 238.9, ended)
     event(w, j.obj, "BackoffLimitExceeded", "Job has reached the specified backoff limit", first=35, last=35)
     jobset_event(js, "FailedJobs", message, first=35, new_style=False)
 

@@ -86,7 +86,12 @@ def restarting_app_failure(w: World) -> None:
         started=15.5,
         ready=False,
         waiting=("CrashLoopBackOff", ""),
-        last_terminated=exited(1, "Error", 1.5, 3),
+        last_terminated={
+            **exited(1, "Error", 1.5, 3),
+            "message": "Traceback (most recent call last):\n  File \"/app/train.py\", line 212, in <module>\n"
+            "    tokenizer = AutoTokenizer.from_pretrained(args.model)\n"
+            "OSError: Can't load tokenizer for 'bert-large-uncased-mlm'. Make sure the name is right.\n",
+        },
         restarts=2,
     )
     meta = crashing["metadata"]

@@ -120,6 +120,7 @@ def failed(family: Family) -> Diagnosis | None:
     evidence.append(_policy_line(family, reason))
     job = _first_failed_job(family)
     commands: list[Command | None] = []
+    ended: list[restarts.Exit] = []
     if job is not None:
         evidence.append(
             f"First failed Job: {name(job)} — "
@@ -131,20 +132,21 @@ def failed(family: Family) -> Diagnosis | None:
         evidence += [
             f"Why: pod {name(p)} ended by {restarts.disruption(p)}." for p in pods if restarts.disruption(p)
         ][:2]
-        commands.append(
-            describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed")
-        )
         if ended:
             commands.append(
                 kubectl.logs(family.namespace, name(ended[0].pod), ended[0].container, ended[0].running_again)
             )
+        commands.append(
+            describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed")
+        )
     if reason == "ReachedMaxRestarts":
         finding = restarts.cause(family)
         evidence += [f"What ended the attempts ({finding.cause}): {finding.evidence[0]}"]
     return Diagnosis(
         verdict=JobSetVerdict.FAILED,
         summary=f"JobSet {family.name} failed ({reason or 'terminal state Failed'})"
-        + (f": child Job {name(job)} failed first." if job is not None else "."),
+        + (f": child Job {name(job)} failed first" if job is not None else "")
+        + (f": {ended[0]}." if ended and ended[0].message else "."),
         evidence=tuple(evidence),
         next_commands=collect(
             *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
@@ -242,9 +244,10 @@ def restarting(family: Family) -> Diagnosis | None:
     ns = family.namespace
     finding = restarts.cause(family)
     evidence = [*loop.signs, f"Cause: {finding.cause}.", *finding.evidence]
-    commands: list[Command | None] = [kubectl.events_of(ns, family.name, "JobSet")]
-    if finding.cause is RestartCause.APP_FAILURE:
-        commands += _failure_logs(family, finding)
+    # An application failure's logs come first: the failing container says why.
+    logs = _failure_logs(family, finding) if finding.cause is RestartCause.APP_FAILURE else []
+    commands: list[Command | None] = [*logs, kubectl.events_of(ns, family.name, "JobSet")]
+    quoted = next((e for p in finding.pods for e in restarts.exits(p) if e.message), None)
     commands += [
         describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]
     ]
@@ -261,7 +264,7 @@ def restarting(family: Family) -> Diagnosis | None:
     return Diagnosis(
         verdict=JobSetVerdict.RESTARTING,
         summary=f"JobSet {family.name} keeps restarting ({_restarts_of_max(family)}); "
-        f"cause: {finding.cause}.",
+        f"cause: {finding.cause}" + (f"; {quoted}." if quoted is not None else "."),
         evidence=tuple(evidence),
         next_commands=collect(*commands, *basics(family)),
         snippets=snippets,

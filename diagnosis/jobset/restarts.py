@@ -98,12 +98,16 @@ class Exit:
     restarts: int
     running_again: bool
     """The bad end is the previous run (`lastState`): its log needs `--previous`."""
+    message: str = ""
+    """Its termination message (`terminationMessagePath`, or the log's tail with
+    `FallbackToLogsOnError`), on one line and cut."""
 
     def __str__(self) -> str:
         again = f", restarted {self.restarts}×" if self.restarts else ""
+        said = f': "{self.message}"' if self.message else ""
         return (
             f"container `{self.container}` of pod {name(self.pod)} (attempt {attempt(self.pod)}) exited "
-            f"{self.code} ({self.reason or 'no reason given'}){again}"
+            f"{self.code} ({self.reason or 'no reason given'}){again}{said}"
         )
 
 
@@ -162,6 +166,10 @@ def _last_seen(family: Family, restart_events: list[Object]) -> datetime | None:
     return max((t for t in created if t is not None), default=None)
 
 
+_SAID = 240
+"""Characters of a termination message quoted (the kubelet keeps up to 4096)."""
+
+
 def exits(pod: Object) -> tuple[Exit, ...]:
     """The containers of `pod` whose last end was a non-zero exit or an OOM kill."""
     found = []
@@ -177,10 +185,17 @@ def exits(pod: Object) -> tuple[Exit, ...]:
         reason = text(ended.get("reason"))
         if code != 0 or reason == "OOMKilled":
             restarts = integer(entry.get("restartCount")) or 0
-            found.append(
-                Exit(pod, text(entry.get("name")), code, reason, restarts, not state.get("terminated"))
-            )
+            again = not state.get("terminated")
+            found.append(Exit(pod, text(entry.get("name")), code, reason, restarts, again, _said(ended)))
     return tuple(found)
+
+
+def _said(terminated: Mapping[str, Any]) -> str:
+    """A termination message on one line: its last line when it has several (a traceback's error, a
+    log's last words), cut to `_SAID` characters."""
+    lines = [line.strip() for line in text(terminated.get("message")).splitlines() if line.strip()]
+    said = ("…" if len(lines) > 1 else "") + " ".join(lines[-1:])
+    return said if len(said) <= _SAID else said[:_SAID] + "…"
 
 
 def disruption(pod: Object) -> str:

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 
 from diagnosis.model import PodState, Snippet
 from diagnosis.names import is_label_key, is_label_value
-from diagnosis.objects import Object, condition, condition_true, meta, spec, status, text, timestamp
+from diagnosis.objects import Object, condition_true, meta, spec, status, text
 from diagnosis.triage.dra import evidence as dra_evidence
 from diagnosis.triage.dra.claims import asks_claims
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.funnel import candidates
-from diagnosis.triage.resources import containers
+from diagnosis.triage.resources import containers, extended_overhead
 from diagnosis.triage.scheduler_message import last_said, notes, quoted
 from diagnosis.triage.scheduling import Taint
 from diagnosis.views import TriageView
@@ -41,12 +40,15 @@ def request_line(pod: Object, requests: Mapping[str, int]) -> str:
                 inits = inits or role == "init"
                 own = ", ".join(f"{r}={n}" for r, n in container.requests.items())
                 parts.append(f"{role + ' ' if role else ''}{container.name or '?'} {own}")
+    overhead = {r: n for r, n in extended_overhead(pod).items() if r in requests}
+    if overhead:
+        parts.append("spec.overhead " + ", ".join(f"{r}={n}" for r, n in overhead.items()))
     if len(parts) <= 1:
         return f"the pod asks {asks}"
     how = (
         "the larger of its app containers plus sidecars, and each init container plus the sidecars "
         "before it" if inits else "the sum of its containers"
-    )
+    ) + (", plus the pod overhead" if overhead else "")
     return f"the pod asks {asks}: {how} ({'; '.join(parts)})"
 
 
@@ -74,21 +76,6 @@ def pending_notes(pod: Object) -> tuple[str, ...]:
     if meta(pod).get("deletionTimestamp") is not None:
         found.append("the pod is being deleted (metadata.deletionTimestamp is set)")
     return tuple(found)
-
-
-def waiting_since(pod: Object) -> datetime | None:
-    """Since when the pod has waited: for a pod not scheduled, since its PodScheduled condition turned
-    False (else since it was created); for a placed pod not yet Running and Ready, since it was
-    created; None for a pod that runs and is Ready, or has finished."""
-    phase = status(pod).get("phase")
-    if phase in ("Succeeded", "Failed") or (phase == "Running" and condition_true(pod, "Ready")):
-        return None
-    scheduled = condition(pod, "PodScheduled")
-    if scheduled is not None and scheduled.get("status") == "False":
-        since = timestamp(scheduled.get("lastTransitionTime"))
-        if since is not None:
-            return since
-    return timestamp(meta(pod).get("creationTimestamp"))
 
 
 def pod_state(pod: Object) -> PodState:

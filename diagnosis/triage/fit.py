@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.objects import Object, condition, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.quantity import count, milli
 from diagnosis.triage.resources import add_to, combined, is_extended, template_key
 
@@ -64,21 +64,75 @@ def pod_requests(pod: Object) -> dict[str, int]:
     """Resource → the pod's request as NodeResourcesFit counts it, 0s omitted, keys sorted."""
     pod_spec = spec(pod)
     containers = sequence(pod_spec.get("containers"))
-    if len(containers) == 1 and not any(pod_spec.get(k) for k in ("initContainers", "overhead", "resources")):
+    resized = _resized(pod)
+    if len(containers) == 1 and not resized and not any(
+        pod_spec.get(k) for k in ("initContainers", "overhead", "resources")
+    ):
         # Most pods: one container and nothing else to add, so its requests are the pod's.
         asks = _container(containers[0])
         return {k: asks[k] for k in sorted(asks) if asks[k] > 0}
+
+    def sidecar(item: object) -> bool:
+        return mapping(item).get("restartPolicy") == "Always"
+
+    infeasible = bool(resized) and _infeasible(pod)
     inits = (
-        (_container(item), mapping(item).get("restartPolicy") == "Always")
+        (_held(item, resized, infeasible) if sidecar(item) else _container(item), sidecar(item))
         for item in sequence(pod_spec.get("initContainers"))
     )
-    peak = combined(inits, map(_container, sequence(pod_spec.get("containers"))))
+    peak = combined(inits, (_held(item, resized, infeasible) for item in containers))
     pod_level = _asks(mapping(mapping(pod_spec.get("resources")).get("requests")))
     for resource, value in pod_level.items():
         if resource in _POD_LEVEL or resource.startswith("hugepages-"):
             peak[resource] = value
     add_to(peak, _asks(pod_spec.get("overhead")))
     return {k: peak[k] for k in sorted(peak) if peak[k] > 0}
+
+
+def _resized(pod: Object) -> dict[str, dict[str, int]]:
+    """Container name → what the kubelet reports it holds, for the containers whose status carries
+    `resources` (InPlacePodVerticalScaling, on by default since 1.33: `determineContainerReqs` in
+    `component-helpers/resource/helpers.go`): the larger of `resources.requests` and
+    `allocatedResources`. A container being resized in place holds the larger of these and its spec's
+    requests until the kubelet has applied the change; with a resize the kubelet found infeasible
+    (`PodResizePending`, reason `Infeasible`), the spec is ignored."""
+    found = {}
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for item in map(mapping, sequence(status(pod).get(field))):
+            if item.get("resources") is None:
+                continue
+            held = _asks(mapping(item.get("resources")).get("requests"))
+            for resource, value in _asks(item.get("allocatedResources")).items():
+                held[resource] = max(held.get(resource, 0), value)
+            found[text(item.get("name"))] = held
+    return found
+
+
+def _infeasible(pod: Object) -> bool:
+    """The kubelet cannot apply the resize (`IsPodResizeInfeasible`): condition, or the older field."""
+    pending = condition(pod, "PodResizePending") or {}
+    said = pending.get("status") == "True" and pending.get("reason") == "Infeasible"
+    return said or status(pod).get("resize") == "Infeasible"
+
+
+def _held(item: object, resized: Mapping[str, Mapping[str, int]], infeasible: bool) -> dict[str, int]:
+    """An app container's (or a sidecar's) requests as the scheduler counts them on a bound pod."""
+    held = resized.get(text(mapping(item).get("name")))
+    if held is None:
+        return _container(item)
+    if infeasible:
+        return dict(held)
+    asks = _container(item)
+    for resource, value in held.items():
+        asks[resource] = max(asks.get(resource, 0), value)
+    return asks
+
+
+def native_asks(pod: Object) -> tuple[str, ...]:
+    """The prefixed native resources (`*kubernetes.io/*`) the pod asks: no device, but, like one, a
+    node that lacks them never takes the pod (`fit_test.go` "kubernetes.io resource capacity
+    enforced"), so such a pod goes through the funnel even when it asks for no device."""
+    return tuple(r for r in pod_requests(pod) if "kubernetes.io/" in r)
 
 
 def allocatable(node: Object, resource: str) -> int:
@@ -131,6 +185,10 @@ def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = No
     number = 0
     for pod in pods:
         number += 1
+        if _resized(pod):
+            # What the kubelet holds for it is the pod's own, not its template's.
+            add_to(total, pod_requests(pod))
+            continue
         key = template_key(spec(pod))
         asks = memo.get(key)
         if asks is None:

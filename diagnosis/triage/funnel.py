@@ -17,7 +17,7 @@ from functools import cached_property, partial
 from typing import NamedTuple
 
 from diagnosis.dra_objects import Dra
-from diagnosis.model import Command, Holding, PodState, PodVerdict, Snippet
+from diagnosis.model import Command, Holding, PodState, PodVerdict, Snippet, Started
 from diagnosis.objects import Object, name
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.fit import Shortage, Usage, pod_requests, shortages, usage
@@ -345,13 +345,14 @@ class Seen:
 @dataclass(frozen=True)
 class Answer:
     """What a rung (or the funnel) says: its verdict, its advice and the evidence lines; the view its
-    fixes are checked on when it is not the view itself; a placed pod's state."""
+    fixes are checked on when it is not the view itself; a placed pod's state and whether it runs."""
 
     verdict: PodVerdict
     advice: Advice
     evidence: tuple[str, ...]
     checked_on: TriageView | None = None
     pod_state: PodState | None = None
+    started: Started | None = None
 
 
 Rung = Callable[[Seen], Answer | None]

@@ -10,6 +10,7 @@ nvidia.com/gpu in flavor h100, 8 more needed`); `Admitted` is absent until it wa
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from diagnosis.model import Command
@@ -24,6 +25,7 @@ from diagnosis.objects import (
     spec,
     status,
     text,
+    timestamp,
 )
 from diagnosis.relations import owned_by
 from diagnosis.triage import commands as kubectl
@@ -35,6 +37,16 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 def workload_of(pod: Object, workloads: Iterable[Object]) -> Object | None:
     """The Workload Kueue made for the pod: in its namespace, owned by it."""
     return next((w for w in workloads if namespace(w) == namespace(pod) and owned_by(w, pod)), None)
+
+
+def admitted_at(pod: Object, workloads: Iterable[Object]) -> datetime | None:
+    """When Kueue admitted the pod's Workload (its `Admitted` condition turned True), which is when it
+    lifted the pod's admission gate; None when it is not admitted."""
+    found = workload_of(pod, workloads)
+    admitted = condition(found, "Admitted") if found is not None else None
+    if admitted is None or admitted.get("status") != "True":
+        return None
+    return timestamp(admitted.get("lastTransitionTime"))
 
 
 def cluster_queue(pod: Object, queue: str, queues: Iterable[Object]) -> str:

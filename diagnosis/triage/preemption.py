@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from diagnosis.commands import collect
 from diagnosis.objects import Object, age, condition, meta, name, namespace, sequence, text, timestamp
@@ -27,8 +27,30 @@ from diagnosis.workloads import priority
 class Victim:
     pod: Object
     since: datetime | None
+    """When its grace period ends: the API server sets `deletionTimestamp` to the time of the delete
+    plus the grace period, so it is in the future while the pod terminates."""
     by_scheduler: bool
     """Condition DisruptionTarget=True, reason PreemptionByScheduler: the scheduler evicted it."""
+
+    @property
+    def asked(self) -> datetime | None:
+        """When its deletion was asked: `deletionTimestamp` − `deletionGracePeriodSeconds`."""
+        grace = meta(self.pod).get("deletionGracePeriodSeconds")
+        if self.since is None or not isinstance(grace, int) or isinstance(grace, bool):
+            return None
+        return self.since - timedelta(seconds=grace)
+
+    def when(self, now: datetime, who: str = "") -> str:
+        """`deleted 2m ago, its grace period ends in 28s` (or `ended 3m ago`), or, when the grace period
+        is unknown, `its grace period ends in 28s`; `who`: the victim named first (`the first`)."""
+        if self.since is None:
+            return ""
+        ahead = age(self.since, now) if self.since > now else ""
+        ended = age(now, self.since) or "0s"
+        period = f"grace period ends in {ahead}" if ahead else f"grace period ended {ended} ago"
+        if self.asked is not None and age(now, self.asked):
+            return f"{who + ' ' if who else ''}deleted {age(now, self.asked)} ago, its {period}"
+        return f"{who} one's {period}" if who else f"its {period}"
 
 
 def victims(pod: Object, bound_pods: Iterable[Object]) -> list[Victim]:
@@ -50,8 +72,8 @@ def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object
     waiting = victims(pod, bound_pods)
     known = any(name(n) == node for n in nodes)
     if waiting:
-        first = min((v.since for v in waiting if v.since), default=None)
-        since = f", the first deleted {age(now, first)} ago" if first else ""
+        first = min(waiting, key=lambda v: v.asked or v.since or now)
+        since = f", {first.when(now, 'the first')}" if first.since else ""
         summary = (
             f"The scheduler preempted pods on {node} for this pod (priority {mine}) and waits for "
             f"{len(waiting)} of them to terminate{since}"
@@ -69,13 +91,12 @@ def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object
     evidence = [f"status.nominatedNodeName: {node} (the pod is not bound yet)"]
     for victim in waiting[:SHOWN]:
         made_by = owner(victim.pod)
-        when = f" since {meta(victim.pod).get('deletionTimestamp')}" if victim.since else ""
-        ago = f" ({age(now, victim.since)} ago)" if victim.since else ""
+        when = f" ({victim.when(now)})" if victim.since else ""
         how = ", evicted by the scheduler (DisruptionTarget PreemptionByScheduler)" * victim.by_scheduler
         evidence.append(
             f"victim {namespace(victim.pod)}/{name(victim.pod)}"
             + (f" ({made_by})" if made_by else "")
-            + f", priority {priority(victim.pod)}, terminating{when}{ago}{how}"
+            + f", priority {priority(victim.pod)}, terminating{when}{how}"
         )
     if len(waiting) > SHOWN:
         evidence.append(f"and {len(waiting) - SHOWN} more victims terminating on {node}")

@@ -64,8 +64,9 @@ def effective_requests(pod: Object) -> dict[str, int]:
     """Extended resource → the pod's effective request, 0s omitted, keys sorted.
 
     Per resource: the larger of the app containers plus the sidecars (they all run at once) and each
-    plain init container plus the sidecars started before it (init containers run one at a time).
-    Extended resources are never pod-level and never part of the RuntimeClass overhead.
+    plain init container plus the sidecars started before it (init containers run one at a time);
+    then `spec.overhead`, which `resource.PodRequests` adds for every resource, extended ones
+    included (`helpers_test.go` "req-and-overhead"). Extended resources are never pod-level.
     """
     pod_spec = spec(pod)
     app = sequence(pod_spec.get("containers"))
@@ -75,7 +76,14 @@ def effective_requests(pod: Object) -> dict[str, int]:
     else:
         inits = ((c.requests, c.sidecar) for c in containers(pod, "initContainers"))
         peak = combined(inits, (c.requests for c in containers(pod, "containers")))
+    if "overhead" in pod_spec:
+        add_to(peak, extended_overhead(pod))
     return {k: peak[k] for k in sorted(peak) if peak[k] > 0}
+
+
+def extended_overhead(pod: Object) -> dict[str, int]:
+    """The extended resources of `spec.overhead` (the RuntimeClass's `overhead.podFixed`)."""
+    return _extended(spec(pod).get("overhead"))
 
 
 def combined(
@@ -497,7 +505,10 @@ def extended_asks(pod: Object, pod_spec: Object) -> Mapping[str, int]:
 
 def _names_extended(pod_spec: Object) -> bool:
     """Whether some container of the pod (its spec) names a resource with a `/` in its limits or
-    requests: every extended resource has one, and most pods name only cpu and memory."""
+    requests, or its overhead does: every extended resource has one, and most pods name only cpu and
+    memory."""
+    if any(isinstance(r, str) and "/" in r for r in mapping(pod_spec.get("overhead"))):
+        return True
     for part in ("initContainers", "containers"):
         for container in sequence(pod_spec.get(part)):
             resources = mapping(mapping(container).get("resources"))

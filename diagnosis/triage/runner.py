@@ -17,14 +17,15 @@ from diagnosis.commands import collect, describe, events_about
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import Object, mapping, name, namespace, spec
-from diagnosis.relations import node_name, nominated_node
+from diagnosis.relations import node_name, nominated_node, waiting_since
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES
 from diagnosis.triage.dra import evidence as dra_evidence
 from diagnosis.triage.dra.changes import freeable
 from diagnosis.triage.dra.claims import asks_claims, claim_problem, resolve
-from diagnosis.triage.evidence import asks_lines, pending_notes, scheduler_lines, waiting_since
+from diagnosis.triage.evidence import asks_lines, pending_notes, scheduler_lines
 from diagnosis.triage.findings import Findings
+from diagnosis.triage.fit import native_asks
 from diagnosis.triage.fixes import CHECKED, Change, changed, pool_of
 from diagnosis.triage.funnel import (
     Advice,
@@ -41,6 +42,7 @@ from diagnosis.triage.funnel import (
     run,
     stage_line,
 )
+from diagnosis.triage.kueue import admitted_at
 from diagnosis.triage.prepared import NOTHING, Prepared
 from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.scheduling import constrained, gate_names, node_selector, selector_keys
@@ -110,10 +112,11 @@ def node_reads(
 
 def reaches_funnel(pod: Object) -> bool:
     """Whether the verdict on this pod depends on nodes: it asks for a device (an extended resource or
-    a ResourceClaim), is not placed yet, is not gated and has no nominated node (the rungs of
-    `classify` before the funnel)."""
+    a ResourceClaim) or a prefixed native resource (`fit.native_asks`), is not placed yet, is not gated
+    and has no nominated node (the rungs of `classify` before the funnel)."""
     placed = node_name(pod) or nominated_node(pod)
-    return (bool(effective_requests(pod)) or asks_claims(pod)) and not placed and not gate_names(pod)
+    asks = bool(effective_requests(pod)) or asks_claims(pod) or bool(native_asks(pod))
+    return asks and not placed and not gate_names(pod)
 
 
 def funnel_of(steps: tuple[Step, ...], view: TriageView) -> Funnel:
@@ -373,9 +376,10 @@ def conclude(
         fixes=fixes,
         holders=advice.holders,
         competing=advice.competing,
-        pending_since=waiting_since(view.pod),
+        pending_since=waiting_since(view.pod, admitted_at(view.pod, view.workloads)),
         checked_at=view.now,
         pod_state=answer.pod_state,
+        started=answer.started,
     )
 
 

@@ -30,7 +30,7 @@ from cluster.snapshot import SnapshotReader
 from devtools.botenv import kubectl
 from devtools.corpus import Case, answer
 from devtools.kubereal import ApiError, Server
-from diagnosis.model import Command
+from diagnosis.model import Command, Diagnosis, PodVerdict
 from tests.deploy.rendered import render, the
 from tests.real.support import (
     BOT,
@@ -113,7 +113,17 @@ async def test_live_answers_are_the_snapshots(snapshot: Path, readings: dict[Pat
         assert (direct.verdict, direct.pod_verdict, direct.cause) == wanted, case.id
         expected = await answer(offline, case)
         assert said(direct) == said(cached) == said(expected), case.id
-        assert fixed(direct) == fixed(cached) == fixed(expected), case.id
+        if _fixes_comparable(case, expected):
+            assert fixed(direct) == fixed(cached) == fixed(expected), case.id
+
+
+def _fixes_comparable(case: Case, expected: Diagnosis) -> bool:
+    """Where a live answer's fixes must be the snapshot's. Not a JobSet's: its fixes are worked out
+    over the nodes of the JobSet view, which a live read fills with the nodes its pods are on, not
+    every node (a known difference: a topology label's fix may name another value). Not a preempting
+    pod's: its victims were deleted before the snapshot was taken, which a server sets to now at the
+    earliest, so whether their grace period is over differs by the second."""
+    return case.kind == "triage" and expected.verdict != PodVerdict.PREEMPTING
 
 
 def test_the_bot_is_refused_nothing(readings: dict[Path, Reading]) -> None:

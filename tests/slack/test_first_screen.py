@@ -10,7 +10,7 @@ import pytest
 
 from bot import blocks
 from bot.checks import Check
-from bot.render import as_text, first_screen
+from bot.render import NO_FIX, as_text, first_screen, fix_line, stuck
 from cluster.snapshot import SnapshotReader
 from devtools.corpus import Case, cases
 from handlers import jobset, triage
@@ -63,3 +63,33 @@ async def test_the_text_answer_starts_with_the_same_first_screen(case: Case) -> 
     assert f"cluster: {CLUSTER}" in screen[1]
     if reply.diagnosis.fixes:
         assert screen[-1] == f"Fix: {reply.diagnosis.fixes[0].summary}"
+
+
+PLACED = [c for c in cases("triage") if c.started]
+
+
+@pytest.mark.parametrize("case", PLACED, ids=lambda c: c.id)
+async def test_a_placed_pod_is_green_when_it_runs_and_red_when_it_fails(case: Case) -> None:
+    """The channel message of a placed pod (`ok`): ✅ when it runs, 🔴 when something holds it, 🟡
+    while it starts; a failing one leads with its cause."""
+    reply = await _reply(case)
+    shown = blocks.plain_text(blocks.verdict_message(_check(case, reply), blocks.ACTION_IDS, "{}").blocks)
+    emoji = {"running": ":white_check_mark:", "failing": ":red_circle:", "starting": ":large_yellow_circle:"}
+    assert shown.startswith(f"{emoji[str(case.started)]} ok: pod {case.namespace}/{case.name}")
+    if case.started == "failing":
+        assert " but does not run: " in shown.splitlines()[1]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+async def test_a_stuck_answer_has_a_fix_or_says_it_has_none(case: Case) -> None:
+    """Every verdict that names what holds a pod or JobSet leads to a fix on the first screen, or says
+    in one line that the objects show none: never silence."""
+    reply = await _reply(case)
+    screen = first_screen(reply)
+    shown = blocks.plain_text(blocks.verdict_message(_check(case, reply), blocks.ACTION_IDS, "{}").blocks)
+    if stuck(reply.diagnosis):
+        fix = f"Fix: {fix_line(reply.diagnosis.fixes[0])}" if reply.diagnosis.fixes else f"Fix: {NO_FIX}"
+        assert screen[-1] == fix
+        assert shown.splitlines()[2] == fix
+    else:
+        assert not any(line.startswith("Fix: ") for line in screen) or reply.diagnosis.fixes

@@ -85,7 +85,7 @@ def test_ok_says_what_holds_a_placed_pod() -> None:
     }
     found = classify(lab_view("case-ok", pod=pod))
     assert found.summary == (
-        "The pod is placed on lab-node-0 and Running: container cuda waiting: CrashLoopBackOff: "
+        "The pod is placed on lab-node-0 but does not run: container cuda: CrashLoopBackOff: "
         "back-off 40s restarting failed container"
     )
     assert "kubectl describe node lab-node-0" in [c.text for c in found.next_commands]
@@ -106,7 +106,7 @@ def test_kueue_gate_mentions_kueue() -> None:
     pod = pending("case-taint", schedulingGates=[{"name": "kueue.x-k8s.io/admission"}])
     found = classify(lab_view("case-taint", pod=pod))
     assert found.verdict == PodVerdict.GATED
-    assert "Kueue has not admitted" in found.summary
+    assert "Kueue made no Workload for it" in found.summary  # the lab holds no Workload
     assert "kubectl get workloads.kueue.x-k8s.io -n gpu-triage -o wide" in [
         c.text for c in found.next_commands
     ]

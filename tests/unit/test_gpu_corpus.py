@@ -371,10 +371,25 @@ def test_kueue_gate_is_named_with_the_workloads_command() -> None:
     assert "kubectl get workloads.kueue.x-k8s.io -n team-a -o wide" in [c.text for c in found.next_commands]
 
 
+def test_kueue_gate_without_a_workload_blames_the_integration_not_the_quota() -> None:
+    found = diagnose("tests/corpus/triage/kueue-gated.json", "team-b", "vllm-gemma-6d9f7c8b5-k2x9q")
+    assert "Kueue made no Workload for it, so it never admits it" in found.summary
+    assert "Deployment vllm-gemma is not enabled" in found.summary
+    assert "quota" not in found.summary
+    fix = found.fixes[0]
+    assert (fix.pod_patch, fix.opens) == (None, ())
+    assert "cannot be shown" in fix.summary
+    assert [c.text for c in fix.commands] == [
+        "kubectl patch pod vllm-gemma-6d9f7c8b5-k2x9q -n team-b --type=json "
+        "-p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]'"
+    ]
+
+
 def test_kubelet_rejection_is_ok_with_the_reason() -> None:
     found = diagnose("tests/corpus/triage/eks-p4d-mig.json", "inference", "a10g-serve-0")
     assert found.summary.startswith(
-        "The pod is placed on ip-10-0-12-5.us-west-2.compute.internal and Failed: UnexpectedAdmissionError: "
+        "The pod is placed on ip-10-0-12-5.us-west-2.compute.internal but does not run: "
+        "UnexpectedAdmissionError: "
     )
     assert not any(c.text.startswith("kubectl logs") for c in found.next_commands)  # no container ever ran
 
@@ -424,11 +439,13 @@ def test_preempting_names_the_victims_and_since_when() -> None:
     found = diagnose("tests/corpus/triage/gke-a100-preemption.json", "research", "pretrain-70b-0-0-lk2vd")
     assert found.summary == (
         "The scheduler preempted pods on gke-research-a100-pool-9e41b2d0-4hzm for this pod "
-        "(priority 1000000) and waits for 2 of them to terminate, the first deleted 4m ago"
+        "(priority 1000000) and waits for 2 of them to terminate, the first deleted 5m ago, its grace "
+        "period ended 4m ago"
     )
     assert (
-        "victim research/sweep-lr-1e-4-d2x8w (Job/sweep-lr-1e-4), priority 1000, terminating since "
-        "2026-11-29T08:55:05Z (4m ago), evicted by the scheduler (DisruptionTarget PreemptionByScheduler)"
+        "victim research/sweep-lr-1e-4-d2x8w (Job/sweep-lr-1e-4), priority 1000, terminating (deleted "
+        "5m ago, its grace period ended 4m ago), evicted by the scheduler (DisruptionTarget "
+        "PreemptionByScheduler)"
     ) in found.evidence
     gone = diagnose("tests/corpus/triage/gke-a100-preemption.json", "research", "canary-infer-b8t5n")
     assert "but that node is gone" in gone.summary

@@ -209,11 +209,13 @@ def test_each_resource_is_computed_on_its_own() -> None:
     assert effective_requests(pod) == {GPU: 4, "vpc.amazonaws.com/efa": 2}
 
 
-def test_pod_level_resources_and_overhead_do_not_count() -> None:
+def test_pod_level_resources_do_not_count_and_overhead_does() -> None:
+    """Pod-level resources are cpu, memory and hugepages only; `resource.PodRequests` adds the
+    overhead for every resource (`helpers_test.go` "req-and-overhead")."""
     pod = pod_with([container("app", limits={GPU: "1"})])
     pod["spec"]["resources"] = {"limits": {GPU: "4"}}
     pod["spec"]["overhead"] = {GPU: "1"}
-    assert effective_requests(pod) == {GPU: 1}
+    assert effective_requests(pod) == {GPU: 2}
 
 
 # --- what a node offers -------------------------------------------------------------------------

@@ -266,3 +266,25 @@ def test_pod_verdict_speaks_the_new_funnel_words() -> None:
         roomy.append(obj)
     found = explain(view_of(tuple(roomy), "ml-train", "sdxl-finetune"))
     assert (found.verdict, found.pod_verdict) == (JobSetVerdict.PODS_PENDING, PodVerdict.NODE_RESOURCES)
+
+
+def _case(snapshot: str) -> Case:
+    return next(c for c in CASES if c.snapshot.name == snapshot)
+
+
+def test_failed_quotes_the_termination_message_and_shows_the_logs_first() -> None:
+    found = answer(_case("failed-no-policy.json"))
+    assert found.summary.endswith(
+        'exited 1 (Error): "RuntimeError: CUDA error: an illegal memory access was encountered".'
+    )
+    assert found.next_commands[0].text == "kubectl logs resnet-train-workers-1-0-7jcbw -n vision -c pytorch"
+
+
+def test_an_app_failure_loop_quotes_the_last_line_of_the_crash_and_shows_the_logs_first() -> None:
+    found = answer(_case("restarting-app-failure.json"))
+    assert found.summary.endswith(
+        "restarted 2×: \"…OSError: Can't load tokenizer for 'bert-large-uncased-mlm'. "
+        'Make sure the name is right.".'
+    )
+    assert found.next_commands[0].text.startswith("kubectl logs bert-large-mlm-driver-0-0-")
+    assert found.next_commands[0].text.endswith(" -n nlp -c trainer --previous")

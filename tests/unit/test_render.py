@@ -93,6 +93,7 @@ def test_json_has_every_key_of_the_contract() -> None:
         "cluster": "gke-prod",
         "checked_at": "2026-11-29T09:00:00Z",
         "pending_since": "2026-11-29T08:18:30Z",
+        "started": None,
         "fixes": [
             {
                 "summary": "tolerate nvidia.com/gpu=present:NoSchedule in the Job's pod template",

@@ -135,13 +135,15 @@ def test_a_leaderworkersets_waiting_pods_are_one_workload_diagnosed_through_the_
     )
 
 
-def test_the_pod_scheduled_condition_dates_the_wait() -> None:
+def test_a_pod_never_scheduled_has_waited_since_it_was_created() -> None:
+    """Not since the PodScheduled condition's lastTransitionTime, which the scheduler may write at any
+    attempt (the same rule as the answers' `pending_since`, `diagnosis.relations.waiting_since`)."""
     later = pod("late", created="2026-12-01T10:00:00Z")
     later["status"]["conditions"] = [
         {"type": "PodScheduled", "status": "False", "lastTransitionTime": "2026-12-01T10:05:00Z"}
     ]
     (stuck,) = waiting_workloads("prod", [later]).values()
-    assert stuck.since == datetime(2026, 12, 1, 10, 5, tzinfo=UTC).timestamp()
+    assert stuck.since == datetime(2026, 12, 1, 10, 0, tzinfo=UTC).timestamp()
 
 
 def test_restarts_are_counted_from_what_this_replica_saw_within_the_window() -> None:

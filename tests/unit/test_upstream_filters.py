@@ -106,15 +106,18 @@ class Pod:
     init: list[dict[str, Any]] = field(default_factory=list)
     overhead: dict[str, str] = field(default_factory=dict)
     tolerations: list[dict[str, str]] = field(default_factory=list)
+    gpu: bool = True
+    """The row's pod asks 1 GPU more; False: the row's pod as it is (rows about pods with no device)."""
 
     def pending(self) -> dict[str, Any]:
-        """The row's pod, asking 1 GPU more in its first app container."""
+        """The row's pod, asking 1 GPU more in its first app container (unless `gpu` is False)."""
         containers = [dict(c) for c in self.containers] or [_container("main", {})]
-        first = containers[0]
-        resources = {k: dict(v) for k, v in first.get("resources", {}).items()}
-        resources.setdefault("requests", {})[GPU] = "1"
-        resources.setdefault("limits", {})[GPU] = "1"
-        containers[0] = {**first, "resources": resources}
+        if self.gpu:
+            first = containers[0]
+            resources = {k: dict(v) for k, v in first.get("resources", {}).items()}
+            resources.setdefault("requests", {})[GPU] = "1"
+            resources.setdefault("limits", {})[GPU] = "1"
+            containers[0] = {**first, "resources": resources}
         spec: dict[str, Any] = {"containers": containers, "priority": 0}
         if self.init:
             spec["initContainers"] = self.init
@@ -371,6 +374,105 @@ def test_fit_rows(pod: Pod, used: dict[str, Any], verdict: PodVerdict, reasons: 
         assert said == sorted(said), "in the scheduler's order"
     elif reasons:
         assert reasons[0].removeprefix("Insufficient ") in evidence
+
+
+NO_DEVICE_ROWS: list[tuple[str, Pod, PodVerdict, str]] = [
+    # fit_test.go as it is: the pod asks a prefixed native resource and no device. A node that lacks
+    # the resource never takes it: not `no-request` ("it can start").
+    (
+        "kubernetes.io resource capacity enforced",
+        _pod(R(1, 1, io_a=10), gpu=False),
+        PodVerdict.NODE_RESOURCES,
+        "Insufficient kubernetes.io/something",
+    ),
+    (
+        "kubernetes.io resource capacity enforced for init container",
+        _pod(R(), init=(R(1, 1, io_b=10),), gpu=False),
+        PodVerdict.NODE_RESOURCES,
+        "Insufficient subdomain.kubernetes.io/something",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "verdict", "reason"), [r[1:] for r in NO_DEVICE_ROWS], ids=[r[0] for r in NO_DEVICE_ROWS]
+)
+def test_native_resources_without_a_device(pod: Pod, verdict: PodVerdict, reason: str) -> None:
+    found, evidence = _verdict(pod, _node(ALLOCATABLE), _existing(_container("c", R())))
+    assert found == verdict
+    assert reason in evidence
+
+
+def test_a_native_resource_the_node_has_leaves_a_pod_without_a_device_schedulable() -> None:
+    allocatable = {**ALLOCATABLE, "kubernetes.io/something": "10"}
+    found, _ = _verdict(
+        _pod(R(1, 1, io_a=10), gpu=False), _node(allocatable), _existing(_container("c", R()))
+    )
+    assert found is PodVerdict.SCHEDULABLE
+
+
+def test_overhead_counts_for_extended_resources() -> None:
+    """`component-helpers/resource/helpers_test.go` "req-and-overhead": PodRequests adds spec.overhead
+    for every resource; here the overhead holds a GPU: 1 + 8 asked of 8 never fits."""
+    pod = _pod(R(1, 1), overhead={"cpu": "1m", GPU: "8"})
+    found, evidence = _verdict(pod, _node(ALLOCATABLE), _existing(_container("c", R())))
+    assert found is PodVerdict.EXHAUSTED
+    assert "the pod asks nvidia.com/gpu=9" in evidence
+    assert "spec.overhead nvidia.com/gpu=8" in evidence
+
+
+def _resizing(
+    spec_cpu: int, status_cpu: int | None, allocated_cpu: int | None, infeasible: bool = False
+) -> dict[str, Any]:
+    """The pod already on the node, being resized in place: its spec asks `spec_cpu` millicores, the
+    kubelet reports `status_cpu` in `containerStatuses[].resources.requests` and `allocated_cpu` in
+    `allocatedResources` (None: not reported)."""
+    existing = _existing(_container("c", R(spec_cpu, 1)))
+    container_status: dict[str, Any] = {
+        "name": "c",
+        "ready": True,
+        "restartCount": 0,
+        "state": {"running": {}},
+    }
+    if status_cpu is not None:
+        container_status["resources"] = {"requests": {"cpu": f"{status_cpu}m", "memory": "1"}}
+    if allocated_cpu is not None:
+        container_status["allocatedResources"] = {"cpu": f"{allocated_cpu}m", "memory": "1"}
+    existing["status"]["containerStatuses"] = [container_status]
+    if infeasible:
+        existing["status"]["conditions"] = [
+            {"type": "PodResizePending", "status": "True", "reason": "Infeasible"}
+        ]
+    return existing
+
+
+RESIZE_ROWS: list[tuple[str, dict[str, Any], PodVerdict]] = [
+    # `AggregateContainerRequests` (`component-helpers/resource/helpers.go`, InPlacePodVerticalScaling
+    # on by default since 1.33), as kube-scheduler's NodeResourcesFit counts an existing pod: per
+    # container, the larger of the spec's requests, `resources.requests` and `allocatedResources`
+    # when the status reports `resources`; with an infeasible resize, the status alone. The pod asks
+    # 5m of the node's 10m cpu.
+    ("no status resources: the spec", _resizing(4, None, 8), PodVerdict.SCHEDULABLE),
+    ("being shrunk in place: status resources held", _resizing(4, 8, 4), PodVerdict.NODE_RESOURCES),
+    ("allocated larger than the status: allocated held", _resizing(4, 4, 8), PodVerdict.NODE_RESOURCES),
+    ("being grown in place: the spec held", _resizing(8, 4, 4), PodVerdict.NODE_RESOURCES),
+    ("all agree", _resizing(4, 4, 4), PodVerdict.SCHEDULABLE),
+    (
+        "infeasible resize: the spec does not count",
+        _resizing(8, 4, 4, infeasible=True),
+        PodVerdict.SCHEDULABLE,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("existing", "verdict"), [r[1:] for r in RESIZE_ROWS], ids=[r[0] for r in RESIZE_ROWS]
+)
+def test_resize_rows(existing: dict[str, Any], verdict: PodVerdict) -> None:
+    found, evidence = _verdict(_pod(R(5, 1)), _node(ALLOCATABLE), existing)
+    assert found == verdict
+    if verdict is PodVerdict.NODE_RESOURCES:
+        assert "Insufficient cpu" in evidence
 
 
 NOT_ENOUGH_PODS = [

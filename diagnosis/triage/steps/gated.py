@@ -4,14 +4,17 @@ keeps a pod with `spec.schedulingGates` out of the queue; for Kueue's gate, its 
 
 from __future__ import annotations
 
-from diagnosis.commands import collect
+from diagnosis import commands
+from diagnosis.commands import collect, valid_names
 from diagnosis.model import Command, PodVerdict
-from diagnosis.objects import labels, name, namespace
+from diagnosis.objects import Object, labels, name, namespace
+from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.evidence import asks_lines, claim_devices, scheduler_lines
+from diagnosis.triage.fixes import Change
 from diagnosis.triage.funnel import Advice, Answer, Seen
-from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_admitted
+from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_admitted, workload_of
 from diagnosis.triage.scheduling import gate_names
 
 
@@ -22,10 +25,15 @@ def gated(seen: Seen) -> Answer | None:
     if not gates:
         return None
     kueue_says = not_admitted(pod, view.workloads) if ADMISSION_GATE in gates else ""
-    summary = (
-        f"The pod is held by scheduling gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}: "
-        + (f"Kueue has not admitted its workload: {kueue_says}" if kueue_says else _gate_meaning(gates[0]))
+    # Kueue gates the pod at its creation (its webhook) and lifts the gate once its Workload is
+    # admitted: with no Workload at all, no quota or queue is the cause, its integration is.
+    orphan = ADMISSION_GATE in gates and workload_of(pod, view.workloads) is None and not any(view.unread)
+    cause = (
+        f"Kueue has not admitted its workload: {kueue_says}" if kueue_says
+        else _no_workload(pod) if orphan
+        else _gate_meaning(gates[0])
     )
+    summary = f"The pod is held by scheduling gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}: {cause}"
     evidence = [
         *asks_lines(pod, requests, claim_devices(view)),
         f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
@@ -43,7 +51,38 @@ def gated(seen: Seen) -> Answer | None:
     elif queue or any("kueue" in g.lower() for g in gates):
         kueue = (kubectl.kueue_workloads(ns),)
     commands = collect(pod_gates(ns, pod_name), *kueue)
-    return Answer(PodVerdict.GATED, Advice(summary, commands=commands), tuple(evidence))
+    fixes = _ungate(ns, pod_name) if orphan else ()
+    return Answer(PodVerdict.GATED, Advice(summary, commands=commands, fixes=fixes), tuple(evidence))
+
+
+def _no_workload(pod: Object) -> str:
+    kind, owner = workload(pod)
+    return (
+        f"Kueue made no Workload for it, so it never admits it: its integration for {kind} "
+        f"{owner} is not enabled (integrations.frameworks of Kueue's configuration), or namespace "
+        f"{namespace(pod)} is not selected by its managedJobsNamespaceSelector"
+    )
+
+
+def _ungate(namespace: str, pod: str) -> tuple[Change, ...]:
+    """Without a Workload nothing lifts Kueue's gate: removing it schedules the pod outside Kueue."""
+    if not valid_names(namespace, pod):
+        return ()
+    remove = commands.kubectl(
+        f"remove Kueue's gate from {namespace}/{pod}: the scheduler then places it, outside Kueue's quota",
+        "patch", "pod", pod, "-n", namespace, "--type=json",
+        "-p", '[{"op":"remove","path":"/spec/schedulingGates"}]',
+        changes=True,
+    )
+    return (
+        Change(
+            "enable Kueue's integration for the pod's kind and namespace, or remove its gate to schedule "
+            "it without Kueue (what it then opens cannot be shown: a gated pod's nodes are not read)",
+            commands=(remove,),
+            objects=(f"pod/{namespace}/{pod}",),
+            checkable=False,
+        ),
+    )
 
 
 def _gate_meaning(gate: str) -> str:

@@ -1,5 +1,7 @@
 """The `no-request` rung: the pod asks for no extended resource and names no ResourceClaim, so it
-starts, but no device is given to it (no Filter: kube-scheduler places it like any other pod).
+starts, but no device is given to it (no Filter: kube-scheduler places it like any other pod). A pod
+not placed yet that asks a prefixed native resource (`*kubernetes.io/*`) goes through the funnel
+instead: a node that lacks it never takes the pod.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from diagnosis.relations import node_name
 from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.dra.claims import asks_claims
 from diagnosis.triage.evidence import pending_notes, phase, scheduler_lines
+from diagnosis.triage.fit import native_asks
 from diagnosis.triage.funnel import Advice, Answer, Seen, candidates
 from diagnosis.triage.resources import is_extended, offer, reported_resources
 from diagnosis.triage.scheduling import gate_names
@@ -22,7 +25,7 @@ from diagnosis.triage.scheduling import gate_names
 def no_request(seen: Seen) -> Answer | None:
     view = seen.view
     pod = view.pod
-    if seen.requests or asks_claims(pod):
+    if seen.requests or asks_claims(pod) or (native_asks(pod) and not node_name(pod)):
         return None
     host = node_name(pod)
     where = f"; it is on {host} ({phase(pod)})" if host else ""

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from diagnosis import commands
 from diagnosis.commands import collect, valid_names
-from diagnosis.model import Command, PodState, PodVerdict
-from diagnosis.objects import Object, mapping, name, namespace, sequence, status, text
+from diagnosis.model import Command, PodState, PodVerdict, Started, StartState
+from diagnosis.names import is_dns1123_subdomain
+from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.evidence import asks_lines, claim_devices, phase, pod_state
+from diagnosis.triage.fixes import Change
 from diagnosis.triage.funnel import Advice, Answer, Seen
+from diagnosis.triage.started import line, started, trouble
 
 
 def ok(seen: Seen) -> Answer | None:
@@ -20,28 +23,107 @@ def ok(seen: Seen) -> Answer | None:
     if not node_name(pod):
         return None
     host, phase_now, state = node_name(pod), phase(pod), pod_state(pod)
-    problems = pod_problems(pod)
+    start = started(pod, view.events)
     states = container_states(pod)
-    if problems:
-        outcome = problems[0]
+    failing = start.state is StartState.FAILING
+    if failing:
+        outcome = line(start)
     elif state is PodState.RUNNING:
         outcome = "it runs and is Ready"
     elif state is PodState.STARTING:
         outcome = f"it is not Ready yet ({_starting(states)})"
     else:
         outcome = "it has ended"
-    summary = f"The pod is placed on {host} and {phase_now}: {outcome}"
+    summary = (
+        f"The pod is placed on {host} but does not run: {outcome}"
+        if failing
+        else f"The pod is placed on {host} and {phase_now}: {outcome}"
+    )
     evidence = (
         *asks_lines(pod, requests, claim_devices(view)),
         f"spec.nodeName: {host}; phase: {phase_now}",
         *states,
-        *problems,
+        *((f"not running: {line(start, cut=False)}",) if failing else ()),
     )
+    ns, pod_name = namespace(pod), name(pod)
     commands = collect(
-        pod_logs(namespace(pod), name(pod)) if _has_run(pod) else None,
-        kubectl.node_details(host) if problems else None,
+        kubectl.previous_logs(ns, pod_name, start.container or "") if failing and start.restarts else None,
+        pod_logs(ns, pod_name) if _logged(pod) else None,
+        kubectl.node_details(host) if failing else None,
     )
-    return Answer(PodVerdict.OK, Advice(summary, commands=commands), evidence, pod_state=state)
+    advice = Advice(summary, commands=commands, fixes=_fixes(pod, host, start) if failing else ())
+    return Answer(PodVerdict.OK, advice, evidence, pod_state=state, started=start)
+
+
+def _fixes(pod: Object, host: str, start: Started) -> tuple[Change, ...]:
+    """What removes a failing placed pod's cause, in the cluster (nothing the funnel can check)."""
+    ns, pod_name, cause = namespace(pod), name(pod), trouble(start)
+    again = kubectl.delete_pod(ns, pod_name) if phase(pod) == "Failed" else None
+    commands: tuple[Command | None, ...]
+    if cause == "image":
+        summary = (
+            f"check the image name and its pull secret: container {start.container} cannot pull "
+            f"{_image(pod, start.container)} ({start.reason})"
+        )
+        commands, touched = (_images(ns, pod_name),), f"pod/{ns}/{pod_name}"
+    elif cause == "device-plugin":
+        summary = (
+            f"restart the device plugin on {host}: the kubelet could not hand the pod its devices "
+            f"({start.reason}); then recreate the pod"
+        )
+        commands, touched = (kubectl.device_plugin_pods(host), _restart_plugin(host), again), f"node/{host}"
+    elif cause == "driver":
+        summary = (
+            f"cordon {host}: its NVIDIA driver does not load, so no GPU container starts there; "
+            "then recreate the pod elsewhere"
+        )
+        commands = (_cordon(host), again or kubectl.delete_pod(ns, pod_name))
+        touched = f"node/{host}"
+    else:
+        return ()
+    return (Change(summary, commands=collect(*commands), objects=(touched,), checkable=False),)
+
+
+def _image(pod: Object, container: str | None) -> str:
+    for field in ("initContainers", "containers"):
+        for item in map(mapping, sequence(spec(pod).get(field))):
+            if text(item.get("name")) == container:
+                return text(item.get("image")) or "its image"
+    return "its image"
+
+
+def _images(namespace: str, pod: str) -> Command | None:
+    if not valid_names(namespace, pod):
+        return None
+    columns = (
+        "IMAGES:.spec.containers[*].image,INIT-IMAGES:.spec.initContainers[*].image,"
+        "PULL-SECRETS:.spec.imagePullSecrets[*].name,SERVICE-ACCOUNT:.spec.serviceAccountName"
+    )
+    return commands.kubectl(
+        "the pod's images and the pull secrets it names (its service account's are added to them)",
+        "get", "pod", pod, "-n", namespace, "-o", f"custom-columns={columns}",
+    )
+
+
+def _restart_plugin(node: str) -> Command | None:
+    """The GPU Operator's device plugin pod on the node, deleted: its DaemonSet starts a new one."""
+    if not is_dns1123_subdomain(node):
+        return None
+    namespace, selector = kubectl.GPU_OPERATOR_PLUGIN
+    return commands.kubectl(
+        f"restart the device plugin on {node} (the GPU Operator's default namespace and label: "
+        "change them if it is installed otherwise)",
+        "delete", "pod", "-n", namespace, "-l", selector, "--field-selector", f"spec.nodeName={node}",
+        changes=True,
+    )
+
+
+def _cordon(node: str) -> Command | None:
+    if not is_dns1123_subdomain(node):
+        return None
+    return commands.kubectl(
+        f"place no new pod on {node} until its driver is repaired", "cordon", node, changes=True
+    )
 
 
 def _starting(states: list[str]) -> str:
@@ -50,15 +132,20 @@ def _starting(states: list[str]) -> str:
     return "; ".join(waiting[:2]) or "no container status reported yet"
 
 
-def _has_run(pod: Object) -> bool:
-    """Some container was started at least once, so there are logs to read."""
-    for field in ("initContainerStatuses", "containerStatuses"):
-        for item in map(mapping, sequence(status(pod).get(field))):
-            for state in (item.get("state"), item.get("lastState")):
-                ran = mapping(mapping(state).get("running")) or mapping(mapping(state).get("terminated"))
-                if ran:
-                    return True
-    return False
+def _logged(pod: Object) -> bool:
+    """Every container has a log to read (`kubectl logs --all-containers` fails on the first that has
+    none: the kubelet's `validateContainerLogStatus`): it runs, or a run of it ended."""
+    items = [
+        mapping(item)
+        for field in ("initContainerStatuses", "containerStatuses")
+        for item in sequence(status(pod).get(field))
+    ]
+    return bool(items) and all(
+        mapping(mapping(item.get("state")).get("running"))
+        or mapping(mapping(item.get("state")).get("terminated")).get("containerID")
+        or mapping(mapping(item.get("lastState")).get("terminated")).get("containerID")
+        for item in items
+    )
 
 
 def pod_logs(namespace: str, pod: str) -> Command | None:
@@ -94,23 +181,4 @@ def container_states(pod: Object) -> list[str]:
             if isinstance(restarts, int) and restarts:
                 words.append(f"{restarts} restart{'s' if restarts > 1 else ''}")
             found.append(f"{kind} {text(item.get('name'))}: {', '.join(words)}")
-    return found
-
-
-def pod_problems(pod: Object) -> list[str]:
-    """What holds a placed pod: a kubelet rejection (`UnexpectedAdmissionError`, `OutOfnvidia.com/gpu`)
-    or a container that cannot start."""
-    found = []
-    pod_status = status(pod)
-    reason, message = text(pod_status.get("reason")), text(pod_status.get("message"))
-    if reason or message:
-        found.append(f"{reason}: {message}" if reason and message else reason or message)
-    for field in ("initContainerStatuses", "containerStatuses"):
-        for item in map(mapping, sequence(pod_status.get(field))):
-            waiting = mapping(mapping(item.get("state")).get("waiting"))
-            why = text(waiting.get("reason"))
-            if why and why not in ("ContainerCreating", "PodInitializing"):
-                said = text(waiting.get("message"))
-                detail = f": {said}" if said else ""
-                found.append(f"container {text(item.get('name'))} waiting: {why}{detail}")
     return found
