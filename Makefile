@@ -56,6 +56,12 @@ demo: install
 	@echo "== The masked leader-pending on TPUs: kubewhy jobset why llm maxtext-v5e --snapshot bot/demo/jobset-leader-pending-tpu.json"
 	@$(BIN)/kubewhy jobset why llm maxtext-v5e --snapshot bot/demo/jobset-leader-pending-tpu.json
 	@echo
+	@echo "== A LeaderWorkerSet whose second group waits on its leader: kubewhy lws why serving jetstream-llama --snapshot bot/demo/lws-leader-pending-tpu.json"
+	@$(BIN)/kubewhy lws why serving jetstream-llama --snapshot bot/demo/lws-leader-pending-tpu.json | sed -e '/^$$/,$$d' -e 's/^/  /'
+	@echo
+	@echo "== A TrainJob whose JobSet was never created: kubewhy jobset why ml-train llama-sft --snapshot bot/demo/trainjob-jobset-not-created.json"
+	@$(BIN)/kubewhy jobset why ml-train llama-sft --snapshot bot/demo/trainjob-jobset-not-created.json | sed -e '/^$$/,$$d' -e 's/^/  /'
+	@echo
 	@echo '== In Slack (the whole bot pipeline in-process): kubewhy ask "/triage gpu-triage case-exhaust"'
 	@$(BIN)/kubewhy ask "/triage gpu-triage case-exhaust"
 	@echo
@@ -64,6 +70,9 @@ demo: install
 	@echo
 	@echo '== A DRA pod in Slack: kubewhy ask "/triage dra-lab case-dra-exhaust"'
 	@$(BIN)/kubewhy ask "/triage dra-lab case-dra-exhaust"
+	@echo
+	@echo '== A name, whatever its kind: kubewhy ask "/why serving jetstream-llama"'
+	@$(BIN)/kubewhy ask "/why serving jetstream-llama"
 	@echo
 	@echo '== The sentinel (in-process, thresholds of seconds): an incident posted, followed and resolved in place'
 	@$(BIN)/python -m devtools.sentinel_demo

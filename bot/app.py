@@ -26,7 +26,7 @@ from bot.sentinel import Sentinel
 from bot.settings import Config
 from bot.threads import Watches
 
-COMMANDS = ("/triage", "/jobset")
+COMMANDS = ("/triage", "/jobset", "/why")
 SHORTCUT_CALLBACK_ID = "triage_with_kubewhy"
 """The message shortcut "Triage with kubewhy"."""
 ACTION_IDS = (*blocks.ACTION_IDS, *incident_message.ACTION_IDS)
@@ -88,6 +88,7 @@ def build_app(deps: Deps, signing_secret: str) -> AsyncApp:
     app.use(listeners.edge)
     app.command(COMMANDS[0])(listeners.triage_command)
     app.command(COMMANDS[1])(listeners.jobset_command)
+    app.command(COMMANDS[2])(listeners.why_command)
     app.event(BOT_EVENTS[0])(listeners.mention)
     app.action(blocks.RECHECK)(listeners.recheck_button)
     app.action(blocks.WATCH)(listeners.watch_button)

@@ -28,15 +28,16 @@ from bot.localslack import FORM, LocalSlack, Message, command_body, signed_heade
 from bot.metrics import Metrics
 from bot.settings import ClusterConfig, Config
 from cluster.errors import ClusterError
+from cluster.reader import KIND_WORDS
 from cluster.snapshot import load_objects
 from diagnosis.objects import name, namespace
-from handlers.requests import Explain, Help, Target, UsageError, parse_jobset, parse_triage
+from handlers.requests import Explain, Help, Target, UsageError, parse_jobset, parse_triage, parse_why
 
 CHANNEL = "C0KUBEWHYASK"
 USER = "U0ONCALL"
 TOKEN = "xoxb-kubewhy-ask"
 SECRET = "kubewhy-ask-signing-secret"
-PARSERS = {"/triage": parse_triage, "/jobset": parse_jobset}
+PARSERS = {"/triage": parse_triage, "/jobset": parse_jobset, "/why": parse_why}
 
 EXIT_BY_VERDICT = {NOT_FOUND: 1, ERROR: 3}
 """As the CLI: 1 the pod/JobSet does not exist, 3 the cluster could not be read, else 0."""
@@ -74,13 +75,14 @@ def _demo(folder: Path, request: Target | Explain) -> Config:
     snapshots = {path.stem: path for path in sorted(folder.glob("*.json"))}
     default = "gpu-lab"
     if isinstance(request, Target):
-        kind = {"pod": "Pod", "jobset": "JobSet"}[request.kind]
+        kind = KIND_WORDS.get(request.kind)  # None for `/why NS NAME`: any kind
         default = next(
             (
                 cluster
                 for cluster, path in snapshots.items()
                 if any(
-                    (o.get("kind"), namespace(o), name(o)) == (kind, request.namespace, request.name)
+                    (namespace(o), name(o)) == (request.namespace, request.name)
+                    and kind in (None, o.get("kind"))
                     for o in load_objects(path)
                 )
             ),

@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot import messages, render
-from cluster.errors import NotFound
+from cluster.errors import Ambiguous, NotFound
 from handlers.reply import Reply
 
 if TYPE_CHECKING:
@@ -138,7 +138,9 @@ def _subject(check: Check) -> tuple[str, str]:
     """(kind, what) for headers: `pod`, `ml/trainer-0`."""
     if check.target is None:
         return "", messages.PASTED_MESSAGE
-    return messages.kind_name(check.target.kind), str(check.target)
+    # `/why` finds the kind: the reply says which it answered about.
+    answered = check.outcome.target if isinstance(check.outcome, Reply) else None
+    return messages.kind_name(answered.kind if answered else check.target.kind), str(check.target)
 
 
 def verdict_blocks(
@@ -168,6 +170,11 @@ def verdict_blocks(
         facts.append(messages.checked_on(cluster, at) if check.target else messages.EXPLAINED_OFFLINE)
         facts += [messages.details_in_thread()] if threaded else []
         blocks.append(_context(*facts))
+    elif isinstance(outcome, Ambiguous):
+        blocks += [
+            _header(messages.header(check.verdict, kind, what)),
+            _section(messages.ambiguous(escape(n) for n in outcome.missing.similar)),
+        ]
     elif isinstance(outcome, NotFound):
         assert check.target is not None  # only a cluster read finds nothing
         namespaces = outcome.missing.namespaces

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from bot.clusters import Clusters
 from bot.metrics import Metrics
 from cluster.errors import ClusterError, NotFound
-from cluster.reader import Reader
+from cluster.reader import KIND_WORDS, Reader
 from diagnosis.model import JobSetVerdict, PodState, PodVerdict
-from handlers import jobset, triage
+from handlers import jobset, triage, why
 from handlers.reply import Reply, Scope
 from handlers.requests import Target
 
@@ -66,8 +66,11 @@ async def run(reader: Reader, target: Target, scope: Scope) -> Check:
     try:
         if target.kind == "pod":
             outcome = await triage.triage(reader, target.namespace, target.name, scope)
-        else:
+        elif target.kind == "jobset":
             outcome = await jobset.why(reader, target.namespace, target.name, scope)
+        else:
+            kind = KIND_WORDS.get(target.kind)  # None for `any`: whatever bears the name
+            outcome = await why.why(reader, target.namespace, target.name, kind, scope)
     except (NotFound, ClusterError) as error:
         outcome = error
     return Check(target, outcome, datetime.now(UTC))

@@ -4,14 +4,16 @@
     kubewhy jobset why NAMESPACE NAME   [same options]
     (NAMESPACE/NAME and -n NAMESPACE NAME too, as in Slack: `handlers.names` reads both)
     kubewhy jobset why --message TEXT   [--format F]
+    kubewhy lws why NAMESPACE NAME      [same options]
+    kubewhy why NAMESPACE [KIND/]NAME   [same options]
     kubewhy snapshot [jobset] NAMESPACE NAME -o FILE [--kubeconfig PATH] [--context NAME]
     kubewhy ask "/triage NS POD"        [--snapshot PATH]
     kubewhy serve
 
 The exit status and the output formats are a contract that scripts rely on (README, *The CLI*): 0 a
 verdict was given (on stdout, nothing else there); 1 the pod/JobSet does not exist (why, on stderr); 2 usage
-error; 3 the cluster or snapshot could not be read (one line on stderr: what failed, how to fix it);
-130 interrupted. Never a traceback for any of these.
+error (also a name `why` finds on several kinds of object); 3 the cluster or snapshot could not be read
+(one line on stderr: what failed, how to fix it); 130 interrupted. Never a traceback for any of these.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
 from bot import render
-from cluster.errors import ClusterError, NotFound
+from cluster.errors import Ambiguous, ClusterError, NotFound
 from cluster.reader import Reader
-from handlers.names import namespace_and_name
+from handlers.names import namespace_and_name, namespace_kind_and_name
 from handlers.reply import Reply, Scope
 
 EXIT_OK = 0
@@ -141,6 +143,27 @@ def _parser() -> argparse.ArgumentParser:
     why.add_argument("--message", metavar="TEXT", help="explain a pasted admission error, offline")
     why.set_defaults(parser=why, question=_why, kind="JobSet")
 
+    sets = commands.add_parser("lws", help="why is this LeaderWorkerSet not serving?")
+    lws = sets.add_subparsers(dest="lws_command", required=True, metavar="why").add_parser(
+        "why",
+        parents=[reading],
+        help="explain a LeaderWorkerSet",
+        usage="%(prog)s NAMESPACE NAME | NAMESPACE/NAME | -n NAMESPACE NAME [options]",
+    )
+    lws.add_argument("words", metavar="NAMESPACE NAME", nargs="*", help="or NAMESPACE/NAME, or NAME with -n")
+    lws.set_defaults(parser=lws, question=_lws, kind="LeaderWorkerSet", message=None)
+
+    anything = commands.add_parser(
+        "why",
+        parents=[reading],
+        help="why is this pod or workload (JobSet, TrainJob, LWS, Job…) stuck?",
+        usage="%(prog)s NAMESPACE [KIND/]NAME | NAMESPACE/[KIND/]NAME | -n NAMESPACE [KIND/]NAME [options]",
+    )
+    anything.add_argument(
+        "words", metavar="NAMESPACE [KIND/]NAME", nargs="*", help="or NAMESPACE/NAME, or NAME with -n"
+    )
+    anything.set_defaults(parser=anything, question=_any, kind=None, message=None)
+
     snapshot = commands.add_parser(
         "snapshot", help="save what the answer about a pod (or a JobSet) reads, as a snapshot file"
     )
@@ -196,7 +219,11 @@ def _check(args: argparse.Namespace) -> None:
             parser.error("--message needs the text of the error")
         return
     try:
-        args.target = namespace_and_name(args.kind, args.words, args.namespace)
+        args.target = (
+            namespace_kind_and_name(args.words, args.namespace)
+            if args.question is _any
+            else namespace_and_name(args.kind, args.words, args.namespace)
+        )
     except ValueError as error:
         parser.error(str(error))
 
@@ -216,6 +243,20 @@ async def _why(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     return await why(reader, namespace, name, scope)
 
 
+async def _lws(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+    from handlers.lws import why
+
+    namespace, name = args.target
+    return await why(reader, namespace, name, scope)
+
+
+async def _any(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+    from handlers.why import why
+
+    namespace, kind, name = args.target
+    return await why(reader, namespace, name, kind, scope)
+
+
 def _answer(args: argparse.Namespace) -> int:
     try:
         reply = _reply(args)
@@ -227,6 +268,9 @@ def _answer(args: argparse.Namespace) -> int:
 
 def failed(error: NotFound | ClusterError) -> int:
     """Say on stderr, in one line, why there is no answer; the exit status."""
+    if isinstance(error, Ambiguous):
+        write_line(sys.stderr, f"kubewhy: {error}; ask for one as KIND/NAME")
+        return EXIT_USAGE
     if isinstance(error, NotFound):
         write_line(sys.stderr, f"kubewhy: {render.not_found(error)}")
         return EXIT_NOT_FOUND

@@ -43,6 +43,7 @@ from handlers.requests import (
     parse_jobset,
     parse_mention,
     parse_triage,
+    parse_why,
 )
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,9 @@ class Listeners:
 
     async def jobset_command(self, ack: AsyncAck, command: Body, respond: AsyncRespond) -> None:
         await self._command("/jobset", parse_jobset, ack, command, respond)
+
+    async def why_command(self, ack: AsyncAck, command: Body, respond: AsyncRespond) -> None:
+        await self._command("/why", parse_why, ack, command, respond)
 
     async def _command(
         self,

@@ -20,11 +20,18 @@ USAGE = {
         "Add `--cluster NAME` to pick a cluster.\n"
         "Example: `/jobset why ml-training llama-pretrain`"
     ),
+    "why": (
+        "*/why NAMESPACE NAME* — why is this pod or workload stuck? The name is looked for among pods,"
+        " JobSets, TrainJobs, LeaderWorkerSets, Jobs, Deployments and StatefulSets.\n"
+        "*/why NAMESPACE KIND/NAME* — when two kinds share the name (`lws/`, `sts/`, `deploy/`, `job/`…).\n"
+        "Add `--cluster NAME` to pick a cluster.\n"
+        "Example: `/why serving llama-405b`"
+    ),
     "mention": (
         "In a kubewhy thread: `@kubewhy recheck`, `@kubewhy watch` (re-check until the verdict changes),"
         " `@kubewhy stop`.\n"
         "In any thread: `@kubewhy triage NAMESPACE POD`, `@kubewhy jobset why NAMESPACE NAME`,"
-        " `@kubewhy help`.\n"
+        " `@kubewhy why NAMESPACE [KIND/]NAME`, `@kubewhy help`.\n"
         "On an alert: the message shortcut *Triage with kubewhy* finds `namespace=` and `pod=`"
         " (or `jobset_name=`) in it."
     ),
@@ -112,8 +119,22 @@ def pending_for(waited: str) -> str:
     return f"waiting *{waited}*"
 
 
+KIND_NAMES = {
+    "pod": "Pod",
+    "jobset": "JobSet",
+    "leaderworkerset": "LeaderWorkerSet",
+    "trainjob": "TrainJob",
+    "job": "Job",
+    "deployment": "Deployment",
+    "statefulset": "StatefulSet",
+    "any": "object",
+}
+"""Each kind of `target.kind` as people write it."""
+
+
 def kind_name(kind: str) -> str:
-    return "JobSet" if kind == "jobset" else kind
+    """As `KIND_NAMES`, but a pod stays `pod`, as Slack's headers have always said it."""
+    return kind if kind == "pod" else KIND_NAMES.get(kind, kind)
 
 
 def checked_on(cluster: str, at: str) -> str:
@@ -165,7 +186,17 @@ def truncated(shown: int, total: int, cli: str) -> str:
 
 
 def cli_command(kind: str, namespace: str, name: str) -> str:
-    return f"kubewhy triage {namespace} {name}" if kind == "pod" else f"kubewhy jobset why {namespace} {name}"
+    if kind == "pod":
+        return f"kubewhy triage {namespace} {name}"
+    if kind == "jobset":
+        return f"kubewhy jobset why {namespace} {name}"
+    if kind == "leaderworkerset":
+        return f"kubewhy lws why {namespace} {name}"
+    return f"kubewhy why {namespace} {name if kind == 'any' else f'{kind}/{name}'}"
+
+
+def ambiguous(names: Iterable[str]) -> str:
+    return "That name is borne by several objects; ask for one: " + ", ".join(f"`{n}`" for n in names) + "."
 
 
 def changed(before: str, after: str, summary: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from bot.messages import KIND_NAMES
 from cluster.errors import NotFound
 from diagnosis.model import (
     Autoscaling,
@@ -29,8 +30,11 @@ from diagnosis.model import (
 from diagnosis.objects import age, utc
 from handlers.reply import Reply
 
-_KIND_NAMES = {"pod": "Pod", "jobset": "JobSet"}
-_RESOURCES = {"pod": "pods", "jobset": "jobsets.jobset.x-k8s.io"}
+_RESOURCES = {
+    "pod": "pods",
+    "jobset": "jobsets.jobset.x-k8s.io",
+    "leaderworkerset": "leaderworkersets.leaderworkerset.x-k8s.io",
+}
 _INDENT = "  "
 CHANGES_MARK = "# changes the cluster:"
 """Written before every command that changes the cluster, in text, so nobody pastes one unawares."""
@@ -92,7 +96,7 @@ def first_screen(reply: Reply) -> tuple[str, ...]:
     verdict = f"Verdict: {d.verdict.value}" + (f" (cause: {d.cause.value})" if d.cause else "")
     about = []
     if reply.target:
-        about.append(f"{_KIND_NAMES.get(reply.target.kind, reply.target.kind)}: {reply.target}")
+        about.append(f"{KIND_NAMES.get(reply.target.kind, reply.target.kind)}: {reply.target}")
     if d.pod_verdict:
         about.append(f"blocking pod's verdict: {d.pod_verdict.value}")
     if reply.cluster:
@@ -228,7 +232,7 @@ def not_found(error: NotFound) -> str:
     """What to say when the pod or JobSet asked about does not exist: the names closest to it, and
     what the API refused to create in its namespace (a pod refused at admission never exists, so
     that refusal is usually the answer)."""
-    kind = _KIND_NAMES.get(error.kind, error.kind)
+    kind = KIND_NAMES.get(error.kind, error.kind)
     where = f"namespace {error.namespace}"
     if error.missing.namespaces is not None:
         instead = error.missing.namespaces

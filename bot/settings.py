@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from diagnosis.model import JobSetVerdict, PodVerdict
+from diagnosis.model import JobSetVerdict, LwsVerdict, PodVerdict
 from handlers.requests import ClusterName, Namespace, ObjectName
 
 SLACK_API_URL = "https://slack.com/api/"
@@ -107,7 +107,7 @@ def _verdict_word(value: str) -> str:
     return value
 
 
-VERDICT_WORDS = frozenset(PodVerdict) | frozenset(JobSetVerdict)
+VERDICT_WORDS = frozenset(PodVerdict) | frozenset(JobSetVerdict) | frozenset(LwsVerdict)
 ChannelId = Annotated[str, AfterValidator(_channel_id)]
 VerdictWord = Annotated[str, AfterValidator(_verdict_word)]
 UserId = Annotated[str, AfterValidator(_user_id)]

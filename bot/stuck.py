@@ -87,6 +87,14 @@ def node_on_its_way(check: Check) -> bool:
     return found.since is None or check.at - found.since < PROVISION_TIMEOUT
 
 
+_EXPLAINED: dict[str, Literal["jobset", "leaderworkerset"]] = {
+    "JobSet": "jobset",
+    "LeaderWorkerSet": "leaderworkerset",
+}
+"""Workloads diagnosed whole, by their explainer (a JobSet's TrainJob by `/jobset why` too); any other
+is diagnosed through its oldest waiting pod."""
+
+
 def waiting_workloads(cluster: str, pods: Iterable[Object]) -> dict[Key, Stuck]:
     """The unscheduled pods grouped by workload: how many, since when, and which one to diagnose."""
     groups: dict[tuple[str, str, str], list[tuple[float, Object]]] = {}
@@ -97,10 +105,11 @@ def waiting_workloads(cluster: str, pods: Iterable[Object]) -> dict[Key, Stuck]:
     found: dict[Key, Stuck] = {}
     for (ns, kind, owner), waiting in groups.items():
         since, oldest = min(waiting, key=lambda pair: (pair[0], name(pair[1])))
+        explained = _EXPLAINED.get(kind)
         target = Target(
-            kind="jobset" if kind == "JobSet" else "pod",
+            kind=explained or "pod",
             namespace=ns,
-            name=owner if kind == "JobSet" else name(oldest),
+            name=owner if explained else name(oldest),
             cluster=cluster,
         )
         stuck = Stuck(

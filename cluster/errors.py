@@ -45,6 +45,15 @@ class NotFound(Exception):
         self.missing = missing or Missing()
 
 
+class Ambiguous(NotFound):
+    """A name that several kinds of object bear, asked without its kind (`kubewhy why NS NAME`):
+    `missing.similar` lists each as `kind/name`, to ask again with one. CLI exit status 2."""
+
+    def __init__(self, namespace: str, name: str, candidates: tuple[str, ...]) -> None:
+        super().__init__("object", namespace, name, Missing(candidates))
+        self.args = (f"{namespace}/{name} names {len(candidates)} objects: {', '.join(candidates)}",)
+
+
 class Forbidden(ClusterError):
     """RBAC refused a read. Names the verb, resource and namespace, and the rule that would allow it."""
 

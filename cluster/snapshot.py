@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cluster.errors import Missing, NotFound, SnapshotError
-from cluster.reader import TriageRead
+from cluster.reader import NAMED_KINDS, TriageRead
 from diagnosis import events
 from diagnosis.dra_objects import GROUP, Dra
 from diagnosis.dra_objects import KINDS as DRA_KINDS
@@ -34,13 +34,24 @@ from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
 from diagnosis.relations import (
     JOBSET_NAME_LABEL,
+    LWS_NAME_LABEL,
     holds_node,
     is_pending,
     is_terminal,
     nominated_node,
     owned_by,
 )
-from diagnosis.views import STATUS_CONFIGMAP, Capacity, JobSetView, Peers, Storage, TriageView
+from diagnosis.trainjob.explain import runtime_ref
+from diagnosis.views import (
+    STATUS_CONFIGMAP,
+    Capacity,
+    JobSetView,
+    LwsView,
+    Peers,
+    Storage,
+    TrainJobView,
+    TriageView,
+)
 
 _SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -65,6 +76,13 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "CSIDriver": frozenset({"storage.k8s.io"}),
     "CSIStorageCapacity": frozenset({"storage.k8s.io"}),
     "Namespace": frozenset({""}),
+    "LeaderWorkerSet": frozenset({"leaderworkerset.x-k8s.io"}),
+    "StatefulSet": frozenset({"apps"}),
+    "Deployment": frozenset({"apps"}),
+    "TrainJob": frozenset({"trainer.kubeflow.org"}),
+    "TrainingRuntime": frozenset({"trainer.kubeflow.org"}),
+    "ClusterTrainingRuntime": frozenset({"trainer.kubeflow.org"}),
+    "PodGroup": frozenset({"scheduling.x-k8s.io", "scheduling.volcano.sh"}),
     **{k: frozenset({GROUP}) for k in DRA_KINDS},
     "ConfigMap": frozenset({""}),
     "NodePool": frozenset({"karpenter.sh"}),
@@ -267,9 +285,17 @@ class SnapshotReader:
         self._bound_pods = tuple(p for p in by_kind["Pod"] if holds_node(p))
         self._nominated_pods = tuple(p for p in by_kind["Pod"] if nominated_node(p) and not is_terminal(p))
         self._pending_pods = tuple(p for p in by_kind["Pod"] if is_pending(p))
-        self._jobsets = {(namespace(j), name(j)): j for j in by_kind["JobSet"]}
+        self._jobsets = _by_name(by_kind["JobSet"])
         self._jobs_of_jobset = _group(by_kind["Job"], _jobset_key)
         self._pods_of_jobset = _group(by_kind["Pod"], _jobset_key)
+        self._lws = _by_name(by_kind["LeaderWorkerSet"])
+        self._of_lws = _group((*by_kind["Pod"], *by_kind["StatefulSet"]), _lws_key)
+        self._trainjobs = _by_name(by_kind["TrainJob"])
+        self._runtimes = _group(
+            _of_kinds(by_kind, ("TrainingRuntime", "ClusterTrainingRuntime")), _runtime_key
+        )
+        self._podgroups = _group(by_kind["PodGroup"], _name_key)
+        self._named = _group(_of_kinds(by_kind, NAMED_KINDS), _name_key)
         self._events_about = _group(by_kind["Event"], _regarding_key)
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
@@ -345,6 +371,55 @@ class SnapshotReader:
             dra=self._dra,
         )
 
+    async def lws_view(self, namespace: str, name: str) -> LwsView:
+        lws = self._lws.get((namespace, name))
+        if lws is None:
+            raise self._not_found("leaderworkerset", namespace, name, self._lws)
+        members = self._of_lws.get((namespace, name), ())
+        pods = tuple(o for o in members if kind(o) == "Pod")
+        statefulsets = tuple(o for o in members if kind(o) == "StatefulSet")
+        return LwsView(
+            lws=lws,
+            statefulsets=statefulsets,
+            pods=pods,
+            events=self._events(lws, *statefulsets, *pods),
+            nodes=self._nodes,
+            bound_pods=self._bound_pods,
+            now=self.now,
+            peers=self._peers,
+            storage=self._storage,
+            nominated_pods=self._nominated_pods,
+            dra=self._dra,
+        )
+
+    async def trainjob_view(self, namespace: str, name: str) -> TrainJobView | None:
+        trainjob = self._trainjobs.get((namespace, name))
+        if trainjob is None:
+            return None
+        kind_, runtime = runtime_ref(trainjob)
+        scope = namespace if kind_ == "TrainingRuntime" else ""
+        runtimes = self._runtimes.get((kind_, scope, runtime), ())
+        jobset = await self.jobset_view(namespace, name) if (namespace, name) in self._jobsets else None
+        return TrainJobView(
+            trainjob=trainjob,
+            runtime=runtimes[0] if runtimes else None,
+            events=self._events(trainjob),
+            podgroups=self._podgroups.get((namespace, name), ()),
+            workloads=tuple(w for w in self._workloads_in.get(namespace, ()) if owned_by(w, trainjob)),
+            jobset=jobset,
+            now=self.now,
+        )
+
+    async def named(self, namespace: str, name: str) -> tuple[Object, ...]:
+        return self._named.get((namespace, name), ())
+
+    async def pods_matching(self, namespace: str, selector: Mapping[str, str]) -> tuple[Object, ...]:
+        return tuple(
+            p
+            for (ns, _), p in self._pods.items()
+            if ns == namespace and all(labels(p).get(k) == v for k, v in selector.items())
+        )
+
     async def ping(self) -> None:
         """A loaded snapshot is always readable."""
 
@@ -378,6 +453,26 @@ def _group(objects: Iterable[Object], key: Callable[[Object], K]) -> dict[K, tup
 
 def _jobset_key(obj: Object) -> tuple[str, str]:
     return namespace(obj), labels(obj).get(JOBSET_NAME_LABEL, "")
+
+
+def _lws_key(obj: Object) -> tuple[str, str]:
+    return namespace(obj), labels(obj).get(LWS_NAME_LABEL, "")
+
+
+def _by_name(objects: Iterable[Obj]) -> dict[tuple[str, str], Obj]:
+    return {(namespace(o), name(o)): o for o in objects}
+
+
+def _of_kinds(by_kind: Mapping[str, list[Object]], kinds: Iterable[str]) -> Iterator[Object]:
+    return (o for k in kinds for o in by_kind[k])
+
+
+def _runtime_key(obj: Object) -> tuple[str, str, str]:
+    return kind(obj), namespace(obj), name(obj)
+
+
+def _name_key(obj: Object) -> tuple[str, str]:
+    return namespace(obj), name(obj)
 
 
 def _regarding_key(event: Object) -> tuple[str, str]:

@@ -1,15 +1,16 @@
 """The corpus of snapshot files with expected verdicts, shared by the unit, live, kubectl and Slack tests
 and the scheduler oracle check (`devtools.oracle`).
 
-Each `tests/corpus/<kind>/index.yaml` lists cases: a snapshot file (path relative to the repo root), the
-object asked about, and what kubewhy must answer.
+Each `tests/corpus/<kind>/index.yaml` (`KINDS`: `/triage`, `/jobset why`, `kubewhy lws why`, `/jobset
+why` on a TrainJob) lists cases: a snapshot file (path relative to the repo root), the object asked
+about, and what kubewhy must answer (`answer` asks it of a reader).
 
     - snapshot: tests/corpus/triage/taint-one-node.json
       namespace: ml
       name: trainer-0
       verdict: taint
-      pod_verdict: null   # jobset only, optional
-      cause: null         # jobset `restarting` only, optional
+      pod_verdict: null   # jobset and lws only, optional
+      cause: null         # jobset and lws `restarting` only, optional
       started: failing    # triage `ok` only, optional: `started.state` (and `reason:` its reason)
       autoscaling: coming # triage only, optional: the expected `autoscaling.state`
 """
@@ -21,8 +22,17 @@ from pathlib import Path
 
 import yaml
 
+from cluster.reader import Reader
+from diagnosis.jobset.explain import explain as explain_jobset
+from diagnosis.lws.explain import explain as explain_lws
+from diagnosis.model import Diagnosis
+from diagnosis.trainjob.explain import explain as explain_trainjob
+from diagnosis.triage.classify import classify
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
+KINDS = ("triage", "jobset", "lws", "trainjob")
+"""The corpus's folders, one per question."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,7 @@ class Case:
 
 
 def cases(kind: str) -> list[Case]:
-    """The cases of `tests/corpus/<kind>/index.yaml` (`kind` is `triage` or `jobset`)."""
+    """The cases of `tests/corpus/<kind>/index.yaml` (`kind` is one of `KINDS`)."""
     index = CORPUS / kind / "index.yaml"
     if not index.exists():
         return []
@@ -64,3 +74,20 @@ def cases(kind: str) -> list[Case]:
         )
         for entry in entries
     ]
+
+
+def every_case() -> list[Case]:
+    return [case for kind in KINDS for case in cases(kind)]
+
+
+async def answer(reader: Reader, case: Case) -> Diagnosis:
+    """The diagnosis of the question the case asks, read through `reader`."""
+    if case.kind == "triage":
+        return classify(*await reader.triage_view(case.namespace, case.name))
+    if case.kind == "lws":
+        return explain_lws(await reader.lws_view(case.namespace, case.name))
+    if case.kind == "trainjob":
+        view = await reader.trainjob_view(case.namespace, case.name)
+        assert view is not None, f"no TrainJob {case.namespace}/{case.name}"
+        return explain_trainjob(view)
+    return explain_jobset(await reader.jobset_view(case.namespace, case.name))

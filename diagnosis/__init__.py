@@ -1,6 +1,6 @@
 """The pure core: objects in, verdicts out. No I/O, no clock, no Slack, no kubernetes client.
 
-Two questions, two subpackages, one shared core:
+Three questions, four subpackages, one shared core:
 
 - `diagnosis.triage` answers `/triage NS POD`: `triage.classify.classify` walks the ladder
   (`triage.classify.RUNGS`) and then the node funnel (`triage.classify.FUNNEL`), each rung and step a
@@ -11,11 +11,16 @@ Two questions, two subpackages, one shared core:
   against the cluster's devices, and its `evidence` and `changes` write that part of the answer.
 - `diagnosis.jobset` answers `/jobset why NS NAME`: `jobset.explain.explain` reads `jobset.explain.CHECKS`
   top to bottom. It may use `diagnosis.triage` (the leader's triage); triage never imports jobset.
+- `diagnosis.lws` answers `kubewhy lws why NS NAME`: `lws.explain.explain` reads `lws.explain.CHECKS`
+  over the groups of `lws.group`, the placement checks in `lws.placement`. It shares the JobSet
+  explainer's pod triage (`jobset.creation.triage_in`) and restart exits.
+- `diagnosis.trainjob` answers `/jobset why NS NAME` when NAME is a TrainJob: `trainjob.explain.CHECKS`
+  (its own states), then `jobset.explain.explain` on its JobSet, the runtime in front.
 - The core (this package's modules): `objects` (field access on API objects), `quantity`, `names`,
   `relations`, `events`, `dra_objects` (DRA objects of every served version, in one shape),
   `views` (what a reader hands in), `model` (verdicts and the Diagnosis), `missing`,
-  and `commands`, the one kubectl command builder (quoting, name checks); `triage.commands` and
-  `jobset.commands` add the commands only their question suggests.
+  and `commands`, the one kubectl command builder (quoting, name checks); `triage.commands`,
+  `jobset.commands` and `lws.commands` add the commands only their question suggests.
 
 Where each verdict is decided (a function named after it), in the order the checks run; ARCHITECTURE.md
 has the same tables:
@@ -53,4 +58,25 @@ has the same tables:
 | pods-pending | `jobset.explain.pods_pending` |
 | starting | `jobset.explain.starting` |
 | running | `jobset.explain.running` |
+
+| `kubewhy lws why` verdict | function |
+| --- | --- |
+| leader-pending | `lws.placement.leader_pending` |
+| workers-not-created | `lws.placement.workers_not_created` |
+| restarting | `lws.explain.restarting` |
+| partial-groups | `lws.placement.partial_groups` |
+| workers-pending | `lws.placement.workers_pending` |
+| update-stuck | `lws.explain.update_stuck` |
+| starting | `lws.explain.starting` |
+| running | `lws.explain.running` |
+
+| `/jobset why NS TRAINJOB` verdict | function |
+| --- | --- |
+| deadline-exceeded | `trainjob.explain.deadline_exceeded` |
+| runtime-unsupported | `trainjob.explain.runtime_unsupported` |
+| suspended | `trainjob.explain.suspended` |
+| runtime-missing | `trainjob.explain.runtime_missing` |
+| jobset-not-created | `trainjob.explain.jobset_not_created` |
+| gang-unsatisfiable | `trainjob.explain.gang_unsatisfiable` |
+| waiting-initializer | `trainjob.explain.waiting_initializer` |
 """

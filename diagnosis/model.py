@@ -89,6 +89,32 @@ class JobSetVerdict(StrEnum):
     UNKNOWN = "unknown"
 
 
+class LwsVerdict(StrEnum):
+    """Why a LeaderWorkerSet is not serving, checked in this order (ARCHITECTURE.md)."""
+
+    LEADER_PENDING = "leader-pending"
+    WORKERS_NOT_CREATED = "workers-not-created"
+    RESTARTING = "restarting"
+    PARTIAL_GROUPS = "partial-groups"
+    WORKERS_PENDING = "workers-pending"
+    UPDATE_STUCK = "update-stuck"
+    STARTING = "starting"
+    RUNNING = "running"
+
+
+class TrainJobVerdict(StrEnum):
+    """Why a TrainJob is stuck before its JobSet says anything, checked in this order (ARCHITECTURE.md);
+    past these, its JobSet's verdict is the answer."""
+
+    DEADLINE_EXCEEDED = "deadline-exceeded"
+    RUNTIME_UNSUPPORTED = "runtime-unsupported"
+    SUSPENDED = "suspended"
+    RUNTIME_MISSING = "runtime-missing"
+    JOBSET_NOT_CREATED = "jobset-not-created"
+    GANG_UNSATISFIABLE = "gang-unsatisfiable"
+    WAITING_INITIALIZER = "waiting-initializer"
+
+
 class RestartCause(StrEnum):
     """What drives a JobSet restart loop."""
 
@@ -218,7 +244,7 @@ class Autoscaling:
 class Diagnosis:
     """A verdict with the evidence behind it and what to run next."""
 
-    verdict: PodVerdict | JobSetVerdict
+    verdict: PodVerdict | JobSetVerdict | LwsVerdict | TrainJobVerdict
     summary: str
     evidence: tuple[str, ...]
     next_commands: tuple[Command, ...]
@@ -226,7 +252,7 @@ class Diagnosis:
     cause: RestartCause | None = None
     """Only for `restarting`."""
     pod_verdict: PodVerdict | None = None
-    """The triage verdict of the pod that blocks a JobSet, where one applies."""
+    """The triage verdict of the pod that blocks a JobSet or a LeaderWorkerSet, where one applies."""
     fixes: tuple[Fix, ...] = ()
     """Best (least disruptive) first."""
     holders: tuple[Holding, ...] = ()

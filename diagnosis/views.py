@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from diagnosis.dra_objects import NO_DRA, Dra
 from diagnosis.objects import Object
@@ -121,6 +122,26 @@ class TriageView:
     """What autoscalers say about adding a node for the pod."""
 
 
+class WorkloadView(Protocol):
+    """What a workload's view holds to triage its pending pods: the nodes and pods around them, read
+    as `TriageView` reads them for one pod (`JobSetView`, `LwsView`)."""
+
+    @property
+    def nodes(self) -> tuple[Object, ...]: ...
+    @property
+    def bound_pods(self) -> tuple[Object, ...]: ...
+    @property
+    def now(self) -> datetime: ...
+    @property
+    def peers(self) -> Peers: ...
+    @property
+    def storage(self) -> Storage: ...
+    @property
+    def nominated_pods(self) -> tuple[Object, ...]: ...
+    @property
+    def dra(self) -> Dra: ...
+
+
 @dataclass(frozen=True)
 class JobSetView:
     """Everything `/jobset why` needs to decide about one JobSet."""
@@ -150,3 +171,50 @@ class JobSetView:
     """As TriageView.dra, when a pending pod names ResourceClaims."""
     notes: tuple[str, ...] = ()
     """As TriageView.notes."""
+
+
+@dataclass(frozen=True)
+class LwsView:
+    """Everything `kubewhy lws why` needs to decide about one LeaderWorkerSet."""
+
+    lws: Object
+    statefulsets: tuple[Object, ...]
+    """StatefulSets with label `leaderworkerset.sigs.k8s.io/name` = the LWS's name: the leader
+    StatefulSet (named as the LWS) and one worker StatefulSet per group (named as its leader pod)."""
+    pods: tuple[Object, ...]
+    """Pods with label `leaderworkerset.sigs.k8s.io/name` = the LWS's name, any phase."""
+    events: tuple[Object, ...]
+    """Events about the LWS, its StatefulSets and its pods."""
+    nodes: tuple[Object, ...]
+    """As JobSetView.nodes: the nodes the pods are bound to (a leader's node that is gone is absent),
+    and the candidate nodes of the pending pods."""
+    bound_pods: tuple[Object, ...]
+    """As TriageView.bound_pods, for the candidate nodes of the pending pods."""
+    now: datetime
+    peers: Peers = Peers()
+    storage: Storage = Storage()
+    nominated_pods: tuple[Object, ...] = ()
+    dra: Dra = NO_DRA
+    notes: tuple[str, ...] = ()
+    """As TriageView.notes."""
+
+
+@dataclass(frozen=True)
+class TrainJobView:
+    """Everything `/jobset why` needs to decide about a TrainJob (Kubeflow Trainer v2) of that name."""
+
+    trainjob: Object
+    runtime: Object | None
+    """The TrainingRuntime (its namespace) or ClusterTrainingRuntime its `runtimeRef` names; None when
+    it does not exist."""
+    events: tuple[Object, ...]
+    """Events about the TrainJob."""
+    podgroups: tuple[Object, ...]
+    """The PodGroups named as the TrainJob (scheduler-plugins `scheduling.x-k8s.io`, Volcano
+    `scheduling.volcano.sh`), when its runtime asks for gang scheduling."""
+    workloads: tuple[Object, ...]
+    """Kueue Workloads owned by the TrainJob."""
+    jobset: JobSetView | None
+    """Its JobSet (same name), with what explaining it reads; None when it was not created."""
+    now: datetime
+    notes: tuple[str, ...] = ()

@@ -9,20 +9,21 @@ Forms understood (README, *In Slack*):
     /triage NS POD | NS/POD | -n NS POD | help            [--cluster NAME anywhere]
     /jobset why NS NAME | NS/NAME | -n NS NAME | help     [--cluster NAME anywhere]
     /jobset why <a pasted admission error>
-    @kubewhy recheck | watch | stop | help | triage … | jobset why …
+    /why NS [KIND/]NAME | -n NS [KIND/]NAME | help         [--cluster NAME anywhere]
+    @kubewhy recheck | watch | stop | help | triage … | jobset why … | why …
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from diagnosis.objects import Ref
 from handlers import names
 
-Topic = Literal["triage", "jobset", "mention"]
+Topic = Literal["triage", "jobset", "why", "mention"]
 """Which usage text answers a malformed or help request."""
 
 
@@ -40,12 +41,18 @@ ObjectName = Annotated[str, AfterValidator(names.object_name)]
 ClusterName = Annotated[str, AfterValidator(names.cluster)]
 
 
+Kind = Literal["pod", "jobset", "leaderworkerset", "trainjob", "job", "deployment", "statefulset", "any"]
+"""What a Target names: a kind of `cluster.reader.NAMED_KINDS`, lower case, or `any` (`/why NS NAME`:
+whatever bears the name)."""
+
+
 class Target(BaseModel):
-    """A pod to triage or a JobSet to explain, on a named cluster (None: the channel's default)."""
+    """A pod to triage, a JobSet to explain or any object `/why` names, on a named cluster (None: the
+    channel's default)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["pod", "jobset"]
+    kind: Kind
     namespace: Namespace
     name: ObjectName
     cluster: ClusterName | None = None
@@ -88,9 +95,7 @@ def unescape(text: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
-def target(
-    kind: Literal["pod", "jobset"], namespace: str, name: str, cluster: str | None, topic: Topic
-) -> Target:
+def target(kind: Kind, namespace: str, name: str, cluster: str | None, topic: Topic) -> Target:
     """A validated Target, or UsageError naming the bad value."""
     try:
         return Target(kind=kind, namespace=namespace, name=name, cluster=cluster)
@@ -170,6 +175,20 @@ def parse_jobset(text: str, topic: Topic = "jobset") -> Target | Explain | Help:
     return Explain(message=rest.strip()[:12_000])
 
 
+def parse_why(text: str, topic: Topic = "why") -> Target | Help:
+    """The text after `/why`: `NS [KIND/]NAME` (or `-n NS [KIND/]NAME`), or `help`."""
+    words = unescape(text).split()
+    if _is_help(words):
+        return Help(topic="why")
+    positional, options = _options(words, topic)
+    try:
+        namespace, kind, name = names.namespace_kind_and_name(positional, options.get("namespace"))
+    except ValueError as error:
+        raise UsageError(topic, str(error)) from None
+    named = cast(Kind, kind.lower()) if kind else "any"  # NAMED_KINDS, lower case
+    return target(named, namespace, name, options.get("cluster"), topic)
+
+
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
 _FOLLOW_UPS: dict[str, Literal["recheck", "watch", "stop"]] = {
     "recheck": "recheck",
@@ -195,6 +214,8 @@ def parse_mention(text: str) -> Request:
         return parse_triage(rest, topic="mention")
     if first == "jobset":
         return parse_jobset(rest, topic="mention")
+    if first == "why":
+        return parse_why(rest, topic="mention")
     raise UsageError("mention", f"I don't know '{names.shown(unescape(words[0]))}'")
 
 

@@ -4,9 +4,11 @@ concurrently where the reads are independent, every call through one `cluster.tr
 `LiveReader` is the `cluster.reader.Reader` the rest of the code uses. It assembles one small reader
 per kind of object (`readers.py`), all sharing the transport and the cache (`source.py`): the nodes
 and the pods bound to them (`nodes.py`), the pods inter-pod rules select (`peers.py`), storage
-(`storage.py`), DRA (`dra.py`), Kueue (`queues.py`). `/triage` (`triage.py`) and `/jobset why`
-(`jobsets.py`) read through them, `missing.py` says what to ask instead when the object asked about
-is not there, and `connect.py` reaches the cluster.
+(`storage.py`), DRA (`dra.py`), Kueue (`queues.py`), and what a workload's pending pods need around
+them (`around.py`). `/triage` (`triage.py`), `/jobset why` (`jobsets.py`), `kubewhy lws why`
+(`lws.py`), a TrainJob's `/jobset why` (`trainjobs.py`) and `kubewhy why` (`names.py`) read
+through them, `missing.py` says what to ask instead when the object asked about is not there, and
+`connect.py` reaches the cluster.
 
 Events are read from the core API only: `events.k8s.io/v1` serves the same objects (one storage, two
 views), so reading both would only double the bytes.
@@ -18,20 +20,24 @@ While the cache syncs, falls behind or has stopped, they are read directly, and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cluster.kube import ApiClient
 from cluster.lease import Elector, LeaseOptions, Observer
 from cluster.live.connect import in_cluster_client, kubeconfig_client
 from cluster.live.jobsets import JobSetReads
+from cluster.live.lws import LwsReads
 from cluster.live.missing import believed
+from cluster.live.names import NameReads
 from cluster.live.readers import Readers
 from cluster.live.source import Source
+from cluster.live.trainjobs import TrainJobReads
 from cluster.live.triage import TriageReads
 from cluster.reader import TriageRead
 from cluster.transport import ReadStats, Retry, Transport
-from diagnosis.views import JobSetView
+from diagnosis.objects import Object
+from diagnosis.views import JobSetView, LwsView, TrainJobView
 
 if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), not by every CLI run
     from cluster.cache import CacheOptions, ClusterCache
@@ -53,6 +59,9 @@ class LiveReader:
         self._source = readers.source
         self._triage = TriageReads(readers)
         self._jobsets = JobSetReads(readers)
+        self._lws = LwsReads(readers)
+        self._trainjobs = TrainJobReads(readers, self._jobsets)
+        self._names = NameReads(readers.source)
         self.context = ""
         """The kubeconfig context read (the one named, else the current one); "" in a cluster."""
 
@@ -133,6 +142,22 @@ class LiveReader:
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
         return await believed(self._source, self._jobsets.view(namespace, name), "jobset", namespace, name)
+
+    async def lws_view(self, namespace: str, name: str) -> LwsView:
+        return await believed(
+            self._source, self._lws.view(namespace, name), "leaderworkerset", namespace, name
+        )
+
+    async def trainjob_view(self, namespace: str, name: str) -> TrainJobView | None:
+        return await believed(
+            self._source, self._trainjobs.view(namespace, name), "trainjob", namespace, name
+        )
+
+    async def named(self, namespace: str, name: str) -> tuple[Object, ...]:
+        return await self._names.named(namespace, name)
+
+    async def pods_matching(self, namespace: str, selector: Mapping[str, str]) -> tuple[Object, ...]:
+        return await self._names.pods_matching(namespace, selector)
 
     async def jobset_restarts(self, namespaces: Sequence[str] | None) -> dict[tuple[str, str], int]:
         """`status.restarts` of every JobSet in these namespaces (None: all), by (namespace, name), for

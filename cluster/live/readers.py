@@ -1,10 +1,11 @@
-"""One reader of each kind of object, all over one source: what `/triage` and `/jobset why` read
-through."""
+"""One reader of each kind of object, all over one source: what `/triage`, `/jobset why` and
+`kubewhy lws why` read through."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cluster.live.around import AroundReads
 from cluster.live.capacity import CapacityReads
 from cluster.live.dra import DraReads
 from cluster.live.nodes import NodeReads
@@ -23,16 +24,11 @@ class Readers:
     dra: DraReads
     queues: QueueReads
     capacity: CapacityReads
+    around: AroundReads
 
     @classmethod
     def over(cls, source: Source) -> Readers:
         nodes = NodeReads(source)
-        return cls(
-            source,
-            nodes,
-            PeerReads(source, nodes),
-            StorageReads(source),
-            DraReads(source),
-            QueueReads(source),
-            CapacityReads(source),
-        )
+        peers, storage, dra = PeerReads(source, nodes), StorageReads(source), DraReads(source)
+        around = AroundReads(source, nodes, peers, storage, dra)
+        return cls(source, nodes, peers, storage, dra, QueueReads(source), CapacityReads(source), around)

@@ -181,6 +181,13 @@ RESOURCES: tuple[Resource, ...] = (
     _crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", False, categories=("karpenter",)),
     _crd("autoscaling.x-k8s.io", "v1", "ProvisioningRequest", "provisioningrequests",
          short_names=("provreq", "provreqs")),
+    Resource("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets", True,
+             short_names=("lws",), subresources=(*_STATUS, ("scale", _STATUS_VERBS)), custom=True),
+    _crd("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs"),
+    _crd("trainer.kubeflow.org", "v1alpha1", "TrainingRuntime", "trainingruntimes"),
+    _crd("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False),
+    _crd("scheduling.x-k8s.io", "v1alpha1", "PodGroup", "podgroups", short_names=("pg", "pgs")),
+    _crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", short_names=("pg", "podgroup-v1beta1")),
 )
 
 # fmt: on

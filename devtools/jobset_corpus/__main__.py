@@ -4,6 +4,7 @@ JobSet demo snapshots and the /triage cases of the placement filters."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 
 from devtools import dra_lab
@@ -40,13 +41,20 @@ def write(world: World, path: str) -> None:
     (ROOT / path).write_text(json.dumps(world.snapshot(), indent=4) + "\n")
 
 
-def written(s: Scenario) -> Obj:
-    """Writes the scenario's snapshot; the metadata of the JobSet asked about."""
+def written(s: Scenario, asked: str = "JobSet") -> Obj:
+    """Writes the scenario's snapshot; the metadata of the object of kind `asked` it asks about (its
+    `target`, else the first)."""
     world = World(s.seed)
     s.build(world)
     write(world, s.path)
-    jobsets = (o["metadata"] for o in world.items if o["kind"] == "JobSet")
-    return next(meta for meta in jobsets if s.target in ("", meta["name"]))
+    found = (o["metadata"] for o in world.items if o["kind"] == asked)
+    return next(meta for meta in found if s.target in ("", meta["name"]))
+
+
+def write_corpus(folder: str, asked: str, scenarios: Sequence[Scenario], header: str) -> None:
+    """Writes every scenario's snapshot and `tests/corpus/<folder>/index.yaml`, `header` first."""
+    entries = "\n".join(index_entry(s, written(s, asked)) for s in scenarios)
+    (CORPUS / folder / "index.yaml").write_text(header + entries + "\n")
 
 
 def index_entry(s: Scenario, jobset_meta: Obj) -> str:

@@ -71,6 +71,12 @@ class World:
             "CSIDriver": 12,
             "CSIStorageCapacity": 13,
             "Namespace": 14,
+            "StatefulSet": 15,
+            "LeaderWorkerSet": 16,
+            "TrainJob": 17,
+            "ClusterTrainingRuntime": 18,
+            "TrainingRuntime": 19,
+            "PodGroup": 20,
         }
         items = sorted(self.items, key=lambda o: order[o["kind"]])
         return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}

@@ -30,7 +30,7 @@ from diagnosis.triage import classify as gpu
 from diagnosis.triage.fixes import POOL_LABELS
 from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.scheduler_message import last_said, quoted
-from diagnosis.views import TriageView
+from diagnosis.views import TriageView, WorkloadView
 from diagnosis.workloads import top_owner
 
 FIRST_LINK = {
@@ -56,13 +56,18 @@ def basics(family: Family) -> tuple[Command | None, ...]:
 
 def triage(family: Family, pod: Object) -> Diagnosis:
     """The GPU classifier's answer on one of the JobSet's pods."""
-    view = family.view
+    return triage_in(family.view, pod, family.events_about(pod))
+
+
+def triage_in(view: WorkloadView, pod: Object, about: tuple[Object, ...]) -> Diagnosis:
+    """The GPU classifier's answer on one pod of a workload's view (a JobSet's, a LeaderWorkerSet's),
+    from the nodes and pods the view read around its pending pods; `about`: the pod's events."""
     return gpu.classify(
         TriageView(
             pod,
             view.nodes,
             view.bound_pods,
-            family.events_about(pod),
+            about,
             view.now,
             peers=view.peers,
             storage=view.storage,
@@ -253,9 +258,7 @@ def _topology(
         fixes=_labelling(family, key) if node is not None and leader is not None else (),
         next_commands=collect(
             kubectl.nodes_with_label(key),
-            describe_node(node_ref, f"Node {node_ref}: its labels and state")
-            if node is not None
-            else None,
+            describe_node(node_ref, f"Node {node_ref}: its labels and state") if node is not None else None,
             kubectl.bound_pods(node_ref) if node is None else None,
             describe("pod", ns, name(leader), "The leader pod and where it runs") if leader else None,
             _events_of_job(family, child),

@@ -29,7 +29,7 @@ from cluster.lease import GROUP as LEASE_GROUP
 from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
 from devtools.apisim import Request, Simulator, serve
-from devtools.corpus import Case, cases
+from devtools.corpus import Case, answer, every_case
 from tests.deploy.rendered import OVERLAYS, Object, render, the
 from tests.live.support import start_cache
 
@@ -118,15 +118,15 @@ async def ask_everything(sim: Simulator, asked: list[Case], cache: CacheOptions 
         await reader.jobset_restarts(None)
         await reader.jobset_restarts(sorted({case.namespace for case in asked}))
         for case in asked:
-            if case.kind == "triage":
-                await reader.triage_view(case.namespace, case.name)
-            else:
-                await reader.jobset_view(case.namespace, case.name)
+            await answer(reader, case)
+            await reader.named(case.namespace, case.name)
         for namespace in {case.namespace for case in asked} | {ABSENT}:
             with pytest.raises(NotFound):
                 await reader.triage_view(namespace, ABSENT)
             with pytest.raises(NotFound):
                 await reader.jobset_view(namespace, ABSENT)
+            with pytest.raises(NotFound):
+                await reader.lws_view(namespace, ABSENT)
     finally:
         await reader.aclose()
 
@@ -172,7 +172,7 @@ async def record(corpus: list[Case]) -> list[Request]:
 
 @pytest.fixture(scope="module")
 def recording() -> Recording:
-    corpus = cases("triage") + cases("jobset")
+    corpus = every_case()
     assert corpus, "the corpus is empty: nothing would be recorded"
     requests = asyncio.run(record(corpus))
     resources = [r for r in requests if r.is_resource]

@@ -25,17 +25,15 @@ from cluster.live import LiveReader
 from cluster.reader import Reader
 from devtools.apisim import Simulator, serve
 from devtools.botenv import KUBEWHY, free_port, kubectl
-from devtools.corpus import Case, cases
-from diagnosis.jobset.explain import explain
+from devtools.corpus import Case, answer, cases
 from diagnosis.model import Diagnosis
-from diagnosis.triage.classify import classify
 from handlers.reply import Reply
-from handlers.requests import Target
+from handlers.requests import Kind, Target
 from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
 
 pytestmark = pytest.mark.kubectl
 
-CASES = [*cases("triage"), *OWN_TRIAGE, *cases("jobset"), *OWN_JOBSET]
+CASES = [*cases("triage"), *OWN_TRIAGE, *cases("jobset"), *OWN_JOBSET, *cases("lws"), *cases("trainjob")]
 
 READING = frozenset(
     {
@@ -75,9 +73,7 @@ def _answer(sim: Simulator, case: Case) -> Diagnosis:
 
     async def read() -> Diagnosis:
         async with live_reader(sim) as reader:
-            if case.kind == "triage":
-                return classify(*await reader.triage_view(case.namespace, case.name))
-            return explain(await reader.jobset_view(case.namespace, case.name))
+            return await answer(reader, case)
 
     return asyncio.run(read())
 
@@ -119,6 +115,14 @@ CONFIG = {
 }
 """The bot's config file; its kubeconfig's current context is `lab-admin`."""
 
+ASKED_AS: dict[str, Kind] = {
+    "triage": "pod",
+    "jobset": "jobset",
+    "lws": "leaderworkerset",
+    "trainjob": "jobset",
+}
+"""The kind of Target each corpus's question asks about (a TrainJob's is `/jobset why` on its name)."""
+
 AIMED = [(case, list(CONTEXTS)[i % len(CONTEXTS)]) for i, case in enumerate(CASES)]
 """Each case asked on one of the clusters in turn: every command is pasted, and each way of
 configuring a cluster with dozens of answers."""
@@ -156,7 +160,7 @@ def _answered_by_the_bot(sim: Simulator, case: Case, cluster: str, folder: Path)
     (folder / "kubeconfig").write_text(yaml.safe_dump(_kubeconfig(sim, NAMED, current="lab-admin")))
     config = Config.model_validate(CONFIG).relative_to(folder)
     target = Target(
-        kind="pod" if case.kind == "triage" else "jobset",
+        kind=ASKED_AS[case.kind],
         namespace=case.namespace,
         name=case.name,
         cluster=cluster,

@@ -9,9 +9,10 @@ import pytest
 
 from cluster.snapshot import SnapshotReader
 from devtools.apisim import Request, serve
-from devtools.corpus import Case, cases
+from devtools.corpus import Case, answer, cases
 from diagnosis import events
 from diagnosis.jobset.explain import explain
+from diagnosis.lws.explain import explain as explain_lws
 from diagnosis.model import Diagnosis
 from diagnosis.objects import Object, name, namespace, spec, uid
 from diagnosis.triage.classify import classify, serving_nothing
@@ -20,6 +21,8 @@ from tests.live.support import OWN_JOBSET, OWN_TRIAGE, cached_reader, live_reade
 
 TRIAGE = [*cases("triage"), *OWN_TRIAGE]
 JOBSET = [*cases("jobset"), *OWN_JOBSET]
+LWS = cases("lws")
+TRAINJOB = cases("trainjob")
 
 
 def _fixes(answer: Diagnosis) -> list[tuple[str, tuple[str, ...]]]:
@@ -92,6 +95,46 @@ async def test_jobset_verdict_is_the_snapshots(case: Case) -> None:
         expected.pod_verdict,
     )
     assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+
+
+@pytest.mark.parametrize("case", LWS, ids=lambda c: c.id)
+async def test_lws_view_and_verdict_are_the_snapshots(case: Case) -> None:
+    """The LeaderWorkerSet's StatefulSets, pods and events are the same, and so is the answer."""
+    snapshot = SnapshotReader.from_path(case.snapshot)
+    offline = await snapshot.lws_view(case.namespace, case.name)
+    with serve(case.snapshot, now=snapshot.now) as sim:
+        async with live_reader(sim) as reader:
+            view = await reader.lws_view(case.namespace, case.name)
+
+    assert uid(view.lws) == uid(offline.lws)
+    for field in ("statefulsets", "pods", "events"):
+        assert _uids(getattr(view, field)) == _uids(getattr(offline, field)), field
+    got, expected = explain_lws(view), explain_lws(offline)
+    assert (got.verdict, got.pod_verdict, got.cause, got.summary) == (
+        expected.verdict,
+        expected.pod_verdict,
+        expected.cause,
+        expected.summary,
+    )
+    assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+    assert {r.verb for r in sim.requests} <= {"get", "list"}
+
+
+@pytest.mark.parametrize("case", TRAINJOB, ids=lambda c: c.id)
+async def test_trainjob_verdict_is_the_snapshots(case: Case) -> None:
+    snapshot = SnapshotReader.from_path(case.snapshot)
+    expected = await answer(snapshot, case)
+    with serve(case.snapshot, now=snapshot.now) as sim:
+        async with live_reader(sim) as reader:
+            got = await answer(reader, case)
+
+    assert (got.verdict, got.pod_verdict, got.summary) == (
+        expected.verdict,
+        expected.pod_verdict,
+        expected.summary,
+    )
+    assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+    assert {r.verb for r in sim.requests} <= {"get", "list"}
 
 
 def _cacheable(request: Request) -> bool:

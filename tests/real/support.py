@@ -18,13 +18,10 @@ import pytest
 from cluster.cache import CacheOptions
 from cluster.errors import NotFound
 from cluster.live import LiveReader
-from cluster.reader import Reader
 from cluster.snapshot import SnapshotReader
-from devtools.corpus import Case, cases
+from devtools.corpus import Case, answer, every_case
 from devtools.kubereal import Server, load, objects_of, shifted, unload
-from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis
-from diagnosis.triage.classify import classify
 from tests.deploy.rendered import render
 
 BOT = "system:serviceaccount:kubewhy:kubewhy"
@@ -34,9 +31,9 @@ ABSENT = "kubewhy-absent"
 
 
 def by_snapshot() -> dict[Path, list[Case]]:
-    """The corpus's cases (triage and JobSet), by the snapshot they ask about."""
+    """The corpus's cases, by the snapshot they ask about."""
     grouped: dict[Path, list[Case]] = defaultdict(list)
-    for case in (*cases("triage"), *cases("jobset")):
+    for case in every_case():
         grouped[case.snapshot].append(case)
     return dict(grouped)
 
@@ -91,20 +88,18 @@ async def ask_everything(kubeconfig: Path, asked: Sequence[Case]) -> Answers:
             await reader.ping()
             await reader.jobset_restarts(sorted({case.namespace for case in asked}))
             into.extend([await answer(reader, case) for case in asked])
+            for case in asked:
+                await reader.named(case.namespace, case.name)
             for namespace in {case.namespace for case in asked}:
                 with pytest.raises(NotFound):
                     await reader.triage_view(namespace, ABSENT)
                 with pytest.raises(NotFound):
                     await reader.jobset_view(namespace, ABSENT)
+                with pytest.raises(NotFound):
+                    await reader.lws_view(namespace, ABSENT)
         finally:
             await reader.aclose()
     return answers
-
-
-async def answer(reader: Reader, case: Case) -> Diagnosis:
-    if case.kind == "triage":
-        return classify(*await reader.triage_view(case.namespace, case.name))
-    return explain(await reader.jobset_view(case.namespace, case.name))
 
 
 AGE = re.compile(r"\b\d+(s|m|h|d)\b")

@@ -16,11 +16,11 @@ from cluster import capture
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader
 from devtools.apisim import serve
-from devtools.corpus import Case
+from devtools.corpus import Case, answer
 from devtools.kubereal import Server, objects_of
 from diagnosis.model import Diagnosis
 from diagnosis.objects import kind
-from tests.real.support import answer, by_snapshot, loaded, said
+from tests.real.support import by_snapshot, loaded, said
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(1800)]
 

@@ -28,7 +28,7 @@ from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader
 from devtools.botenv import kubectl
-from devtools.corpus import Case
+from devtools.corpus import Case, answer
 from devtools.kubereal import ApiError, Server
 from diagnosis.model import Command, Diagnosis, PodVerdict
 from tests.deploy.rendered import render, the
@@ -37,7 +37,6 @@ from tests.real.support import (
     Access,
     Answers,
     Audit,
-    answer,
     ask_everything,
     by_snapshot,
     fixed,

@@ -34,7 +34,7 @@ def channel() -> str:
 @pytest.fixture(scope="session")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     folder = tmp_path_factory.mktemp("world")
-    snapshots = sorted({case.snapshot for kind in ("triage", "jobset") for case in corpus.cases(kind)})
+    snapshots = sorted({case.snapshot for case in corpus.every_case()})
     down = folder / "down.kubeconfig"
     down.write_text(yaml.safe_dump(kubeconfig_for(f"http://127.0.0.1:{free_port()}")))
     with ExitStack() as stack:

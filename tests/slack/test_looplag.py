@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from bot import looplag
 from bot.checks import Checker
@@ -14,7 +14,8 @@ from bot.metrics import Metrics
 from bot.settings import Config
 from cluster.reader import Reader, TriageRead
 from cluster.snapshot import SnapshotReader
-from diagnosis.views import JobSetView
+from diagnosis.objects import Object
+from diagnosis.views import JobSetView, LwsView, TrainJobView
 from handlers.reply import Reply
 from handlers.requests import Target
 from tests.slack.support import GPU_LAB
@@ -72,6 +73,18 @@ class Gated:
 
     async def jobset_view(self, namespace: str, name: str) -> JobSetView:
         return await self.inner.jobset_view(namespace, name)
+
+    async def lws_view(self, namespace: str, name: str) -> LwsView:
+        return await self.inner.lws_view(namespace, name)
+
+    async def trainjob_view(self, namespace: str, name: str) -> TrainJobView | None:
+        return await self.inner.trainjob_view(namespace, name)
+
+    async def named(self, namespace: str, name: str) -> tuple[Object, ...]:
+        return await self.inner.named(namespace, name)
+
+    async def pods_matching(self, namespace: str, selector: Mapping[str, str]) -> tuple[Object, ...]:
+        return await self.inner.pods_matching(namespace, selector)
 
     async def ping(self) -> None:
         await self.inner.ping()

@@ -12,10 +12,14 @@ import tomllib
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 import diagnosis
 from devtools.corpus import ROOT, cases
 from diagnosis.jobset.explain import CHECKS
-from diagnosis.model import JobSetVerdict, PodVerdict
+from diagnosis.lws.explain import CHECKS as LWS_CHECKS
+from diagnosis.model import JobSetVerdict, LwsVerdict, PodVerdict, TrainJobVerdict
+from diagnosis.trainjob.explain import CHECKS as TRAINJOB_CHECKS
 from diagnosis.triage import classify
 from diagnosis.triage.classify import FUNNEL, RUNGS
 
@@ -37,7 +41,7 @@ def function(path: str) -> Callable[..., Any]:
 
 def test_the_verdict_tables_are_the_package_docstrings() -> None:
     assert diagnosis.__doc__ is not None
-    for question in ("/triage", "/jobset why"):
+    for question in ("/triage", "/jobset why", "kubewhy lws why", "/jobset why NS TRAINJOB"):
         assert table(ARCHITECTURE, question) == table(diagnosis.__doc__, question)
 
 
@@ -57,6 +61,23 @@ def test_every_jobset_verdict_has_its_function_in_the_order_of_checks() -> None:
     functions = [function(path) for _, path in rows]
     assert [f.__name__ for f in functions] == [v.replace("-", "_") for v, _ in rows]
     assert functions[: len(CHECKS)] == list(CHECKS)
+
+
+@pytest.mark.parametrize(
+    ("question", "verdicts", "checks"),
+    [
+        ("kubewhy lws why", list(LwsVerdict), LWS_CHECKS),
+        ("/jobset why NS TRAINJOB", list(TrainJobVerdict), TRAINJOB_CHECKS),
+    ],
+)
+def test_every_lws_and_trainjob_verdict_has_its_function_in_the_order_of_checks(
+    question: str, verdicts: list[str], checks: tuple[Callable[..., Any], ...]
+) -> None:
+    rows = table(ARCHITECTURE, question)
+    assert [verdict for verdict, _ in rows] == [str(v) for v in verdicts]
+    functions = [function(path) for _, path in rows]
+    assert [f.__name__ for f in functions] == [v.replace("-", "_") for v, _ in rows]
+    assert functions[: len(checks)] == list(checks)
 
 
 def tree() -> list[str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from devtools.corpus import cases
+from devtools.corpus import every_case
 
-SNAPSHOTS = sorted({case.snapshot for kind in ("triage", "jobset") for case in cases(kind)})
+SNAPSHOTS = sorted({case.snapshot for case in every_case()})
 
 
 @pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=lambda p: p.name)

@@ -118,6 +118,23 @@ def test_a_jobsets_waiting_pods_are_diagnosed_through_the_jobset() -> None:
     assert (stuck.kind, stuck.pods, stuck.target.kind, stuck.target.name) == ("JobSet", 3, "jobset", "llm")
 
 
+def test_a_leaderworkersets_waiting_pods_are_one_workload_diagnosed_through_the_lws() -> None:
+    """Every group's pods are one LeaderWorkerSet's: one incident, answered by the LWS explainer."""
+    lws = {"leaderworkerset.sigs.k8s.io/name": "llama"}
+    pods = [
+        pod(f"llama-{g}-{w}", labels={**lws, "leaderworkerset.sigs.k8s.io/group-index": str(g)})
+        for g in range(2)
+        for w in (1, 2)
+    ]
+    (stuck,) = waiting_workloads("prod", pods).values()
+    assert (stuck.kind, stuck.pods, stuck.target.kind, stuck.target.name) == (
+        "LeaderWorkerSet",
+        4,
+        "leaderworkerset",
+        "llama",
+    )
+
+
 def test_a_pod_never_scheduled_has_waited_since_it_was_created() -> None:
     """Not since the PodScheduled condition's lastTransitionTime, which the scheduler may write at any
     attempt (the same rule as the answers' `pending_since`, `diagnosis.relations.waiting_since`)."""

@@ -1,0 +1,1 @@
+"""`kubewhy lws why`: why is this LeaderWorkerSet not serving?"""
