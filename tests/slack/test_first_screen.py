@@ -94,6 +94,7 @@ async def test_a_stuck_answer_has_a_fix_or_says_it_has_none(case: Case) -> None:
     if stuck(reply.diagnosis):
         fix = f"Fix: {fix_line(reply.diagnosis.fixes[0])}" if reply.diagnosis.fixes else f"Fix: {NO_FIX}"
         assert screen[-1] == fix
-        assert shown.splitlines()[2] == fix
+        # After the verdict and the cause, and the line that says whether a node will come, if any.
+        assert shown.splitlines()[3 if node_line(reply.diagnosis) else 2] == fix
     else:
         assert not any(line.startswith("Fix: ") for line in screen) or reply.diagnosis.fixes
