@@ -41,7 +41,7 @@ def _since(sim: Simulator, start: int) -> list[Request]:
     return sim.requests[start:]
 
 
-async def test_a_pod_pinned_to_a_node_costs_five_calls(sim: Simulator, generated: Generated) -> None:
+async def test_a_pod_pinned_to_a_node_costs_eight_calls(sim: Simulator, generated: Generated) -> None:
     start = len(sim.requests)
     async with live_reader(sim) as reader:
         view, prepared = await reader.triage_view(NAMESPACE, PINNED)
@@ -60,9 +60,13 @@ async def test_a_pod_pinned_to_a_node_costs_five_calls(sim: Simulator, generated
             ("list", "/api/v1/nodes", ("labelSelector", f"kubernetes.io/hostname={node}"), page),
             ("list", "/api/v1/pods", ("fieldSelector", f"spec.nodeName={node},{NOT_TERMINAL}"), page),
             ("list", "/api/v1/pods", ("fieldSelector", NOMINATED), page),
+            # Whether a node will come: cluster-autoscaler's status, Karpenter's NodePools and NodeClaims.
+            ("get", "/api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-status"),
+            ("list", "/apis/karpenter.sh/v1/nodeclaims", page),
+            ("list", "/apis/karpenter.sh/v1/nodepools", page),
         ]
     )
-    assert calls == 5
+    assert calls == 8
     assert view.prefiltered
     assert classify(view, prepared).verdict is PodVerdict.EXHAUSTED
 
@@ -154,14 +158,21 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
     [
         ("vllm-llama3-8b-7d9f8b6c5-k2xjp", ["pods/get", "events/list", "nodes/get"]),
         ("router-6b8f9c7d4d-2lmwz", ["pods/get", "events/list", "nodes/get"]),
-        ("batch-infer-0-4tq8m", ["pods/get", "events/list", "workloads/list", "localqueues/get"]),
+        (
+            "batch-infer-0-4tq8m",
+            # A gated pod may still wait for a node (Kueue's checks, an autoscaler): those three reads.
+            [
+                "pods/get", "events/list", "workloads/list", "localqueues/get",
+                "configmaps/get", "nodepools/list", "nodeclaims/list",
+            ],
+        ),
     ],
     ids=["placed", "no-request", "gated"],
 )
 async def test_a_pod_decided_by_itself_reads_no_node_list_and_no_pods(name: str, reads: list[str]) -> None:
     """Placed, asking nothing, gated: the verdict needs the pod (and the node it is on, for the
-    evidence; for a pod gated by Kueue, its namespace's Workloads and its LocalQueue), never the
-    candidates or their pods."""
+    evidence; for a pod gated by Kueue, its namespace's Workloads and its LocalQueue, and whether a
+    node will come), never the candidates or their pods."""
     namespace = "ml-serve" if name.startswith(("vllm", "router")) else "ml-train"
     with serve(GPU_CLUSTER) as small:
         async with live_reader(small) as reader:
