@@ -185,13 +185,27 @@ class Burst:
     sent: int
 
 
-def watch_answers(slack: DevSlack, channels: list[str], arrived: dict[str, float], wait_s: float) -> None:
-    """In a thread: note when each channel's first bot message arrives (woken at every Slack call)."""
+def watch_answers(
+    slack: DevSlack,
+    channels: list[str],
+    arrived: dict[str, float],
+    wait_s: float,
+    privately: Mapping[str, str] | None = None,
+) -> None:
+    """In a thread: note when each channel's first bot message arrives (woken at every Slack call),
+    or the answer its command's response URL got (`privately`: channel → response URL), as a
+    not-found answer goes to the asker alone."""
     pending = set(channels)
     deadline = time.monotonic() + wait_s
+    urls = dict(privately or {})
+
+    def answered(channel: str) -> bool:
+        if any(m.bot_id for m in slack.channel_messages(channel)):
+            return True
+        return channel in urls and any(r["_response_url"] == urls[channel] for r in slack.responses)
 
     def newly() -> list[str] | None:
-        return [c for c in pending if any(m.bot_id for m in slack.channel_messages(c))] or None
+        return [c for c in pending if answered(c)] or None
 
     while pending:
         try:

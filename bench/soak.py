@@ -116,14 +116,17 @@ def _command(number: int) -> tuple[str, str]:
 async def _wave(url: str, slack: DevSlack, first: int, count: int) -> tuple[list[float], Counter[int]]:
     """`count` commands at once, numbered from `first`; the seconds to each answer, and the HTTP statuses."""
     channels = [f"C0SOAK{first + i:05d}" for i in range(count)]
+    urls = {c: slack.response_url() for c in channels}
     arrived: dict[str, float] = {}
-    watcher = threading.Thread(target=watch_answers, args=(slack, channels, arrived, 120.0), daemon=True)
+    watcher = threading.Thread(
+        target=watch_answers, args=(slack, channels, arrived, 120.0, urls), daemon=True
+    )
     watcher.start()
     async with aiohttp.ClientSession() as session:
 
         async def send(channel: str, number: int) -> tuple[float, int]:
             name, text = _command(number)
-            body = command_body(name, text, channel=channel, user=ONCALL, response_url=slack.response_url())
+            body = command_body(name, text, channel=channel, user=ONCALL, response_url=urls[channel])
             started = time.monotonic()
             async with session.post(
                 f"{url}/slack/events", data=body, headers=signed_headers(SECRET, body, FORM)

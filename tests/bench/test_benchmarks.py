@@ -58,9 +58,10 @@ async def test_kubewhy_with_and_without_cache_and_the_baseline_give_the_same_ver
                 assert theirs.sample is not None
                 assert (direct.sample.runs, from_cache.sample.runs, theirs.sample.runs) == (2, 2, 1)
                 assert direct.verdict == from_cache.verdict == theirs.verdict == "exhausted"
-                # From the cache, only the pod, its events and the pods nominated to a node (never
-                # bound, so not in the cache) are read from the API.
-                assert from_cache.detail.startswith("3 calls")
+                # From the cache, only the pod, its events, the pods nominated to a node (never
+                # bound, so not in the cache) and whether an autoscaler is there (its status
+                # ConfigMap, Karpenter's NodePools and NodeClaims) are read from the API.
+                assert from_cache.detail.startswith("6 calls")
                 row = triage.kubewhy_row(served, "kubewhy", case, direct, theirs)
                 assert "× faster" in row.result
         finally:
@@ -272,14 +273,14 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     assert benchmarks == expected
     cases = {line.split("|")[3].strip(): line for line in lines[1:]}
     live = cases["kubewhy triage through a kubeconfig, process start to exit"]
-    assert "exhausted; 5 calls a run; CPU time " in live
+    assert "exhausted; 8 calls a run; CPU time " in live  # 5, and whether an autoscaler is there
     bare = next(line for case, line in cases.items() if case.startswith("the same per-node LISTs sent bare"))
     assert "requests" in bare
     assert "kubewhy's whole /triage takes" in bare
     assert "its reads alone (every call, decoded; no classifying)" in bare
     dra = [line for line in lines if "GPUs by DRA" in line and "kubewhy + cache, unpinned pod" in line]
     assert len(dra) == 1
-    assert "| exhausted, 3 calls" in dra[0]  # the pod, its events, the nominated pods
+    assert "| exhausted, 6 calls" in dra[0]  # the pod, its events, the nominated pods, the autoscalers
     assert done.stdout.count("| Benchmark") == 1
     assert "- CPUs (nproc):" in done.stdout
     assert "python -m bench --quick" in out.read_text()
