@@ -6,7 +6,7 @@ Each case is a small GPU cluster read at `NOW` (GKE, EKS or Karpenter nodes, one
 pod, and the autoscaler's objects as the API serves them: cluster-autoscaler's and GKE's events on the
 pod (every prefix cluster-autoscaler has used), its status ConfigMap in the plain-text (≤ 1.29) and
 YAML (≥ 1.30) formats, Karpenter NodePools, NodeClaims and events, ProvisioningRequests and Kueue
-Workloads. Message formats and their sources: shared/facts/autoscaling.md.
+Workloads. Message formats: as `diagnosis/autoscaling/events.py` cites them from upstream.
 """
 
 from __future__ import annotations

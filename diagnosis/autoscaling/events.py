@@ -1,4 +1,6 @@
-"""The autoscalers' events on the pod, parsed (formats and sources: shared/facts/autoscaling.md).
+"""The autoscalers' events on the pod, parsed (formats as kubernetes/autoscaler's
+cluster-autoscaler writes them, `processors/status/eventing_scale_up_processor.go`, and as GKE's and
+Karpenter's releases named beside each parser write theirs).
 
 cluster-autoscaler: `TriggeredScaleUp` (`pod triggered scale-up: [{ID CUR->NEW (max: N)} …]`),
 `NotTriggerScaleUp` in its three wordings (`pod didn't trigger scale-up: REASONS` since 1.20,

@@ -1,5 +1,6 @@
 # ruff: noqa: E501  (autoscaler messages are kept whole, as the facts sheet quotes them)
-"""Will a node come? The parsers and state rules, with the exact strings of shared/facts/autoscaling.md."""
+"""Will a node come? The parsers and state rules, with the exact strings the
+autoscalers write (`diagnosis/autoscaling/events.py` names their sources)."""
 
 from __future__ import annotations
 
