@@ -235,16 +235,6 @@ def _asks(resources: Mapping[str, Any], resource: str, amount: int) -> dict[str,
     }
 
 
-def node_status_patch(node: Object, resource: str, amount: int, *, capacity: bool) -> dict[str, Any]:
-    """A node status patch reporting `amount` of `resource` allocatable (and as capacity too, when it
-    reports none): what a repaired device plugin would report."""
-    fields: dict[str, Any] = {"allocatable": {resource: str(amount)}}
-    if capacity:
-        fields["capacity"] = {resource: str(amount)}
-    del node
-    return {"status": fields}
-
-
 def hardware_count(node: Object, resource: str, nodes: Iterable[Object]) -> int:
     """How many of `resource` the node's hardware has, as its objects say it: its own capacity; the
     GPU Feature Discovery or GKE count label for an NVIDIA GPU; else what nodes of the same instance
