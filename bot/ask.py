@@ -65,7 +65,7 @@ def run(text: str, snapshot: str | PathLike[str] | None) -> int:
         except ClusterError as error:
             return _fail(str(error), 3)
         with LocalSlack(bot_token=TOKEN) as slack:
-            status = asyncio.run(_ask(slack, config, clusters, command, rest))
+            status = asyncio.run(dispatch(slack, config, clusters, command, rest))
             sys.stdout.write(_shown(slack))
             return status
 
@@ -99,9 +99,10 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-async def _ask(slack: LocalSlack, config: Config, clusters: Clusters, command: str, text: str) -> int:
+async def dispatch(slack: LocalSlack, config: Config, clusters: Clusters, command: str, text: str) -> int:
     """Send the signed command through the bolt app, wait until its answer is posted, and return
-    the exit status of its verdict."""
+    the exit status of its verdict. It leaves the clusters closed; what was posted stays in `slack`
+    (`devtools.readme_example` draws it)."""
     async with aiohttp.ClientSession() as session:
         deps = assemble(config, clusters, build_client(TOKEN, slack.api_url, session))
         app = build_app(deps, SECRET)
