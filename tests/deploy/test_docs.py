@@ -54,10 +54,3 @@ def test_every_config_key_is_documented() -> None:
     assert rows - keys == set()
     assert keys - sections - rows == set()
 
-
-def test_the_configmap_sends_the_reader_to_readme_sections_that_exist() -> None:
-    """The shipped ConfigMap's comments name README sections by title (`README, "Title"`)."""
-    named = set(re.findall(r'README, "([^"]+)"', (ROOT / "deploy" / "base" / "configmap.yaml").read_text()))
-    headings = set(re.findall(r"^#+ (.+)$", (ROOT / "README.md").read_text(), re.MULTILINE))
-    assert "Cluster names and kubectl contexts" in named
-    assert named - headings == set()
