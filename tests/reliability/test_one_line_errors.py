@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ from devtools.apisim import serve
 from devtools.botenv import KUBEWHY, bot_env, free_port
 from devtools.slack import DevSlack
 from tests.live.support import GPU_CLUSTER
-from tests.reliability.conftest import DIRECT, plugin_kubeconfig
+from tests.reliability.conftest import DIRECT, SHELL, plugin_kubeconfig
 from tests.slack.support import TOKEN, kubeconfig_for, new_channel, running_bot, shown, verdict_payload
 
 EXIT_NOT_FOUND, EXIT_USAGE, EXIT_UNREADABLE = 1, 2, 3
@@ -159,7 +158,7 @@ def test_a_credential_plugin_that_never_answers(tmp_path: Path) -> None:
         kubeconfig = plugin_kubeconfig(tmp_path, sim.url, flag)
         done = run(["triage", "ml-train", "llama-ft-0-x7k2p", "--kubeconfig", str(kubeconfig)])
     assert done.returncode == EXIT_UNREADABLE
-    assert f"the kubeconfig's credential plugin {sys.executable} gave no credential within 5 s" in done.stderr
+    assert f"the kubeconfig's credential plugin {SHELL} gave no credential within 5 s" in done.stderr
 
 
 def test_a_server_url_that_is_not_the_kubernetes_api(slack: DevSlack, tmp_path: Path) -> None:
