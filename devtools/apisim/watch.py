@@ -24,9 +24,10 @@ from devtools.apisim.store import Change, Entry, Selection, Store
 DEFAULT_SECONDS = 1800.0
 """A watch's length when the client sets no `timeoutSeconds` (the API server's --min-request-timeout)."""
 
-_POLL_SECONDS = 0.1
+_POLL_SECONDS = 1.0
 """How often an idle watch checks whether its client has hung up (the API server learns it from the
-closed connection at once)."""
+closed connection at once). Each check wakes its thread: a test world of a hundred cached clusters
+holds two thousand idle watches, whose checks ten times a second kept both cores busy."""
 
 
 @dataclass

@@ -4,12 +4,13 @@ snapshot asked as the bot asks it; and the server's audit log, read as the RBAC 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -71,34 +72,40 @@ class Answers:
     """Each case's answer read directly and through the watch cache (with the sentinel's unscheduled
     pods), in the order asked."""
 
-    direct: list[Diagnosis] = field(default_factory=list)
-    cached: list[Diagnosis] = field(default_factory=list)
+    direct: list[Diagnosis]
+    cached: list[Diagnosis]
 
 
 async def ask_everything(kubeconfig: Path, asked: Sequence[Case]) -> Answers:
-    """Every question the bot asks of a snapshot: each case directly and through the cache, the
-    NotFound paths, the sentinel's restart counts and the readiness ping."""
-    answers = Answers()
-    for cache, into in ((None, answers.direct), (CacheOptions(pending=True), answers.cached)):
-        reader = LiveReader.from_kubeconfig(str(kubeconfig), None, 60.0, cache=cache)
-        try:
-            if reader.cache is not None:
-                reader.cache.start()
-                assert await reader.cache.wait_synced(60), reader.cache.state
-            await reader.ping()
-            await reader.jobset_restarts(sorted({case.namespace for case in asked}))
-            into.extend([await answer(reader, case) for case in asked])
-            for case in asked:
-                await reader.named(case.namespace, case.name)
-            for namespace in {case.namespace for case in asked}:
-                with pytest.raises(NotFound):
-                    await reader.triage_view(namespace, ABSENT)
-                with pytest.raises(NotFound):
-                    await reader.jobset_view(namespace, ABSENT)
-                with pytest.raises(NotFound):
-                    await reader.lws_view(namespace, ABSENT)
-        finally:
-            await reader.aclose()
+    """Every question the bot asks of a snapshot, directly and through the cache at once."""
+    direct, cached = await asyncio.gather(
+        _ask(kubeconfig, asked, None), _ask(kubeconfig, asked, CacheOptions(pending=True))
+    )
+    return Answers(direct, cached)
+
+
+async def _ask(kubeconfig: Path, asked: Sequence[Case], cache: CacheOptions | None) -> list[Diagnosis]:
+    """Each case, the NotFound paths, the sentinel's restart counts and the readiness ping, read by
+    one reader."""
+    reader = LiveReader.from_kubeconfig(str(kubeconfig), None, 60.0, cache=cache)
+    try:
+        if reader.cache is not None:
+            reader.cache.start()
+            assert await reader.cache.wait_synced(60), reader.cache.state
+        await reader.ping()
+        await reader.jobset_restarts(sorted({case.namespace for case in asked}))
+        answers = [await answer(reader, case) for case in asked]
+        for case in asked:
+            await reader.named(case.namespace, case.name)
+        for namespace in {case.namespace for case in asked}:
+            with pytest.raises(NotFound):
+                await reader.triage_view(namespace, ABSENT)
+            with pytest.raises(NotFound):
+                await reader.jobset_view(namespace, ABSENT)
+            with pytest.raises(NotFound):
+                await reader.lws_view(namespace, ABSENT)
+    finally:
+        await reader.aclose()
     return answers
 
 

@@ -16,6 +16,7 @@ import copy
 import shlex
 import time
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,9 @@ must never try: a node's address in a snapshot is no host of this machine). The 
 runs them (`tests/kubectl/`)."""
 
 
+KUBECTLS = 4
+"""kubectl processes run at once: each spends most of its time starting and waiting on the server."""
+
 SNAPSHOTS = by_snapshot()
 
 
@@ -82,15 +86,16 @@ def readings(server: Server, bot: Path, tmp_path_factory: pytest.TempPathFactory
 def _read(
     server: Server, bot: Path, snapshot: Path, asked: list[Case], home: Path
 ) -> tuple[Answers | None, str | None, list[str]]:
+    admin = str(server.admin_kubeconfig)
     try:
         with loaded(server, snapshot):
             answers = asyncio.run(ask_everything(bot, asked))
-            commands = {c.text: c for a in answers.direct for c in a.next_commands if _reads(c)}
-            refused = []
-            for text in commands:
-                done = kubectl(shlex.split(text)[1:], str(server.admin_kubeconfig), home)
-                if done.returncode != 0:
-                    refused.append(f"{text}\n{done.stderr.strip()}")
+            commands = sorted({c.text for a in answers.direct for c in a.next_commands if _reads(c)})
+            with ThreadPoolExecutor(KUBECTLS) as pool:
+                runs = pool.map(lambda text: kubectl(shlex.split(text)[1:], admin, home), commands)
+                refused = [
+                    f"{t}\n{r.stderr.strip()}" for t, r in zip(commands, runs, strict=True) if r.returncode
+                ]
     except (AssertionError, ClusterError) as error:
         return None, f"{type(error).__name__}: {error}", []
     return answers, None, refused
