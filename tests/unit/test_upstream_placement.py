@@ -7,7 +7,8 @@ Sources (kubernetes/kubernetes, `pkg/scheduler/framework/plugins/`):
   listers' PVC_4 (bound to a PV that does not exist), which no upstream row uses;
 - `volumebinding/volume_binding_test.go`: TestVolumeBinding's first 13 rows (their filter statuses);
 - `volumebinding/binder_test.go`: TestCapacity (all 11 scenarios, each with the CSIDriver's
-  `storageCapacity` on and off);
+  `storageCapacity` on and off), and TestFindPodVolumesWithoutProvisioning's rows of two unbound
+  claims ("two-unbound-pvcs", "…,order-by-size", "…,partial-match": one PV for two claims);
 - `volumerestrictions/volume_restrictions_test.go`: TestAccessModeConflicts (all 4 rows; the pod
   that uses the ReadWriteOncePod claim there is the pod asked about itself, which a pending pod
   cannot be: here it is another pod, bound, and the claims are bound to volumes, as the binder leaves
@@ -632,6 +633,35 @@ CAPACITY = [
     )
     for opt_in in (True, False)
     for scenario, capacities, want in CAPACITY_SCENARIOS
+]
+
+
+# --- volumebinding/binder_test.go: TestFindPodVolumesWithoutProvisioning -----------------------------
+# The claims wait for their first consumer in `waitClass`, which provisions nothing; `pv-node1a` (5G)
+# is on node1 (the PV's node affinity on nodeKey). The claims are matched smallest first, and a PV
+# one claim takes is not offered to the next (`findMatchingVolumes`).
+
+WAIT_CLASS = storage_class("waitClass", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")
+UNBOUND, UNBOUND2 = claim("unbound-pvc", "waitClass", size="1G"), claim("unbound-pvc2", "waitClass", size="5G")
+PV_NODE1A = volume("pv-node1a", "waitClass", size="5G", affinity_of={NODE_KEY: ["node1"]})
+PV_NODE1B = volume("pv-node1b", "waitClass", size="10G", affinity_of={NODE_KEY: ["node1"]})
+
+
+def matching_row(name: str, claims: tuple[str, ...], volumes: tuple[Obj, ...], want: str) -> Row:
+    return Row(
+        "TestFindPodVolumesWithoutProvisioning",
+        name,
+        pod("test-pod", **with_claims(*claims)),
+        (node("node1", **{NODE_KEY: "node1"}),),
+        {"node1": want},
+        storage=Storage((UNBOUND, UNBOUND2), volumes, (WAIT_CLASS,)),
+    )
+
+
+FIND_POD_VOLUMES = [
+    matching_row("two-unbound-pvcs", ("unbound-pvc", "unbound-pvc2"), (PV_NODE1A, PV_NODE1B), OK),
+    matching_row("two-unbound-pvcs,order-by-size", ("unbound-pvc2", "unbound-pvc"), (PV_NODE1A, PV_NODE1B), OK),
+    matching_row("two-unbound-pvcs,partial-match", ("unbound-pvc", "unbound-pvc2"), (PV_NODE1A,), V),
 ]
 
 
@@ -1698,6 +1728,7 @@ ROWS = [
     *VOLUME_ZONE,
     *VOLUME_RESTRICTIONS,
     *CAPACITY,
+    *FIND_POD_VOLUMES,
     *VOLUME_BINDING,
     *TOPOLOGY_SPREAD,
     *INTER_POD_AFFINITY,
