@@ -1,6 +1,7 @@
 """The `kubewhy` command: Slack's questions asked from a terminal, a script or CI.
 
     kubewhy triage NAMESPACE POD        [--snapshot PATH] [--kubeconfig PATH] [--context NAME] [--format F]
+                                        [--all-pods]
     kubewhy jobset why NAMESPACE NAME   [same options]
     (NAMESPACE/NAME and -n NAMESPACE NAME too, as in Slack: `handlers.names` reads both)
     kubewhy jobset why --message TEXT   [--format F]
@@ -127,6 +128,12 @@ def _parser() -> argparse.ArgumentParser:
         usage="%(prog)s NAMESPACE POD | NAMESPACE/POD | -n NAMESPACE POD [options]",
     )
     pod.add_argument("words", metavar="NAMESPACE POD", nargs="*", help="or NAMESPACE/POD, or POD with -n")
+    pod.add_argument(
+        "--all-pods",
+        action="store_true",
+        help="list every bound pod of the cluster (one LIST), so that the anti-affinity of pods on every "
+        "node is checked, not only on the nodes that reach the free-slot check (a snapshot has them all)",
+    )
     pod.set_defaults(parser=pod, question=_triage, kind="pod", message=None)
 
     jobsets = commands.add_parser("jobset", help="why is this JobSet stuck or restarting?")
@@ -298,7 +305,9 @@ async def _ask_live(question: Question, args: argparse.Namespace) -> Reply:
     # Imported here so that snapshots and pasted messages never load the Kubernetes client.
     from cluster.live import LiveReader
 
-    reader = LiveReader.from_kubeconfig(args.kubeconfig, args.context)
+    reader = LiveReader.from_kubeconfig(
+        args.kubeconfig, args.context, all_pods=getattr(args, "all_pods", False)
+    )
     # The commands name the context it was read through (named, else the current one: they still
     # reach this cluster after a `kubectl config use-context`), and the kubeconfig only when the
     # person named it: a path on their own machine, which they typed. In a pod, neither.

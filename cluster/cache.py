@@ -331,8 +331,16 @@ def _forget(findings: Findings, key: Key) -> None:
     findings.forget(key[1])
 
 
+REPELLING = "!anti-affinity"
+"""Where the pods index holds those with a required pod anti-affinity, beside their node's name
+(which cannot hold a `!`)."""
+
+
 def _node_of(pod: Object) -> tuple[str, ...]:
-    return (text(spec(pod).get("nodeName")),)
+    """A pod's node; and `REPELLING`, for a pod whose required anti-affinity may refuse a pod across
+    a domain (`compact_pod` keeps the affinity of those alone)."""
+    node = text(spec(pod).get("nodeName"))
+    return (node, REPELLING) if spec(pod).get("affinity") else (node,)
 
 
 def _labels_of(node: Object) -> tuple[str, ...]:
@@ -866,6 +874,10 @@ class ClusterCache:
     def pods_in(self, namespace: str) -> tuple[Object, ...]:
         """The non-terminal bound pods of a namespace, compacted (their PVCs kept)."""
         return tuple(pod for (ns, _), pod in self._pods.items.items() if ns == namespace)
+
+    def repelling_pods(self) -> tuple[Object, ...]:
+        """Every non-terminal bound pod with a required pod anti-affinity, compacted."""
+        return tuple(self._pods.indexed.get(REPELLING, {}).values())
 
     def bound_pods(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """The non-terminal pods bound to these nodes, compacted, any namespace

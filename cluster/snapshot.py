@@ -305,7 +305,7 @@ class SnapshotReader:
             namespace(o) for group in by_kind.values() for o in group if namespace(o)
         }
         # The pod rules and volumes read from these (the classifier keeps the ones it needs).
-        self._peers = Peers(pods=self._bound_pods, namespaces=tuple(by_kind["Namespace"]))
+        self._peers = Peers(pods=self._bound_pods, namespaces=tuple(by_kind["Namespace"]), all_pods=True)
         self._storage = Storage(
             claims=tuple(by_kind["PersistentVolumeClaim"]),
             volumes=tuple(by_kind["PersistentVolume"]),

@@ -49,11 +49,9 @@ from devtools.corpus import Case, cases
 from diagnosis.model import Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
-from diagnosis.relations import holds_node, node_name, nominated_node
-from diagnosis.triage.classify import FUNNEL, classify, funnel_of, usage_candidates
-from diagnosis.triage.peers import spec_terms
+from diagnosis.relations import nominated_node
+from diagnosis.triage.classify import FUNNEL, classify, funnel_of
 from diagnosis.triage.resources import effective_requests
-from diagnosis.triage.steps.pod_affinity import ANTI_AFFINITY
 
 ENV = "SCHED_ORACLE"
 
@@ -288,9 +286,6 @@ def _made_for_pod(claim: Mapping[str, Any]) -> bool:
     return any(o.get("controller") is True and o.get("kind") == "Pod" for o in owners)
 
 
-UNREAD_REPELLER = "node(s) didn't satisfy existing pods anti-affinity rules"
-
-
 @dataclass(frozen=True)
 class RandomOutcome:
     """One random cluster (`devtools.random_clusters`): kubewhy's verdict and the scheduler's, and the
@@ -302,9 +297,6 @@ class RandomOutcome:
     same_verdict: bool
     """The verdicts agree, or the answers are compared node by node."""
     nodes: Mapping[str, tuple[str, str]]
-    known: bool
-    """Every difference is the known gap (README): the anti-affinity of a pod bound to a node whose
-    pods kubewhy does not read."""
 
     @property
     def agrees(self) -> bool:
@@ -324,7 +316,7 @@ def check_random(binary: Path, seed: int, folder: Path) -> RandomOutcome | None:
         return None
     run = _scheduler(binary, snapshot, random_clusters.NAMESPACE, random_clusters.POD)
     if run.returncode != 0:
-        return RandomOutcome(seed, kubewhy, f"error: {run.stderr.strip()[:300]}", False, {}, False)
+        return RandomOutcome(seed, kubewhy, f"error: {run.stderr.strip()[:300]}", False, {})
     said = json.loads(run.stdout)
     devices = effective_requests(view.pod)
     oracle, _ = verdict(said, devices)
@@ -332,7 +324,7 @@ def check_random(binary: Path, seed: int, folder: Path) -> RandomOutcome | None:
         # The scheduler stops before it filters any node: kubewhy's fixed order may name an earlier
         # step, never a later one.
         earlier = _word(kubewhy) == oracle or _before(_word(kubewhy), oracle)
-        return RandomOutcome(seed, kubewhy, oracle, earlier, {}, False)
+        return RandomOutcome(seed, kubewhy, oracle, earlier, {})
     ours = {name(node): "schedulable" for node in view.nodes}
     for stage in funnel_of(view).stages:
         ours.update((name(drop.node), _word(str(stage.step.verdict))) for drop in stage.dropped)
@@ -345,21 +337,10 @@ def check_random(binary: Path, seed: int, folder: Path) -> RandomOutcome | None:
         if (mine := ours.get(node, "schedulable")) != theirs
         and not (node in nominated and _before(mine, theirs))
     }
-    read = set(usage_candidates(view.pod, view.nodes))
-    unread_repeller = any(
-        holds_node(p) and node_name(p) not in read and spec_terms(p, ANTI_AFFINITY)
-        for p in objects["items"]
-        if p["kind"] == "Pod"
-    )
-    known = unread_repeller and bool(differ) and all(
-        (mine, theirs) == ("schedulable", "pod-affinity")
-        and said["nodes"][node].get("reasons") == [UNREAD_REPELLER]
-        for node, (mine, theirs) in differ.items()
-    )
     # Node by node is the whole answer when the scheduler filtered nodes (the verdict is the step that
     # drops the last); a cluster without nodes has the verdict alone.
     same = bool(said.get("nodes")) or _agree(kubewhy, oracle)
-    return RandomOutcome(seed, kubewhy, oracle, same, differ, known)
+    return RandomOutcome(seed, kubewhy, oracle, same, differ)
 
 
 def _before(step: str, other: str) -> bool:
@@ -367,7 +348,7 @@ def _before(step: str, other: str) -> bool:
 
 
 def _random_main(binary: Path, count: int, first: int) -> int:
-    judged, known, disagree = 0, 0, 0
+    judged, disagree = 0, 0
     with tempfile.TemporaryDirectory() as folder:
         for seed in range(first, first + count):
             outcome = check_random(binary, seed, Path(folder))
@@ -376,16 +357,12 @@ def _random_main(binary: Path, count: int, first: int) -> int:
             judged += 1
             if outcome.agrees:
                 continue
-            if outcome.known:
-                known += 1
-                continue
             disagree += 1
             print(f"DIFF seed {seed}: kubewhy {outcome.kubewhy}, scheduler {outcome.oracle}")
             for node, (mine, theirs) in outcome.nodes.items():
                 print(f"       {node}: kubewhy {mine}, scheduler {theirs}")
     print(
         f"{count} random clusters (seeds {first}–{first + count - 1}): {judged} the scheduler decides, "
-        f"{known} only where a pod kubewhy does not read repels the pod (the known gap), "
         f"{disagree} disagreement{'s' * (disagree != 1)}; `python -m devtools.random_clusters SEED` "
         "prints a seed's snapshot"
     )

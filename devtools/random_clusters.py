@@ -9,8 +9,11 @@ priority; host ports (protocol, hostIP); nodeSelector, node affinity (`Gt`/`Lt` 
 tolerations (key-less ones too); pod affinity and anti-affinity of the pod and of bound and nominated
 pods, by hostname or zone, with namespaces or a namespaceSelector; a topology spread constraint with
 its policies, minDomains and matchLabelKeys; PVCs bound (zonal disks, local volumes), unbound
-(Immediate or WaitForFirstConsumer, allowedTopologies) or missing, sometimes used by a bound pod too.
-The same seed gives the same snapshot.
+(Immediate or WaitForFirstConsumer, allowedTopologies) or missing, sometimes used by a bound pod too;
+running pods being resized in place (the cpu and memory the kubelet reports in
+`containerStatuses[].resources` and `allocatedResources` above or below the spec's, with the
+`PodResizeInProgress` condition, or a resize it defers or finds infeasible). The same seed gives the
+same snapshot.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class _Draw:
 
     def __init__(self, seed: int) -> None:
         self.r = random.Random(seed)
+        self.resizes = random.Random(f"resize-{seed}")
+        """Resizes are drawn apart, so that a seed's other objects are those it drew before."""
         self.items: list[Obj] = []
 
     def chance(self, p: float) -> bool:
@@ -206,7 +211,8 @@ class _Draw:
         found = self.pod(
             f"worker-{index}", self.r.choice((NAMESPACE, NAMESPACE, "serving")), self.r.choice((0, 1, 2, 4))
         )
-        found["spec"]["nodeName"] = self.r.choice(nodes)["metadata"]["name"]
+        node = self.r.choice(nodes)
+        found["spec"]["nodeName"] = node["metadata"]["name"]
         if self.chance(0.15):
             found["spec"]["affinity"] = {
                 "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": self.terms()}
@@ -218,9 +224,51 @@ class _Draw:
                 {"type": "PodScheduled", "status": "True"},
                 {"type": "Ready", "status": "True"},
             ]
+            self.resize(found, node)
         if self.chance(0.05):
             found["metadata"]["deletionTimestamp"] = "2026-12-01T09:59:00Z"
         return found
+
+    def resize(self, pod: Obj, node: Obj) -> None:
+        """Often, the running pod being resized in place (InPlacePodVerticalScaling): its main
+        container's status reports what it holds now (`resources.requests`) and what the kubelet
+        admitted (`allocatedResources`): its spec's requests, with cpu and memory each the spec's or
+        another amount up to the node's capacity. The kubelet is applying the resize
+        (`PodResizeInProgress`), or defers it or finds it infeasible (`PodResizePending`)."""
+        r = self.resizes
+        container = pod["spec"]["containers"][0]
+        resources = container["resources"]
+        spec_asks = resources.get("requests") or resources.get("limits") or {}
+        resizable = {k: v for k, v in spec_asks.items() if k in ("cpu", "memory")}
+        if not resizable or r.random() >= 0.6:
+            return
+        capacity = node["status"]["capacity"]
+        cores, gibibytes = int(capacity["cpu"]), int(capacity["memory"].removesuffix("Gi"))
+        drawn = {"cpu": lambda: str(r.randint(1, cores)), "memory": lambda: f"{r.randint(1, gibibytes)}Gi"}
+        applied = {k: r.choice((v, drawn[k]())) for k, v in resizable.items()}
+        allocated = {k: r.choice((v, applied[k], drawn[k]())) for k, v in resizable.items()}
+        pod["status"]["containerStatuses"] = [
+            {
+                "name": container["name"],
+                "image": container["image"],
+                "ready": True,
+                "restartCount": 0,
+                "started": True,
+                "state": {"running": {"startedAt": CREATED}},
+                "allocatedResources": {**spec_asks, **allocated},
+                "resources": {"requests": {**spec_asks, **applied}},
+            }
+        ]
+        reason = r.choice(("", "", "Deferred", "Infeasible"))
+        kind = "PodResizePending" if reason else "PodResizeInProgress"
+        pod["status"]["conditions"].append(
+            {
+                "type": kind,
+                "status": "True",
+                "lastTransitionTime": CREATED,
+                **({"reason": reason} if reason else {}),
+            }
+        )
 
     def nominated(self, index: int, nodes: list[Obj]) -> Obj:
         found = self.pod(f"preemptor-{index}", self.r.choice((NAMESPACE, "serving")), self.r.randint(1, 4))

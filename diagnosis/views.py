@@ -29,6 +29,12 @@ class Peers:
     namespaces: tuple[Object, ...] = ()
     """The Namespaces whose labels a namespaceSelector is matched against (the pod's own among
     them); more may be present."""
+    all_pods: bool = False
+    """The view's bound pods hold every bound pod of the cluster that has a required pod
+    anti-affinity, and its nodes (with `nodes`) the nodes those pods are on: a snapshot, the watch
+    cache, a direct read with `--all-pods`. Every existing pod's anti-affinity is then checked; without
+    it, only that of the pods on the nodes that reach the free-slot check, and a `schedulable` answer
+    says so."""
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,8 @@ if TYPE_CHECKING:  # the cache is imported when one is made (`kubewhy serve`), n
 class LiveReader:
     """A `cluster.reader.Reader` over one cluster, through one ApiClient (no global configuration),
     each call with a timeout, in worker threads, with bounded retries. `stats` counts the calls and
-    bytes. `cache`, when given, is read while it is synced (its owner starts it)."""
+    bytes. `cache`, when given, is read while it is synced (its owner starts it). `all_pods`: a
+    direct read lists every bound pod, so that every existing pod's anti-affinity is checked."""
 
     def __init__(
         self,
@@ -54,8 +55,9 @@ class LiveReader:
         timeout: float = 5.0,
         retry: Retry | None = None,
         cache: ClusterCache | None = None,
+        all_pods: bool = False,
     ) -> None:
-        readers = Readers.over(Source(Transport(api_client, timeout, retry), cache))
+        readers = Readers.over(Source(Transport(api_client, timeout, retry), cache, all_pods))
         self._source = readers.source
         self._triage = TriageReads(readers)
         self._jobsets = JobSetReads(readers)
@@ -67,26 +69,35 @@ class LiveReader:
 
     @classmethod
     def from_kubeconfig(
-        cls, path: str | None, context: str | None, timeout: float = 5.0, cache: CacheOptions | None = None
+        cls,
+        path: str | None,
+        context: str | None,
+        timeout: float = 5.0,
+        cache: CacheOptions | None = None,
+        all_pods: bool = False,
     ) -> LiveReader:
         """Connect as kubectl does: `path`, else `$KUBECONFIG` (a list of files, merged), else
         `~/.kube/config`, else the in-cluster ServiceAccount. With `cache`, the reader gets a
         `ClusterCache` of the same cluster (not started)."""
         found = kubeconfig_client(path, context, timeout)
         if found is None:
-            return cls.in_cluster(timeout, cache)
+            return cls.in_cluster(timeout, cache, all_pods)
         api_client, read_context = found
-        reader = cls._connected(api_client, timeout, cache)
+        reader = cls._connected(api_client, timeout, cache, all_pods)
         reader.context = read_context
         return reader
 
     @classmethod
-    def in_cluster(cls, timeout: float = 5.0, cache: CacheOptions | None = None) -> LiveReader:
+    def in_cluster(
+        cls, timeout: float = 5.0, cache: CacheOptions | None = None, all_pods: bool = False
+    ) -> LiveReader:
         """Connect with the pod's ServiceAccount token, as a Deployment does."""
-        return cls._connected(in_cluster_client(), timeout, cache)
+        return cls._connected(in_cluster_client(), timeout, cache, all_pods)
 
     @classmethod
-    def _connected(cls, api_client: ApiClient, timeout: float, cache: CacheOptions | None) -> LiveReader:
+    def _connected(
+        cls, api_client: ApiClient, timeout: float, cache: CacheOptions | None, all_pods: bool = False
+    ) -> LiveReader:
         """The reader, and its cache with a client of its own: its watches hold two connections open
         for minutes, which must not take the reader's pooled ones.
 
@@ -100,11 +111,11 @@ class LiveReader:
         configuration = api_client.configuration
         configuration.proxy = configuration.proxy
         if cache is None:
-            return cls(api_client, timeout)
+            return cls(api_client, timeout, all_pods=all_pods)
         from cluster.cache import ClusterCache
 
         cached = ClusterCache(ApiClient(api_client.configuration), cache, timeout)
-        return cls(api_client, timeout, cache=cached)
+        return cls(api_client, timeout, cache=cached, all_pods=all_pods)
 
     @property
     def cache(self) -> ClusterCache | None:

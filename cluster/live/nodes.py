@@ -12,8 +12,10 @@ from cluster.transport import Target
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.objects import Object, name
 from diagnosis.relations import NOT_TERMINAL, node_name
+from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import NodePods, group_pods, in_order
 from diagnosis.triage.scheduling import Placement, node_selector
+from diagnosis.triage.steps.pod_affinity import ANTI_AFFINITY
 
 PER_NODE_ALWAYS = 64
 """Up to this many candidate nodes, their bound pods are read with one LIST per node (`WORKERS` at
@@ -88,6 +90,20 @@ class NodeReads:
             keep = set(wanted)
             return [n for n in await self.every() if name(n) in keep]
         return await self._source.by_name(wanted, "nodes", "node")
+
+    async def repelling(self) -> tuple[Object, ...] | None:
+        """Every bound pod of the cluster with a required pod anti-affinity, where the reader holds
+        them all: from the cache, or (`Source.all_pods`) picked from one LIST of every bound pod;
+        else None (the answer then says whose anti-affinity it did not check)."""
+        cache = self._source.cached()
+        if cache is not None:
+            return cache.repelling_pods()
+        if not self._source.all_pods:
+            return None
+        every = await self._source.api.items(
+            Target("list", "pods"), fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}"
+        )
+        return tuple(p for p in every if spec_terms(p, ANTI_AFFINITY))
 
     async def pods_on(self, node_names: Iterable[str]) -> tuple[Object, ...]:
         """Every non-terminated pod bound to these few nodes, read live (the cache keeps only pods

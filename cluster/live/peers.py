@@ -81,6 +81,23 @@ class PeerReads:
     async def _namespaces(self, label_selector: str) -> list[dict[str, Any]]:
         return await self._source.api.items(Target("list", "namespaces"), labelSelector=label_selector)
 
+    async def with_repelling(
+        self,
+        bound: tuple[Object, ...],
+        read: Iterable[str],
+        peers: Peers,
+        nodes: Sequence[Object],
+        repelling: Iterable[Object],
+    ) -> tuple[tuple[Object, ...], Peers]:
+        """The bound pods (every pod of the nodes `read`) with every pod of the cluster that has a
+        required anti-affinity (`repelling`) added, and the peers with the nodes those are on
+        (`Peers.all_pods`)."""
+        read = set(read)
+        more = tuple(p for p in repelling if node_name(p) not in read)
+        known = {name(n) for n in (*nodes, *peers.nodes)}
+        their_nodes = await self._nodes.named({node_name(p) for p in more} - known)
+        return (*bound, *more), replace(peers, nodes=(*peers.nodes, *their_nodes), all_pods=True)
+
     async def own_namespace(
         self,
         pod: Object,

@@ -28,6 +28,9 @@ class Source:
 
     api: Transport
     cache: ClusterCache | None = None
+    all_pods: bool = False
+    """Read directly, list every bound pod of the cluster, so that every existing pod's anti-affinity
+    is checked (`kubewhy triage --all-pods`); the cache holds them all anyway."""
 
     def cached(self) -> ClusterCache | None:
         """The cache, when it is synced. Asked before each read from it: a cache can stop or fall

@@ -88,13 +88,17 @@ class TriageReads:
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
         # Every pod there, not only the bound ones the free slots count: read once, as they serve.
         counted = [n for n in usage if n not in serving_none]
-        (bound, grouped), theirs, peers, storage = await asyncio.gather(
+        (bound, grouped), theirs, peers, storage, repelling = await asyncio.gather(
             self._read.nodes.bound_groups(counted, None if prefiltered else len(nodes)),
             self._read.nodes.pods_on(serving_none),
             self._read.peers.for_pod(found, nodes, prefiltered),
             self._read.storage.for_pod(found, usage),
+            self._read.nodes.repelling(),
         )
         bound += theirs
+        if repelling is not None:
+            read = (*usage, *serving_none)
+            bound, peers = await self._read.peers.with_repelling(bound, read, peers, nodes, repelling)
         peers = await self._read.peers.own_namespace(found, peers, bound, grouped)
         view = TriageView(
             found,

@@ -202,7 +202,8 @@ class Ask:
     groups: Mapping[str, NodePods] = field(default_factory=dict)
     """The nodes whose counted pods came as the reader's groups (`resources.Counted.groups`)."""
     repelling: tuple[Object, ...] = ()
-    """The bound pods counted on the reached nodes that have a required pod anti-affinity."""
+    """The bound pods counted on the reached nodes that have a required pod anti-affinity; on every
+    node, when the view holds every such pod (`Peers.all_pods`)."""
     view: TriageView | None = None
     """The whole view, for the steps that look beyond the node: volumes, spread, pod affinity."""
     reached: frozenset[str] = frozenset()

@@ -138,15 +138,17 @@ def run_funnel(
     first = Ask(view.pod, requests, devices=devices, shared=shared)
     filtered, reached_names = _before_pods(steps, first, nodes, view.dra, prepared.findings)
     reached = filtered[-1].kept
-    # Only the pods counted on the nodes reached matter (all a reader must fetch).
+    # Only the pods counted on the nodes reached matter (all a reader must fetch), but for the
+    # existing pods' anti-affinity, which refuses nodes across a domain: every one, when the view has all.
     pods = shared.counted(view, prepared.grouped)
     on_nodes = pods.within(reached_names)
+    everywhere = view.peers.all_pods
     ask = replace(
         first,
         holders=shared.holders_of(view, pods, reached_names),
         pods=on_nodes,
         groups=pods.groups,
-        repelling=tuple(p for node, p in pods.repelling if node in reached_names),
+        repelling=tuple(p for node, p in pods.repelling if everywhere or node in reached_names),
         view=view,
         reached=reached_names,
     )

@@ -194,6 +194,21 @@ def test_live_cluster_through_a_kubeconfig() -> None:
     assert (from_env.returncode, from_env.stdout, from_env.stderr) == (0, "taint\n", "")
 
 
+def test_all_pods_lists_every_bound_pod_of_a_live_cluster() -> None:
+    with serve(CLUSTER) as sim:
+        args = ("triage", "ml", "finetune-llama-0", "--kubeconfig", sim.kubeconfig, "--format", "word")
+        some = kubewhy(*args)
+        listed_some = [r for r in sim.requests if r.resource == "pods" and r.verb == "list"]
+        start = len(sim.requests)
+        every = kubewhy(*args, "--all-pods")
+        listed_every = [r for r in sim.requests[start:] if r.resource == "pods" and r.verb == "list"]
+    assert (some.stdout, every.stdout, every.returncode) == ("exhausted\n", "exhausted\n", 0)
+    bound = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+    cluster_wide = [r for r in listed_every if not r.namespace and r.query.get("fieldSelector") == bound]
+    assert len(cluster_wide) == 1
+    assert not [r for r in listed_some if not r.namespace and r.query.get("fieldSelector") == bound]
+
+
 LEAN = (
     "kubernetes.client.api.",
     "kubernetes.client.models.",

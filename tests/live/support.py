@@ -39,8 +39,10 @@ OWN_JOBSET = [
 
 
 @asynccontextmanager
-async def live_reader(sim: Simulator, call_timeout: float = 5.0) -> AsyncIterator[LiveReader]:
-    reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, call_timeout)
+async def live_reader(
+    sim: Simulator, call_timeout: float = 5.0, all_pods: bool = False
+) -> AsyncIterator[LiveReader]:
+    reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, call_timeout, all_pods=all_pods)
     try:
         yield reader
     finally:

@@ -1,7 +1,8 @@
 """The live path answers as the snapshot path does: every corpus case, served over HTTP by the API
 simulator and read by the real `kubernetes` client, gets the verdict that reading the same snapshot
 file gives — and the one the corpus expects. With the cache of nodes and bound pods on, every case
-gets the same diagnosis as without it, and reads no node and no bound pod from the API."""
+gets the same diagnosis as a direct read of every pod (`--all-pods`), and reads no node and no bound
+pod from the API."""
 
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ def _cacheable(request: Request) -> bool:
 @pytest.mark.parametrize("case", TRIAGE, ids=lambda c: c.id)
 async def test_triage_with_the_cache_is_the_same_diagnosis(case: Case) -> None:
     with serve(case.snapshot, now=SnapshotReader.from_path(case.snapshot).now) as sim:
-        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+        async with live_reader(sim, all_pods=True) as direct, cached_reader(sim) as cached:
             view, prepared = await direct.triage_view(case.namespace, case.name)
             expected = classify(view, prepared)
             start = len(sim.requests)

@@ -9,8 +9,10 @@ from pathlib import Path
 from cluster.snapshot import SnapshotReader
 from devtools.apisim import Request, serve
 from devtools.corpus import ROOT
+from diagnosis.model import PodVerdict
 from diagnosis.triage.classify import classify
-from tests.live.support import live_reader
+from tests.live.support import cached_reader, live_reader
+from tests.unit.test_upstream_placement import EXISTING_ON_A_CPU_NODE, NOW
 
 TRIAGE = ROOT / "tests" / "corpus" / "triage"
 STORAGE = frozenset({"persistentvolumeclaims", "persistentvolumes", "storageclasses", "csinodes"})
@@ -82,3 +84,24 @@ async def test_a_namespace_selector_lists_the_namespaces_it_picks_then_their_pod
     ]
     selected = [_shape(r) for r in asked if r.resource == "pods" and "labelSelector" in r.query]
     assert selected == [("list", "pods", "platform-cache", "", "app in (feature-cache)")]
+
+
+async def test_the_anti_affinity_of_pods_on_nodes_short_of_the_free_slots_is_read_with_every_pod() -> None:
+    """An existing pod on a CPU node repels the GPU pod from the GPU node of its region. A direct read
+    lists the pods of the GPU node only, and says it did not check the others' anti-affinity; with
+    `--all-pods`, or from the cache, every pod is read and the node is refused, as from the snapshot."""
+    row = EXISTING_ON_A_CPU_NODE[0]
+    objects = [*row.nodes, *row.pods, row.pod]
+    with serve(objects, now=NOW) as sim:
+        async with (
+            live_reader(sim) as some,
+            live_reader(sim, all_pods=True) as every,
+            cached_reader(sim) as cached,
+        ):
+            partly = classify(*await some.triage_view("default", "p"))
+            answers = [classify(*await r.triage_view("default", "p")) for r in (every, cached)]
+    assert partly.verdict is PodVerdict.SCHEDULABLE
+    assert any("--all-pods" in line for line in partly.evidence)
+    offline = classify((await SnapshotReader(objects, NOW).triage_view("default", "p")).view)
+    assert [a.verdict for a in answers] == [PodVerdict.POD_AFFINITY] * 2
+    assert answers == [offline, offline]

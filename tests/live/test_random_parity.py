@@ -1,6 +1,7 @@
-"""Random small GPU clusters (`devtools.random_clusters`) read live, directly and through the cache,
-answer as their snapshot does (the verdict: a live reader may list only the nodes the nodeSelector
-picks, and its answer says so), and the cache answers as the direct reads do, whole."""
+"""Random small GPU clusters (`devtools.random_clusters`) read live, directly (listing every pod,
+`--all-pods`) and through the cache, answer as their snapshot does (the verdict: a live reader may list
+only the nodes the nodeSelector picks, and its answer says so), and the cache answers as the direct
+reads do, whole."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ async def test_a_random_cluster_is_answered_live_as_from_its_snapshot(seed: int)
     objects = scenario(seed)["items"]
     expected = classify(*await SnapshotReader(objects).triage_view(NAMESPACE, POD))
     with serve(objects) as sim:
-        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+        async with live_reader(sim, all_pods=True) as direct, cached_reader(sim) as cached:
             live = classify(*await direct.triage_view(NAMESPACE, POD))
             through_cache = classify(*await cached.triage_view(NAMESPACE, POD))
     assert live.verdict == expected.verdict

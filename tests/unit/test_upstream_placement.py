@@ -7,7 +7,8 @@ Sources (kubernetes/kubernetes, `pkg/scheduler/framework/plugins/`):
   listers' PVC_4 (bound to a PV that does not exist), which no upstream row uses;
 - `volumebinding/volume_binding_test.go`: TestVolumeBinding's first 13 rows (their filter statuses);
 - `volumebinding/binder_test.go`: TestCapacity (all 11 scenarios, each with the CSIDriver's
-  `storageCapacity` on and off);
+  `storageCapacity` on and off), and TestFindPodVolumesWithoutProvisioning's rows of two unbound
+  claims ("two-unbound-pvcs", "…,order-by-size", "…,partial-match": one PV for two claims);
 - `volumerestrictions/volume_restrictions_test.go`: TestAccessModeConflicts (all 4 rows; the pod
   that uses the ReadWriteOncePod claim there is the pod asked about itself, which a pending pod
   cannot be: here it is another pod, bound, and the claims are bound to volumes, as the binder leaves
@@ -22,7 +23,13 @@ Sources (kubernetes/kubernetes, `pkg/scheduler/framework/plugins/`):
   PodTopologySpread runs. The rows run with the NodeInclusionPolicy gate off set no policy, so the
   gate does not change their answer;
 - `interpodaffinity/filtering_test.go`: TestRequiredAffinitySingleNode (24 of its 26 rows),
-  TestRequiredAffinityMultipleNodes (all 18).
+  TestRequiredAffinityMultipleNodes (all 18), and again its two rows where existing pods'
+  anti-affinity alone refuses a node that holds no pod (by region), with the existing pods on a node
+  that offers no GPU, which the funnel drops before the free-slot check.
+
+Every row holds every pod, as a snapshot and the watch cache do (`Peers.all_pods`): existing pods'
+anti-affinity is checked on every node. A direct live read that does not list every pod says so
+(`test_a_read_of_some_pods_says_which_anti_affinity_it_did_not_check`).
 
 How a row is adapted: every node offers 8 `nvidia.com/gpu` and the pod asks 1 (existing pods ask
 none), so the device steps pass every node and the row's plugin decides; the answer is, per node,
@@ -54,13 +61,14 @@ Left out, and why:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from diagnosis.model import PodVerdict
+from diagnosis.relations import node_name
 from diagnosis.triage.classify import classify, funnel_of
 from diagnosis.views import Peers, Storage, TriageView
 
@@ -250,7 +258,7 @@ def outcome(row: Row) -> dict[str, str]:
         bound_pods=row.pods,
         events=(),
         now=NOW,
-        peers=Peers(pods=row.pods, namespaces=row.namespaces),
+        peers=Peers(pods=row.pods, namespaces=row.namespaces, all_pods=True),
         storage=row.storage,
         nominated_pods=row.nominated,
     )
@@ -632,6 +640,37 @@ CAPACITY = [
     )
     for opt_in in (True, False)
     for scenario, capacities, want in CAPACITY_SCENARIOS
+]
+
+
+# --- volumebinding/binder_test.go: TestFindPodVolumesWithoutProvisioning -----------------------------
+# The claims wait for their first consumer in `waitClass`, which provisions nothing; `pv-node1a` (5G)
+# is on node1 (the PV's node affinity on nodeKey). The claims are matched smallest first, and a PV
+# one claim takes is not offered to the next (`findMatchingVolumes`).
+
+WAIT_CLASS = storage_class("waitClass", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")
+UNBOUND = claim("unbound-pvc", "waitClass", size="1G")
+UNBOUND2 = claim("unbound-pvc2", "waitClass", size="5G")
+PV_NODE1A = volume("pv-node1a", "waitClass", size="5G", affinity_of={NODE_KEY: ["node1"]})
+PV_NODE1B = volume("pv-node1b", "waitClass", size="10G", affinity_of={NODE_KEY: ["node1"]})
+
+
+def matching_row(name: str, claims: tuple[str, ...], volumes: tuple[Obj, ...], want: str) -> Row:
+    return Row(
+        "TestFindPodVolumesWithoutProvisioning",
+        name,
+        pod("test-pod", **with_claims(*claims)),
+        (node("node1", **{NODE_KEY: "node1"}),),
+        {"node1": want},
+        storage=Storage((UNBOUND, UNBOUND2), volumes, (WAIT_CLASS,)),
+    )
+
+
+BOTH = ("unbound-pvc", "unbound-pvc2")
+FIND_POD_VOLUMES = [
+    matching_row("two-unbound-pvcs", BOTH, (PV_NODE1A, PV_NODE1B), OK),
+    matching_row("two-unbound-pvcs,order-by-size", BOTH[::-1], (PV_NODE1A, PV_NODE1B), OK),
+    matching_row("two-unbound-pvcs,partial-match", BOTH, (PV_NODE1A,), V),
 ]
 
 
@@ -1230,6 +1269,8 @@ def exists_term(key: str, topology_key: str) -> Obj:
 
 IN_SECURITYSCAN = expression("service", "In", "securityscan", "value2")
 IN_ANTIVIRUS = expression("service", "In", "antivirusscan", "value2")
+
+
 def alone(labels: dict[str, str], rules: Obj | None = None, ns: str = "default") -> tuple[Obj, ...]:
     """The one existing pod of a single-node row, on machine1, with its required affinity rules."""
     spec: dict[str, Any] = {"affinity": rules} if rules else {}
@@ -1694,14 +1735,46 @@ INTER_POD_AFFINITY_NODES = [
     ),
 ]
 
+
+def without_devices(found: Obj) -> Obj:
+    """The node offering no `nvidia.com/gpu` (a CPU node): the funnel drops it before the free-slot
+    check, short of which a live read does not list a node's pods."""
+    node_status = {k: {r: q for r, q in v.items() if r != GPU} for k, v in found["status"].items()}
+    return {**found, "status": node_status}
+
+
+def on_a_cpu_node(row: Row) -> Row:
+    """The row with nodeA offering no GPU: the funnel drops it first (`no-gpu-node`)."""
+    nodes = tuple(without_devices(n) if n["metadata"]["name"] == "nodeA" else n for n in row.nodes)
+    return replace(
+        row, name=f"{row.name} (nodeA a CPU node)", nodes=nodes, want={**row.want, "nodeA": NO_GPU}
+    )
+
+
+NO_GPU = PodVerdict.NO_GPU_NODE.value
+EXISTING_ON_A_CPU_NODE = [
+    on_a_cpu_node(row)
+    for row in INTER_POD_AFFINITY_NODES
+    if not row.pod["spec"].get("affinity")
+    and {node_name(p) for p in row.pods} == {"nodeA"}
+    and row.want.get("nodeB") == A
+]
+"""The two rows where only existing pods' anti-affinity refuses the pod, and refuses it from a node
+that holds no pod (nodeB, by region: "…violates each existingPod's terms on all nodes", "…case when
+all terms have valid topologyKey"), again with the existing pods on a node that offers no GPU: every pod
+is at hand (as in a snapshot or the watch cache), so nodeB is refused though the funnel drops nodeA
+before the free-slot check."""
+
 ROWS = [
     *VOLUME_ZONE,
     *VOLUME_RESTRICTIONS,
     *CAPACITY,
+    *FIND_POD_VOLUMES,
     *VOLUME_BINDING,
     *TOPOLOGY_SPREAD,
     *INTER_POD_AFFINITY,
     *INTER_POD_AFFINITY_NODES,
+    *EXISTING_ON_A_CPU_NODE,
 ]
 
 
@@ -1712,7 +1785,17 @@ def test_upstream_row_gets_the_schedulers_answer(row: Row) -> None:
 
 @pytest.mark.parametrize("row", [r for r in ROWS if OK not in r.want.values()], ids=lambda r: r.id)
 def test_a_row_that_leaves_no_node_is_that_steps_verdict(row: Row) -> None:
-    peers = Peers(pods=row.pods, namespaces=row.namespaces)
+    peers = Peers(pods=row.pods, namespaces=row.namespaces, all_pods=True)
     view = TriageView(row.pod, row.nodes, row.pods, (), NOW, peers=peers, storage=row.storage)
     verdicts = {PodVerdict(w) for w in row.want.values()}
     assert classify(view).verdict in verdicts
+
+
+@pytest.mark.parametrize("row", EXISTING_ON_A_CPU_NODE, ids=lambda r: r.id)
+def test_a_read_of_some_pods_says_which_anti_affinity_it_did_not_check(row: Row) -> None:
+    """A direct live read lists the pods of the nodes that reach the free-slot check only: nodeB
+    passes, and the answer says the anti-affinity of the other nodes' pods was not checked."""
+    view = TriageView(row.pod, row.nodes, row.pods, (), NOW, peers=Peers(pods=row.pods))
+    found = classify(view)
+    assert found.verdict is PodVerdict.SCHEDULABLE
+    assert any("--all-pods" in line for line in found.evidence)

@@ -141,7 +141,7 @@ class Affinity:
         # that have some are the only ones to look at (few, in most clusters).
         nearby = ask.repelling
         if wanted or unwanted:
-            nearby = tuple(p for on_node in ask.pods.values() for p in on_node)
+            nearby += tuple(p for on_node in ask.pods.values() for p in on_node)
         pods = existing(view, queries(pod), nearby, nodes)
         found = cls._counted(pod, wanted, unwanted, ((p, nodes[node_name(p)]) for p in pods), ns_labels)
         if not (wanted or unwanted or found.repelling):

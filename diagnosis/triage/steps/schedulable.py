@@ -33,20 +33,31 @@ def schedulable(funnel: Funnel) -> Advice:
         f"every check ({room}); "
         + ("see what the scheduler said" if said else "the scheduler has not reported on it yet")
     )
+    every_pod = funnel.view.peers.all_pods
     evidence = (
         f"nodes that pass every check: {names(kept)}",
         *_claims_lines(ask.devices, kept),
-        _UNCHECKED,
+        _unchecked(every_pod),
     )
-    return Advice(summary, evidence, collect(kubectl.node_details(name(best)), repelling_pods()))
+    repelling = None if every_pod else repelling_pods()
+    return Advice(summary, evidence, collect(kubectl.node_details(name(best)), repelling))
 
 
-_UNCHECKED = (
-    "not checked by kubewhy: inline in-tree disks (GCE PD, EBS, iSCSI, RBD: VolumeRestrictions); "
-    "scheduler extenders or out-of-tree plugins; the required anti-affinity of pods on the nodes whose "
-    "pods it did not read (those short of the free-slot check), where this pod's own terms do not select "
-    "them. The scheduler's message names whichever holds the pod"
-)
+def _unchecked(every_pod: bool) -> str:
+    """What kubewhy does not check; with every pod read (`Peers.all_pods`), the existing pods'
+    anti-affinity is checked."""
+    parts = [
+        "inline in-tree disks (GCE PD, EBS, iSCSI, RBD: VolumeRestrictions)",
+        "scheduler extenders or out-of-tree plugins",
+    ]
+    if not every_pod:
+        parts.append(
+            "the required anti-affinity of pods on the nodes whose pods it did not read (those short of "
+            "the free-slot check), where this pod's own terms do not select them "
+            "(`kubewhy triage --all-pods` reads every pod)"
+        )
+    unchecked = "; ".join(parts)
+    return f"not checked by kubewhy: {unchecked}. The scheduler's message names whichever holds the pod"
 
 
 def _claims_lines(devices: Devices | None, kept: Sequence[Object]) -> tuple[str, ...]:

@@ -156,6 +156,9 @@ class Volumes:
         return found
 
     def _binding(self, node: Object) -> str | None:
+        """`FindPodVolumes`: the bound claims' PVs allow the node; the claims given a node are given
+        this one; the others, smallest first, each take a PV that no claim before took
+        (`findMatchingVolumes`), or can be provisioned there."""
         assert self.index is not None
         for claim, volume in self.bound:
             why = volume_affinity(volume, node)
@@ -163,26 +166,31 @@ class Volumes:
                 return f"PV {name(volume)} of PVC {name(claim)}: node affinity {why}"
         for claim in self.delayed:
             selected = objects.annotations(claim).get(SELECTED_NODE)
-            if selected is not None:
-                if selected != name(node):
-                    return f"PVC {name(claim)} is already given node {selected} ({SELECTED_NODE})"
+            if selected is not None and selected != name(node):
+                return f"PVC {name(claim)} is already given node {selected} ({SELECTED_NODE})"
+        chosen: dict[str, str] = {}
+        matching = (c for c in self.delayed if SELECTED_NODE not in objects.annotations(c))
+        for claim in sorted(matching, key=lambda c: _requested(c) or 0):
+            taken = self._available_volume(claim, node, chosen)
+            if taken is not None:
+                chosen[name(taken)] = name(claim)
                 continue
-            if self._available_volume(claim, node) is not None:
-                continue
-            why = self._cannot_provision(claim, node)
+            why = self._cannot_provision(claim, node, chosen)
             if why:
                 return why
         return None
 
-    def _available_volume(self, claim: Object, node: Object) -> Object | None:
+    def _available_volume(self, claim: Object, node: Object, chosen: Mapping[str, str]) -> Object | None:
         """`FindMatchingVolume` with the node: a PV pre-bound to the claim, or the smallest
         available PV of its class that is big enough, of its mode and access modes, selected by its
-        selector and allowed on the node."""
+        selector and allowed on the node; none of the PVs `chosen` for the pod's other claims."""
         assert self.index is not None
         wanted = _requested(claim) or 0
         selector = spec(claim).get("selector")
         best: tuple[int, str, Object] | None = None
         for volume in self.index.volumes.values():
+            if name(volume) in chosen:
+                continue
             ref = mapping(spec(volume).get("claimRef"))
             if ref and not _bound_to(ref, claim):
                 continue
@@ -198,15 +206,17 @@ class Volumes:
                 best = (size, name(volume), volume)
         return None if best is None else best[2]
 
-    def _cannot_provision(self, claim: Object, node: Object) -> str | None:
-        """`checkVolumeProvisions`: why a new PV cannot be provisioned for the claim on the node."""
+    def _cannot_provision(self, claim: Object, node: Object, chosen: Mapping[str, str]) -> str | None:
+        """`checkVolumeProvisions`: why a new PV cannot be provisioned for the claim on the node
+        (`chosen`: the PVs the pod's other claims take there)."""
         assert self.index is not None
         class_name = class_of(claim)
         storage_class = self.index.classes.get(class_name, {})
         provisioner = text(storage_class.get("provisioner"))
+        taken = "; ".join(f"PV {v} goes to PVC {c}" for v, c in chosen.items())
         head = (
             f"PVC {name(claim)} (StorageClass {class_name}, {WAIT}): "
-            "no available PV of the class fits the node"
+            "no available PV of the class fits the node" + (f" ({taken})" if taken else "")
         )
         if not provisioner or provisioner == NO_PROVISIONER:
             return f"{head}, and the class provisions none ({provisioner or 'no provisioner'})"
