@@ -159,6 +159,14 @@ def suspended_admitted(w: World) -> None:
     )
 
 
+@scenario("suspended-by-hand", "suspended")
+def suspended_by_hand(w: World) -> None:
+    """spec.suspend set by a person (no Kueue queue label, no Workload): nothing resumes it but them."""
+    pool(w, 2, a3, CLUSTER, "a3-pool")
+    torch_runtime(w)
+    trainjob(w, NS, "phi-sft", "torch-distributed", created=30, suspend=True, conditions=[suspended(30)])
+
+
 @scenario("deadline-exceeded", "deadline-exceeded")
 def deadline_exceeded(w: World) -> None:
     """activeDeadlineSeconds passed (waiting for nodes counts): Trainer failed it and deleted its JobSet."""

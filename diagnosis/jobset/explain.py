@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from diagnosis.commands import collect, describe, describe_node
+from diagnosis.gang import members, weigh
 from diagnosis.jobset import commands as kubectl
 from diagnosis.jobset import gke, restarts
 from diagnosis.jobset.creation import (
@@ -60,11 +61,18 @@ _JOBSET_CONTROLLER = "jobset.sigs.k8s.io/jobset-controller"
 def explain(view: JobSetView) -> Diagnosis:
     """The verdict on the view's JobSet, with the evidence and the next commands."""
     family = Family.of(view)
-    for check in CHECKS:
-        found = check(family)
-        if found is not None:
-            return replace(found, checked_at=view.now)
-    return replace(running(family), checked_at=view.now)
+    found = next((d for check in CHECKS if (d := check(family)) is not None), None) or running(family)
+    return replace(found, evidence=(*found.evidence, *_gangs(view)), checked_at=view.now)
+
+
+def _gangs(view: JobSetView) -> list[str]:
+    """What each PodGroup its pods name asks, against its pods that exist and the nodes read
+    (`diagnosis.gang`): a gang holds every pod of it until all it asks can be placed at once."""
+    return [
+        line
+        for group in view.podgroups
+        for line in weigh(group, sum(1 for p in members(group, view.pods) if is_live(p)), view.nodes).lines
+    ]
 
 
 def _condition_line(obj: Object, type_: str) -> str:
@@ -136,9 +144,7 @@ def failed(family: Family) -> Diagnosis | None:
             commands.append(
                 kubectl.logs(family.namespace, name(ended[0].pod), ended[0].container, ended[0].running_again)
             )
-        commands.append(
-            describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed")
-        )
+        commands.append(describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed"))
     if reason == "ReachedMaxRestarts":
         finding = restarts.cause(family)
         evidence += [f"What ended the attempts ({finding.cause}): {finding.evidence[0]}"]
@@ -248,9 +254,7 @@ def restarting(family: Family) -> Diagnosis | None:
     logs = _failure_logs(family, finding) if finding.cause is RestartCause.APP_FAILURE else []
     commands: list[Command | None] = [*logs, kubectl.events_of(ns, family.name, "JobSet")]
     quoted = next((e for p in finding.pods for e in restarts.exits(p) if e.message), None)
-    commands += [
-        describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]
-    ]
+    commands += [describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]]
     commands += [describe_node(n, f"Node {n}: conditions and events") for n in finding.nodes[:2]]
     commands += [c for n in finding.nodes[:2] for c in kubectl.isolate_node(n, n in finding.repeat_nodes)]
     snippets: tuple[Snippet, ...] = ()
