@@ -61,6 +61,7 @@ has the same tables:
 
 | `kubewhy lws why` verdict | function |
 | --- | --- |
+| gang-unsatisfiable | `lws.gang.gang_unsatisfiable` |
 | leader-pending | `lws.placement.leader_pending` |
 | workers-not-created | `lws.placement.workers_not_created` |
 | restarting | `lws.explain.restarting` |
