@@ -266,8 +266,8 @@ def _no_topology_label(lws: Lws, leader: Object, node: Object, key: str) -> _Mis
             kubectl.controller_log(),
         ),
         fix=_fix(
-            f"label node {name(node)} {key}={value} (its pool's domain, else the node's own): the "
-            "controller then creates the workers, selecting that domain",
+            f"label node {name(node)} {key}={value} (its pool's domain): the controller then creates "
+            "the workers in that domain",
             (f"node/{name(node)}",),
             jobset_kubectl.label_node(name(node), key, value),
         ),
