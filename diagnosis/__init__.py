@@ -55,6 +55,7 @@ has the same tables:
 | leader-pending | `jobset.creation.leader_pending` |
 | create-rejected | `jobset.creation.create_rejected` |
 | restarting | `jobset.explain.restarting` |
+| gang-unsatisfiable | `jobset.explain.gang_unsatisfiable` |
 | pods-pending | `jobset.explain.pods_pending` |
 | starting | `jobset.explain.starting` |
 | running | `jobset.explain.running` |

@@ -8,7 +8,7 @@ volcano-sh/apis `pkg/apis/scheduling/v1beta1/labels.go`). Both hold every pod of
 sibling pods`; Volcano's gang plugin: `tasks in gang unschedulable`), and Volcano admits the group
 only when `spec.minResources` fit at once. Trainer names the group after the TrainJob on every pod
 of its JobSet; LeaderWorkerSet's Volcano provider makes one per group (kubeflow/trainer@v2.3.0
-`pkg/runtime/framework/plugins/{coscheduling,volcano}`, kubernetes-sigs/lws@v0.10.0
+`pkg/runtime/framework/plugins/{coscheduling,volcano}`; `lws.upstream.SOURCE`,
 `pkg/schedulerprovider/volcano_provider.go`).
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from diagnosis import events
 from diagnosis.objects import Object, labels, mapping, name, namespace, spec, status, text
 from diagnosis.objects import annotations as annotations_of  # the bare name is the __future__ import
 from diagnosis.quantity import exact
@@ -92,3 +93,15 @@ def weigh(group: Object, pods: int, nodes: Iterable[Object]) -> Gang:
                 f"minResources {resource}={amount}: the {len(listed)} nodes read allocate {total} in all."
             )
     return Gang(group, pods, tuple(lines), tuple(short))
+
+
+def refusals(pods: Iterable[Object], about: Iterable[Object]) -> list[str]:
+    """What the scheduler said of the gang's pods (their FailedScheduling events among `about`), two
+    lines at most."""
+    found = tuple(about)
+    return [
+        f"Pod {name(p)}: `{events.message(e)}`."
+        for p in pods
+        for e in found
+        if events.reason(e) == "FailedScheduling" and events.is_about(e, p)
+    ][:2]

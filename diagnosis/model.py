@@ -83,6 +83,7 @@ class JobSetVerdict(StrEnum):
     LEADER_PENDING = "leader-pending"
     CREATE_REJECTED = "create-rejected"
     RESTARTING = "restarting"
+    GANG_UNSATISFIABLE = "gang-unsatisfiable"
     PODS_PENDING = "pods-pending"
     STARTING = "starting"
     RUNNING = "running"

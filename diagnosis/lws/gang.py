@@ -10,9 +10,8 @@ leader waits for the gang. Pods that name a coscheduling PodGroup are weighed th
 
 from __future__ import annotations
 
-from diagnosis import events
 from diagnosis.commands import collect, describe
-from diagnosis.gang import Gang, api_of, members, weigh
+from diagnosis.gang import Gang, api_of, members, refusals, weigh
 from diagnosis.jobset.family import integer, is_live
 from diagnosis.lws import commands as kubectl
 from diagnosis.lws.group import Group, Lws
@@ -53,12 +52,7 @@ def gang_unsatisfiable(lws: Lws) -> Diagnosis | None:
         if not gang.short and not withheld:
             continue
         what = f"group {group.index}" if group is not None else f"PodGroup {name(podgroup)}"
-        said = [
-            f"Pod {name(p)}: `{events.message(e)}`."
-            for p in mine
-            for e in lws.events_about(p)
-            if events.reason(e) == "FailedScheduling"
-        ][:2]
+        said = refusals(mine, lws.view.events)
         why = (
             f"minResources asks more {', '.join(gang.short)} than every node read allocates together"
             if gang.short

@@ -18,7 +18,7 @@ from typing import Any
 
 from diagnosis import events
 from diagnosis.commands import collect, describe, events_about, kubectl, merge_patch
-from diagnosis.gang import api_of, weigh
+from diagnosis.gang import api_of, refusals, weigh
 from diagnosis.jobset import commands as jobset_kubectl
 from diagnosis.jobset.explain import explain as explain_jobset
 from diagnosis.jobset.family import is_live
@@ -438,12 +438,7 @@ def gang_unsatisfiable(job: TrainJob) -> Diagnosis | None:
     lines, never = _podgroup_lines(job, live)
     if not never:
         return None
-    said = [
-        f"Pod {name(p)}: `{events.message(e)}`."
-        for p in view.pods
-        for e in view.events
-        if events.reason(e) == "FailedScheduling" and events.is_about(e, p)
-    ][:2]
+    said = refusals(view.pods, view.events)
     return Diagnosis(
         verdict=TrainJobVerdict.GANG_UNSATISFIABLE,
         summary=f"TrainJob {job.name}'s gang can never be scheduled: {lines[-1].split(':')[0]}.",

@@ -1,12 +1,12 @@
-"""A LeaderWorkerSet's or TrainJob's fix is a command that works and a change that removes the cause it
-names. The real kubectl runs each of the fix's commands against the API simulator serving the case's
-snapshot, with `--dry-run=client`: a patch, label or scale prints the object as changed, which replaces
-the old one; a deleted pod is left out. The snapshot so changed is asked again, as the controllers have
-not acted yet: a fix that ends the cause's objects (a leader on a node that is gone, groups placed
-in part, a TrainJob suspended by hand) moves the answer to another verdict, or lets the blocking pod
-fit; a fix to what a controller reads (a startup or restart policy, a node's label) is no longer
-offered, its cause gone. The command that installs Trainer's default runtimes reads a remote
-kustomization and is not run here."""
+"""A LeaderWorkerSet's, TrainJob's or JobSet gang's fix is a command that works and a change that
+removes the cause it names. The real kubectl runs each of the fix's commands against the API simulator
+serving the case's snapshot, with `--dry-run=client`: a patch, label or scale prints the object as
+changed, which replaces the old one; a deleted pod is left out. The snapshot so changed is asked
+again, as the controllers have not acted yet: a fix that ends the cause's objects (a leader on a node
+that is gone, groups placed in part, a TrainJob suspended by hand) moves the answer to another
+verdict, or lets the blocking pod fit; a fix to what a controller or scheduler reads (a startup or
+restart policy, a node's label, a PodGroup's minMember) is no longer offered, its cause gone. The
+command that installs Trainer's default runtimes reads a remote kustomization and is not run here."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _answer(snapshot: Path, case: Case) -> Diagnosis:
     return asyncio.run(answer(SnapshotReader.from_path(snapshot), case))
 
 
-WORKLOADS = ("leaderworkerset", "trainjob", "clustertrainingruntime")
+WORKLOADS = ("leaderworkerset", "trainjob", "clustertrainingruntime", "podgroup")
 
 
 def _own(answer: Diagnosis, fix: Fix) -> bool:
@@ -46,12 +46,17 @@ def _own(answer: Diagnosis, fix: Fix) -> bool:
 
 FIXED = [
     (case, fix)
-    for case in (*cases("lws"), *cases("trainjob"))
+    for case in (
+        *cases("lws"),
+        *cases("trainjob"),
+        *(c for c in cases("jobset") if c.verdict == "gang-unsatisfiable"),
+    )
     for found in [_answer(case.snapshot, case)]
     for fix in found.fixes
     if fix.objects and _own(found, fix)
 ]
-"""Every fix of the corpus's LeaderWorkerSet and TrainJob answers that their explainers make."""
+"""Every fix of the corpus's LeaderWorkerSet and TrainJob answers that their explainers make, and of a
+JobSet's gang."""
 
 ENDS = ("delete", "scale")
 """Verbs whose change a re-read sees at once: the object gone, fewer groups."""
