@@ -7,7 +7,7 @@
     kubewhy jobset why --message TEXT   [--format F]
     kubewhy lws why NAMESPACE NAME      [same options]
     kubewhy why NAMESPACE [KIND/]NAME   [same options]
-    kubewhy snapshot [jobset] NAMESPACE NAME -o FILE [--kubeconfig PATH] [--context NAME]
+    kubewhy snapshot [jobset|lws|why] NAMESPACE NAME -o FILE [--kubeconfig PATH] [--context NAME]
     kubewhy ask "/triage NS POD"        [--snapshot PATH]
     kubewhy serve
 
@@ -134,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
         help="list every bound pod of the cluster (one LIST), so that the anti-affinity of pods on every "
         "node is checked, not only on the nodes that reach the free-slot check (a snapshot has them all)",
     )
-    pod.set_defaults(parser=pod, question=_triage, kind="pod", message=None)
+    pod.set_defaults(parser=pod, question=ask_triage, kind="pod", message=None)
 
     jobsets = commands.add_parser("jobset", help="why is this JobSet stuck or restarting?")
     why = jobsets.add_subparsers(dest="jobset_command", required=True, metavar="why").add_parser(
@@ -148,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     why.add_argument("words", metavar="NAMESPACE NAME", nargs="*", help="or NAMESPACE/NAME, or NAME with -n")
     why.add_argument("--message", metavar="TEXT", help="explain a pasted admission error, offline")
-    why.set_defaults(parser=why, question=_why, kind="JobSet")
+    why.set_defaults(parser=why, question=ask_jobset, kind="JobSet")
 
     sets = commands.add_parser("lws", help="why is this LeaderWorkerSet not serving?")
     lws = sets.add_subparsers(dest="lws_command", required=True, metavar="why").add_parser(
@@ -158,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
         usage="%(prog)s NAMESPACE NAME | NAMESPACE/NAME | -n NAMESPACE NAME [options]",
     )
     lws.add_argument("words", metavar="NAMESPACE NAME", nargs="*", help="or NAMESPACE/NAME, or NAME with -n")
-    lws.set_defaults(parser=lws, question=_lws, kind="LeaderWorkerSet", message=None)
+    lws.set_defaults(parser=lws, question=ask_lws, kind="LeaderWorkerSet", message=None)
 
     anything = commands.add_parser(
         "why",
@@ -169,12 +169,13 @@ def _parser() -> argparse.ArgumentParser:
     anything.add_argument(
         "words", metavar="NAMESPACE [KIND/]NAME", nargs="*", help="or NAMESPACE/NAME, or NAME with -n"
     )
-    anything.set_defaults(parser=anything, question=_any, kind=None, message=None)
+    anything.set_defaults(parser=anything, question=ask_any, kind=None, message=None)
 
     snapshot = commands.add_parser(
-        "snapshot", help="save what the answer about a pod (or a JobSet) reads, as a snapshot file"
+        "snapshot",
+        help="save what the answer about a pod (a JobSet, an LWS, any name) reads, as a snapshot file",
     )
-    snapshot.add_argument("target", nargs="+", metavar="[jobset] NAMESPACE NAME")
+    snapshot.add_argument("target", nargs="+", metavar="[jobset|lws|why] NAMESPACE NAME")
     snapshot.add_argument(
         "-o", "--output", metavar="FILE", required=True, help="the snapshot to write (JSON)"
     )
@@ -228,14 +229,14 @@ def _check(args: argparse.Namespace) -> None:
     try:
         args.target = (
             namespace_kind_and_name(args.words, args.namespace)
-            if args.question is _any
+            if args.question is ask_any
             else namespace_and_name(args.kind, args.words, args.namespace)
         )
     except ValueError as error:
         parser.error(str(error))
 
 
-async def _triage(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+async def ask_triage(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     # Each command imports only its own handler: a process start is part of every answer.
     from handlers.triage import triage
 
@@ -243,21 +244,21 @@ async def _triage(reader: Reader, args: argparse.Namespace, scope: Scope) -> Rep
     return await triage(reader, namespace, name, scope)
 
 
-async def _why(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+async def ask_jobset(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     from handlers.jobset import why
 
     namespace, name = args.target
     return await why(reader, namespace, name, scope)
 
 
-async def _lws(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+async def ask_lws(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     from handlers.lws import why
 
     namespace, name = args.target
     return await why(reader, namespace, name, scope)
 
 
-async def _any(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
+async def ask_any(reader: Reader, args: argparse.Namespace, scope: Scope) -> Reply:
     from handlers.why import why
 
     namespace, kind, name = args.target

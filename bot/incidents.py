@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot import messages, render
 from bot.metadata import metadata_payload
 from bot.settings import SentinelConfig
-from bot.stuck import Cause, Key, Stuck
+from bot.stuck import EXPLAINED, Cause, Key, Stuck, keyed_kind
 from handlers.reply import Reply
 from handlers.requests import ClusterName, Namespace, ObjectName, Target
 
@@ -68,7 +68,7 @@ class Member(BaseModel):
         return f"{self.kind} {self.namespace}/{self.name}"
 
     def checked(self, cluster: str) -> Target:
-        kind: Literal["pod", "jobset"] = "jobset" if self.kind == "JobSet" else "pod"
+        kind: Literal["pod", "jobset", "leaderworkerset"] = EXPLAINED.get(self.kind, "pod")
         return Target(kind=kind, namespace=self.namespace, name=self.target, cluster=cluster)
 
 
@@ -153,7 +153,9 @@ class IncidentMeta(BaseModel):
 
     @property
     def member_keys(self) -> frozenset[Key]:
-        return frozenset((self.cluster, m.namespace, m.kind, m.name, self.cause) for m in self.workloads)
+        return frozenset(
+            (self.cluster, m.namespace, keyed_kind(m.kind), m.name, self.cause) for m in self.workloads
+        )
 
     @property
     def what(self) -> str:

@@ -200,7 +200,8 @@ class Sentinel:
             if not isinstance(check.outcome, Reply):
                 kept |= {stuck.key} & listed
             elif stuck.worth_posting(check, sentinel):
-                groups.setdefault(blocked_by(stuck, check), []).append(Blocked(stuck, check))
+                named = stuck.named_by(check)
+                groups.setdefault(blocked_by(named, check), []).append(Blocked(named, check))
         return groups, kept
 
     def _groups(self, group: Sequence[Blocked], sentinel: SentinelConfig) -> list[str]:

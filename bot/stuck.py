@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from bot.settings import ChannelConfig, MentionConfig, SentinelConfig
@@ -27,7 +27,22 @@ if TYPE_CHECKING:
 
 Cause = Literal["pending", "restarts"]
 Key = tuple[str, str, str, str, str]
-"""(cluster, namespace, workload kind, workload name, cause)."""
+"""(cluster, namespace, workload kind, workload name, cause); a TrainJob is keyed as its JobSet
+(`keyed_kind`)."""
+
+EXPLAINED: dict[str, Literal["jobset", "leaderworkerset"]] = {
+    "JobSet": "jobset",
+    "TrainJob": "jobset",
+    "LeaderWorkerSet": "leaderworkerset",
+}
+"""Workloads diagnosed whole, by their explainer (a TrainJob by `/jobset why` on its name, which
+explains it, then its JobSet); any other is diagnosed through its oldest waiting pod."""
+
+
+def keyed_kind(kind: str) -> str:
+    """The kind a workload is keyed by. The pods the sentinel reads name a TrainJob's JobSet (named as
+    the TrainJob), and only its answer says a TrainJob owns it: both are one workload, one key."""
+    return "JobSet" if kind == "TrainJob" else kind
 
 
 @dataclass(frozen=True)
@@ -49,7 +64,15 @@ class Stuck:
 
     @property
     def key(self) -> Key:
-        return (self.cluster, self.namespace, self.kind, self.name, self.cause)
+        return (self.cluster, self.namespace, keyed_kind(self.kind), self.name, self.cause)
+
+    def named_by(self, check: Check) -> Stuck:
+        """The workload as its answer names it: a JobSet whose answer is about the TrainJob of its name
+        is that TrainJob (an incident names the TrainJob, not its child)."""
+        about = check.outcome.target if isinstance(check.outcome, Reply) else None
+        if self.kind == "JobSet" and about is not None and about.kind == "trainjob":
+            return replace(self, kind="TrainJob")
+        return self
 
     @property
     def path(self) -> str:
@@ -87,14 +110,6 @@ def node_on_its_way(check: Check) -> bool:
     return found.since is None or check.at - found.since < PROVISION_TIMEOUT
 
 
-_EXPLAINED: dict[str, Literal["jobset", "leaderworkerset"]] = {
-    "JobSet": "jobset",
-    "LeaderWorkerSet": "leaderworkerset",
-}
-"""Workloads diagnosed whole, by their explainer (a JobSet's TrainJob by `/jobset why` too); any other
-is diagnosed through its oldest waiting pod."""
-
-
 def waiting_workloads(cluster: str, pods: Iterable[Object]) -> dict[Key, Stuck]:
     """The unscheduled pods grouped by workload: how many, since when, and which one to diagnose."""
     groups: dict[tuple[str, str, str], list[tuple[float, Object]]] = {}
@@ -105,7 +120,7 @@ def waiting_workloads(cluster: str, pods: Iterable[Object]) -> dict[Key, Stuck]:
     found: dict[Key, Stuck] = {}
     for (ns, kind, owner), waiting in groups.items():
         since, oldest = min(waiting, key=lambda pair: (pair[0], name(pair[1])))
-        explained = _EXPLAINED.get(kind)
+        explained = EXPLAINED.get(kind)
         target = Target(
             kind=explained or "pod",
             namespace=ns,

@@ -760,10 +760,8 @@ class ClusterCache:
             return f"stopped: {self._stopped}; reading the cluster directly"
         if self.synced:
             dra = ", ".join(f"{len(r.items):,} {plural}" for plural, r in self._dra.items() if r.items)
-            return (
-                f"synced: {len(self._nodes.items):,} nodes, "
-                f"{len(self._pods.items):,} bound pods"
-                + (f"; {dra}" if dra else "")
+            return f"synced: {len(self._nodes.items):,} nodes, {len(self._pods.items):,} bound pods" + (
+                f"; {dra}" if dra else ""
             )
         return f"{self.condition}: {self._nodes.describe()}; {self._pods.describe()}"
 

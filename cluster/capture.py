@@ -2,8 +2,9 @@
 
 The live reader reads only what a question needs (`cluster.live`); a capture asks the question once
 with its reader recording every answer the API server gives (`LiveReader.record`), and keeps the
-objects of those answers: the pod or the JobSet, its events, the nodes and bound pods it was weighed
-against, its peers, volumes, DRA objects and Kueue objects, each as the API served it. They are
+objects of those answers: the pod or the workload (JobSet, TrainJob, LeaderWorkerSet…), its events,
+the nodes and bound pods it was weighed against, its peers, volumes, DRA objects, PodGroups and Kueue
+objects, each as the API served it. They are
 written as a `v1` `List`, what `kubectl get -o json` prints (managed fields left out, as kubectl
 does), so that the file answers the question as the cluster did (`cluster.snapshot`). The objects
 come from the answers rather than from the view: a view holds some of them parsed (DRA) or in part.
@@ -14,7 +15,7 @@ No Secret and no ConfigMap is written, whatever a read returned, but the cluster
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from cluster.live import LiveReader
@@ -29,17 +30,11 @@ _NOT_OBJECTS = frozenset({"Status", "PartialObjectMetadata"})
 Key = tuple[str, str, str, str]
 
 
-async def pod(reader: LiveReader, namespace_: str, pod_name: str) -> dict[str, Any]:
-    """The snapshot of what `/triage NAMESPACE POD` reads."""
+async def of(reader: LiveReader, question: Callable[[], Awaitable[object]]) -> dict[str, Any]:
+    """The snapshot of what `question` (one answer, asked through `reader`) reads: the pod, the
+    JobSet, TrainJob or LeaderWorkerSet, or whatever `why` finds by the name."""
     received = reader.record()
-    await reader.triage_view(namespace_, pod_name)
-    return as_list(received)
-
-
-async def jobset(reader: LiveReader, namespace_: str, jobset_name: str) -> dict[str, Any]:
-    """The snapshot of what `/jobset why NAMESPACE NAME` reads."""
-    received = reader.record()
-    await reader.jobset_view(namespace_, jobset_name)
+    await question()
     return as_list(received)
 
 

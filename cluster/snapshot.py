@@ -30,6 +30,7 @@ from cluster.reader import NAMED_KINDS, TriageRead
 from diagnosis import events
 from diagnosis.dra_objects import GROUP, Dra
 from diagnosis.dra_objects import KINDS as DRA_KINDS
+from diagnosis.gang import api_of, named_by
 from diagnosis.missing import creation_rejections, similar_names
 from diagnosis.objects import Object, conditions, kind, labels, meta, name, namespace, status, text, timestamp
 from diagnosis.relations import (
@@ -365,6 +366,7 @@ class SnapshotReader:
             bound_pods=self._bound_pods,
             workloads=tuple(w for w in self._workloads_in.get(namespace, ()) if owned_by(w, jobset)),
             now=self.now,
+            podgroups=self._podgroups_of(pods),
             peers=self._peers,
             storage=self._storage,
             nominated_pods=self._nominated_pods,
@@ -386,10 +388,21 @@ class SnapshotReader:
             nodes=self._nodes,
             bound_pods=self._bound_pods,
             now=self.now,
+            podgroups=self._podgroups_of(pods),
             peers=self._peers,
             storage=self._storage,
             nominated_pods=self._nominated_pods,
             dra=self._dra,
+        )
+
+    def _podgroups_of(self, pods: tuple[Object, ...]) -> tuple[Object, ...]:
+        """The PodGroups the pods name (`diagnosis.gang`)."""
+        wanted = named_by(pods)
+        return tuple(
+            g
+            for _, ns, group in sorted(wanted)
+            for g in self._podgroups.get((ns, group), ())
+            if (api_of(g), ns, group) in wanted
         )
 
     async def trainjob_view(self, namespace: str, name: str) -> TrainJobView | None:

@@ -55,12 +55,14 @@ has the same tables:
 | leader-pending | `jobset.creation.leader_pending` |
 | create-rejected | `jobset.creation.create_rejected` |
 | restarting | `jobset.explain.restarting` |
+| gang-unsatisfiable | `jobset.explain.gang_unsatisfiable` |
 | pods-pending | `jobset.explain.pods_pending` |
 | starting | `jobset.explain.starting` |
 | running | `jobset.explain.running` |
 
 | `kubewhy lws why` verdict | function |
 | --- | --- |
+| gang-unsatisfiable | `lws.gang.gang_unsatisfiable` |
 | leader-pending | `lws.placement.leader_pending` |
 | workers-not-created | `lws.placement.workers_not_created` |
 | restarting | `lws.explain.restarting` |

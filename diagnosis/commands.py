@@ -12,7 +12,10 @@ The commands only one question suggests, with its wording, are in `diagnosis.tri
 
 from __future__ import annotations
 
+import json
 import shlex
+from collections.abc import Mapping
+from typing import Any
 
 from diagnosis.model import Command
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
@@ -71,3 +74,15 @@ def pods_on_node(node: str, purpose: str) -> Command | None:
     if not is_dns1123_subdomain(node):
         return None
     return kubectl(purpose, "get", "pods", "-A", "--field-selector", f"spec.nodeName={node}", "-o", "wide")
+
+
+def merge_patch(
+    resource: str, namespace: str, name: str, change: Mapping[str, Any], purpose: str
+) -> Command | None:
+    """`kubectl patch RESOURCE NAME -n NS --type merge -p JSON`: a JSON merge patch (RFC 7386)."""
+    if not valid_names(namespace, name):
+        return None
+    body = json.dumps(change, separators=(",", ":"))
+    return kubectl(
+        purpose, "patch", resource, name, "-n", namespace, "--type", "merge", "-p", body, changes=True
+    )

@@ -83,6 +83,7 @@ class JobSetVerdict(StrEnum):
     LEADER_PENDING = "leader-pending"
     CREATE_REJECTED = "create-rejected"
     RESTARTING = "restarting"
+    GANG_UNSATISFIABLE = "gang-unsatisfiable"
     PODS_PENDING = "pods-pending"
     STARTING = "starting"
     RUNNING = "running"
@@ -92,6 +93,7 @@ class JobSetVerdict(StrEnum):
 class LwsVerdict(StrEnum):
     """Why a LeaderWorkerSet is not serving, checked in this order (ARCHITECTURE.md)."""
 
+    GANG_UNSATISFIABLE = "gang-unsatisfiable"
     LEADER_PENDING = "leader-pending"
     WORKERS_NOT_CREATED = "workers-not-created"
     RESTARTING = "restarting"
@@ -152,7 +154,10 @@ class Fix:
 
     `pod_patch` is a JSON merge patch (RFC 7386) to the pod (to its template, for a pod a controller
     owns), or None when the change is in the cluster; `opens` names the nodes on which the pod passes
-    every check once the change is made (never empty: a change that opens nothing is not offered)."""
+    every check once the change is made (never empty: a change that opens nothing is not offered).
+    A fix to a LeaderWorkerSet or a TrainJob (its spec, its leader, its node's label, its runtime)
+    opens no node of its own: its `opens` is empty, and the tests run the explainer on the changed
+    objects instead."""
 
     summary: str
     pod_patch: Mapping[str, Any] | None = field(hash=False)

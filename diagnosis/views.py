@@ -167,6 +167,8 @@ class JobSetView:
     workloads: tuple[Object, ...]
     """Kueue Workloads (`kueue.x-k8s.io`) owned by the JobSet."""
     now: datetime
+    podgroups: tuple[Object, ...] = ()
+    """The PodGroups its pods name (`diagnosis.gang`: coscheduling's label, Volcano's annotation)."""
     peers: Peers = Peers()
     """As TriageView.peers, for the pending pods."""
     storage: Storage = Storage()
@@ -197,6 +199,8 @@ class LwsView:
     bound_pods: tuple[Object, ...]
     """As TriageView.bound_pods, for the candidate nodes of the pending pods."""
     now: datetime
+    podgroups: tuple[Object, ...] = ()
+    """As JobSetView.podgroups: with LWS's Volcano provider, one per group."""
     peers: Peers = Peers()
     storage: Storage = Storage()
     nominated_pods: tuple[Object, ...] = ()

@@ -9,6 +9,7 @@ from itertools import chain
 
 from cluster.errors import NotFound
 from cluster.live.missing import not_found
+from cluster.live.podgroups import podgroups
 from cluster.live.readers import Readers
 from cluster.live.source import about, now, optional, unwrap
 from cluster.transport import Target
@@ -42,7 +43,9 @@ class JobSetReads:
             warnings = unwrap(in_namespace)
             raise await not_found(self._read.source, "jobset", namespace, name, names, warnings) from got
         jobset, found_pods = unwrap(got).body, unwrap(pods)
-        around = await self._read.around.pods(found_pods)
+        around, groups = await asyncio.gather(
+            self._read.around.pods(found_pods), podgroups(self._read.source, found_pods, notes)
+        )
         return JobSetView(
             jobset=jobset,
             jobs=tuple(unwrap(jobs)),
@@ -52,6 +55,7 @@ class JobSetReads:
             bound_pods=around.bound_pods,
             workloads=tuple(w for w in unwrap(workloads) if owned_by(w, jobset)),
             now=now(unwrap(got)),
+            podgroups=groups,
             peers=around.peers,
             storage=around.storage,
             nominated_pods=around.nominated_pods,

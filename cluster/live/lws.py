@@ -7,6 +7,7 @@ import asyncio
 
 from cluster.errors import NotFound
 from cluster.live.missing import not_found
+from cluster.live.podgroups import podgroups
 from cluster.live.readers import Readers
 from cluster.live.source import about, now, optional, unwrap
 from cluster.transport import Target
@@ -42,7 +43,9 @@ class LwsReads:
                 self._read.source, "leaderworkerset", namespace, name, names, warnings
             ) from got
         lws, found_pods, found_sets = unwrap(got).body, unwrap(pods), unwrap(statefulsets)
-        around = await self._read.around.pods(found_pods)
+        around, groups = await asyncio.gather(
+            self._read.around.pods(found_pods), podgroups(self._read.source, found_pods, notes)
+        )
         return LwsView(
             lws=lws,
             statefulsets=tuple(found_sets),
@@ -51,6 +54,7 @@ class LwsReads:
             nodes=around.nodes,
             bound_pods=around.bound_pods,
             now=now(unwrap(got)),
+            podgroups=groups,
             peers=around.peers,
             storage=around.storage,
             nominated_pods=around.nominated_pods,

@@ -10,12 +10,12 @@ from cluster.live.jobsets import JobSetReads
 from cluster.live.readers import Readers
 from cluster.live.source import about, now, optional
 from cluster.transport import Target
+from diagnosis.gang import VERSIONS
 from diagnosis.relations import owned_by
 from diagnosis.trainjob.explain import gang_group, runtime_ref
 from diagnosis.views import JobSetView, TrainJobView
 
 TRAINER, TRAINER_VERSION = "trainer.kubeflow.org", "v1alpha1"
-_PODGROUP_VERSIONS = {"scheduling.x-k8s.io": "v1alpha1", "scheduling.volcano.sh": "v1beta1"}
 
 
 class TrainJobReads:
@@ -47,7 +47,7 @@ class TrainJobReads:
         group = gang_group(runtime)
         podgroup = (
             await source.get_or_none(
-                Target("get", "podgroups", namespace, group, name, "podgroup", _PODGROUP_VERSIONS[group])
+                Target("get", "podgroups", namespace, group, name, "podgroup", VERSIONS[group])
             )
             if group
             else None

@@ -25,7 +25,7 @@ from devtools.jobset_corpus.scenario import (
     gpu_rj,
     tpu_slice,
 )
-from devtools.jobset_corpus.world import World, jcond
+from devtools.jobset_corpus.world import World, cond, jcond, ts
 
 SCENARIOS = Scenarios()
 scenario = SCENARIOS.scenario
@@ -49,6 +49,47 @@ def pods_pending_exhausted(w: World) -> None:
     for i in range(2):
         p = pod(j, i, "Pending", created=25.8, unschedulable=message)
         failed_scheduling(w, p, message, 9, first=25.7)
+
+
+@scenario("gang-min-member-scaled-down", "gang-unsatisfiable")
+def gang_min_member_scaled_down(w: World) -> None:
+    """scheduler-plugins' coscheduling, run as the cluster's scheduler: the team made PodGroup
+    `llama-sft` (minMember 8) for eight workers, then cut the JobSet to four and left the PodGroup; its
+    PreFilter refuses every pod, waiting for siblings that will never exist
+    (`pkg/coscheduling/core/core.go`)."""
+    pool(w, 4, a3, "ml-prod", "a3-pool")
+    rj = gpu_rj("workers", 1, 4)
+    status = jobset_status(rj_status("workers", active=1))
+    js = jobset(w, "llama-sft", "ml-train", [rj], created=22, status=status)
+    group = w.add(
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {
+                "creationTimestamp": ts(60),
+                "generation": 1,
+                "name": "llama-sft",
+                "namespace": "ml-train",
+                "resourceVersion": w.rv(),
+                "uid": w.uid(),
+            },
+            "spec": {"minMember": 8, "scheduleTimeoutSeconds": 120},
+            "status": {"phase": "Pending"},
+        }
+    )
+    j = job(js, rj, 0, created=21.9, active=4)
+    for i in range(4):
+        p = pod(j, i, "Pending", created=21.8)
+        p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group["metadata"]["name"]
+        message = (
+            f"0/4 nodes are available: pre-filter pod {p['metadata']['name']} cannot find enough sibling "
+            "pods, current pods number: 4, minMember of group: 8. preemption: 0/4 nodes are available: 4 "
+            "Preemption is not helpful for scheduling."
+        )
+        p["status"]["conditions"] = [
+            {**cond("PodScheduled", "Unschedulable", message, 21.7, "False"), "lastProbeTime": None}
+        ]
+        failed_scheduling(w, p, message, 12, first=21.7)
 
 
 @scenario("pods-pending-gated", "pods-pending", pod_verdict="gated")

@@ -18,6 +18,8 @@ from devtools.jobset_corpus.world import Obj, World, cond, jcond, owner_ref, ts
 API = "leaderworkerset.x-k8s.io/v1"
 PREFIX = "leaderworkerset.sigs.k8s.io"
 VLLM_IMAGE = "vllm/vllm-openai:v0.11.2"
+GROUP_NAME = "scheduling.k8s.io/group-name"
+"""The annotation naming a pod's Volcano PodGroup (volcano-sh/apis `pkg/apis/scheduling/v1beta1/labels.go`)."""
 JAX_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-maxtext:v0.2.4"
 
 
@@ -38,6 +40,8 @@ class Lws:
     revision: str = ""
     readiness: bool = False
     leader_resources: dict[str, str] | None = None
+    volcano: bool = False
+    """LWS's Volcano gang provider is on: each group has a PodGroup its pods name, scheduled by Volcano."""
     obj: Obj = field(default_factory=dict)
     leader_set: Obj = field(default_factory=dict)
 
@@ -318,6 +322,8 @@ def _pod_meta(lws: Lws, group: int, worker: int, created: float) -> Obj:
         annotations[f"{PREFIX}/leader-name"] = leader_name
     if lws.topology:
         annotations[f"{PREFIX}/exclusive-topology"] = lws.topology
+    if lws.volcano:
+        annotations[GROUP_NAME] = f"{leader_name}-{lws.revision}"
     owner_set = (
         lws.leader_set
         if worker == 0
@@ -391,7 +397,40 @@ def _pod_spec(lws: Lws, group: int, worker: int) -> Obj:
     ]
     if lws.topology and worker == 0:
         spec["affinity"] = _exclusive(lws, group)
+    if lws.volcano:
+        spec["schedulerName"] = "volcano"
     return spec
+
+
+def volcano_podgroup(lws: Lws, leader: Obj, status: Obj) -> Obj:
+    """The Volcano PodGroup LWS's pod controller makes for a group (`pkg/schedulerprovider/
+    volcano_provider.go`): named as the pods' annotation says, owned by the leader pod, `minMember` the
+    group's size under LeaderCreated (1 under LeaderReady), `minResources` the whole group's requests."""
+    meta = leader["metadata"]
+    size = lws.size if lws.startup == "LeaderCreated" else 1
+    asks = {k: str(int(v) * lws.size) for k, v in lws.resources.items()}
+    return lws.w.add(
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {
+                "creationTimestamp": meta["creationTimestamp"],
+                "generation": 1,
+                "labels": {
+                    f"{PREFIX}/group-index": meta["labels"][f"{PREFIX}/group-index"],
+                    f"{PREFIX}/name": lws.name,
+                    f"{PREFIX}/template-revision-hash": lws.revision,
+                },
+                "name": meta["annotations"][GROUP_NAME],
+                "namespace": lws.ns,
+                "ownerReferences": [owner_ref("v1", "Pod", meta["name"], meta["uid"])],
+                "resourceVersion": lws.w.rv(),
+                "uid": lws.w.uid(),
+            },
+            "spec": {"minMember": size, "minResources": asks, "queue": "default"},
+            "status": status,
+        }
+    )
 
 
 def _exclusive(lws: Lws, group: int) -> Obj:

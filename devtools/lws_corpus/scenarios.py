@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from devtools.jobset_corpus.nodes import a3, aks_node, cpu_node, pool, tpu_v5e
 from devtools.jobset_corpus.scenario import Build, Scenarios
-from devtools.jobset_corpus.world import Obj, World, jcond
+from devtools.jobset_corpus.world import Obj, World, jcond, ts
 from devtools.lws_corpus.objects import (
     JAX_IMAGE,
     RUNNING,
@@ -19,6 +19,7 @@ from devtools.lws_corpus.objects import (
     lws_event,
     lws_object,
     lws_pod,
+    volcano_podgroup,
 )
 
 SCENARIOS = Scenarios()
@@ -92,6 +93,29 @@ def leader_pending_exclusive_tpu(w: World) -> None:
     group(lws, 0, list(slice_a), created=94, domain="tpu-v5e-slice-a")
     message = "0/5 nodes are available: 5 Insufficient google.com/tpu. preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod."
     group(lws, 1, [None] * 4, created=94, unschedulable=message)
+
+
+@scenario("gang-exclusive-volcano", "gang-unsatisfiable")
+def gang_exclusive_volcano(w: World) -> None:
+    """Volcano gang scheduling with exclusive placement (code-derived, as the TrainJob dependsOn gang):
+    the group's PodGroup counts its 2 pods (minMember = size under LeaderCreated), but its worker is
+    created only once the leader is scheduled, and Volcano holds the leader until the gang can form."""
+    pool(w, 2, a3, CLUSTER, "a3-pool")
+    cpu_node(w, CLUSTER)
+    lws = serving(w, "llama-70b", 1, 2, topology=NODEPOOL)
+    lws.volcano = True
+    lws_object(lws, created=30, conditions=available(lws, "False", 29), ready=0, updated=1)
+    said = "pod group is not ready, 1 Pending, 2 minAvailable; Pending: 1 Unschedulable"
+    (leader,) = group(lws, 0, [None, None], created=29, unschedulable=said)
+    unschedulable = {
+        "lastTransitionTime": ts(28),
+        "message": f"1/1 tasks in gang unschedulable: {said}",
+        "reason": "NotEnoughTasks",
+        "status": "True",
+        "transitionID": w.uid(),
+        "type": "Unschedulable",
+    }
+    volcano_podgroup(lws, leader, {"conditions": [unschedulable], "phase": "Pending"})
 
 
 @scenario("leader-pending-anti-affinity", "leader-pending", pod_verdict="pod-affinity", target="llama-405b")

@@ -176,6 +176,21 @@ def podgroup(
     )
 
 
+def in_gang(w: World, tj: Obj, group: str) -> None:
+    """Every pod of the TrainJob's JobSet names its PodGroup, as Trainer's gang plugins set it on each
+    replicatedJob's pod template: coscheduling's label `scheduling.x-k8s.io/pod-group`, Volcano's
+    annotation `scheduling.k8s.io/group-name` (`pkg/runtime/framework/plugins/{coscheduling,volcano}`)."""
+    named = tj["metadata"]["name"]
+    for obj in w.items:
+        meta = obj["metadata"]
+        if obj["kind"] != "Pod" or meta.get("labels", {}).get("jobset.sigs.k8s.io/jobset-name") != named:
+            continue
+        if group == "scheduling.x-k8s.io":
+            meta["labels"]["scheduling.x-k8s.io/pod-group"] = named
+        else:
+            meta.setdefault("annotations", {})["scheduling.k8s.io/group-name"] = named
+
+
 def kueue_workload(w: World, tj: Obj, rjs: list[RJ], conditions: list[Obj]) -> Obj:
     """The Workload Kueue makes for a queued TrainJob (owned by it, one podSet per replicatedJob)."""
     meta = tj["metadata"]

@@ -15,6 +15,7 @@ from devtools.jobset_corpus.world import Obj, World, jcond
 from devtools.trainjob_corpus.objects import (
     creation_failed,
     failed,
+    in_gang,
     kueue_workload,
     owned,
     podgroup,
@@ -159,6 +160,14 @@ def suspended_admitted(w: World) -> None:
     )
 
 
+@scenario("suspended-by-hand", "suspended")
+def suspended_by_hand(w: World) -> None:
+    """spec.suspend set by a person (no Kueue queue label, no Workload): nothing resumes it but them."""
+    pool(w, 2, a3, CLUSTER, "a3-pool")
+    torch_runtime(w)
+    trainjob(w, NS, "phi-sft", "torch-distributed", created=30, suspend=True, conditions=[suspended(30)])
+
+
 @scenario("deadline-exceeded", "deadline-exceeded")
 def deadline_exceeded(w: World) -> None:
     """activeDeadlineSeconds passed (waiting for nodes counts): Trainer failed it and deleted its JobSet."""
@@ -233,6 +242,7 @@ def gang_dependson_deadlock(w: World) -> None:
     podgroup(w, tj, "scheduling.x-k8s.io", 4, {"cpu": "4", "nvidia.com/gpu": "16"}, {"phase": "Pending"})
     message = "0/3 nodes are available: pre-filter pod llama-tune-dataset-initializer-0-0 cannot find enough sibling pods, current pods number: 2, minMember of group: 4. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     _initializer_pods(w, tj, rjs, cpu=cpu, phase="Pending", message=message)
+    in_gang(w, tj, "scheduling.x-k8s.io")
 
 
 @scenario("gang-min-resources", "gang-unsatisfiable")
@@ -271,6 +281,7 @@ def gang_min_resources(w: World) -> None:
             created=33.8,
             unschedulable="pod group is not ready, 4 Pending, 4 minAvailable; Pending: 4 Unschedulable",
         )
+    in_gang(w, tj, "scheduling.volcano.sh")
 
 
 @scenario("pods-pending-exhausted", "pods-pending", pod_verdict="exhausted")

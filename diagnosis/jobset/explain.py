@@ -13,7 +13,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from diagnosis.commands import collect, describe, describe_node
+from diagnosis.commands import collect, describe, describe_node, merge_patch
+from diagnosis.gang import Gang, api_of, members, refusals, weigh
 from diagnosis.jobset import commands as kubectl
 from diagnosis.jobset import gke, restarts
 from diagnosis.jobset.creation import (
@@ -29,7 +30,7 @@ from diagnosis.jobset.creation import (
 )
 from diagnosis.jobset.family import Family, integer, is_live, phase
 from diagnosis.jobset.keys import QUEUE_NAME_LABEL
-from diagnosis.model import Command, Diagnosis, JobSetVerdict, RestartCause, Snippet
+from diagnosis.model import Command, Diagnosis, Fix, JobSetVerdict, RestartCause, Snippet
 from diagnosis.objects import (
     Object,
     condition,
@@ -60,11 +61,99 @@ _JOBSET_CONTROLLER = "jobset.sigs.k8s.io/jobset-controller"
 def explain(view: JobSetView) -> Diagnosis:
     """The verdict on the view's JobSet, with the evidence and the next commands."""
     family = Family.of(view)
-    for check in CHECKS:
-        found = check(family)
-        if found is not None:
-            return replace(found, checked_at=view.now)
-    return replace(running(family), checked_at=view.now)
+    found = next((d for check in CHECKS if (d := check(family)) is not None), None) or running(family)
+    weighed = [line for gang in _gangs(view) for line in gang.lines if line not in found.evidence]
+    return replace(found, evidence=(*found.evidence, *weighed), checked_at=view.now)
+
+
+def _gangs(view: JobSetView) -> list[Gang]:
+    """Each PodGroup its pods name, against its pods that exist and the nodes read (`diagnosis.gang`):
+    a gang holds every pod of it until all it asks can be placed at once."""
+    return [
+        weigh(group, sum(1 for p in members(group, view.pods) if is_live(p)), view.nodes)
+        for group in view.podgroups
+    ]
+
+
+def _most_pods(family: Family) -> int:
+    """The pods the JobSet runs at once at most: each replicatedJob's replicas × its Jobs' parallelism."""
+    total = 0
+    for rj in map(mapping, sequence(spec(family.jobset).get("replicatedJobs"))):
+        parallelism = integer(mapping(mapping(rj.get("template")).get("spec")).get("parallelism"))
+        total += (integer(rj.get("replicas")) or 1) * (1 if parallelism is None else parallelism)
+    return total
+
+
+def gang_unsatisfiable(family: Family) -> Diagnosis | None:
+    """A PodGroup its pods name (scheduler-plugins' coscheduling, where people make the PodGroup and
+    label the pods; Volcano) that can never be met: `minResources` above what every node read allocates
+    together, or `minMember` above the pods the JobSet ever runs at once (a JobSet scaled down, its
+    PodGroup not)."""
+    most = _most_pods(family)
+    for gang in _gangs(family.view):
+        beyond = gang.min_member > most
+        if not gang.short and not beyond:
+            continue
+        group = gang.group
+        said = refusals(members(group, family.view.pods), family.view.events)
+        why = (
+            f"minResources asks more {', '.join(gang.short)} than every node read allocates together"
+            if gang.short
+            else f"minMember {gang.min_member} is more than the {most} pods it runs at once"
+        )
+        lower = (
+            merge_patch(
+                f"podgroups.{api_of(group)}",
+                family.namespace,
+                name(group),
+                {"spec": {"minMember": most}},
+                f"Lower the PodGroup's minMember to the {most} pods the JobSet runs",
+            )
+            if beyond and not gang.short
+            else None
+        )
+        fix = (
+            Fix(
+                f"lower PodGroup {name(group)}'s minMember to {most}, the pods JobSet {family.name} runs at "
+                "once: the gang can then form",
+                None,
+                (),
+                (lower,),
+                (f"podgroup/{family.namespace}/{name(group)}",),
+            )
+            if lower is not None
+            else None
+        )
+        return Diagnosis(
+            verdict=JobSetVerdict.GANG_UNSATISFIABLE,
+            summary=f"The gang of JobSet {family.name} (PodGroup {name(group)}) can never be scheduled: "
+            f"{why}.",
+            evidence=(
+                *gang.lines,
+                *(
+                    [
+                        f"The JobSet runs at most {most} pods at once (replicas × parallelism of its "
+                        f"replicatedJobs): minMember {gang.min_member} is never reached, so the scheduler "
+                        "places none of them."
+                    ]
+                    if beyond
+                    else []
+                ),
+                *said,
+            ),
+            next_commands=collect(
+                describe(
+                    f"podgroups.{api_of(group)}",
+                    family.namespace,
+                    name(group),
+                    "The PodGroup's minMember, minResources and status",
+                ),
+                lower,
+                *basics(family),
+            ),
+            fixes=(fix,) if fix is not None else (),
+        )
+    return None
 
 
 def _condition_line(obj: Object, type_: str) -> str:
@@ -136,9 +225,7 @@ def failed(family: Family) -> Diagnosis | None:
             commands.append(
                 kubectl.logs(family.namespace, name(ended[0].pod), ended[0].container, ended[0].running_again)
             )
-        commands.append(
-            describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed")
-        )
+        commands.append(describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed"))
     if reason == "ReachedMaxRestarts":
         finding = restarts.cause(family)
         evidence += [f"What ended the attempts ({finding.cause}): {finding.evidence[0]}"]
@@ -248,9 +335,7 @@ def restarting(family: Family) -> Diagnosis | None:
     logs = _failure_logs(family, finding) if finding.cause is RestartCause.APP_FAILURE else []
     commands: list[Command | None] = [*logs, kubectl.events_of(ns, family.name, "JobSet")]
     quoted = next((e for p in finding.pods for e in restarts.exits(p) if e.message), None)
-    commands += [
-        describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]
-    ]
+    commands += [describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]]
     commands += [describe_node(n, f"Node {n}: conditions and events") for n in finding.nodes[:2]]
     commands += [c for n in finding.nodes[:2] for c in kubectl.isolate_node(n, n in finding.repeat_nodes)]
     snippets: tuple[Snippet, ...] = ()
@@ -499,6 +584,8 @@ CHECKS: tuple[Check, ...] = (
     create_rejected,
     # A restart loop recreates every pod: pending or starting pods are its symptoms.
     restarting,
+    # A gang that can never be met holds every pod of it, whatever each pod's own triage says.
+    gang_unsatisfiable,
     # Pods that exist but cannot be placed, for a reason of their own.
     pods_pending,
     # Jobs or pods on their way, or an in-order startup waiting on an earlier replicatedJob.

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from diagnosis.commands import describe, kubectl, label_selector, valid_names
+from diagnosis.commands import describe, kubectl, label_selector, merge_patch, valid_names
 from diagnosis.lws.keys import GROUP_INDEX_LABEL
 from diagnosis.model import Command
 from diagnosis.relations import LWS_NAME_LABEL
@@ -62,10 +61,7 @@ def controller_log() -> Command:
 
 def patch(namespace: str, lws: str, change: Mapping[str, Any], purpose: str) -> Command | None:
     """`kubectl patch` of the LWS with a JSON merge patch."""
-    if not valid_names(namespace, lws):
-        return None
-    body = json.dumps(change, separators=(",", ":"))
-    return kubectl(purpose, "patch", LWS, lws, "-n", namespace, "--type", "merge", "-p", body, changes=True)
+    return merge_patch(LWS, namespace, lws, change, purpose)
 
 
 def scale(namespace: str, lws: str, replicas: int) -> Command | None:

@@ -23,16 +23,18 @@ from diagnosis.jobset import commands as jobset_kubectl
 from diagnosis.jobset.family import integer, phase
 from diagnosis.jobset.restarts import Exit, exits
 from diagnosis.lws import commands as kubectl
+from diagnosis.lws.gang import gang_unsatisfiable
 from diagnosis.lws.group import RECREATING_POLICIES, Group, Lws, is_ready, state_of
 from diagnosis.lws.keys import REVISION_LABEL
 from diagnosis.lws.placement import (
     basics,
     leader_pending,
+    lws_fix,
     partial_groups,
     workers_not_created,
     workers_pending,
 )
-from diagnosis.model import Command, Diagnosis, LwsVerdict, RestartCause, Snippet
+from diagnosis.model import Diagnosis, Fix, LwsVerdict, RestartCause, Snippet
 from diagnosis.objects import Object, condition, labels, mapping, name, sequence, spec, status, text
 from diagnosis.relations import node_name
 from diagnosis.views import LwsView
@@ -100,7 +102,10 @@ def restarting(lws: Lws) -> Diagnosis | None:
     starting = [p for g in lws.groups for p in g.pods if _not_started(p)]
     fix = _after_start(lws) if lws.restart_policy == "RecreateGroupOnPodRestart" and starting else None
     if fix is not None:
-        why = fix[0]
+        why = (
+            "Pods of the group were still starting when another's restart recreated the group (lws#726): "
+            "under RecreateGroupOnPodRestart a slow start is recreated with the rest."
+        )
     elif ended:
         why = (
             "The container fails on its own: the fix is in it (its log, above). RecreateGroupAfterStart "
@@ -119,11 +124,12 @@ def restarting(lws: Lws) -> Diagnosis | None:
                 jobset_kubectl.logs(lws.namespace, name(e.pod), e.container, e.running_again)
                 for e in ended[:2]
             ),
-            fix[1] if fix is not None else None,
+            *(fix[0].commands if fix is not None else ()),
             *basics(lws),
         ),
-        snippets=(fix[2],) if fix is not None else (),
+        snippets=(fix[1],) if fix is not None else (),
         cause=RestartCause.APP_FAILURE if ended else RestartCause.UNKNOWN,
+        fixes=(fix[0],) if fix is not None else (),
     )
 
 
@@ -147,19 +153,22 @@ def _pod_lines(ended: list[Exit], starting: list[Object]) -> list[str]:
     ]
 
 
-def _after_start(lws: Lws) -> tuple[str, Command | None, Snippet]:
-    """Why `RecreateGroupAfterStart` ends a loop that starting pods feed (lws#726), the patch, its YAML."""
+def _after_start(lws: Lws) -> tuple[Fix, Snippet] | None:
+    """The change that ends a loop starting pods feed (lws#726), and its YAML: with restartPolicy
+    RecreateGroupAfterStart a group is recreated only once every pod in it has started."""
     change = {"spec": {"leaderWorkerTemplate": {"restartPolicy": "RecreateGroupAfterStart"}}}
-    return (
-        "Pods of the group were still starting when another's restart recreated the group (lws#726): "
-        "with restartPolicy RecreateGroupAfterStart (LWS ≥ v0.9) a group is recreated only once every "
-        "pod in it has started, so a slow image pull no longer restarts it.",
+    fix = lws_fix(
+        lws,
+        "set restartPolicy RecreateGroupAfterStart (LWS ≥ v0.9): a group is then recreated only once all "
+        "its pods have started, so a slow start (an image pull) no longer restarts it (lws#726)",
         kubectl.patch(lws.namespace, lws.name, change, "Recreate groups only after all their pods started"),
-        Snippet(
-            "Recreate a group only once all its pods have started",
-            "yaml",
-            "spec:\n  leaderWorkerTemplate:\n    restartPolicy: RecreateGroupAfterStart\n",
-        ),
+    )
+    if fix is None:
+        return None
+    return fix, Snippet(
+        "Recreate a group only once all its pods have started",
+        "yaml",
+        "spec:\n  leaderWorkerTemplate:\n    restartPolicy: RecreateGroupAfterStart\n",
     )
 
 
@@ -281,6 +290,8 @@ def running(lws: Lws) -> Diagnosis:
 
 
 CHECKS: tuple[Check, ...] = (
+    # A group's gang that can never be met holds every pod of it, the leader first.
+    gang_unsatisfiable,
     # A leader not scheduled holds its whole group: under exclusive placement or LeaderReady its workers
     # are not even created, so anything said about them would be a symptom.
     leader_pending,

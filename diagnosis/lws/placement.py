@@ -20,7 +20,7 @@ from diagnosis.lws import commands as kubectl
 from diagnosis.lws import upstream
 from diagnosis.lws.group import Group, Lws, is_ready, state_of, unschedulable
 from diagnosis.lws.keys import EXCLUSIVE_TOPOLOGY_KEY, GANG_GROUP_KEY
-from diagnosis.model import Command, Diagnosis, LwsVerdict, PodVerdict, Snippet
+from diagnosis.model import Command, Diagnosis, Fix, LwsVerdict, PodVerdict, Snippet
 from diagnosis.objects import Object, labels, mapping, meta, name, sequence, spec, text
 from diagnosis.objects import annotations as annotations_of  # the bare name is the __future__ import
 from diagnosis.relations import node_name
@@ -35,6 +35,18 @@ def basics(lws: Lws) -> tuple[Command | None, ...]:
     """The commands every LeaderWorkerSet answer ends with."""
     ns, lw = lws.namespace, lws.name
     return kubectl.describe_lws(ns, lw), kubectl.statefulsets(ns, lw), kubectl.pods(ns, lw)
+
+
+def _fix(summary: str, objects: tuple[str, ...], *commands: Command | None) -> Fix | None:
+    """A change to the cluster that removes the cause, or None when no command could be built for
+    it (a name that could not exist)."""
+    made = collect(*commands)
+    return Fix(summary, None, (), made, objects) if made else None
+
+
+def lws_fix(lws: Lws, summary: str, command: Command | None) -> Fix | None:
+    """A change to the LeaderWorkerSet's own spec."""
+    return _fix(summary, (f"leaderworkerset/{lws.namespace}/{lws.name}",), command)
 
 
 def triage(lws: Lws, pod: Object) -> Diagnosis:
@@ -125,6 +137,8 @@ class _Missing:
     evidence: tuple[str, ...]
     commands: tuple[Command | None, ...]
     snippets: tuple[Snippet, ...] = ()
+    fix: Fix | None = None
+    """The change that lets the controller create the workers; its commands follow `commands`."""
 
 
 def workers_not_created(lws: Lws) -> Diagnosis | None:
@@ -193,6 +207,11 @@ def _not_ready(lws: Lws, leader: Object) -> _Missing:
         (
             describe("pod", lws.namespace, name(leader), f"The leader {name(leader)}: probes and events"),
             *(jobset_kubectl.logs(lws.namespace, name(leader), c, False) for c in containers[:1]),
+        ),
+        fix=lws_fix(
+            lws,
+            "set startupPolicy LeaderCreated: the workers are then created with the leader, not once it is "
+            "Ready (for a leader whose readiness waits for its workers)",
             kubectl.patch(
                 lws.namespace,
                 lws.name,
@@ -216,8 +235,11 @@ def _node_gone(lws: Lws, leader: Object, key: str) -> _Missing:
             "The leader stays bound to a node that is gone until it is deleted (the pod GC deletes it in "
             "time); deleting it recreates the group.",
         ),
-        (
-            jobset_kubectl.bound_pods(node),
+        (jobset_kubectl.bound_pods(node),),
+        fix=_fix(
+            f"delete leader {name(leader)}, bound to a node that is gone: the LWS recreates it, and its "
+            "group, on a node that exists",
+            (f"pod/{lws.namespace}/{name(leader)}",),
             jobset_kubectl.delete_pod(
                 lws.namespace,
                 name(leader),
@@ -241,8 +263,13 @@ def _no_topology_label(lws: Lws, leader: Object, node: Object, key: str) -> _Mis
         (
             jobset_kubectl.nodes_with_label(key),
             describe_node(name(node), f"Node {name(node)}: its labels"),
-            jobset_kubectl.label_node(name(node), key, value),
             kubectl.controller_log(),
+        ),
+        fix=_fix(
+            f"label node {name(node)} {key}={value} (its pool's domain): the controller then creates "
+            "the workers in that domain",
+            (f"node/{name(node)}",),
+            jobset_kubectl.label_node(name(node), key, value),
         ),
     )
 
@@ -267,9 +294,13 @@ def _not_created(lws: Lws, group: Group, leader: Object, missing: _Missing) -> D
             *missing.evidence,
         ),
         next_commands=collect(
-            *missing.commands, kubectl.pods(lws.namespace, lws.name, group.index), *basics(lws)
+            *missing.commands,
+            *(missing.fix.commands if missing.fix is not None else ()),
+            kubectl.pods(lws.namespace, lws.name, group.index),
+            *basics(lws),
         ),
         snippets=missing.snippets,
+        fixes=(missing.fix,) if missing.fix is not None else (),
     )
 
 
@@ -308,19 +339,26 @@ def partial_groups(lws: Lws) -> Diagnosis | None:
         "# in both leaderTemplate and workerTemplate of the LeaderWorkerSet\n"
         "spec:\n  schedulerName: volcano\n",
     )
+    taken = blocked_by(found)
+    scale = lws_fix(
+        lws,
+        f"scale {lws.name} to {whole} group{'s' if whole != 1 else ''}: the nodes its pods hold then hold "
+        "each group whole, and serve",
+        kubectl.scale(lws.namespace, lws.name, whole) if 0 < whole < lws.replicas else None,
+    )
     return Diagnosis(
         verdict=LwsVerdict.PARTIAL_GROUPS,
         summary=f"LeaderWorkerSet {lws.name} is placed in part: {len(partial)} groups each hold some nodes "
         f"and wait for more ({found.verdict}); none can serve.",
         evidence=tuple(evidence),
         next_commands=collect(
-            kubectl.scale(lws.namespace, lws.name, whole) if 0 < whole < lws.replicas else None,
+            *(scale.commands if scale is not None else ()),
             *found.next_commands[:3],
             *basics(lws),
         ),
         snippets=(gang,),
         pod_verdict=pod_verdict(found),
-        **blocked_by(found),
+        **{**taken, "fixes": (*found.fixes, *((scale,) if scale is not None else ()))},
     )
 
 

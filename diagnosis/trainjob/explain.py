@@ -17,12 +17,13 @@ from functools import cached_property
 from typing import Any
 
 from diagnosis import events
-from diagnosis.commands import collect, describe, events_about, kubectl
+from diagnosis.commands import collect, describe, events_about, kubectl, merge_patch
+from diagnosis.gang import api_of, refusals, weigh
 from diagnosis.jobset import commands as jobset_kubectl
 from diagnosis.jobset.explain import explain as explain_jobset
-from diagnosis.jobset.family import integer, is_live
+from diagnosis.jobset.family import is_live
 from diagnosis.jobset.keys import QUEUE_NAME_LABEL, REPLICATED_JOB_LABEL
-from diagnosis.model import Command, Diagnosis, JobSetVerdict, TrainJobVerdict
+from diagnosis.model import Command, Diagnosis, Fix, JobSetVerdict, TrainJobVerdict
 from diagnosis.objects import (
     Object,
     condition,
@@ -36,7 +37,6 @@ from diagnosis.objects import (
     status,
     text,
 )
-from diagnosis.quantity import exact
 from diagnosis.views import TrainJobView
 
 __all__ = ["explain"]
@@ -45,6 +45,12 @@ TRAINJOBS = "trainjobs.trainer.kubeflow.org"
 TRAINER_SYSTEM = "kubeflow-system"
 CREATION_FAILED = "TrainJobResourcesCreationFailed"
 _TRAINER_CONTROLLER = "trainer.kubeflow.org/trainjob-controller"
+TRAINER_RELEASE = "2.3.0"
+DEFAULT_RUNTIMES = (
+    f"https://github.com/kubeflow/trainer.git/manifests/overlays/runtimes?ref=v{TRAINER_RELEASE}"
+)
+"""The kustomization of Trainer's default ClusterTrainingRuntimes (`manifests/overlays/runtimes`,
+kubeflow/trainer@v2.3.0; `manifests/base/runtimes` lists them), as its install guide applies it."""
 _BLOCKING = frozenset(JobSetVerdict) - {JobSetVerdict.STARTING, JobSetVerdict.RUNNING}
 """JobSet verdicts that name a block of their own: an initializer that cannot run is that, not a wait."""
 
@@ -115,6 +121,12 @@ def explain(view: TrainJobView) -> Diagnosis:
         next_commands=collect(*found.next_commands, *_basics(job)),
         checked_at=view.now,
     )
+
+
+def _fix(summary: str, changed: str, command: Command | None) -> Fix | None:
+    """A change to the object `changed` (`kind/[namespace/]name`) that removes the TrainJob's cause,
+    made by `command` (None: no fix)."""
+    return Fix(summary, None, (), (command,), (changed,)) if command is not None else None
 
 
 def _runtime_name(job: TrainJob) -> str:
@@ -262,10 +274,24 @@ def suspended(job: TrainJob) -> Diagnosis | None:
             f"No Workload exists for it: is Kueue's trainjob integration enabled, and LocalQueue {queue} "
             f"in {ns}?"
         )
-    if not queue and not job.view.workloads:
+    by_hand = not queue and not job.view.workloads
+    if by_hand:
         evidence.append(
             "No Kueue queue label and no Workload: spec.suspend was set by hand or by another tool."
         )
+    resume = _fix(
+        f"resume TrainJob {job.name} (spec.suspend false): no Kueue queue holds it, so nothing else will",
+        f"trainjob/{job.namespace}/{job.name}",
+        merge_patch(
+            TRAINJOBS,
+            job.namespace,
+            job.name,
+            {"spec": {"suspend": False}},
+            "Resume the TrainJob (no Kueue queue or Workload suspends it)",
+        )
+        if by_hand
+        else None,
+    )
     return Diagnosis(
         verdict=TrainJobVerdict.SUSPENDED,
         summary=f"TrainJob {job.name} is suspended"
@@ -274,8 +300,10 @@ def suspended(job: TrainJob) -> Diagnosis | None:
         next_commands=collect(
             jobset_kubectl.workloads(ns) if queue or job.view.workloads else None,
             *(jobset_kubectl.describe_workload(ns, name(w)) for w in job.view.workloads[:1]),
+            *(resume.commands if resume is not None else ()),
             *_basics(job),
         ),
+        fixes=(resume,) if resume is not None else (),
     )
 
 
@@ -288,6 +316,22 @@ def runtime_missing(job: TrainJob) -> Diagnosis | None:
         return None
     kind, runtime = job.runtime_ref
     resource = "trainingruntimes" if kind == "TrainingRuntime" else "clustertrainingruntimes"
+    create = _fix(
+        f"create ClusterTrainingRuntime {runtime} again: Trainer's default runtimes (v{TRAINER_RELEASE}) "
+        "if it was one of them, else from where it was defined",
+        f"clustertrainingruntime/{runtime}",
+        kubectl(
+            f"Install Trainer v{TRAINER_RELEASE}'s default ClusterTrainingRuntimes (creates {runtime} if it "
+            "is one of them)",
+            "apply",
+            "--server-side",
+            "-k",
+            DEFAULT_RUNTIMES,
+            changes=True,
+        )
+        if kind == "ClusterTrainingRuntime"
+        else None,
+    )
     return Diagnosis(
         verdict=TrainJobVerdict.RUNTIME_MISSING,
         summary=f"TrainJob {job.name} names {kind} {runtime}, which does not exist: its JobSet cannot be "
@@ -308,8 +352,10 @@ def runtime_missing(job: TrainJob) -> Diagnosis | None:
                 *(("-n", job.namespace) if kind == "TrainingRuntime" else ()),
             ),
             events_about(job.namespace, job.name, f"The events about TrainJob {job.name}"),
+            *(create.commands if create is not None else ()),
             *_basics(job),
         ),
+        fixes=(create,) if create is not None else (),
     )
 
 
@@ -353,29 +399,20 @@ def jobset_not_created(job: TrainJob) -> Diagnosis | None:
 def _podgroup_lines(job: TrainJob, live: int) -> tuple[list[str], bool]:
     """Evidence about each PodGroup, and whether one can never be met: `minMember` above what the
     dependsOn steps let exist, or `minResources` above what every node read allocates together."""
-    lines, never = [], False
+    lines: list[str] = []
+    never = False
     nodes = job.view.jobset.nodes if job.view.jobset is not None else ()
     waiting = _waiting_steps(job)
     for group in job.view.podgroups:
-        least = integer(spec(group).get("minMember")) or 0
-        api = text(group.get("apiVersion")).partition("/")[0]
-        lines.append(
-            f"PodGroup {name(group)} ({api}): minMember {least}, phase "
-            f"{text(status(group).get('phase')) or '?'}; {live} of its pods exist now."
-        )
-        for resource, amount in sorted(mapping(spec(group).get("minResources")).items()):
-            total = sum(exact(mapping(status(n).get("allocatable")).get(resource)) or 0 for n in nodes)
-            if total < (exact(amount) or 0):
-                never = True
-                lines.append(
-                    f"minResources {resource}={amount}: the {len(nodes)} nodes read allocate {total} in all."
-                )
-        if least > live and waiting:
+        gang = weigh(group, live, nodes)
+        lines += gang.lines
+        never = never or bool(gang.short)
+        if gang.min_member > live and waiting:
             never = True
             lines.append(
-                f"minMember {least} counts the pods of every replicatedJob, but {', '.join(waiting)} are "
-                "created only after the steps before them finish (dependsOn): the pods that exist can "
-                "never reach minMember."
+                f"minMember {gang.min_member} counts the pods of every replicatedJob, but "
+                f"{', '.join(waiting)} are created only after the steps before them finish (dependsOn): "
+                "the pods that exist can never reach minMember."
             )
     return lines, never
 
@@ -401,12 +438,7 @@ def gang_unsatisfiable(job: TrainJob) -> Diagnosis | None:
     lines, never = _podgroup_lines(job, live)
     if not never:
         return None
-    said = [
-        f"Pod {name(p)}: `{events.message(e)}`."
-        for p in view.pods
-        for e in view.events
-        if events.reason(e) == "FailedScheduling" and events.is_about(e, p)
-    ][:2]
+    said = refusals(view.pods, view.events)
     return Diagnosis(
         verdict=TrainJobVerdict.GANG_UNSATISFIABLE,
         summary=f"TrainJob {job.name}'s gang can never be scheduled: {lines[-1].split(':')[0]}.",
@@ -414,7 +446,7 @@ def gang_unsatisfiable(job: TrainJob) -> Diagnosis | None:
         next_commands=collect(
             *(
                 describe(
-                    f"podgroups.{text(g.get('apiVersion')).partition('/')[0]}",
+                    f"podgroups.{api_of(g)}",
                     job.namespace,
                     name(g),
                     "The PodGroup's minMember, minResources and status",

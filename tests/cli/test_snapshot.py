@@ -7,7 +7,10 @@ import json
 from pathlib import Path
 
 from devtools.apisim import serve
-from tests.cli.test_cli import CLUSTER, kubewhy
+from tests.cli.test_cli import CLUSTER, ROOT, kubewhy
+
+LWS_CASE = ROOT / "tests/corpus/lws/restarting-worker-crash.json"
+TRAINJOB_CASE = ROOT / "tests/corpus/trainjob/gang-min-resources.json"
 
 
 def test_a_pod_and_a_jobset_are_captured_and_answer_as_the_cluster(tmp_path: Path) -> None:
@@ -45,3 +48,26 @@ def test_a_bad_target_is_a_usage_error(tmp_path: Path) -> None:
         done = kubewhy("snapshot", *words, "-o", str(tmp_path / "x.json"))
         assert done.returncode == 2, words
         assert "Traceback" not in done.stderr
+
+
+def test_an_lws_and_a_trainjob_by_its_name_are_captured_as_their_questions_read_them(tmp_path: Path) -> None:
+    """`snapshot lws` saves what `lws why` reads; `snapshot why` what `why` reads (here a TrainJob,
+    its runtime, PodGroup and JobSet): each file answers as the cluster did."""
+    asked = [
+        (LWS_CASE, ("lws", "why", "serving", "vllm-405b"), ("lws", "serving", "vllm-405b")),
+        (
+            TRAINJOB_CASE,
+            ("why", "ml-train", "trainjob/mixtral-pretrain"),
+            ("why", "ml-train", "trainjob/mixtral-pretrain"),
+        ),
+    ]
+    for snapshot, question, form in asked:
+        path = tmp_path / f"{form[0]}.json"
+        with serve(snapshot) as sim:
+            expected = json.loads(
+                kubewhy(*question, "--kubeconfig", sim.kubeconfig, "--format", "json").stdout
+            )
+            took = kubewhy("snapshot", *form, "-o", str(path), "--kubeconfig", sim.kubeconfig)
+        assert took.returncode == 0, took.stderr
+        got = json.loads(kubewhy(*question, "--snapshot", str(path), "--format", "json").stdout)
+        assert [got[k] for k in ("verdict", "summary")] == [expected[k] for k in ("verdict", "summary")]

@@ -1,4 +1,5 @@
-"""`kubewhy snapshot`'s files against a real kube-apiserver 1.34: what each corpus question reads,
+"""`kubewhy snapshot`'s files against a real kube-apiserver 1.34: what each corpus question reads
+(a pod's, a JobSet's, a LeaderWorkerSet's, a TrainJob's),
 captured (from the API simulator, `tests/live/test_capture.py`), loaded into a fresh server, asked
 live as the bot asks: the same answer as from the captured file. Beside the captured objects the
 server is given the snapshot's PriorityClasses and RuntimeClasses, which its admission needs to
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,8 @@ ONE_OF_EACH = (
     "kueue-gated",  # Kueue Workloads and LocalQueues
     "leader-pending-exclusive-tpu",  # a JobSet, its Jobs and exclusive placement
     "restarting-node-failure",  # a terminating pod, a failed Job
+    "restarting-worker-crash",  # a LeaderWorkerSet, its StatefulSets and group recreations
+    "gang-min-resources",  # a TrainJob, its runtime, PodGroup and JobSet
 )
 """The captures loaded into the real server: one snapshot of each kind of object a capture holds
 (the API simulator tier checks every corpus case's capture, `tests/live/test_capture.py`); loading
@@ -49,8 +53,7 @@ async def _captured(snapshot: Path, asked: list[Case]) -> dict[str, object]:
         for case in asked:
             reader = LiveReader.from_kubeconfig(sim.kubeconfig, None)
             try:
-                take = capture.pod if case.kind == "triage" else capture.jobset
-                taken = await take(reader, case.namespace, case.name)
+                taken = await capture.of(reader, partial(answer, reader, case))
             finally:
                 await reader.aclose()
             for obj in taken["items"]:

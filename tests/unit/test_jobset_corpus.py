@@ -21,6 +21,7 @@ from devtools.corpus import ROOT, Case, cases
 from devtools.jobset_corpus.world import NOW
 from diagnosis import events
 from diagnosis.dra_objects import Dra
+from diagnosis.gang import api_of, named_by
 from diagnosis.jobset.explain import explain
 from diagnosis.model import Diagnosis, JobSetVerdict, PodVerdict
 from diagnosis.objects import Object, kind, labels, name, namespace
@@ -53,6 +54,9 @@ def view_of(items: tuple[Object, ...], ns: str, jobset_name: str, now: datetime 
         bound_pods=tuple(o for o in items if kind(o) == "Pod" and holds_node(o)),
         workloads=tuple(o for o in items if kind(o) == "Workload" and owned_by(o, jobset)),
         now=now,
+        podgroups=tuple(
+            o for o in items if kind(o) == "PodGroup" and (api_of(o), namespace(o), name(o)) in named_by(pods)
+        ),
         dra=Dra.of(items),
     )
 

@@ -26,7 +26,16 @@ from bot.incidents import (
 from bot.localslack import BOT_ID, block_problem
 from bot.settings import MentionConfig, SentinelConfig
 from bot.stuck import Cause, RestartCounter, Stuck, blocked_by, node_on_its_way, waiting_workloads
-from diagnosis.model import Autoscaling, Diagnosis, Fix, Holding, JobSetVerdict, NodeComing, PodVerdict
+from diagnosis.model import (
+    Autoscaling,
+    Diagnosis,
+    Fix,
+    Holding,
+    JobSetVerdict,
+    NodeComing,
+    PodVerdict,
+    TrainJobVerdict,
+)
 from diagnosis.objects import Ref
 from diagnosis.relations import workload
 from handlers.reply import Reply
@@ -133,6 +142,34 @@ def test_a_leaderworkersets_waiting_pods_are_one_workload_diagnosed_through_the_
         "leaderworkerset",
         "llama",
     )
+
+
+def test_a_trainjobs_pods_are_one_workload_named_after_the_trainjob_not_its_jobset() -> None:
+    """Its pods name the JobSet (named as the TrainJob); its answer is about the TrainJob: the incident
+    names the TrainJob, keeps one key across sweeps, and its re-check asks `/jobset why` again."""
+    pods = [
+        pod(f"llama-sft-node-0-{i}", labels={"jobset.sigs.k8s.io/jobset-name": "llama-sft"}) for i in range(2)
+    ]
+    (stuck,) = waiting_workloads("prod", pods).values()
+    diagnosis = Diagnosis(TrainJobVerdict.GANG_UNSATISFIABLE, "why", (), ())
+    answered = Check(
+        stuck.target, Reply(Ref("trainjob", "ml", "llama-sft"), diagnosis), datetime(2026, 12, 1, tzinfo=UTC)
+    )
+    named = stuck.named_by(answered)
+    assert (named.kind, named.key) == ("TrainJob", stuck.key)
+    listed = incident(verdict="gang-unsatisfiable", workloads=(Member.of(named),))
+    assert listed.what == "TrainJob ml/llama-sft"
+    assert listed.member_keys == {stuck.key}
+    assert listed.workloads[0].checked("prod") == Target(
+        kind="jobset", namespace="ml", name="llama-sft", cluster="prod"
+    )
+    assert stuck.named_by(_check(JobSetVerdict.PODS_PENDING)).kind == "JobSet"  # a JobSet's own answer
+
+
+def test_an_lws_incident_is_re_checked_by_the_lws_explainer() -> None:
+    lws = member("llama", kind="LeaderWorkerSet", target="llama")
+    assert lws.checked("prod").kind == "leaderworkerset"
+    assert member().checked("prod").kind == "pod"
 
 
 def test_a_pod_never_scheduled_has_waited_since_it_was_created() -> None:
