@@ -42,12 +42,15 @@ class LwsReads:
                 self._read.source, "leaderworkerset", namespace, name, names, warnings
             ) from got
         lws, found_pods, found_sets = unwrap(got).body, unwrap(pods), unwrap(statefulsets)
-        around = await self._read.around.pods(found_pods)
+        events = about(unwrap(in_namespace), lws, *found_sets, *found_pods)
+        around, capacity = await asyncio.gather(
+            self._read.around.pods(found_pods), self._read.capacity.for_pods(found_pods, events, notes)
+        )
         return LwsView(
             lws=lws,
             statefulsets=tuple(found_sets),
             pods=tuple(found_pods),
-            events=about(unwrap(in_namespace), lws, *found_sets, *found_pods),
+            events=events,
             nodes=around.nodes,
             bound_pods=around.bound_pods,
             now=now(unwrap(got)),
@@ -56,4 +59,5 @@ class LwsReads:
             nominated_pods=around.nominated_pods,
             dra=around.dra,
             notes=tuple(notes),
+            capacity=capacity,
         )

@@ -15,8 +15,9 @@ from diagnosis.autoscaling.karpenter import NODEPOOL_LABEL
 from diagnosis.autoscaling.requests import consumed
 from diagnosis.autoscaling.said import PROVISION_TIMEOUT, minutes
 from diagnosis.commands import kubectl, valid_names
+from diagnosis.events import regarding
 from diagnosis.model import Autoscaling, Command, Fix, NodeComing, NodeGroup
-from diagnosis.objects import Object, kind, labels, name, namespace, spec, status
+from diagnosis.objects import Object, kind, labels, name, namespace, spec, status, text
 from diagnosis.quantity import count
 from diagnosis.triage.fixes import where
 from diagnosis.triage.resources import effective_requests
@@ -36,6 +37,8 @@ _RAISE = {
         " --name {pool} --update-cluster-autoscaler --max-count {max}"
     ),
 }
+_LINE = 240
+"""Characters of an evidence line: an autoscaler's words may run longer (a cloud's error messages)."""
 
 
 def lines(found: Autoscaling, now: datetime) -> Iterator[str]:
@@ -45,7 +48,8 @@ def lines(found: Autoscaling, now: datetime) -> Iterator[str]:
     when = f", {minutes(found.since, now)}" if found.since else ""
     yield f"Will a node come? {found.state.value}, said by {found.by}{when}"
     if found.quote:
-        yield f"{found.by} said: {found.quote}"
+        said = f"{found.by} said: {found.quote}"
+        yield said if len(said) <= _LINE else said[: _LINE - 1] + "…"
     for group in found.groups:
         yield group_line(group)
 
@@ -176,6 +180,27 @@ def read_commands(view: TriageView) -> Iterator[Command]:
         )
     if view.capacity.nodepools:
         yield kubectl("Karpenter's NodePools and NodeClaims", "get", "nodepools,nodeclaims")
+    told = {text(regarding(e).get("kind")) for e in view.capacity.events}
+    if "NodeClaim" in told:
+        yield kubectl(
+            "Karpenter's events on its NodeClaims (written in namespace default)",
+            "get",
+            "events",
+            "-n",
+            "default",
+            "--field-selector",
+            "involvedObject.kind=NodeClaim",
+        )
+    if "ConfigMap" in told:
+        yield kubectl(
+            "cluster-autoscaler's events on its status: what became of each scale-up",
+            "get",
+            "events",
+            "-n",
+            "kube-system",
+            "--field-selector",
+            "involvedObject.name=cluster-autoscaler-status",
+        )
     wanted = consumed(view.pod)
     if wanted and valid_names(namespace(view.pod), wanted) and view.capacity.requests:
         yield kubectl(
