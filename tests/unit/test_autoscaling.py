@@ -11,7 +11,7 @@ from cluster.snapshot import SnapshotReader, load_objects
 from devtools import autoscaling_corpus as corpus
 from devtools.corpus import ROOT
 from diagnosis.autoscaling import assess
-from diagnosis.autoscaling.events import cluster_autoscaler, karpenter
+from diagnosis.autoscaling.events import cluster_autoscaler, karpenter, on_status
 from diagnosis.autoscaling.said import Said, counted, group_name, minutes
 from diagnosis.autoscaling.status import parse
 from diagnosis.jobset.explain import explain
@@ -195,3 +195,19 @@ async def test_a_jobset_answer_carries_whether_a_node_comes_for_its_blocking_pod
     shown = as_json(Reply(Ref("jobset", "ml-train", "sdxl-finetune"), found))["autoscaling"]
     assert (shown["state"], shown["by"]) == ("coming", "cluster-autoscaler")
     assert "a3-pool" in {g["name"] for g in shown["groups"]}
+
+
+def test_the_status_configmaps_failures_count_only_for_the_pods_groups() -> None:
+    """`FailedToScaleUpGroup` (a resize refused at once: the pod hears nothing more) of the group the
+    pod's scale-up went to is a failure; the same of another group is not the pod's."""
+    pod = corpus.pod("p", 8)
+    (triggered,) = _said(f"pod triggered scale-up: [{{{MIG} 1->2 (max: 4)}}]", "TriggeredScaleUp", 3)
+    status = corpus.status_configmap(corpus.yaml_status(corpus.GROUPS), 0.1)
+    refused = "Scale-up failed for group {}: googleapi: Error 403: Required 'compute.instanceGroupManagers.update' permission, forbidden"
+    mine = corpus.ca_event(status, "FailedToScaleUpGroup", refused.format(MIG), 1, "Warning")
+    other = corpus.ca_event(status, "FailedToScaleUpGroup", refused.format(MIG.replace("gpu-pool", "cpu-pool")), 1, "Warning")
+    on_pod = corpus.ca_event(pod, "FailedToScaleUpGroup", refused.format(MIG), 1, "Warning")
+    (said,) = on_status([mine, other, on_pod], (triggered,), ("gpu-pool",))
+    assert said.state is NodeComing.FAILED
+    assert said.headline.startswith("Scale-up failed {ago}: cluster-autoscaler could not resize gpu-pool: googleapi")
+    assert said.quote == refused.format(MIG)
