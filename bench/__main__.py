@@ -4,7 +4,8 @@ PATH between the `bench:begin`/`bench:end` markers, keeping the rest of the file
 
 A part of it: `--only cli,classifier,triage,burst,soak` (any of them; `triage` includes `/jobset why`),
 and `--sizes 1000x10,5000x100` for the clusters `triage` is measured on (nodes × pods per node; a
-`dra` suffix, `5000x10dra`, serves the cluster's GPUs as DRA devices).
+`dra` suffix, `5000x10dra`, serves the cluster's GPUs as DRA devices; an `autoscaling` suffix,
+`5000x10autoscaling`, has cluster-autoscaler speak about its pending pods).
 
 Order: the live CLI's floor, the classifier in this process (it generates its own clusters), then one
 API simulator process per cluster size for `/triage` and `/jobset why`, measured from a fresh process
@@ -47,6 +48,7 @@ FULL = Plan(
         Size(5000, 10, kubewhy_runs=5, baseline_runs=1, jobset_runs=3),
         Size(10000, 10, kubewhy_runs=3, baseline_runs=1, jobset_runs=3),
         Size(5000, 10, kubewhy_runs=5, baseline_runs=0, jobset_runs=0, dra=True),
+        Size(5000, 10, kubewhy_runs=5, baseline_runs=0, jobset_runs=0, autoscaling=True),
     ),
     classifier=((5000, 10),),
     classifier_runs=20,
@@ -107,17 +109,24 @@ def _parts(value: str) -> tuple[str, ...]:
 
 def _sizes(value: str) -> tuple[Size, ...]:
     """`1000x10,5000x100`: the default plan's measurement of each size (`LARGE`'s for 100 pods a node);
-    `5000x10dra`: the cluster with its GPUs served by the DRA driver."""
+    `5000x10dra`: the cluster with its GPUs served by the DRA driver; `5000x10autoscaling`: with
+    cluster-autoscaler speaking."""
     sizes = []
     for part in value.split(","):
-        dra = part.strip().endswith("dra")
-        nodes, _, per_node = part.strip().removesuffix("dra").partition("x")
+        shape, kind = part.strip(), ""
+        for suffix in ("dra", "autoscaling"):
+            if shape.endswith(suffix):
+                shape, kind = shape.removesuffix(suffix), suffix
+        nodes, _, per_node = shape.partition("x")
         if not (nodes.isdigit() and per_node.isdigit() and int(nodes) > 0 and int(per_node) > 0):
             raise argparse.ArgumentTypeError(
-                f"a size is NODESxPODS_PER_NODE, e.g. 5000x10, or 5000x10dra for GPUs by DRA (not {part!r})"
+                "a size is NODESxPODS_PER_NODE, e.g. 5000x10, or 5000x10dra for GPUs by DRA, or"
+                f" 5000x10autoscaling for cluster-autoscaler speaking (not {part!r})"
             )
-        like = next(s for s in FULL.sizes if s.dra) if dra else (
-            LARGE if int(per_node) >= LARGE.pods_per_node else FULL.sizes[0]
+        like = (
+            next(s for s in FULL.sizes if getattr(s, kind))
+            if kind
+            else (LARGE if int(per_node) >= LARGE.pods_per_node else FULL.sizes[0])
         )
         sizes.append(replace(like, nodes=int(nodes), pods_per_node=int(per_node)))
     return tuple(sizes)

@@ -48,19 +48,40 @@ class Served:
     """The server process's peak RSS once serving."""
     dra: bool = False
     """The GPUs are DRA devices (`devtools.dra_cluster`), asked for through ResourceClaims."""
+    autoscaling: bool = False
+    """cluster-autoscaler speaks: its status, and events on the pending pods
+    (`devtools.autoscaling_cluster`)."""
 
     @property
     def label(self) -> str:
-        return f"{self.nodes:,} nodes / {self.pods:,} pods" + (", GPUs by DRA" if self.dra else "")
+        return (
+            f"{self.nodes:,} nodes / {self.pods:,} pods"
+            + (", GPUs by DRA" if self.dra else "")
+            + (", autoscaling on" if self.autoscaling else "")
+        )
 
 
 @contextmanager
 def simulated(
-    nodes: int, pods_per_node: int, *, slices: int = 4, hosts_per_slice: int = 64, dra: bool = False
+    nodes: int,
+    pods_per_node: int,
+    *,
+    slices: int = 4,
+    hosts_per_slice: int = 64,
+    dra: bool = False,
+    autoscaling: bool = False,
 ) -> Iterator[Served]:
     """Serve `devtools.cluster.generate(nodes, pods_per_node, …)` from a child process; with `dra`, its
-    GPUs served by the DRA driver (`devtools.dra_cluster.on_dra`)."""
-    shape = ["--slices", str(slices), "--hosts-per-slice", str(hosts_per_slice), *(["--dra"] if dra else [])]
+    GPUs served by the DRA driver (`devtools.dra_cluster.on_dra`); with `autoscaling`, its
+    cluster-autoscaler speaking (`devtools.autoscaling_cluster.with_autoscaler`)."""
+    shape = [
+        "--slices",
+        str(slices),
+        "--hosts-per-slice",
+        str(hosts_per_slice),
+        *(["--dra"] if dra else []),
+        *(["--autoscaling"] if autoscaling else []),
+    ]
     command = [sys.executable, "-m", "bench.apiserver", str(nodes), str(pods_per_node), *shape]
     with subprocess.Popen(
         command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -127,6 +148,7 @@ def samples(pods: list[dict[str, Any]], count: int = 50) -> list[Key]:
 def main() -> None:
     from bench.timing import peak_rss_mib
     from devtools.apisim import TOKEN, serve
+    from devtools.autoscaling_cluster import with_autoscaler
     from devtools.cluster import NOW, generate
     from devtools.dra_cluster import on_dra
 
@@ -136,12 +158,17 @@ def main() -> None:
     parser.add_argument("--slices", type=int, default=4)
     parser.add_argument("--hosts-per-slice", type=int, default=64)
     parser.add_argument("--dra", action="store_true", help="serve the GPUs as DRA devices")
+    parser.add_argument(
+        "--autoscaling", action="store_true", help="with cluster-autoscaler's status and events"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     cluster = generate(
         args.nodes, args.pods_per_node, slices=args.slices, hosts_per_slice=args.hosts_per_slice
     )
     objects = on_dra(cluster).objects() if args.dra else cluster.objects()
+    if args.autoscaling:
+        objects += with_autoscaler(cluster)
     kinds = Counter(o["kind"] for o in objects)
     info = {
         "nodes": kinds["Node"],
@@ -152,6 +179,7 @@ def main() -> None:
         "jobset": cluster.jobset,
         "samples": samples(cluster.pods),
         "dra": args.dra,
+        "autoscaling": args.autoscaling,
     }
     del cluster
     with serve(objects, now=NOW) as sim:

@@ -36,6 +36,8 @@ class Size:
     dra: bool = False
     """GPUs served by the DRA driver: kubewhy's `/triage`, directly and through the cache, on its
     pinned and unpinned pods (the original tool's method reads no DRA object, so it has no row)."""
+    autoscaling: bool = False
+    """cluster-autoscaler speaks about the pending pods: measured as with `dra` (`run_p95_size`)."""
 
 
 @dataclass(frozen=True)
@@ -64,16 +66,17 @@ def cached_runs(size: Size) -> int:
     return max(size.kubewhy_runs, CACHED_RUNS)
 
 
-async def run_dra_size(size: Size, plan: Plan, served: Served) -> list[Row]:
-    """`/triage` on a cluster whose GPUs are DRA devices, for the pinned and the unpinned pod: kubewhy
-    reading the cluster directly, then through its cache (target: under 100 ms)."""
+async def run_p95_size(size: Size, plan: Plan, served: Served) -> list[Row]:
+    """`/triage` on a cluster whose GPUs are DRA devices, or whose autoscaler speaks about its pending
+    pods, for the pinned and the unpinned pod: kubewhy reading the cluster directly, then through its
+    cache (target: a p95 under 100 ms)."""
     pods = {"pinned pod": served.pinned, "unpinned pod": served.unpinned}
     rows: list[Row] = []
     reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
     try:
         for case, pod in pods.items():
             ours = await triage.measure_kubewhy(reader, pod, size.kubewhy_runs, plan.budget_s)
-            rows.append(triage.dra_row(served, "kubewhy", case, ours))
+            rows.append(triage.p95_row(served, "kubewhy", case, ours))
     finally:
         await reader.aclose()
     async with triage.cached_reader(served, plan.sync_timeout_s) as (cached, sync):
@@ -81,7 +84,7 @@ async def run_dra_size(size: Size, plan: Plan, served: Served) -> list[Row]:
         if cached.cache is not None and cached.cache.synced:
             for case, pod in pods.items():
                 ours = await triage.measure_kubewhy(cached, pod, cached_runs(size), plan.budget_s)
-                rows.append(triage.dra_row(served, "kubewhy + cache", case, ours))
+                rows.append(triage.p95_row(served, "kubewhy + cache", case, ours))
     return rows
 
 
@@ -153,7 +156,7 @@ async def isolated(size: Size, plan: Plan) -> list[Row]:
 
 
 def measure_size(size: Size, plan: Plan) -> list[Row]:
-    """`/triage` and `/jobset why` on one simulated cluster (`run_size`, `run_dra_size`)."""
+    """`/triage` and `/jobset why` on one simulated cluster (`run_size`, `run_p95_size`)."""
     gc.set_threshold(*GC_THRESHOLDS)
     os.chdir(ROOT)
 
@@ -164,7 +167,8 @@ def measure_size(size: Size, plan: Plan) -> list[Row]:
             slices=size.slices,
             hosts_per_slice=size.hosts_per_slice,
             dra=size.dra,
+            autoscaling=size.autoscaling,
         ) as served:
-            return await (run_dra_size if size.dra else run_size)(size, plan, served)
+            return await (run_p95_size if size.dra or size.autoscaling else run_size)(size, plan, served)
 
     return asyncio.run(measure())

@@ -22,6 +22,11 @@ for them with the label selector. `compact_node` keeps what the diagnosis reads 
 `max_objects` objects are kept: past that the cache stops, frees what it holds and says why in
 `state`; the reader then reads the cluster directly, as without a cache.
 
+Beside them, what says whether a node will come for a pending pod, small and read by every `/triage`
+of one: Karpenter's NodePools and NodeClaims (where the cluster serves them) and cluster-autoscaler's
+status ConfigMap (watched by its name). RBAC may refuse these apart: a 403 ends their reflector only,
+and the reader reads them directly.
+
 Threads: LIST pages are read by the transport's worker threads. A watch's response is read line by
 line in the cache's own threads (one per watch; the official client's `Watch` would turn every event
 into a generated model, the slow path raw JSON avoids, and resumes a 410 with the same stale
@@ -69,6 +74,7 @@ from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
+from diagnosis.views import STATUS_CONFIGMAP
 from diagnosis.workloads import OWNER_LABELS
 
 log = logging.getLogger(__name__)
@@ -79,6 +85,8 @@ BOUND_PODS = f"spec.nodeName!=,{NOT_TERMINAL}"
 UNSCHEDULED_PODS = "spec.nodeName=,status.phase=Pending"
 """The pods waiting for a node (kept with `CacheOptions.pending`, for the sentinel): a pod that is
 bound, or fails before it is, leaves the watch's selection and arrives as DELETED."""
+
+KARPENTER_GROUP = "karpenter.sh"
 
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for nodes."""
@@ -281,8 +289,9 @@ def _unindexed(_: Object) -> tuple[str, ...]:
     return ()
 
 
-def compact_dra(obj: Object) -> dict[str, Any]:
-    """A DRA object without its managed fields (all the rest is read, or names what is read)."""
+def compact_whole(obj: Object) -> dict[str, Any]:
+    """A DRA or autoscaler object without its managed fields (all the rest is read, or names what
+    is read)."""
     kept = dict(obj)
     metadata = dict(meta(obj))
     metadata.pop("managedFields", None)
@@ -383,6 +392,11 @@ class _Resource:
     group: str = ""
     label: str = ""
     """How `held` (and `/metrics`) names what it keeps, when not by its plural."""
+    namespace: str | None = None
+    """The one namespace it is listed and watched in (None: all)."""
+    refusable: bool = False
+    """A read RBAC may leave out (the autoscalers' objects): a 403 ends the reflector, not the cache,
+    and the reader reads them directly."""
 
 
 class _Reflector:
@@ -405,6 +419,8 @@ class _Reflector:
         self.listings = 0
         self.absent = False
         """The API server does not serve this (optional) resource."""
+        self.refused = False
+        """RBAC refused this (refusable) resource: the reader reads it directly."""
         self.version = 0
         """Counts the changes to `items`: what is worked out from them is worked out again."""
         self.listing = 0
@@ -441,6 +457,10 @@ class _Reflector:
             except Expired as err:
                 self._forget(f"listing again: {err.message}")
             except Forbidden as err:
+                if self.resource.refusable and not self.watched:
+                    self.refused, self.phase = True, f"refused: {err}"
+                    self.cache.changed()
+                    return
                 if not self.watched:
                     self.cache.stop(str(err))
                     return
@@ -466,7 +486,7 @@ class _Reflector:
         revision = ""
         try:
             async for page in self.cache.api.pages(
-                Target("list", self.resource.plural, group=self.resource.group),
+                Target("list", self.resource.plural, self.resource.namespace, self.resource.group),
                 fieldSelector=self.resource.field_selector,
             ):
                 revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
@@ -490,7 +510,7 @@ class _Reflector:
         `watch_seconds`); events are applied as they come."""
         options = self.cache.options
         self.response = await self.cache.api.stream(
-            Target("watch", self.resource.plural, group=self.resource.group),
+            Target("watch", self.resource.plural, self.resource.namespace, self.resource.group),
             read_timeout=options.watch_seconds + self.cache.api.timeout,
             fieldSelector=self.resource.field_selector,
             resourceVersion=self.revision,
@@ -640,7 +660,7 @@ class ClusterCache:
             plural: _Reflector(
                 self,
                 _Resource(
-                    plural, None, compact_dra, _everything, _unindexed, parse, optional=True, group=GROUP
+                    plural, None, compact_whole, _everything, _unindexed, parse, optional=True, group=GROUP
                 ),
             )
             for plural, parse in (
@@ -649,11 +669,44 @@ class ClusterCache:
                 ("resourceslices", resource_slice),
             )
         }
+        status_namespace, status_name = STATUS_CONFIGMAP
+        self._autoscaling = {
+            resource.plural: _Reflector(self, resource)
+            for resource in (
+                *(
+                    _Resource(
+                        plural,
+                        None,
+                        compact_whole,
+                        _everything,
+                        _unindexed,
+                        optional=True,
+                        group=KARPENTER_GROUP,
+                        refusable=True,
+                    )
+                    for plural in ("nodepools", "nodeclaims")
+                ),
+                _Resource(
+                    "configmaps",
+                    f"metadata.name={status_name}",
+                    compact_whole,
+                    _everything,
+                    _unindexed,
+                    label=status_name,
+                    namespace=status_namespace,
+                    refusable=True,
+                ),
+            )
+        }
+        """What says whether a node will come (`autoscaler_objects`): Karpenter's NodePools and
+        NodeClaims where the cluster serves them, cluster-autoscaler's status ConfigMap by its name
+        (a watch that holds nothing until cluster-autoscaler writes it)."""
         self._reflectors = (
             self._nodes,
             self._pods,
             *((self._pending,) if self.options.pending else ()),
             *self._dra.values(),
+            *self._autoscaling.values(),
         )
         # One thread blocks on each watch's next line.
         self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
@@ -845,6 +898,17 @@ class ClusterCache:
             kept = (claims.version, Dra(claims=tuple(claims.parsed.values()), devices=devices))
             self._dra_objects = kept
         return kept[1]
+
+    def autoscaler_objects(self, plural: str) -> tuple[Object, ...] | None:
+        """Karpenter's `nodepools` or `nodeclaims`, or the `configmaps` that are cluster-autoscaler's
+        status (none or one); None while the cache cannot tell (not listed yet, lost, or refused by
+        RBAC): the reader reads them then."""
+        reflector = self._autoscaling[plural]
+        if reflector.absent:
+            return ()
+        if self._stopped is not None or not reflector.current(time.monotonic()):
+            return None
+        return tuple(reflector.items.values())
 
     def nodes(self) -> tuple[Object, ...]:
         return tuple(self._nodes.items.values())

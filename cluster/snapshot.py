@@ -18,6 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
@@ -28,6 +29,7 @@ import yaml
 from cluster.errors import Missing, NotFound, SnapshotError
 from cluster.reader import NAMED_KINDS, TriageRead
 from diagnosis import events
+from diagnosis.autoscaling import events_to_read
 from diagnosis.dra_objects import GROUP, Dra
 from diagnosis.dra_objects import KINDS as DRA_KINDS
 from diagnosis.gang import api_of, named_by
@@ -334,11 +336,12 @@ class SnapshotReader:
         found = self._pods.get((namespace, pod))
         if found is None:
             raise self._not_found("pod", namespace, pod, self._pods)
+        about = self._events(found)
         view = TriageView(
             pod=found,
             nodes=self._nodes,
             bound_pods=self._bound_pods,
-            events=self._events(found),
+            events=about,
             now=self.now,
             peers=self._peers,
             storage=self._storage,
@@ -347,7 +350,7 @@ class SnapshotReader:
             queues=self._queues_in.get(namespace, ()),
             pending_pods=self._pending_pods,
             dra=self._dra,
-            capacity=self._capacity,
+            capacity=self._capacity_after(about),
         )
         return TriageRead(view)
 
@@ -357,11 +360,12 @@ class SnapshotReader:
             raise self._not_found("jobset", namespace, name, self._jobsets)
         jobs = self._jobs_of_jobset.get((namespace, name), ())
         pods = self._pods_of_jobset.get((namespace, name), ())
+        about = self._events(jobset, *jobs, *pods)
         return JobSetView(
             jobset=jobset,
             jobs=jobs,
             pods=pods,
-            events=self._events(jobset, *jobs, *pods),
+            events=about,
             nodes=self._nodes,
             bound_pods=self._bound_pods,
             workloads=tuple(w for w in self._workloads_in.get(namespace, ()) if owned_by(w, jobset)),
@@ -371,6 +375,7 @@ class SnapshotReader:
             storage=self._storage,
             nominated_pods=self._nominated_pods,
             dra=self._dra,
+            capacity=self._capacity_after(about),
         )
 
     async def lws_view(self, namespace: str, name: str) -> LwsView:
@@ -380,11 +385,12 @@ class SnapshotReader:
         members = self._of_lws.get((namespace, name), ())
         pods = tuple(o for o in members if kind(o) == "Pod")
         statefulsets = tuple(o for o in members if kind(o) == "StatefulSet")
+        about = self._events(lws, *statefulsets, *pods)
         return LwsView(
             lws=lws,
             statefulsets=statefulsets,
             pods=pods,
-            events=self._events(lws, *statefulsets, *pods),
+            events=about,
             nodes=self._nodes,
             bound_pods=self._bound_pods,
             now=self.now,
@@ -393,6 +399,7 @@ class SnapshotReader:
             storage=self._storage,
             nominated_pods=self._nominated_pods,
             dra=self._dra,
+            capacity=self._capacity_after(about),
         )
 
     def _podgroups_of(self, pods: tuple[Object, ...]) -> tuple[Object, ...]:
@@ -435,6 +442,17 @@ class SnapshotReader:
 
     async def ping(self) -> None:
         """A loaded snapshot is always readable."""
+
+    def _capacity_after(self, about: Iterable[Object]) -> Capacity:
+        """What says whether a node will come, with the autoscalers' events on their own objects
+        that these events (`about`) lead to, as the live reader reads them."""
+        told = tuple(
+            e
+            for read in events_to_read(about)
+            for e in self._events_in.get(read.namespace, ())
+            if read.holds(e)
+        )
+        return replace(self._capacity, events=told)
 
     def _events(self, *about: Object) -> tuple[Object, ...]:
         return tuple(

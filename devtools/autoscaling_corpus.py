@@ -680,6 +680,7 @@ def scenarios() -> Iterator[Scenario]:
     yield from _gke_failures()
     yield from _karpenter()
     yield from _requests()
+    yield from _on_their_objects()
 
 
 def _cluster_autoscaler() -> Iterator[Scenario]:
@@ -1136,6 +1137,75 @@ def _requests() -> Iterator[Scenario]:
         "llm-dws-0",
         "gated",
         "failed",
+    )
+
+
+def _on_their_objects() -> Iterator[Scenario]:
+    """What the autoscalers write on their own objects, not on the pod: cluster-autoscaler on its
+    status ConfigMap (kube-system), Karpenter on a NodeClaim (namespace `default`, as every event on
+    a cluster-scoped object)."""
+    p = _pending("train-0")
+    status = status_configmap(yaml_status(SCALING, 0.3), 0.3)
+    mig = MIG.format(pool="a3-pool")
+    stockout = (
+        f"Failed adding 1 nodes to group {mig} due to OutOfResource.RESOURCE_POOL_EXHAUSTED; source errors:"
+        " Instance 'gke-prod-a3-pool-8f3c2a1d-x2lq' creation failed: The zone 'projects/ml-prod/zones/us-central1-a'"
+        " does not have enough resources available to fulfill the request. Try a different zone, or try again later."
+    )
+    yield Scenario(
+        "ca-status-scale-up-failed",
+        "TriggeredScaleUp 3 min ago; ScaleUpFailed on the status ConfigMap since: a3-pool is out of resources",
+        _gke(p, _triggered(p, 3), status, ca_event(status, "ScaleUpFailed", stockout, 0.1, "Warning")),
+        "train-0",
+        "exhausted",
+        "failed",
+    )
+    timed_out = f"Nodes added to group {mig} failed to register within 10m0s"
+    yield Scenario(
+        "ca-status-timed-out",
+        "TriggeredScaleUp 10 min ago; ScaleUpTimedOut on the status ConfigMap (--max-node-provision-time=10m)",
+        _gke(p, _triggered(p, 10), status, ca_event(status, "ScaleUpTimedOut", timed_out, 0.1, "Warning")),
+        "train-0",
+        "exhausted",
+        "failed",
+    )
+    other = stockout.replace("a3-pool", "cpu-pool")
+    yield Scenario(
+        "ca-status-other-group-failed",
+        "TriggeredScaleUp to a3-pool 3 min ago; the ScaleUpFailed on the status ConfigMap is cpu-pool's",
+        _gke(p, _triggered(p, 3), status, ca_event(status, "ScaleUpFailed", other, 0.1, "Warning")),
+        "train-0",
+        "exhausted",
+        "coming",
+    )
+    world = _world(KARPENTER, "gpu")
+    gone = nodeclaim("gpu-m3v8n", "gpu", 4)
+    ice = event(
+        gone,
+        "InsufficientCapacityError",
+        "NodeClaim gpu-m3v8n event: insufficient capacity, with fleet error(s), InsufficientInstanceCapacity:"
+        " We currently do not have sufficient p5.48xlarge capacity in the Availability Zone you requested (us-east-1a).",
+        3,
+        "karpenter",
+        "Warning",
+    )
+    nominated = event(p, "Nominated", "Pod should schedule on: nodeclaim/gpu-m3v8n", 4, "karpenter")
+    yield Scenario(
+        "karpenter-insufficient-capacity-event",
+        "Karpenter nominated NodeClaim gpu-m3v8n, deleted on insufficient capacity: only its event in default says so",
+        [*world, p, nodepool("gpu", 64, 8), nominated, ice],
+        "train-0",
+        "exhausted",
+        "failed",
+    )
+    retried = event(p, "Nominated", "Pod should schedule on: nodeclaim/gpu-w5c9d", 1, "karpenter")
+    yield Scenario(
+        "karpenter-retried-after-capacity",
+        "Karpenter's first NodeClaim failed on insufficient capacity; a newer one is launching",
+        [*world, p, nodepool("gpu", 64, 8), nominated, ice, nodeclaim("gpu-w5c9d", "gpu", 1), retried],
+        "train-0",
+        "exhausted",
+        "coming",
     )
 
 

@@ -81,6 +81,10 @@ class Capacity:
     groups: tuple[Object, ...] = ()
     """The nodes of the node groups other than the one the pod's nodeSelector pins, where the reader
     read only that group's (`TriageView.prefiltered`): the templates of the groups it could move to."""
+    events: tuple[Object, ...] = ()
+    """The autoscalers' events on their own objects: Karpenter's on NodeClaims (namespace `default`),
+    read when one is nominated for the pod; cluster-autoscaler's on its status ConfigMap, read when
+    it triggered a scale-up for the pod. Others may be present."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,8 @@ class WorkloadView(Protocol):
     def nominated_pods(self) -> tuple[Object, ...]: ...
     @property
     def dra(self) -> Dra: ...
+    @property
+    def capacity(self) -> Capacity: ...
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,8 @@ class JobSetView:
     """As TriageView.dra, when a pending pod names ResourceClaims."""
     notes: tuple[str, ...] = ()
     """As TriageView.notes."""
+    capacity: Capacity = Capacity()
+    """As TriageView.capacity, for the pending pods."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +215,8 @@ class LwsView:
     dra: Dra = NO_DRA
     notes: tuple[str, ...] = ()
     """As TriageView.notes."""
+    capacity: Capacity = Capacity()
+    """As TriageView.capacity, for the pending pods."""
 
 
 @dataclass(frozen=True)

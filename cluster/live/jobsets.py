@@ -43,14 +43,17 @@ class JobSetReads:
             warnings = unwrap(in_namespace)
             raise await not_found(self._read.source, "jobset", namespace, name, names, warnings) from got
         jobset, found_pods = unwrap(got).body, unwrap(pods)
-        around, groups = await asyncio.gather(
-            self._read.around.pods(found_pods), podgroups(self._read.source, found_pods, notes)
+        events = about(unwrap(in_namespace), jobset, *unwrap(jobs), *found_pods)
+        around, groups, capacity = await asyncio.gather(
+            self._read.around.pods(found_pods),
+            podgroups(self._read.source, found_pods, notes),
+            self._read.capacity.for_pods(found_pods, events, notes),
         )
         return JobSetView(
             jobset=jobset,
             jobs=tuple(unwrap(jobs)),
             pods=tuple(found_pods),
-            events=about(unwrap(in_namespace), jobset, *unwrap(jobs), *found_pods),
+            events=events,
             nodes=around.nodes,
             bound_pods=around.bound_pods,
             workloads=tuple(w for w in unwrap(workloads) if owned_by(w, jobset)),
@@ -61,6 +64,7 @@ class JobSetReads:
             nominated_pods=around.nominated_pods,
             dra=around.dra,
             notes=tuple(notes),
+            capacity=capacity,
         )
 
     async def restarts(self, namespaces: Sequence[str] | None) -> dict[tuple[str, str], int]:

@@ -43,14 +43,17 @@ class LwsReads:
                 self._read.source, "leaderworkerset", namespace, name, names, warnings
             ) from got
         lws, found_pods, found_sets = unwrap(got).body, unwrap(pods), unwrap(statefulsets)
-        around, groups = await asyncio.gather(
-            self._read.around.pods(found_pods), podgroups(self._read.source, found_pods, notes)
+        events = about(unwrap(in_namespace), lws, *found_sets, *found_pods)
+        around, groups, capacity = await asyncio.gather(
+            self._read.around.pods(found_pods),
+            podgroups(self._read.source, found_pods, notes),
+            self._read.capacity.for_pods(found_pods, events, notes),
         )
         return LwsView(
             lws=lws,
             statefulsets=tuple(found_sets),
             pods=tuple(found_pods),
-            events=about(unwrap(in_namespace), lws, *found_sets, *found_pods),
+            events=events,
             nodes=around.nodes,
             bound_pods=around.bound_pods,
             now=now(unwrap(got)),
@@ -60,4 +63,5 @@ class LwsReads:
             nominated_pods=around.nominated_pods,
             dra=around.dra,
             notes=tuple(notes),
+            capacity=capacity,
         )

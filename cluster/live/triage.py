@@ -50,7 +50,7 @@ class TriageReads:
             self._read.nodes.bound_pods(usage_candidates(found, ()), None),
             self._read.queues.for_pod(found),
             optional("its ResourceClaims", self._read.dra.own_claims(found), notes),
-            self._read.capacity.for_pod(found, notes),
+            self._read.capacity.for_pods([found], events, notes),
         )
         view = TriageView(
             found,
@@ -76,7 +76,7 @@ class TriageReads:
             self._read.nodes.candidates(found),
             self._read.nodes.nominated_pods(),
             self._read.dra.for_pods([found]),
-            self._read.capacity.for_pod(found, notes),
+            self._read.capacity.for_pods([found], events, notes),
         )
         nodes = await self._pinned(found, tuple(nodes), dra, notes)
         if prefiltered:

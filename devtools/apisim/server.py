@@ -213,6 +213,10 @@ class Simulator:
         namespace, rest = (rest[1], rest[2:]) if namespaced else ("", rest)
         plural, name, sub = [*rest, "", ""][:3]
         verb = "get" if name else ("watch" if query.get("watch") in ("true", "1") else "list")
+        if not name:
+            # A LIST or WATCH of one name (`fieldSelector=metadata.name=NAME`) is authorized for that
+            # name: `resourceNames` rules allow it (k8s.io/apiserver `pkg/endpoints/request/requestinfo.go`).
+            name = _one_name(query.get("fieldSelector", ""))
         request = Request(
             method,
             path,
@@ -487,6 +491,15 @@ class Simulator:
         if fault.retry_after is not None:
             answer.headers["Retry-After"] = fault.retry_after
         return answer
+
+
+def _one_name(selector: str) -> str:
+    """The name a field selector requires (`metadata.name=NAME` or `==`, as `RequiresExactMatch`), or ""."""
+    for term in selector.split(","):
+        key, equals, value = term.partition("=")
+        if key.strip() == "metadata.name" and equals:
+            return value.removeprefix("=").strip()
+    return ""
 
 
 def _unlogged(container_status: Mapping[str, Any], container: str, pod: str, previous: bool) -> str:

@@ -10,7 +10,7 @@ each node group's template node (`groups`). Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from diagnosis.autoscaling import events, groups, karpenter, requests
@@ -25,11 +25,12 @@ from diagnosis.autoscaling.said import (
 )
 from diagnosis.autoscaling.status import STALE, Status, parse
 from diagnosis.commands import collect
+from diagnosis.events import regarding
 from diagnosis.model import Autoscaling, Diagnosis, NodeComing, NodeGroup, PodVerdict
-from diagnosis.objects import Object, meta, spec, timestamp
-from diagnosis.views import Capacity, TriageView
+from diagnosis.objects import Object, meta, namespace, spec, text, timestamp
+from diagnosis.views import STATUS_CONFIGMAP, Capacity, TriageView
 
-__all__ = ["PROVISION_TIMEOUT", "assess", "heard", "with_autoscaling"]
+__all__ = ["PROVISION_TIMEOUT", "EventsRead", "assess", "events_to_read", "heard", "with_autoscaling"]
 
 GPU_BUFFER = timedelta(seconds=30)
 """cluster-autoscaler does not consider a GPU pod younger than this (`unschedulablePodWithGpuTimeBuffer`)."""
@@ -106,6 +107,41 @@ def heard(pod: Object, about: Iterable[Object], workloads: Iterable[Object], cap
     )
 
 
+@dataclass(frozen=True)
+class EventsRead:
+    """Events an autoscaler writes on one of its own objects, in the namespace they are written to:
+    a LIST with a field selector (`Capacity.events`)."""
+
+    namespace: str
+    kind: str
+    name: str = ""
+    """"": every object of the kind."""
+
+    @property
+    def field_selector(self) -> str:
+        return f"involvedObject.kind={self.kind}" + (f",involvedObject.name={self.name}" if self.name else "")
+
+    def holds(self, event: Object) -> bool:
+        ref = regarding(event)
+        return (
+            namespace(event) == self.namespace
+            and text(ref.get("kind")) == self.kind
+            and (not self.name or text(ref.get("name")) == self.name)
+        )
+
+
+def events_to_read(about: Iterable[Object]) -> tuple[EventsRead, ...]:
+    """What the pod's events (`about`) lead to: Karpenter's events on NodeClaims (in `default`, as on
+    every cluster-scoped object) when it nominated one for the pod, cluster-autoscaler's on its status
+    ConfigMap when it triggered a scale-up for the pod. None for another pod: it pays nothing."""
+    found = tuple(about)
+    status_ns, status_name = STATUS_CONFIGMAP
+    return (
+        *((EventsRead("default", "NodeClaim"),) if karpenter.nominates_claims(found) else ()),
+        *((EventsRead(status_ns, "ConfigMap", status_name),) if events.triggered(found) else ()),
+    )
+
+
 def _newest(said: Said) -> tuple[bool, object]:
     return said.since is not None, said.since
 
@@ -119,8 +155,9 @@ def _signals(view: TriageView, status: Status | None, named: tuple[str, ...]) ->
         return
     ca = tuple(events.cluster_autoscaler(view.events, named, view.now))
     yield from ca
+    yield from events.on_status(view.capacity.events, ca, named)
     yield from events.karpenter(view.events)
-    yield from karpenter.nominated(view.events, view.capacity.nodeclaims, view.now)
+    yield from karpenter.nominated(view.events, view.capacity.nodeclaims, view.capacity.events, view.now)
     if status is not None:
         yield from _from_status(status, ca, named, view)
     if (status is not None or ca) and _priority(pod) < EXPENDABLE:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from diagnosis.autoscaling.groups import grouped, moves
@@ -15,8 +15,9 @@ from diagnosis.autoscaling.karpenter import NODEPOOL_LABEL
 from diagnosis.autoscaling.requests import consumed
 from diagnosis.autoscaling.said import PROVISION_TIMEOUT, minutes
 from diagnosis.commands import kubectl, valid_names
+from diagnosis.events import regarding
 from diagnosis.model import Autoscaling, Command, Fix, NodeComing, NodeGroup
-from diagnosis.objects import Object, kind, labels, name, namespace, spec, status
+from diagnosis.objects import Object, kind, mapping, meta, name, namespace, spec, status, text
 from diagnosis.quantity import count
 from diagnosis.triage.fixes import where
 from diagnosis.triage.resources import effective_requests
@@ -36,6 +37,8 @@ _RAISE = {
         " --name {pool} --update-cluster-autoscaler --max-count {max}"
     ),
 }
+_LINE = 240
+"""Characters of an evidence line: an autoscaler's words may run longer (a cloud's error messages)."""
 
 
 def lines(found: Autoscaling, now: datetime) -> Iterator[str]:
@@ -45,7 +48,8 @@ def lines(found: Autoscaling, now: datetime) -> Iterator[str]:
     when = f", {minutes(found.since, now)}" if found.since else ""
     yield f"Will a node come? {found.state.value}, said by {found.by}{when}"
     if found.quote:
-        yield f"{found.by} said: {found.quote}"
+        said = f"{found.by} said: {found.quote}"
+        yield said if len(said) <= _LINE else said[: _LINE - 1] + "…"
     for group in found.groups:
         yield group_line(group)
 
@@ -90,10 +94,17 @@ def _ref(obj: Object) -> str:
 
 
 def _raised_groups(found: Autoscaling, view: TriageView) -> Iterator[Fix]:
-    for group in found.groups:
-        at_max = group.max is not None and max(group.size or 0, group.target or 0) >= group.max
-        key = _pool_key(group.name, grouped(view))
-        if not at_max or group.fits is False or key not in _RAISE or group.max is None:
+    full = [
+        group
+        for group in found.groups
+        if group.max is not None
+        and max(group.size or 0, group.target or 0) >= group.max
+        and group.fits is not False
+    ]
+    keys = _pool_keys(grouped(view), {group.name for group in full}) if full else {}
+    for group in full:
+        key = keys.get(group.name, "")
+        if key not in _RAISE or group.max is None:
             continue
         command = _RAISE[key].format(pool=shlex.quote(group.name), max=group.max + 1)
         yield Fix(
@@ -153,12 +164,22 @@ def _moved(view: TriageView) -> Iterator[Fix]:
         )
 
 
-def _pool_key(pool: str, nodes: tuple[Object, ...]) -> str:
+_POOL_KEYS = (*_RAISE, NODEPOOL_LABEL, "agentpool")
+
+
+def _pool_keys(nodes: Iterable[Object], wanted: set[str]) -> dict[str, str]:
+    """The label that names each `wanted` pool (the cloud's, or Karpenter's), in one pass over the
+    nodes that stops once every one is found (a cluster's thousands of nodes, a few pools)."""
+    found: dict[str, str] = {}
     for node in nodes:
-        for key, value in labels(node).items():
-            if value == pool and key in (*_RAISE, NODEPOOL_LABEL, "agentpool"):
-                return "kubernetes.azure.com/agentpool" if key == "agentpool" else key
-    return ""
+        node_labels = mapping(meta(node).get("labels"))
+        for key in _POOL_KEYS:
+            value = node_labels.get(key)
+            if isinstance(value, str) and value in wanted and value not in found:
+                found[value] = "kubernetes.azure.com/agentpool" if key == "agentpool" else key
+        if len(found) == len(wanted):
+            break
+    return found
 
 
 def read_commands(view: TriageView) -> Iterator[Command]:
@@ -176,6 +197,27 @@ def read_commands(view: TriageView) -> Iterator[Command]:
         )
     if view.capacity.nodepools:
         yield kubectl("Karpenter's NodePools and NodeClaims", "get", "nodepools,nodeclaims")
+    told = {text(regarding(e).get("kind")) for e in view.capacity.events}
+    if "NodeClaim" in told:
+        yield kubectl(
+            "Karpenter's events on its NodeClaims (written in namespace default)",
+            "get",
+            "events",
+            "-n",
+            "default",
+            "--field-selector",
+            "involvedObject.kind=NodeClaim",
+        )
+    if "ConfigMap" in told:
+        yield kubectl(
+            "cluster-autoscaler's events on its status: what became of each scale-up",
+            "get",
+            "events",
+            "-n",
+            "kube-system",
+            "--field-selector",
+            "involvedObject.name=cluster-autoscaler-status",
+        )
     wanted = consumed(view.pod)
     if wanted and valid_names(namespace(view.pod), wanted) and view.capacity.requests:
         yield kubectl(

@@ -1,4 +1,4 @@
-"""The autoscalers' events on the pod, parsed (formats as kubernetes/autoscaler's
+"""The autoscalers' events on the pod and on their own objects, parsed (formats as kubernetes/autoscaler's
 cluster-autoscaler writes them, `processors/status/eventing_scale_up_processor.go`, and as GKE's and
 Karpenter's releases named beside each parser write theirs).
 
@@ -9,12 +9,20 @@ without reasons before, and GKE's `Pod didn't trigger scale-up: …`), and GKE's
 (`Node scale up in zones Z associated with this pod failed: WHY. Pod is at risk of not being
 scheduled.`). Karpenter: `FailedScheduling` from component `karpenter` (`Failed to schedule pod,
 ERR; ERR`) and `Nominated` (`Pod should schedule on: nodeclaim/NAME, node/NAME`).
+
+cluster-autoscaler also writes what becomes of a scale-up on its status ConfigMap, never on the pod
+(`clusterstate/clusterstate.go`, `core/scaleup/orchestrator/executor.go`, cluster-autoscaler 1.36.1):
+`ScaleUpFailed` (`Failed adding N nodes to group ID due to CLASS.CODE; source errors: …`),
+`ScaleUpTimedOut` (`Nodes added to group ID failed to register within 15m0s`) and
+`FailedToScaleUpGroup` (`Scale-up failed for group ID: ERR`, a resize refused at once, after which
+the pod hears nothing more). The others there (`ScaledUpGroup`, `ScaleDown*`) add nothing for a
+pending pod: its `TriggeredScaleUp` already says a node is being added.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from diagnosis import events
@@ -28,6 +36,7 @@ from diagnosis.autoscaling.said import (
 )
 from diagnosis.model import NodeComing, NodeGroup
 from diagnosis.objects import Object, mapping, text
+from diagnosis.views import STATUS_CONFIGMAP
 
 _WHO = r"(?:pod|provisioningrequest|capacityrequest)"
 _NOT_TRIGGERED = re.compile(
@@ -43,6 +52,24 @@ _FAILED_IN_ZONES = re.compile(
 )
 _KARPENTER_FAILED = "Failed to schedule pod, "
 _NOMINATED = "Pod should schedule on: "
+
+_ON_STATUS = {
+    "ScaleUpFailed": (
+        re.compile(r"^Failed adding \d+ nodes to group (?P<id>\S+) due to (?P<why>[^;]+)", re.DOTALL),
+        "adding nodes to {pool} failed ({why})",
+    ),
+    "ScaleUpTimedOut": (
+        re.compile(r"^Nodes added to group (?P<id>\S+) failed to register within (?P<why>\S+)$"),
+        "the nodes added to {pool} did not register within {why}",
+    ),
+    "FailedToScaleUpGroup": (
+        re.compile(r"^Scale-up failed for group (?P<id>\S+): (?P<why>.+)$", re.DOTALL),
+        "cluster-autoscaler could not resize {pool}: {why}",
+    ),
+}
+"""cluster-autoscaler's failures on its status ConfigMap: how each is matched and told."""
+_WHY_CUT = 100
+"""Characters of a cloud error the first-screen line quotes (the evidence quotes it whole)."""
 
 BACKOFF = "in backoff after failed scale-up"
 MAX_SIZE = "max node group size reached"
@@ -117,6 +144,43 @@ def _not_triggered(words: str, listed: str, when: datetime | None, times: int) -
     else:
         line = "No node will come: cluster-autoscaler says " + ", ".join(f"{n} {r}" for r, n in reasons)
     return Said(NodeComing.NOT_COMING, CLUSTER_AUTOSCALER, when, words, line, reasons, count=times)
+
+
+def triggered(found: Iterable[Object]) -> bool:
+    """Whether cluster-autoscaler triggered a scale-up for the pod (`found`: its events): what became
+    of it is told on the status ConfigMap (`on_status`)."""
+    return any(
+        component(e) == CLUSTER_AUTOSCALER and _TRIGGERED.match(events.message(e)) is not None for e in found
+    )
+
+
+def on_status(found: Iterable[Object], scale_ups: Sequence[Said], pools: Iterable[str]) -> Iterator[Said]:
+    """cluster-autoscaler's events on its status ConfigMap about a node group one of the pod's
+    scale-ups (`scale_ups`) went to: the scale-up failed, timed out, or the resize was refused."""
+    known = tuple(pools)
+    wanted = {g.name for s in scale_ups for g in s.groups}
+    for event in found:
+        ref = events.regarding(event)
+        where = (text(ref.get("namespace")), text(ref.get("name")))
+        known_reason = _ON_STATUS.get(events.reason(event))
+        if component(event) != CLUSTER_AUTOSCALER or where != STATUS_CONFIGMAP or known_reason is None:
+            continue
+        pattern, told = known_reason
+        words = events.message(event)
+        said = pattern.match(words)
+        if said is None or (pool := group_name(said["id"], known)) not in wanted:
+            continue
+        why = " ".join(said["why"].split())
+        why = why if len(why) <= _WHY_CUT else why[:_WHY_CUT] + "…"
+        line = "Scale-up failed {ago}: " + told.format(pool=pool, why=why)
+        yield Said(
+            NodeComing.FAILED,
+            CLUSTER_AUTOSCALER,
+            events.last_time(event),
+            words,
+            line,
+            count=events.count(event),
+        )
 
 
 def karpenter(found: Iterable[Object]) -> Iterator[Said]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from diagnosis.autoscaling import karpenter
 from diagnosis.model import NodeGroup, PodVerdict
-from diagnosis.objects import Object, labels, name, sequence, spec, text
+from diagnosis.objects import Object, labels, mapping, meta, name, sequence, spec, text
 from diagnosis.patch import merge_patch
 from diagnosis.triage import classify as triage
 from diagnosis.triage.dra.claims import asks_claims
@@ -42,8 +42,8 @@ def pools(nodes: Iterable[Object]) -> dict[str, Object]:
     """Pool name → the node taken as its template (the first by name). One pass over the nodes."""
     found: dict[str, Object] = {}
     for node in nodes:
-        node_labels = labels(node)
-        group = next((node_labels[k] for k in POOL_LABELS if node_labels.get(k)), "")
+        node_labels = mapping(meta(node).get("labels"))  # read, not copied: thousands of nodes
+        group = next((v for k in POOL_LABELS if isinstance(v := node_labels.get(k), str) and v), "")
         if group and (group not in found or name(node) < name(found[group])):
             found[group] = node
     return found

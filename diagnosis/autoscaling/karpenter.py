@@ -5,7 +5,10 @@ says whether it may grow).
 A NodeClaim is Ready once `Launched`, `Registered` and `Initialized` are True; a launch that fails
 leaves `Launched` not True with the cloud's reason (`InsufficientCapacity`…), and insufficient
 capacity deletes the NodeClaim (kubernetes-sigs/karpenter v1.14.1 `pkg/apis/v1/nodeclaim_status.go`,
-`nodeclaim/lifecycle/launch.go`).
+`nodeclaim/lifecycle/launch.go`): then only Karpenter's event on it says why, in namespace `default`
+as every event on a cluster-scoped object (`InsufficientCapacityError`: `NodeClaim NAME event:
+insufficient capacity, …`; `NodeClassNotReady`: `NodeClaim NAME event: NodeClassRef not ready, …`;
+`pkg/controllers/nodeclaim/lifecycle/events.go`).
 """
 
 from __future__ import annotations
@@ -34,17 +37,56 @@ from diagnosis.objects import (
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 _STEPS = ("Launched", "Registered", "Initialized")
+_ON_CLAIM = {
+    "InsufficientCapacityError": "the cloud has no capacity for NodeClaim {claim} ({why})",
+    "NodeClassNotReady": "NodeClaim {claim} cannot launch: its NodeClass is not ready ({why})",
+}
+"""Karpenter's events on a NodeClaim that say its launch failed, and how each is told."""
+_FLEET = "with fleet error(s), "
+_WHY_CUT = 100
 
 
-def nominated(found: Iterable[Object], claims: Iterable[Object], now: datetime) -> Iterator[Said]:
-    """What the NodeClaims Karpenter nominated for the pod say: on their way or failed. A NodeClaim
-    that is gone (consolidated once up, or deleted on a failed launch: its event says) says nothing."""
+def nominated(
+    found: Iterable[Object], claims: Iterable[Object], claim_events: Iterable[Object], now: datetime
+) -> Iterator[Said]:
+    """What the NodeClaims Karpenter nominated for the pod (`found`: its events) say, and its events
+    on them: on their way or failed. A NodeClaim that is gone (consolidated once up, or deleted on a
+    failed launch: its event says) says nothing itself."""
     by_name = {name(c): c for c in claims}
+    named = {claim_name for claim_name, _ in nominations(found)}
     for claim_name, event in nominations(found):
         claim = by_name.get(claim_name)
         said = _claim_said(claim, event, now) if claim is not None else None
         if said is not None:
             yield said
+    for event in claim_events:
+        ref = events.regarding(event)
+        told = _ON_CLAIM.get(events.reason(event))
+        claim_name = text(ref.get("name"))
+        if text(ref.get("kind")) == "NodeClaim" and claim_name in named and told is not None:
+            words = events.message(event)
+            why = _why(words.removeprefix(f"NodeClaim {claim_name} event: "))
+            line = "Scale-up failed {ago}: " + told.format(claim=claim_name, why=why)
+            yield Said(
+                NodeComing.FAILED, KARPENTER, events.last_time(event), words, line, count=events.count(event)
+            )
+
+
+def nominates_claims(found: Iterable[Object]) -> bool:
+    """Whether Karpenter nominated a NodeClaim for the pod (`found`: its events): its events on the
+    NodeClaim say whether the launch failed (`nominated`)."""
+    return any(True for _ in nominations(found))
+
+
+def _why(error: str) -> str:
+    """The cloud's words, short: the fleet's error codes (`InsufficientInstanceCapacity`), else the
+    error after Karpenter's prefix."""
+    error = " ".join(error.split())
+    error = error.removeprefix("insufficient capacity, ").removeprefix("NodeClassRef not ready, ")
+    if error.startswith(_FLEET):
+        codes = (part.split(":")[0].strip() for part in error.removeprefix(_FLEET).split("; "))
+        return ", ".join(dict.fromkeys(codes))
+    return error if len(error) <= _WHY_CUT else error[:_WHY_CUT] + "…"
 
 
 def _claim_said(claim: Object, event: Object, now: datetime) -> Said | None:

@@ -73,16 +73,22 @@ def triage_in(view: WorkloadView, pod: Object, about: tuple[Object, ...]) -> Dia
             storage=view.storage,
             nominated_pods=view.nominated_pods,
             dra=view.dra,
+            capacity=view.capacity,
         )
     )
 
 
 def blocked_by(found: Diagnosis | None) -> dict[str, Any]:
     """What a JobSet answer takes from the triage of the pod that blocks it: its fixes, who holds the
-    devices it needs, and since when it has waited."""
+    devices it needs, since when it has waited, and whether a node will come for it."""
     if found is None:
         return {}
-    return {"fixes": found.fixes, "holders": found.holders, "pending_since": found.pending_since}
+    return {
+        "fixes": found.fixes,
+        "holders": found.holders,
+        "pending_since": found.pending_since,
+        "autoscaling": found.autoscaling,
+    }
 
 
 def pod_verdict(diagnosis: Diagnosis) -> PodVerdict | None:

@@ -4,18 +4,21 @@ asserts a duration: these tests check that each benchmark measures what it claim
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from bench import burst, classifier, jobset, soak, triage
-from bench.__main__ import BEGIN, END, write_markdown
+from bench.__main__ import BEGIN, END, QUICK, _sizes, write_markdown
 from bench.apiserver import ROOT, Served, simulated
+from bench.clusters import Size, run_p95_size
 from bench.timing import Row, Sample, repeat, table
 from bench.triage import Caps, Stopped, kubectl_json
 from bot.metrics import Metrics
@@ -24,7 +27,7 @@ from devtools.apisim import serve
 from devtools.cluster import NOW, generate
 from devtools.dra_cluster import on_dra
 from diagnosis.dra_objects import Dra
-from diagnosis.model import PodVerdict
+from diagnosis.model import NodeComing, PodVerdict
 from diagnosis.objects import name
 from diagnosis.triage.classify import classify
 
@@ -58,10 +61,10 @@ async def test_kubewhy_with_and_without_cache_and_the_baseline_give_the_same_ver
                 assert theirs.sample is not None
                 assert (direct.sample.runs, from_cache.sample.runs, theirs.sample.runs) == (2, 2, 1)
                 assert direct.verdict == from_cache.verdict == theirs.verdict == "exhausted"
-                # From the cache, only the pod, its events, the pods nominated to a node (never
-                # bound, so not in the cache) and whether an autoscaler is there (its status
-                # ConfigMap, Karpenter's NodePools and NodeClaims) are read from the API.
-                assert from_cache.detail.startswith("6 calls")
+                # From the cache, only the pod, its events and the pods nominated to a node (never
+                # bound, so not in the cache) are read from the API: the cache keeps whether an
+                # autoscaler is there (its status ConfigMap, Karpenter's NodePools and NodeClaims).
+                assert from_cache.detail.startswith("3 calls")
                 row = triage.kubewhy_row(served, "kubewhy", case, direct, theirs)
                 assert "× faster" in row.result
         finally:
@@ -168,6 +171,42 @@ async def test_the_classifier_is_timed_on_dra_views_as_the_live_reader_reads_the
     ]
     assert [r.result.split(";")[0] for r in rows] == ["exhausted"] * 4
     assert all("MiB" in r.result for r in rows)
+
+
+async def test_the_autoscaling_row_is_timed_through_the_cache_on_a_cluster_whose_autoscaler_speaks() -> None:
+    """The cluster carries cluster-autoscaler's status and its events; through the cache the pinned
+    pod reads the pod, its events, the nominated pods and (its scale-up named a group) the events on
+    the status ConfigMap, and a node is coming for it; the row has the 100 ms target."""
+    size = Size(TINY["nodes"], TINY["pods_per_node"], 1, 0, 0, slices=2, hosts_per_slice=4, autoscaling=True)
+    plan = replace(QUICK, sizes=(size,))
+    with simulated(
+        size.nodes, size.pods_per_node, slices=2, hosts_per_slice=4, autoscaling=True
+    ) as cluster:
+        assert cluster.label.endswith(", autoscaling on")
+        reader = LiveReader.from_kubeconfig(cluster.kubeconfig, None)
+        try:
+            read = await reader.triage_view(*cluster.pinned)
+            found = classify(*read)
+        finally:
+            await reader.aclose()
+        assert found.autoscaling is not None
+        assert found.autoscaling.state is NodeComing.COMING
+        rows = await run_p95_size(size, plan, cluster)
+    cached = {r.case: r for r in rows if r.case.startswith("kubewhy + cache, ")}
+    assert set(cached) == {"kubewhy + cache, pinned pod", "kubewhy + cache, unpinned pod"}
+    assert cached["kubewhy + cache, pinned pod"].result.startswith("exhausted, 4 calls")
+    assert cached["kubewhy + cache, unpinned pod"].result.startswith("exhausted, 3 calls")
+    assert {r.target for r in cached.values()} == {"p95 < 100 ms"}
+    assert {r.met for r in cached.values()} <= {"yes", "NO"}
+
+
+def test_a_size_may_ask_for_gpus_by_dra_or_an_autoscaler_that_speaks() -> None:
+    dra, speaks, plain = _sizes("5000x10dra,5000x10autoscaling,1000x10")
+    assert (dra.dra, dra.autoscaling, dra.nodes) == (True, False, 5000)
+    assert (speaks.dra, speaks.autoscaling, speaks.nodes) == (False, True, 5000)
+    assert (plain.dra, plain.autoscaling, plain.nodes) == (False, False, 1000)
+    with pytest.raises(argparse.ArgumentTypeError, match="autoscaling"):
+        _sizes("5000autoscaling")
 
 
 async def test_jobset_why_finds_the_pending_leader(served: Served) -> None:
@@ -280,7 +319,7 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     assert "its reads alone (every call, decoded; no classifying)" in bare
     dra = [line for line in lines if "GPUs by DRA" in line and "kubewhy + cache, unpinned pod" in line]
     assert len(dra) == 1
-    assert "| exhausted, 6 calls" in dra[0]  # the pod, its events, the nominated pods, the autoscalers
+    assert "| exhausted, 3 calls" in dra[0]  # the pod, its events, the nominated pods
     assert done.stdout.count("| Benchmark") == 1
     assert "- CPUs (nproc):" in done.stdout
     assert "python -m bench --quick" in out.read_text()

@@ -104,6 +104,8 @@ class Recording:
     lease_namespaces: frozenset[str]
     non_resource: frozenset[str]
     """Paths of requests that name no resource (discovery, /version)."""
+    event_reads: frozenset[tuple[str, str]]
+    """(namespace, field selector) of each LIST of events."""
 
 
 async def ask_everything(sim: Simulator, asked: list[Case], cache: CacheOptions | None) -> None:
@@ -184,6 +186,9 @@ def recording() -> Recording:
         lease=frozenset(Access(r.verb, r.group, r.rbac_resource, r.name) for r in leases),
         lease_namespaces=frozenset(r.namespace for r in leases),
         non_resource=frozenset(r.path for r in requests if not r.is_resource),
+        event_reads=frozenset(
+            (r.namespace, r.query.get("fieldSelector", "")) for r in resources if r.resource == "events"
+        ),
     )
 
 
@@ -200,10 +205,25 @@ def test_the_reader_only_reads(recording: Recording) -> None:
     assert {a.verb for a in recording.accesses} <= {"get", "list", "watch"}
 
 
-def test_only_the_cache_watches_and_only_nodes_pods_and_dra_objects(recording: Recording) -> None:
+def test_only_the_cache_watches_and_only_nodes_pods_dra_and_autoscaler_objects(recording: Recording) -> None:
     watched = {(a.group, a.resource) for a in recording.accesses if a.verb == "watch"}
     dra = {("resource.k8s.io", r) for r in ("deviceclasses", "resourceclaims", "resourceslices")}
-    assert watched == {("", "nodes"), ("", "pods"), *dra}
+    karpenter = {("karpenter.sh", r) for r in ("nodepools", "nodeclaims")}
+    assert watched == {("", "nodes"), ("", "pods"), ("", "configmaps"), *dra, *karpenter}
+
+
+def test_the_only_configmap_read_is_the_autoscalers_status_by_its_name(recording: Recording) -> None:
+    read = {(a.verb, a.name) for a in recording.accesses if a.resource == "configmaps"}
+    assert read == {(verb, "cluster-autoscaler-status") for verb in ("get", "list", "watch")}
+
+
+def test_the_autoscalers_events_on_their_own_objects_are_read(recording: Recording) -> None:
+    """Karpenter's on NodeClaims in `default`, cluster-autoscaler's on its status in `kube-system`:
+    the corpus has cases whose answer rests on them (the core events rule covers both)."""
+    assert {
+        ("default", "involvedObject.kind=NodeClaim"),
+        ("kube-system", "involvedObject.kind=ConfigMap,involvedObject.name=cluster-autoscaler-status"),
+    } <= recording.event_reads
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

@@ -15,6 +15,7 @@ from cluster.cache import BOUND_PODS, CacheOptions, compact_node, compact_pod
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader, load_objects
 from cluster.transport import Retry
+from devtools import autoscaling_corpus
 from devtools.apisim import Request, Simulator, serve
 from devtools.corpus import ROOT, cases
 from diagnosis.model import PodVerdict
@@ -34,6 +35,8 @@ from tests.unit.test_gpu_corpus import view_of
 DRA_LAB = ROOT / "bot" / "demo" / "gpu-dra.json"
 NO_DRA_OBJECTS = {"deviceclasses": 0, "resourceclaims": 0, "resourceslices": 0}
 """The lab cluster's API serves resource.k8s.io, with no object in it."""
+NO_AUTOSCALER_OBJECTS = {"nodepools": 0, "nodeclaims": 0, "cluster-autoscaler-status": 0}
+"""Nor any Karpenter object or cluster-autoscaler status."""
 
 PINNED = ("ml-train", "llama-ft-0-x7k2p")
 """Asks 2 GPUs of the A100 pool, whose two nodes hold 2 and 1 of their 2: exhausted."""
@@ -81,9 +84,10 @@ async def read_directly(reader: LiveReader, target: tuple[str, str]) -> str | No
 
 
 async def watches_open(sim: Simulator) -> None:
-    """Wait until the cache's five watches are served (a synced cache may still be opening them): nodes,
-    bound pods, and the DRA DeviceClasses, ResourceClaims and ResourceSlices."""
-    await settled(lambda: sim.open_watches() == 5)
+    """Wait until the cache's eight watches are served (a synced cache may still be opening them): nodes,
+    bound pods, the DRA DeviceClasses, ResourceClaims and ResourceSlices, Karpenter's NodePools and
+    NodeClaims, and cluster-autoscaler's status ConfigMap."""
+    await settled(lambda: sim.open_watches() == 8)
 
 
 def held_on(reader: LiveReader, node: str) -> set[str]:
@@ -384,7 +388,7 @@ async def test_while_the_cache_syncs_the_reader_reads_directly_and_says_so() -> 
             assert await read_directly(reader, PINNED) is None
             assert not reads_of_nodes_or_bound_pods(sim.requests[start:])
             # What /metrics reports of it: the objects held, their memory, how long since it last heard.
-            assert cache.held == {"nodes": 5, "pods": 7, **NO_DRA_OBJECTS}
+            assert cache.held == {"nodes": 5, "pods": 7, **NO_DRA_OBJECTS, **NO_AUTOSCALER_OBJECTS}
             assert 5 * 200 < cache.estimated_bytes() < 5 * 20_000
             age = cache.age()
             assert age is not None
@@ -430,7 +434,7 @@ async def test_more_objects_than_the_cap_stop_the_cache_and_the_reader_reads_dir
             )
             assert reader.cache.state.endswith(" > 6); reading the cluster directly")
             assert reader.cache.nodes() == ()
-            assert reader.cache.held == {"nodes": 0, "pods": 0, **NO_DRA_OBJECTS}
+            assert reader.cache.held == {"nodes": 0, "pods": 0, **NO_DRA_OBJECTS, **NO_AUTOSCALER_OBJECTS}
             start = len(sim.requests)
             assert await verdict(reader, PINNED) is PodVerdict.EXHAUSTED
             assert reads_of_nodes_or_bound_pods(sim.requests[start:])
@@ -522,7 +526,45 @@ async def test_a_cluster_without_dra_syncs_without_it() -> None:
             assert reader.cache is not None
             assert reader.cache.synced
             assert not reader.cache.dra_synced
-            await settled(lambda: sim.open_watches() == 2)
+            await settled(lambda: sim.open_watches() == 5)  # nodes, pods, the autoscalers' three
+
+
+async def test_the_autoscalers_objects_come_from_the_cache_and_follow_changes() -> None:
+    """The status ConfigMap is watched by its name before it exists: once cluster-autoscaler writes
+    it, a cached /triage sees it without reading it; other ConfigMaps never reach the cache."""
+    status = autoscaling_corpus.status_configmap(autoscaling_corpus.yaml_status(autoscaling_corpus.GROUPS), 0)
+    other = {**status, "metadata": {**status["metadata"], "name": "kube-dns", "uid": "other"}}
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            assert cache.autoscaler_objects("configmaps") == ()
+            sim.store.put(other)
+            sim.store.put(status)
+            await settled(lambda: len(cache.autoscaler_objects("configmaps") or ()) == 1)
+            start = len(sim.requests)
+            view = (await reader.triage_view(*PINNED)).view
+            assert view.capacity.status is not None
+            assert name(view.capacity.status) == "cluster-autoscaler-status"
+            reads = [r.path for r in sim.requests[start:] if r.verb != "watch"]
+            assert not [p for p in reads if "configmaps" in p or "karpenter.sh" in p]
+
+
+async def test_a_cluster_without_karpenter_or_with_them_refused_keeps_the_cache() -> None:
+    """Where `karpenter.sh` is not served, its reflectors end at the 404 and the cache knows there
+    are none; where RBAC refuses the status ConfigMap, its reflector ends alone (the cache stays up)
+    and the reader reads it directly, which says it was refused."""
+    with serve(GPU_CLUSTER, without=("karpenter.sh",)) as sim:
+        sim.faults.fail(403, times=None, resource="configmaps")
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            await settled(lambda: sim.open_watches() == 5)  # nodes, pods, the DRA objects
+            assert cache.synced
+            assert cache.autoscaler_objects("nodepools") == ()
+            assert cache.autoscaler_objects("configmaps") is None
+            view = (await reader.triage_view(*PINNED)).view
+            assert any("cluster-autoscaler-status" in note and "forbidden" in note for note in view.notes)
 
 
 async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
@@ -560,6 +602,15 @@ async def test_the_cache_watches_what_it_listed() -> None:
             (verb, f"/apis/resource.k8s.io/v1/{plural}", "")
             for verb in ("list", "watch")
             for plural in ("deviceclasses", "resourceclaims", "resourceslices")
+        ),
+        *(
+            (verb, f"/apis/karpenter.sh/v1/{plural}", "")
+            for verb in ("list", "watch")
+            for plural in ("nodepools", "nodeclaims")
+        ),
+        *(
+            (verb, "/api/v1/namespaces/kube-system/configmaps", "metadata.name=cluster-autoscaler-status")
+            for verb in ("list", "watch")
         ),
     }
     watches = [r.query for r in sim.requests if r.verb == "watch"]

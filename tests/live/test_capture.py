@@ -45,8 +45,10 @@ async def take(reader: LiveReader, case: Case) -> dict[str, object]:
 
 
 def said(reply: Reply) -> dict[str, object]:
+    """What the answer says, and whether a node will come (the state: the autoscalers' events on
+    their own objects must be captured too)."""
     answer = render.as_json(reply)
-    return {k: answer.get(k) for k in SAID}
+    return {k: answer.get(k) for k in SAID} | {"autoscaling": (answer["autoscaling"] or {}).get("state")}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

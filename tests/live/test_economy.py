@@ -15,7 +15,7 @@ from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
 from diagnosis.triage.classify import classify
 from tests.live.generated import NAMESPACE, PINNED, UNPINNED, Generated, cluster
-from tests.live.support import GPU_CLUSTER, live_reader
+from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
 
 NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 NOMINATED = f"spec.nodeName=,status.nominatedNodeName!=,{NOT_TERMINAL}"
@@ -41,6 +41,19 @@ def _since(sim: Simulator, start: int) -> list[Request]:
     return sim.requests[start:]
 
 
+def _the_pod_and_its_events() -> list[tuple[object, ...]]:
+    """What every /triage of the pinned pod reads first."""
+    return [
+        ("get", f"/api/v1/namespaces/{NAMESPACE}/pods/{PINNED}"),
+        (
+            "list",
+            f"/api/v1/namespaces/{NAMESPACE}/events",
+            ("fieldSelector", f"involvedObject.namespace={NAMESPACE},involvedObject.name={PINNED}"),
+            ("limit", str(PAGE_SIZE)),
+        ),
+    ]
+
+
 async def test_a_pod_pinned_to_a_node_costs_eight_calls(sim: Simulator, generated: Generated) -> None:
     start = len(sim.requests)
     async with live_reader(sim) as reader:
@@ -50,13 +63,7 @@ async def test_a_pod_pinned_to_a_node_costs_eight_calls(sim: Simulator, generate
     made = sorted((r.verb, r.path, *sorted(r.query.items())) for r in _since(sim, start))
     assert made == sorted(
         [
-            ("get", f"/api/v1/namespaces/{NAMESPACE}/pods/{PINNED}"),
-            (
-                "list",
-                f"/api/v1/namespaces/{NAMESPACE}/events",
-                ("fieldSelector", f"involvedObject.namespace={NAMESPACE},involvedObject.name={PINNED}"),
-                page,
-            ),
+            *_the_pod_and_its_events(),
             ("list", "/api/v1/nodes", ("labelSelector", f"kubernetes.io/hostname={node}"), page),
             ("list", "/api/v1/pods", ("fieldSelector", f"spec.nodeName={node},{NOT_TERMINAL}"), page),
             ("list", "/api/v1/pods", ("fieldSelector", NOMINATED), page),
@@ -68,6 +75,26 @@ async def test_a_pod_pinned_to_a_node_costs_eight_calls(sim: Simulator, generate
     )
     assert calls == 8
     assert view.prefiltered
+    assert classify(view, prepared).verdict is PodVerdict.EXHAUSTED
+
+
+async def test_from_the_cache_a_pinned_pod_reads_no_autoscaler_object(
+    sim: Simulator, generated: Generated
+) -> None:
+    """The cache keeps the nodes, the bound pods and what says whether a node will come (the status
+    ConfigMap, Karpenter's NodePools and NodeClaims): the pod, its events and the nominated pods are
+    read, nothing more."""
+    async with cached_reader(sim) as reader:
+        start = len(sim.requests)
+        view, prepared = await reader.triage_view(NAMESPACE, PINNED)
+    page = ("limit", str(PAGE_SIZE))
+    made = sorted((r.verb, r.path, *sorted(r.query.items())) for r in _since(sim, start) if r.verb != "watch")
+    assert made == sorted(
+        [
+            *_the_pod_and_its_events(),
+            ("list", "/api/v1/pods", ("fieldSelector", NOMINATED), page),
+        ]
+    )
     assert classify(view, prepared).verdict is PodVerdict.EXHAUSTED
 
 

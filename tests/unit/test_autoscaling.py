@@ -6,13 +6,20 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from bot.render import as_json
+from cluster.snapshot import SnapshotReader, load_objects
 from devtools import autoscaling_corpus as corpus
+from devtools.corpus import ROOT
 from diagnosis.autoscaling import assess
-from diagnosis.autoscaling.events import cluster_autoscaler, karpenter
+from diagnosis.autoscaling.events import cluster_autoscaler, karpenter, on_status
 from diagnosis.autoscaling.said import Said, counted, group_name, minutes
 from diagnosis.autoscaling.status import parse
-from diagnosis.model import NodeComing
+from diagnosis.jobset.explain import explain
+from diagnosis.model import NodeComing, PodVerdict
+from diagnosis.objects import Ref
+from diagnosis.triage.classify import classify
 from diagnosis.views import Capacity, TriageView
+from handlers.reply import Reply
 
 NOW = corpus.NOW
 MIG = "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a/instanceGroups/gke-c-gpu-pool-1234abcd-grp"
@@ -167,3 +174,40 @@ def test_a_stale_status_means_the_autoscaler_is_down() -> None:
     assert found.since is not None
     assert NOW - found.since > timedelta(minutes=29)
     assert found.headline.endswith("it is not running")
+
+
+async def test_a_jobset_answer_carries_whether_a_node_comes_for_its_blocking_pod() -> None:
+    """`/jobset why`'s answer (and its JSON) carries the `autoscaling` of the pod it triaged, the
+    same as `/triage` of that pod gives: here cluster-autoscaler adds a node for each pending pod."""
+    objects = load_objects(ROOT / "tests/corpus/jobset/pods-pending-exhausted.json")
+    pending = [o for o in objects if o["kind"] == "Pod" and not o["spec"].get("nodeName")]
+    status = corpus.status_configmap(corpus.yaml_status(corpus.SCALING), 0.1)
+    mig = corpus.MIG.format(pool="a3-pool")
+    told = [corpus.ca_event(p, "TriggeredScaleUp", f"pod triggered scale-up: [{{{mig} 1->2 (max: 4)}}]", 2) for p in pending]
+    reader = SnapshotReader([*objects, status, *told])
+    found = explain(await reader.jobset_view("ml-train", "sdxl-finetune"))
+    assert found.pod_verdict is PodVerdict.EXHAUSTED
+    assert found.autoscaling is not None
+    assert found.autoscaling.state is NodeComing.COMING
+    blocking = next(p for p in pending if f"Triage of {p['metadata']['name']} " in "\n".join(found.evidence))
+    alone = await reader.triage_view("ml-train", blocking["metadata"]["name"])
+    assert classify(alone.view, alone.prepared).autoscaling == found.autoscaling
+    shown = as_json(Reply(Ref("jobset", "ml-train", "sdxl-finetune"), found))["autoscaling"]
+    assert (shown["state"], shown["by"]) == ("coming", "cluster-autoscaler")
+    assert "a3-pool" in {g["name"] for g in shown["groups"]}
+
+
+def test_the_status_configmaps_failures_count_only_for_the_pods_groups() -> None:
+    """`FailedToScaleUpGroup` (a resize refused at once: the pod hears nothing more) of the group the
+    pod's scale-up went to is a failure; the same of another group is not the pod's."""
+    pod = corpus.pod("p", 8)
+    (triggered,) = _said(f"pod triggered scale-up: [{{{MIG} 1->2 (max: 4)}}]", "TriggeredScaleUp", 3)
+    status = corpus.status_configmap(corpus.yaml_status(corpus.GROUPS), 0.1)
+    refused = "Scale-up failed for group {}: googleapi: Error 403: Required 'compute.instanceGroupManagers.update' permission, forbidden"
+    mine = corpus.ca_event(status, "FailedToScaleUpGroup", refused.format(MIG), 1, "Warning")
+    other = corpus.ca_event(status, "FailedToScaleUpGroup", refused.format(MIG.replace("gpu-pool", "cpu-pool")), 1, "Warning")
+    on_pod = corpus.ca_event(pod, "FailedToScaleUpGroup", refused.format(MIG), 1, "Warning")
+    (said,) = on_status([mine, other, on_pod], (triggered,), ("gpu-pool",))
+    assert said.state is NodeComing.FAILED
+    assert said.headline.startswith("Scale-up failed {ago}: cluster-autoscaler could not resize gpu-pool: googleapi")
+    assert said.quote == refused.format(MIG)

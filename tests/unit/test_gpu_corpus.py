@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from devtools.corpus import ROOT, Case, cases
+from diagnosis.autoscaling import events_to_read
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
 from diagnosis.triage.classify import classify, node_reads, serving_nothing, usage_candidates
@@ -78,11 +79,12 @@ def view_of(
         for o in of("Pod")
         if o["spec"].get("nodeName") and o["status"].get("phase") not in ("Succeeded", "Failed")
     )
+    about = tuple(o for o in objects if o["kind"] == "Event" and _about(o, pod))
     return TriageView(
         pod=pod,
         nodes=of("Node"),
         bound_pods=bound,
-        events=tuple(o for o in objects if o["kind"] == "Event" and _about(o, pod)),
+        events=about,
         now=NOW,
         peers=Peers(pods=every_bound, namespaces=of("Namespace")),
         storage=Storage(
@@ -108,6 +110,7 @@ def view_of(
             nodepools=of("NodePool"),
             nodeclaims=of("NodeClaim"),
             requests=of("ProvisioningRequest"),
+            events=tuple(e for e in of("Event") if any(r.holds(e) for r in events_to_read(about))),
         ),
     )
 
