@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from typing import Any
 
 
@@ -146,6 +146,18 @@ class Snippet:
     text: str
 
 
+class Harm(IntEnum):
+    """How far a fix reaches beyond the pod asked about, least first: the order fixes are offered in."""
+
+    KEEPS = 0
+    """Keeps what the pod asks and touches no one else's workload: wait for capacity, move to another
+    pool with the same device, repair or label a node, raise a limit."""
+    OTHERS = 1
+    """Touches other workloads (ends or scales down their pods), named by their workload."""
+    SHRINKS = 2
+    """Shrinks what the pod asks: fewer devices, less of another resource."""
+
+
 @dataclass(frozen=True)
 class Fix:
     """A change that removes a verdict's cause, checked by running the funnel on the changed objects.
@@ -161,6 +173,12 @@ class Fix:
     """The commands that make a cluster-side change (each `changes=True`)."""
     objects: tuple[str, ...] = ()
     """The objects a cluster-side change touches, as `kind/name` or `kind/namespace/name`."""
+    harm: Harm = Harm.KEEPS
+
+
+def ranked(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
+    """Fixes by harm, least first (`Harm`); within a class, in the order proposed."""
+    return tuple(sorted(fixes, key=lambda fix: fix.harm))
 
 
 @dataclass(frozen=True)
@@ -254,7 +272,7 @@ class Diagnosis:
     pod_verdict: PodVerdict | None = None
     """The triage verdict of the pod that blocks a JobSet or a LeaderWorkerSet, where one applies."""
     fixes: tuple[Fix, ...] = ()
-    """Best (least disruptive) first."""
+    """Least harm first (`ranked`: a Diagnosis keeps them in that order, whoever proposes them)."""
     holders: tuple[Holding, ...] = ()
     """Who holds the devices on the nodes the pod needs, where that is the answer."""
     competing: tuple[str, ...] = ()
@@ -269,3 +287,6 @@ class Diagnosis:
     """For `ok`: whether the placed pod runs and, if not, why."""
     autoscaling: Autoscaling | None = None
     """For a pod that waits for a node (not `no-request`, not `ok`): whether one is on its way."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fixes", ranked(self.fixes))

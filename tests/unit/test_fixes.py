@@ -97,13 +97,14 @@ def _first(snapshot: str, ns: str, pod: str) -> Fix:
     return fixes[0]
 
 
-def test_exhausted_first_asks_what_the_node_has_free_then_frees_the_holder() -> None:
+def test_exhausted_first_frees_the_holder_then_asks_what_the_node_has_free() -> None:
+    """Ending another pod comes before shrinking the pod's own ask (`diagnosis.model.Harm`)."""
     fixes = classify(view_of(ROOT / "bot/demo/gpu-lab.json", "gpu-triage", "case-exhaust")).fixes
-    assert [f.summary.split(" in ")[0] for f in fixes][:1] == ["ask 1 nvidia.com/gpu instead of 2"]
-    assert fixes[0].pod_patch is not None
-    container = fixes[0].pod_patch["spec"]["containers"][0]
+    assert [f.summary.split(" in ")[0] for f in fixes][1:] == ["ask 1 nvidia.com/gpu instead of 2"]
+    assert fixes[1].pod_patch is not None
+    container = fixes[1].pod_patch["spec"]["containers"][0]
     assert container["resources"] == {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}
-    freeing = fixes[1]
+    freeing = fixes[0]
     assert (freeing.pod_patch, freeing.objects, freeing.opens) == (
         None,
         ("pod/gpu-triage/case-ok",),
@@ -206,9 +207,9 @@ def _fixes(snapshot: str, ns: str, pod: str) -> tuple[Fix, ...]:
     return classify(view_of(ROOT / snapshot, ns, pod)).fixes
 
 
-def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node() -> None:
+def test_node_resources_frees_a_node_by_its_workload_then_asks_what_the_roomiest_node_has_free() -> None:
     fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
-    lowered, freeing = fixes[0], fixes[1]
+    freeing, lowered = fixes[0], fixes[-1]
     assert lowered.summary.startswith(
         "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, only if the app can run with "
         "that (above its memory request a pod is evicted first): opens node dgx-h100-01"
@@ -218,7 +219,11 @@ def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node()
     # 199.2Gi less the RuntimeClass overhead, in whole Mi
     assert container["resources"]["requests"]["memory"] == "203872Mi"
     assert (freeing.objects, freeing.opens) == (("pod/ml/embeddings-cache-0",), ("dgx-h100-01",))
-    assert [c.text for c in freeing.commands] == ["kubectl delete pod embeddings-cache-0 -n ml"]
+    # Its StatefulSet would make the pod again: it is scaled down, from one above its last pod.
+    assert freeing.summary.startswith("free dgx-h100-01: scale StatefulSet ml/embeddings-cache down by 1 ")
+    assert [c.text for c in freeing.commands] == [
+        "kubectl scale statefulset embeddings-cache -n ml --current-replicas=1 --replicas=0"
+    ]
 
 
 def test_a_pod_already_terminating_where_its_end_is_enough_is_waited_for_first() -> None:

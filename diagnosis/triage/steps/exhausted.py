@@ -12,7 +12,7 @@ from typing import Any
 from diagnosis import commands
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Subrequest
-from diagnosis.model import Command, Holding, PodVerdict
+from diagnosis.model import Command, Harm, Holding, PodVerdict
 from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, name, namespace, spec
 from diagnosis.relations import NOT_TERMINAL
@@ -26,7 +26,6 @@ from diagnosis.triage.dra.evidence import claim_commands, node_commands, per_nod
 from diagnosis.triage.fixes import (
     CHECKED,
     Change,
-    delete_pods,
     ending,
     merged,
     patched,
@@ -34,7 +33,7 @@ from diagnosis.triage.fixes import (
     where,
     with_asks,
 )
-from diagnosis.triage.freeing import ended_until, holder_of, may_end, who
+from diagnosis.triage.freeing import ended_until, freeing_change, holder_of, may_end, who
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, and_, by_headroom, names, tightest
 from diagnosis.triage.resources import Holder, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
@@ -207,6 +206,7 @@ def _waiting(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
         f"wait: {who(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
         f"{name(node)}; once gone, opens {{opens}}",
         [(h.namespace, h.name) for h in terminating],
+        harm=Harm.KEEPS,
     )
 
 
@@ -225,7 +225,7 @@ def _fewer(ask: Ask, free: Mapping[str, Mapping[str, int]]) -> Change | None:
                 budget_words.append(f"{most} {resource} instead of {wanted}")
     if patch is None:
         return None
-    return pod_change(f"ask {', '.join(budget_words)} {where(pod)}: opens {{opens}}", patch)
+    return pod_change(f"ask {', '.join(budget_words)} {where(pod)}: opens {{opens}}", patch, Harm.SHRINKS)
 
 
 def _freeing(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
@@ -248,8 +248,8 @@ def _freeing(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
     chosen = _fewest(ask.requests, free, ranked_holders, node)
     if not chosen:
         return None
-    pods = [(h.namespace, h.name) for h in chosen]
-    return ending(f"free {name(node)}: end {who(chosen)}: opens {{opens}}", pods, delete_pods(pods))
+    seen = (p for pods in ask.pods.values() for p in pods)
+    return freeing_change(f"free {name(node)}", chosen, seen)
 
 
 def _enough(requests: Mapping[str, int], free: Mapping[str, int], gone: list[Holder]) -> bool:
@@ -334,7 +334,8 @@ def _fewer_devices(view: TriageView, devices: Devices, nodes: Sequence[Object]) 
             f"{new.count} device{'s' if new.count > 1 else ''} instead of {old.count} in {request_words(a)}"
             for a, old, new, _ in group
         )
-        change = edit_request(view, group[0][0].claim, [(old, new, ops) for _, old, new, ops in group], what)
+        edits = [(old, new, ops) for _, old, new, ops in group]
+        change = edit_request(view, group[0][0].claim, edits, what, Harm.SHRINKS)
         if change is not None:
             changes.append(change)
     return changes
@@ -354,15 +355,14 @@ def _freeing_claims(view: TriageView, devices: Devices, nodes: Sequence[Object])
                 break
             chosen.append((claim, held))
         if chosen and _claims_enough(devices, node, [c for c, _ in chosen]):
-            holders = [h for _, held in chosen for h in held]
-            ended = list(dict.fromkeys((h.namespace, h.name) for h in holders))
+            holders = list({(h.namespace, h.name): h for _, held in chosen for h in held}.values())
             claims = names(str(c) for c, _ in chosen)
             changes.append(
-                ending(
-                    f"free {name(node)}: end {who(holders)}, whose claim{'s' if len(chosen) > 1 else ''} "
-                    f"{claims} hold{'' if len(chosen) > 1 else 's'} its devices: opens {{opens}}",
-                    ended,
-                    delete_pods(ended),
+                freeing_change(
+                    f"free {name(node)} (claim{'s' if len(chosen) > 1 else ''} {claims} "
+                    f"hold{'' if len(chosen) > 1 else 's'} its devices)",
+                    holders,
+                    pods.values(),
                 )
             )
     return changes
@@ -427,9 +427,13 @@ def consumers(node: str, resources: Iterable[str]) -> Command | None:
     columns += [f"{column_title(r)}:.spec.containers[*].resources.limits.{jsonpath_name(r)}" for r in names]
     return commands.kubectl(
         f"the pods that count against {node}'s allocatable (terminating ones too)",
-        "get", "pods", "-A",
-        "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
-        "-o", "custom-columns=" + ",".join(columns),
+        "get",
+        "pods",
+        "-A",
+        "--field-selector",
+        f"spec.nodeName={node},{NOT_TERMINAL}",
+        "-o",
+        "custom-columns=" + ",".join(columns),
     )
 
 

@@ -24,7 +24,7 @@ from itertools import chain
 
 from diagnosis import objects
 from diagnosis.commands import collect
-from diagnosis.model import Command, PodVerdict
+from diagnosis.model import Command, Harm, PodVerdict
 from diagnosis.objects import Object, labels, name, namespace, sequence, spec, text
 from diagnosis.relations import node_name, workload
 from diagnosis.selectors import SelectorError, parse
@@ -367,7 +367,11 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
         return ()
     if first.check == AFFINITY:
         patch = {"spec": {"affinity": {AFFINITY: {_REQUIRED: None}}}}
-        return (pod_change(f"drop the pod's required pod affinity {where(pod)}: opens {{opens}}", patch),)
+        return (
+            pod_change(
+                f"drop the pod's required pod affinity {where(pod)}: opens {{opens}}", patch, Harm.SHRINKS
+            ),
+        )
     own = workload(pod)
     by_workload: dict[tuple[str, str, str], list[Object]] = {}
     for block in blocks:
@@ -387,7 +391,9 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
         patch = {"spec": {"affinity": {ANTI_AFFINITY: {_REQUIRED: None}}}}
         changes.append(
             pod_change(
-                f"make the pod's anti-affinity preferred, not required, {where(pod)}: opens {{opens}}", patch
+                f"make the pod's anti-affinity preferred, not required, {where(pod)}: opens {{opens}}",
+                patch,
+                Harm.SHRINKS,
             )
         )
     return tuple(changes)
