@@ -266,6 +266,7 @@ class Diagnosis:
     summary: str
     evidence: tuple[str, ...]
     next_commands: tuple[Command, ...]
+    """What to run next, the first fix's commands first."""
     snippets: tuple[Snippet, ...] = ()
     cause: RestartCause | None = None
     """Only for `restarting`."""
@@ -289,4 +290,12 @@ class Diagnosis:
     """For a pod that waits for a node (not `no-request`, not `ok`): whether one is on its way."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fixes", ranked(self.fixes))
+        # One rule for every answer, whoever proposes its fixes: least harm first, and the commands of
+        # the first fix (the one the first screen shows) first among the next commands.
+        fixes = ranked(self.fixes)
+        first = fixes[0].commands if fixes else ()
+        shown = {c.text for c in first}
+        object.__setattr__(self, "fixes", fixes)
+        object.__setattr__(
+            self, "next_commands", (*first, *(c for c in self.next_commands if c.text not in shown))
+        )

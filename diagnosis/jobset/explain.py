@@ -241,7 +241,7 @@ def restarting(family: Family) -> Diagnosis | None:
         return None
     ns = family.namespace
     finding = restarts.cause(family)
-    evidence = [*loop.signs, f"Cause: {finding.cause}.", *finding.evidence]
+    evidence = [*loop.signs, *finding.evidence]
     # An application failure's logs come first: the failing container says why.
     logs = _failure_logs(family, finding) if finding.cause is RestartCause.APP_FAILURE else []
     commands: list[Command | None] = [*logs, kubectl.events_of(ns, family.name, "JobSet")]
@@ -259,8 +259,8 @@ def restarting(family: Family) -> Diagnosis | None:
         )
     return Diagnosis(
         verdict=JobSetVerdict.RESTARTING,
-        summary=f"JobSet {family.name} keeps restarting ({_restarts_of_max(family)}); "
-        f"cause: {finding.cause}" + (f"; {quoted}." if quoted is not None else "."),
+        summary=f"JobSet {family.name} keeps restarting ({_restarts_of_max(family)})"
+        + (f": {quoted}." if quoted is not None else "."),
         evidence=tuple(evidence),
         next_commands=collect(*commands, *basics(family)),
         snippets=snippets,
@@ -301,7 +301,7 @@ def _gke_lines(family: Family, finding: restarts.Finding) -> list[str]:
     lines = [
         f"GKE cluster `{cluster[0]}`, read from node {cluster[1]}'s name (GKE shortens long names: check it)."
         if cluster
-        else "GKE: the cluster name is not in the objects; replace `{cluster_name}` in the queries below."
+        else "GKE: the cluster's name is not in its nodes' names, so the monitoring queries are left out."
     ]
     if finding.cause in (RestartCause.NODE_PREEMPTION, RestartCause.POD_PREEMPTION):
         lines.append(gke.REMEDY_CAPACITY)

@@ -38,6 +38,10 @@ from diagnosis.views import TriageView
 CHECKED = 6
 """Changes checked per diagnosis at most: each one runs the funnel again over every node."""
 
+UNCHECKED = "re-check once it is done"
+"""What a fix says in place of the nodes it opens when the objects cannot show them beforehand (a new
+volume, a repaired device plugin that never said how many devices it has, a gated pod's nodes)."""
+
 POOL_LABELS = (
     "cloud.google.com/gke-nodepool",
     "eks.amazonaws.com/nodegroup",

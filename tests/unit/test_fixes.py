@@ -17,6 +17,7 @@ from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, passing
+from diagnosis.triage.fixes import UNCHECKED
 from diagnosis.views import TriageView
 from tests.unit.test_gpu_corpus import CASES, items, view_of
 
@@ -45,7 +46,7 @@ def test_a_pod_patch_moves_the_verdict_past_its_step_and_opens_what_it_says(
     patched: TriageView = replace(view, pod=merge_patch(view.pod, fix.pod_patch))
     if not fix.opens:
         # A move to a node group whose new node would take the pod: proven by the template check.
-        assert "cannot be shown" in fix.summary
+        assert UNCHECKED in fix.summary
         assert any(
             g.fits and f"node group {g.name}:" in fix.summary
             for g in groups.checked(patched, groups.pools(patched.nodes))
@@ -81,9 +82,9 @@ def test_a_cluster_side_fix_names_objects_that_exist(case: Case, before: Diagnos
     }
     assert fix.objects
     assert set(fix.objects) <= existing
-    # A fix opens nodes, or says that what it opens cannot be shown from the objects; a placed pod's
-    # (`ok`) is past the funnel: its fix is the node's or the image's, with the commands to run.
-    assert fix.opens or "cannot be shown" in fix.summary or (before.verdict == "ok" and fix.commands)
+    # A fix opens nodes, or says to re-check once it is done (the objects cannot show what it opens); a
+    # placed pod's (`ok`) is past the funnel: its fix is the node's or the image's, with the commands to run.
+    assert fix.opens or UNCHECKED in fix.summary or (before.verdict == "ok" and fix.commands)
 
 
 def test_the_corpus_has_cluster_side_fixes_on_each_dra_object_kind() -> None:
@@ -336,7 +337,7 @@ def test_a_volume_in_a_zone_without_gpu_nodes_is_to_be_moved_which_cannot_be_sho
     assert [(f.pod_patch, f.opens, f.objects) for f in fixes] == [
         (None, (), ("persistentvolumeclaim/research/alphafold-db",))
     ]
-    assert "cannot be shown" in fixes[0].summary
+    assert UNCHECKED in fixes[0].summary
 
 
 def test_preemption_victims_past_their_grace_period_may_be_force_deleted() -> None:

@@ -115,7 +115,16 @@ def test_commands_are_single_quoted_kubectl_calls(case: Case) -> None:
         assert argv[0] == "kubectl"
         assert not {"|", ";", "&&", ">", "$("} & set(argv), command.text
         assert command.text == shlex.join(argv), command.text
-        destructive = argv[1] in {"delete", "cordon", "drain", "patch", "uncordon", "label", "annotate", "scale"}
+        destructive = argv[1] in {
+            "delete",
+            "cordon",
+            "drain",
+            "patch",
+            "uncordon",
+            "label",
+            "annotate",
+            "scale",
+        }
         assert command.changes == destructive, command.text
 
 

@@ -12,7 +12,7 @@ from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.evidence import asks_lines, claim_devices, scheduler_lines
-from diagnosis.triage.fixes import Change
+from diagnosis.triage.fixes import UNCHECKED, Change
 from diagnosis.triage.funnel import Advice, Answer, Seen
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_admitted, workload_of
 from diagnosis.triage.scheduling import gate_names
@@ -85,7 +85,7 @@ def _ungate(namespace: str, pod: str) -> tuple[Change, ...]:
     return (
         Change(
             "enable Kueue's integration for the pod's kind and namespace, or remove its gate to schedule "
-            "it without Kueue (what it then opens cannot be shown: a gated pod's nodes are not read)",
+            f"it without Kueue: {UNCHECKED}",
             commands=(remove,),
             objects=(f"pod/{namespace}/{pod}",),
             checkable=False,
