@@ -146,6 +146,42 @@ class Snippet:
     text: str
 
 
+CAUSE_CHARS = 200
+"""The most a cause line (a Diagnosis's summary) holds: the fact a person needs, lists folded; the
+identifiers are in the evidence."""
+EVIDENCE_CHARS = 240
+"""The most a line of evidence holds (`folded` splits a longer one into lines)."""
+
+
+def folded(line: str, width: int = EVIDENCE_CHARS) -> str:
+    """A line of evidence longer than `width` split into lines that fit, each at the last break before
+    `width`: a clause (`; `), else a list item (`, `), else a word; a word longer than `width` is cut.
+    A line keeps its break's `;` or `,`: the lines joined with spaces read as the line did."""
+    lines = []
+    for rest in line.split("\n"):
+        while len(rest) > width:
+            for mark, kept in (("; ", 1), (", ", 1), (" ", 0)):
+                at = rest.rfind(mark, width // 3, width)
+                if at > 0:
+                    lines.append(rest[: at + kept])
+                    rest = rest[at + len(mark) :]
+                    break
+            else:
+                lines.append(rest[:width])
+                rest = rest[width:]
+        lines.append(rest)
+    return "\n".join(lines)
+
+
+def clipped(text: str, width: int) -> str:
+    """The text cut at its last word before `width`, ending in `…` when cut: a quoted message in a
+    cause line (the evidence quotes it whole)."""
+    if len(text) <= width:
+        return text
+    cut = text.rfind(" ", 0, width)
+    return text[: cut if cut > width // 2 else width - 1].rstrip(" ,;:") + "…"
+
+
 class Harm(IntEnum):
     """How far a fix reaches beyond the pod asked about, least first: the order fixes are offered in."""
 
@@ -266,7 +302,7 @@ class Diagnosis:
     summary: str
     evidence: tuple[str, ...]
     next_commands: tuple[Command, ...]
-    """What to run next, the first fix's commands first."""
+    """What to run next, those of the first fix first."""
     snippets: tuple[Snippet, ...] = ()
     cause: RestartCause | None = None
     """Only for `restarting`."""
@@ -291,11 +327,13 @@ class Diagnosis:
 
     def __post_init__(self) -> None:
         # One rule for every answer, whoever proposes its fixes: least harm first, and the commands of
-        # the first fix (the one the first screen shows) first among the next commands.
+        # the first fix (the one the first screen shows) first among the next commands; evidence lines
+        # that fit a screen.
         fixes = ranked(self.fixes)
-        first = fixes[0].commands if fixes else ()
-        shown = {c.text for c in first}
+        first = {c.text for c in fixes[0].commands} if fixes else set()
+        leading = [c for c in self.next_commands if c.text in first]
         object.__setattr__(self, "fixes", fixes)
+        object.__setattr__(self, "evidence", tuple(map(folded, self.evidence)))
         object.__setattr__(
-            self, "next_commands", (*first, *(c for c in self.next_commands if c.text not in shown))
+            self, "next_commands", (*leading, *(c for c in self.next_commands if c.text not in first))
         )

@@ -29,7 +29,7 @@ from diagnosis.jobset.creation import (
 )
 from diagnosis.jobset.family import Family, integer, is_live, phase
 from diagnosis.jobset.keys import QUEUE_NAME_LABEL
-from diagnosis.model import Command, Diagnosis, JobSetVerdict, RestartCause, Snippet
+from diagnosis.model import CAUSE_CHARS, Command, Diagnosis, JobSetVerdict, RestartCause, Snippet, clipped
 from diagnosis.objects import (
     Object,
     condition,
@@ -142,9 +142,12 @@ def failed(family: Family) -> Diagnosis | None:
         evidence += [f"What ended the attempts ({finding.cause}): {finding.evidence[0]}"]
     return Diagnosis(
         verdict=JobSetVerdict.FAILED,
-        summary=f"JobSet {family.name} failed ({reason or 'terminal state Failed'})"
-        + (f": child Job {name(job)} failed first" if job is not None else "")
-        + (f": {ended[0]}." if ended and ended[0].message else "."),
+        summary=clipped(
+            f"JobSet {family.name} failed ({reason or 'terminal state Failed'})"
+            + (f": child Job {name(job)} failed first" if job is not None else "")
+            + (f": `{ended[0].container}` {ended[0].said}." if ended and ended[0].message else "."),
+            CAUSE_CHARS,
+        ),
         evidence=tuple(evidence),
         next_commands=collect(
             *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
@@ -259,8 +262,11 @@ def restarting(family: Family) -> Diagnosis | None:
         )
     return Diagnosis(
         verdict=JobSetVerdict.RESTARTING,
-        summary=f"JobSet {family.name} keeps restarting ({_restarts_of_max(family)})"
-        + (f": {quoted}." if quoted is not None else "."),
+        summary=clipped(
+            f"JobSet {family.name} keeps restarting ({_restarts_of_max(family)})"
+            + (f": `{quoted.container}` {quoted.said}." if quoted is not None else "."),
+            CAUSE_CHARS,
+        ),
         evidence=tuple(evidence),
         next_commands=collect(*commands, *basics(family)),
         snippets=snippets,

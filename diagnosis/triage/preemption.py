@@ -81,8 +81,8 @@ def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object
         )
     elif known:
         summary = (
-            f"The scheduler nominated {node} for this pod (priority {mine}); no lower-priority pod is still "
-            "terminating there: it binds the pod at its next attempt, unless the node filled up again"
+            f"The scheduler nominated {node} for this pod (priority {mine}) and its victims are gone: it "
+            "binds the pod at its next attempt, unless the node filled up again"
         )
     else:
         summary = (

@@ -371,6 +371,7 @@ def conclude(
         next_commands=collect(
             describe("pod", ns, pod, "the pod, its conditions and events"),
             *advice.commands,
+            *(c for fix in fixes[:1] for c in fix.commands),
             events_about(ns, pod, "everything recorded about the pod, oldest first"),
         ),
         snippets=advice.snippets,

@@ -15,7 +15,7 @@ from diagnosis.dra_objects import Claim, Subrequest
 from diagnosis.model import Command, Harm, Holding, PodVerdict
 from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, name, namespace, spec
-from diagnosis.relations import NOT_TERMINAL
+from diagnosis.relations import NOT_TERMINAL, workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import column_title, extended_only, jsonpath_name
 from diagnosis.triage.dra import allocator
@@ -87,15 +87,16 @@ def advise(funnel: Funnel) -> Advice:
     elif len(nodes) == 1:
         used = ask.used(name(best), resource)
         held = [f"{h.namespace}/{h.name}" for h in ask.holders.get(name(best), ()) if resource in h.requests]
+        holders = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
         allocatable = offer(best, resource).allocatable
         # Pods may hold more than the node now offers (its allocatable dropped under them, or pods
         # of equal or higher priority are nominated there): "0 free of 1, 2 held" would read as a sum.
         summary = (
-            f"{name(best)} has no {resource} free: {used} held by {names(held) or 'pods nominated there'}, "
+            f"{name(best)} has no {resource} free: {used} held by {holders or 'pods nominated there'}, "
             f"more than its {allocatable} allocatable"
             if used > allocatable
             else f"{name(best)} has {free} {resource} free of {allocatable}"
-            + (f" ({used} held by {names(held)})" if used else "")
+            + (f" ({used} held by {holders})" if used else "")
         ) + f"; the pod asks {wanted}"
     else:
         summary = (
@@ -281,7 +282,7 @@ def _claims_advice(funnel: Funnel) -> Advice:
     )
     if holders:
         claims = list(dict.fromkeys(h[0] for _, h in holders))
-        summary += f"; held by {names(_claim_and_pods(c) for c in claims)}"
+        summary += f"; held by {_claims_of(claims, funnel.view.bound_pods)}"
     evidence = per_node(devices, ranked)
     grouped: dict[tuple[str, Claim, str], list[str]] = {}
     for n, (claim, request, device) in holders:
@@ -408,9 +409,25 @@ def _users(claim: Claim) -> str:
     )
 
 
-def _claim_and_pods(claim: Claim) -> str:
-    pods = [n for n, _ in claim.reserved_for]
-    return f"{claim} ({'pod ' + ', '.join(pods) if pods else 'no pod'})"
+def _claims_of(claims: Sequence[Claim], pods: Iterable[Object]) -> str:
+    """`4 claims of JobSet ml/llm-finetune, 2 claims of pods ml/a, ml/b`: the claims counted by the
+    workload of the pods they are reserved for (the claims themselves are in the evidence)."""
+    by_name = {(namespace(p), name(p)): p for p in pods}
+    held: dict[str, list[str]] = {}
+    for claim in claims:
+        user = next((by_name.get((claim.namespace, n)) for n, _ in claim.reserved_for), None)
+        kind, owner = workload(user) if user is not None else ("", "")
+        what = "pods" if kind == "Pod" else f"{kind} {claim.namespace}/{owner}" if kind else f"claim {claim}"
+        held.setdefault(what, []).append(owner)
+    shown = []
+    for what, users in held.items():
+        claimed = f"{len(users)} claim{'s' if len(users) > 1 else ''}"
+        if what == "pods":
+            pod_names = ", ".join(users[:2]) + (f" and {len(users) - 2} more" if len(users) > 2 else "")
+            shown.append(f"{claimed} of pod{'s' if len(users) > 1 else ''} {pod_names}")
+        else:
+            shown.append(what if what.startswith("claim ") else f"{claimed} of {what}")
+    return ", ".join(shown[:2]) + (f" and {len(shown) - 2} more" if len(shown) > 2 else "")
 
 
 def consumers(node: str, resources: Iterable[str]) -> Command | None:

@@ -299,16 +299,20 @@ def _summary(pod: Object, affinity: Affinity, blocks: list[Block]) -> str:
         verb = "has" if len(domains) == 1 else "have"
         head = "No node left satisfies the pod's required pod affinity"
         return f"{head}: {shown} {verb} no matching pod{found}"
-    holders = owners_text(p for b in same for p in b.pods)
+    holders = owners_text((p for b in same for p in b.pods), jobs=False)
     whose = (
         "the pod's own anti-affinity" if first.check == ANTI_AFFINITY else "the anti-affinity of pods there"
     )
-    verb = "is" if len(domains) == 1 else "are"
-    summary = f"Every node left is refused by {whose}: {shown} {verb} held by {holders}"
     key = objects.annotations(pod).get(EXCLUSIVE_TOPOLOGY)
     if key:
-        summary += f" (JobSet exclusive placement: one child Job per {key} domain, per priority)"
-    return summary
+        whose = f"JobSet exclusive placement (one child Job per {key} domain)"
+    held = (
+        domains[0]
+        if len(domains) == 1
+        else f"{'both' if len(domains) == 2 else f'all {len(domains)}'} {domains[0].split('=')[0]} domains"
+    )
+    verb = "is" if len(domains) == 1 else "are"
+    return f"Every node left is refused by {whose}: {held} {verb} held by {holders}"
 
 
 def deciding_pods(affinity: Affinity) -> Iterable[Object]:

@@ -282,9 +282,9 @@ def advise(funnel: Funnel) -> Advice:
     else:
         constraint_index = next((i for i, c in enumerate(spread.constraints) if c.key in first.why), 0)
         c = spread.constraints[constraint_index]
+        broken = first.why.removeprefix(f"{c.key}=")
         summary = (
-            f"Every node left would break the pod's topology spread constraint ({c}, DoNotSchedule): "
-            f"e.g. {name(first.node)}: {first.why}"
+            f"Every node left would break the pod's spread over {c.key} (maxSkew {c.max_skew}): {broken}"
         )
     evidence = [spread.domains_line(i) for i in range(len(spread.constraints))]
     for index, per_domain in enumerate(spread.matched):

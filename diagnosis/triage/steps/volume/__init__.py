@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from diagnosis import commands, objects
 from diagnosis.commands import collect, describe, valid_names
 from diagnosis.missing import similar_names
-from diagnosis.model import Command, PodVerdict
+from diagnosis.model import CAUSE_CHARS, Command, Harm, PodVerdict
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.triage import commands as kubectl
@@ -68,6 +68,8 @@ def advise(funnel: Funnel) -> Advice:
         left = len(funnel.last.dropped)
         nodes = "No node left" if left == 1 else f"None of the {left} nodes left"
         summary = f"{nodes} can use the pod's volumes: on {name(first.node)}, {first.why}"
+        if len(summary) > CAUSE_CHARS:  # the node is named in the evidence
+            summary = f"{nodes} can use the pod's volumes: {first.why}"
     evidence = []
     index = state.index or Index(funnel.view.storage)
     claims = []
@@ -191,6 +193,7 @@ def _released(view: TriageView, state: Volumes) -> tuple[Change, ...]:
                     f"before the new one starts, freeing PVC {claim}: opens {{opens}}",
                     sorted(keys),
                     collect(recreate_strategy(namespace(pod), own.name)),
+                    Harm.KEEPS,  # its own workload's old pod
                 )
             )
         elif freeing := fewest_ended(pod, held, keys.issubset, f"free ReadWriteOncePod PVC {claim}"):
