@@ -65,8 +65,6 @@ def milli(value: object) -> int | None:
     if isinstance(value, float):
         value = repr(value) if value >= 0 else ""
     return _parse(value, 1000) if isinstance(value, str) else None
-
-
 def exact(value: object) -> Decimal | None:
     """The quantity's exact amount (`"40Gi"` → 42949672960, `"500m"` → 0.5), for comparisons that
     must not round (DRA capacities in CEL, `quantity()`); None when it is not a quantity."""

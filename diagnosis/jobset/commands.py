@@ -242,10 +242,7 @@ def label_node(node: str, key: str, value: str) -> Command | None:
         return None
     return kubectl(
         f"Give node {node} the topology label {key}={value}",
-        "label",
-        "node",
-        node,
-        f"{key}={value}",
+        "label", "node", node, f"{key}={value}",
         changes=True,
     )
 
@@ -253,11 +250,7 @@ def label_node(node: str, key: str, value: str) -> Command | None:
 def pending_everywhere() -> Command:
     return kubectl(
         "The pods waiting to be scheduled, in every namespace: the one the message is about is among them",
-        "get",
-        "pods",
-        "-A",
-        "--field-selector",
-        "spec.nodeName=,status.phase=Pending",
+        "get", "pods", "-A", "--field-selector", "spec.nodeName=,status.phase=Pending",
     )
 
 
@@ -267,11 +260,6 @@ def scale_to_zero(kind: str, namespace: str, name: str) -> Command | None:
         return None
     return kubectl(
         f"Scale {kind} {namespace}/{name} to zero to free its devices (note its replicas to restore them)",
-        "scale",
-        kind.lower(),
-        name,
-        "-n",
-        namespace,
-        "--replicas=0",
+        "scale", kind.lower(), name, "-n", namespace, "--replicas=0",
         changes=True,
     )

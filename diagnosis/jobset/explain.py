@@ -136,7 +136,9 @@ def failed(family: Family) -> Diagnosis | None:
             commands.append(
                 kubectl.logs(family.namespace, name(ended[0].pod), ended[0].container, ended[0].running_again)
             )
-        commands.append(describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed"))
+        commands.append(
+            describe("job", family.namespace, name(job), f"Child Job {name(job)}: why it failed")
+        )
     if reason == "ReachedMaxRestarts":
         finding = restarts.cause(family)
         evidence += [f"What ended the attempts ({finding.cause}): {finding.evidence[0]}"]
@@ -249,7 +251,9 @@ def restarting(family: Family) -> Diagnosis | None:
     logs = _failure_logs(family, finding) if finding.cause is RestartCause.APP_FAILURE else []
     commands: list[Command | None] = [*logs, kubectl.events_of(ns, family.name, "JobSet")]
     quoted = next((e for p in finding.pods for e in restarts.exits(p) if e.message), None)
-    commands += [describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]]
+    commands += [
+        describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]
+    ]
     commands += [describe_node(n, f"Node {n}: conditions and events") for n in finding.nodes[:2]]
     commands += [c for n in finding.nodes[:2] for c in kubectl.isolate_node(n, n in finding.repeat_nodes)]
     snippets: tuple[Snippet, ...] = ()

@@ -48,12 +48,7 @@ def kueue_workloads(namespace: str) -> Command | None:
         return None
     return kubectl(
         "Kueue's workloads in the namespace: admitted or not, in which queue, and why not",
-        "get",
-        "workloads.kueue.x-k8s.io",
-        "-n",
-        namespace,
-        "-o",
-        "wide",
+        "get", "workloads.kueue.x-k8s.io", "-n", namespace, "-o", "wide",
     )
 
 
@@ -72,10 +67,7 @@ def nodes_offer(resources: Iterable[str]) -> Command | None:
         columns.append(f"{column_title(r)}_ALLOCATABLE:.status.allocatable.{jsonpath_name(r)}")
     return kubectl(
         "which nodes report the resource at all, and how much of it is allocatable",
-        "get",
-        "nodes",
-        "-o",
-        "custom-columns=" + ",".join(columns),
+        "get", "nodes", "-o", "custom-columns=" + ",".join(columns),
     )
 
 
@@ -85,10 +77,7 @@ def nodes_with_labels(keys: Iterable[str]) -> Command:
         return kubectl("every node with its labels", "get", "nodes", "--show-labels")
     return kubectl(
         "the value each node has for the labels the pod selects on (blank: the node lacks it)",
-        "get",
-        "nodes",
-        "-L",
-        ",".join(valid),
+        "get", "nodes", "-L", ",".join(valid),
     )
 
 
@@ -107,13 +96,7 @@ def device_plugin_logs(resources: Iterable[str]) -> Command | None:
     return kubectl(
         "the device plugin's view of each GPU (unhealthy devices, XID errors); "
         "the GPU Operator's default namespace: change -n if it is installed elsewhere",
-        "logs",
-        "-n",
-        namespace,
-        "-l",
-        selector,
-        "--prefix",
-        "--tail=50",
+        "logs", "-n", namespace, "-l", selector, "--prefix", "--tail=50",
     )
 
 
@@ -122,11 +105,7 @@ def delete_pod(namespace: str, pod: str) -> Command | None:
         return None
     return kubectl(
         f"end {namespace}/{pod} to free what it holds (its controller, if any, makes a new one)",
-        "delete",
-        "pod",
-        pod,
-        "-n",
-        namespace,
+        "delete", "pod", pod, "-n", namespace,
         changes=True,
     )
 
@@ -139,12 +118,7 @@ def deletion_cost(namespace: str, pod: str, owner: str) -> Command | None:
         return None
     return kubectl(
         f"make {pod} the pod {owner} ends first when scaled down",
-        "annotate",
-        "pod",
-        pod,
-        "-n",
-        namespace,
-        "controller.kubernetes.io/pod-deletion-cost=-2147483648",
+        "annotate", "pod", pod, "-n", namespace, "controller.kubernetes.io/pod-deletion-cost=-2147483648",
         "--overwrite",
         changes=True,
     )
@@ -157,12 +131,7 @@ def scale_down(kind: str, namespace: str, workload: str, replicas: int, by: int)
     return kubectl(
         f"scale {kind} {namespace}/{workload} down by {by} (refused if it no longer has {replicas} "
         "replicas: then scale from its count)",
-        "scale",
-        kind.lower(),
-        workload,
-        "-n",
-        namespace,
-        f"--current-replicas={replicas}",
+        "scale", kind.lower(), workload, "-n", namespace, f"--current-replicas={replicas}",
         f"--replicas={replicas - by}",
         changes=True,
     )
@@ -174,13 +143,7 @@ def force_delete_pod(namespace: str, pod: str) -> Command | None:
     return kubectl(
         f"remove {namespace}/{pod} past its grace period, only once its containers are known to have "
         "stopped (its node gone, its kubelet stuck): a forced delete does not stop them",
-        "delete",
-        "pod",
-        pod,
-        "-n",
-        namespace,
-        "--grace-period=0",
-        "--force",
+        "delete", "pod", pod, "-n", namespace, "--grace-period=0", "--force",
         changes=True,
     )
 
@@ -192,13 +155,7 @@ def previous_logs(namespace: str, pod: str, container: str) -> Command | None:
     pick = ("-c", container) if is_dns1123_label(container) else ("--all-containers",)
     return kubectl(
         f"why {namespace}/{pod} keeps failing: its last run's output",
-        "logs",
-        pod,
-        "-n",
-        namespace,
-        *pick,
-        "--previous",
-        "--tail=50",
+        "logs", pod, "-n", namespace, *pick, "--previous", "--tail=50",
     )
 
 
@@ -209,15 +166,7 @@ def pods_matching(namespace: str | None, selector: str) -> Command | None:
     scope = ("-n", namespace) if namespace is not None else ("-A",)
     return kubectl(
         "the pods the selector matches, and the nodes they are on",
-        "get",
-        "pods",
-        *scope,
-        "-l",
-        selector,
-        "--field-selector",
-        NOT_TERMINAL,
-        "-o",
-        "wide",
+        "get", "pods", *scope, "-l", selector, "--field-selector", NOT_TERMINAL, "-o", "wide",
     )
 
 
@@ -230,13 +179,9 @@ def pod_columns_on_node(node: str, columns: Iterable[str], purpose: str) -> Comm
         return None
     return kubectl(
         purpose,
-        "get",
-        "pods",
-        "-A",
-        "--field-selector",
-        f"spec.nodeName={node},{NOT_TERMINAL}",
-        "-o",
-        "custom-columns=" + ",".join((*_WHO, *columns)),
+        "get", "pods", "-A",
+        "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
+        "-o", "custom-columns=" + ",".join((*_WHO, *columns)),
     )
 
 
@@ -257,11 +202,7 @@ def preempted_events() -> Command:
     """The scheduler's Preempted events (recorded on each victim)."""
     return kubectl(
         "the pods the scheduler preempted, and for whom (Preempted by pod <uid> on node <node>)",
-        "get",
-        "events",
-        "-A",
-        "--field-selector",
-        "reason=Preempted",
+        "get", "events", "-A", "--field-selector", "reason=Preempted",
     )
 
 
@@ -272,13 +213,7 @@ def kueue_workload(namespace: str, workload: str) -> Command | None:
     template = '{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\\n"}{end}'
     return kubectl(
         "the Workload's admission conditions: why Kueue has not admitted it",
-        "get",
-        "workloads.kueue.x-k8s.io",
-        workload,
-        "-n",
-        namespace,
-        "-o",
-        f"jsonpath={template}",
+        "get", "workloads.kueue.x-k8s.io", workload, "-n", namespace, "-o", f"jsonpath={template}",
     )
 
 
@@ -288,14 +223,8 @@ def kueue_cluster_queue(queue: str) -> Command | None:
         return None
     return kubectl(
         f"ClusterQueue {queue}: nominal quota per flavor and resource, and what admitted workloads use",
-        "get",
-        "clusterqueues.kueue.x-k8s.io",
-        queue,
-        "-o",
-        "yaml",
+        "get", "clusterqueues.kueue.x-k8s.io", queue, "-o", "yaml",
     )
-
-
 # — Dynamic Resource Allocation (`resource.k8s.io`) —
 
 
@@ -304,13 +233,7 @@ def resource_claim(namespace: str, claim: str) -> Command | None:
         return None
     return kubectl(
         f"claim {claim}: its requests, allocation (devices, nodeSelector) and reservedFor pods",
-        "get",
-        "resourceclaim",
-        claim,
-        "-n",
-        namespace,
-        "-o",
-        "yaml",
+        "get", "resourceclaim", claim, "-n", namespace, "-o", "yaml",
     )
 
 
@@ -319,12 +242,7 @@ def resource_slices(node: str) -> Command | None:
         return None
     return kubectl(
         f"the devices DRA drivers publish on {node}, with their attributes, capacity and taints",
-        "get",
-        "resourceslices",
-        "--field-selector",
-        f"spec.nodeName={node}",
-        "-o",
-        "yaml",
+        "get", "resourceslices", "--field-selector", f"spec.nodeName={node}", "-o", "yaml",
     )
 
 
@@ -333,11 +251,7 @@ def device_class(name: str) -> Command | None:
         return None
     return kubectl(
         f"device class {name}: the selectors every device of the class must match",
-        "get",
-        "deviceclass",
-        name,
-        "-o",
-        "yaml",
+        "get", "deviceclass", name, "-o", "yaml",
     )
 
 
@@ -351,19 +265,8 @@ def recreate(kind: str, namespace: str, name: str, patch: Sequence[Mapping[str, 
     body = json.dumps(list(patch), separators=(",", ":"))
     written = shlex.join(
         (
-            "kubectl",
-            "patch",
-            kind,
-            name,
-            "-n",
-            namespace,
-            "--type",
-            "json",
-            "-p",
-            body,
-            "--dry-run=client",
-            "-o",
-            "yaml",
+            "kubectl", "patch", kind, name, "-n", namespace, "--type", "json", "-p", body,
+            "--dry-run=client", "-o", "yaml",
         )
     )
     return (
@@ -373,11 +276,7 @@ def recreate(kind: str, namespace: str, name: str, patch: Sequence[Mapping[str, 
             changes=True,
         ),
         kubectl(
-            f"delete {kind} {name}, then create it from {saved}",
-            "replace",
-            "--force",
-            "-f",
-            saved,
+            f"delete {kind} {name}, then create it from {saved}", "replace", "--force", "-f", saved,
             changes=True,
         ),
     )

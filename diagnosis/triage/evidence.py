@@ -46,9 +46,8 @@ def request_line(pod: Object, requests: Mapping[str, int]) -> str:
     if len(parts) <= 1:
         return f"the pod asks {asks}"
     how = (
-        "the larger of its app containers plus sidecars, and each init container plus the sidecars before it"
-        if inits
-        else "the sum of its containers"
+        "the larger of its app containers plus sidecars, and each init container plus the sidecars "
+        "before it" if inits else "the sum of its containers"
     ) + (", plus the pod overhead" if overhead else "")
     return f"the pod asks {asks}: {how} ({'; '.join(parts)})"
 

@@ -11,7 +11,6 @@ from diagnosis.triage.funnel import Ask, Drop, Stage, Step
 
 T = TypeVar("T")
 
-
 class Findings:
     """What the funnel's steps up to the free slots found on each node, kept with the nodes by a reader
     that keeps them between questions (`cluster.cache`): a question about a pod placed like an earlier

@@ -1,3 +1,5 @@
+
+
 """Every resource but the devices: kube-scheduler's NodeResourcesFit for cpu, memory,
 ephemeral-storage, hugepages-*, `*kubernetes.io/*` names, `attachable-volumes-*` and the pod count
 (`noderesources/fit.go` `fitsRequest`; facts §2 in ARCHITECTURE.md's sources).
@@ -63,10 +65,8 @@ def pod_requests(pod: Object) -> dict[str, int]:
     pod_spec = spec(pod)
     containers = sequence(pod_spec.get("containers"))
     resized = _resized(pod)
-    if (
-        len(containers) == 1
-        and not resized
-        and not any(pod_spec.get(k) for k in ("initContainers", "overhead", "resources"))
+    if len(containers) == 1 and not resized and not any(
+        pod_spec.get(k) for k in ("initContainers", "overhead", "resources")
     ):
         # Most pods: one container and nothing else to add, so its requests are the pod's.
         asks = _container(containers[0])

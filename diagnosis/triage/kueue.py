@@ -106,10 +106,8 @@ def _condition_line(type_: str, found: Mapping[str, Any] | None) -> str:
             return "Admitted: not set (written once the quota is reserved and every admission check is Ready)"
         return f"{type_}: not set (Kueue has not evaluated the workload yet)"
     reason, message = text(found.get("reason")), text(found.get("message"))
-    return (
-        f"{type_}={text(found.get('status'))}"
-        + (f" {reason}" if reason else "")
-        + (f': "{message}"' if message else "")
+    return f"{type_}={text(found.get('status'))}" + (f" {reason}" if reason else "") + (
+        f': "{message}"' if message else ""
     )
 
 

@@ -84,3 +84,5 @@ def notes(said: Said, requests: Mapping[str, int], nodes_seen: int | None) -> tu
             "the message predates a change (it is rewritten only at the next attempt)"
         )
     return tuple(found)
+
+

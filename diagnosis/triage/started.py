@@ -80,12 +80,8 @@ def started(pod: Object, events: Iterable[Object]) -> Started:
         # The kubelet refused the pod (admission): no container was ever started.
         why = text(pod_status.get("reason"))
         return Started(
-            StartState.FAILING,
-            None,
-            why,
-            text(pod_status.get("message")) or None,
-            _event_time(pod, events, why),
-            total,
+            StartState.FAILING, None, why, text(pod_status.get("message")) or None,
+            _event_time(pod, events, why), total,
         )
     for container in found:
         if (held := _held(container)) is not None:
@@ -146,22 +142,14 @@ def _held(container: _Container) -> Started | None:
         said = [f"last ended: {_ended(last)}"] if last else []
         said += [text(waiting.get("message"))] if text(waiting.get("message")) else []
         return Started(
-            StartState.FAILING,
-            container.name,
-            why,
-            "; ".join(said) or None,
-            timestamp(last.get("finishedAt")),
-            container.restarts,
+            StartState.FAILING, container.name, why, "; ".join(said) or None,
+            timestamp(last.get("finishedAt")), container.restarts,
         )
     ended = container.state("terminated")
     if ended and ended.get("exitCode") not in (0, None):
         return Started(
-            StartState.FAILING,
-            container.name,
-            text(ended.get("reason")) or "Error",
-            _ended(ended),
-            timestamp(ended.get("finishedAt")),
-            container.restarts,
+            StartState.FAILING, container.name, text(ended.get("reason")) or "Error", _ended(ended),
+            timestamp(ended.get("finishedAt")), container.restarts,
         )
     return None
 
@@ -176,10 +164,8 @@ def _ended(terminated: Mapping[str, Any]) -> str:
 def _holding_event(pod: Object, events: Iterable[Object]) -> Object | None:
     """The newest Warning event that holds the pod before its containers run."""
     held = [
-        e
-        for e in events
-        if is_about(e, pod)
-        and event_type(e) == "Warning"
+        e for e in events
+        if is_about(e, pod) and event_type(e) == "Warning"
         and (reason(e) in _EVENT_REASONS or reason(e).startswith(_ADMISSION_PREFIX))
     ]
     return newest_first(held)[0] if held else None

@@ -42,10 +42,8 @@ def test_image_is_a_pinned_slim_python_running_kubewhy_serve() -> None:
 
 async def run_healthcheck(port: int) -> int:
     process = await asyncio.create_subprocess_exec(
-        *dockerfile.healthcheck(),
-        env={**os.environ, "KUBEWHY_PORT": str(port)},
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
+        *dockerfile.healthcheck(), env={**os.environ, "KUBEWHY_PORT": str(port)},
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )
     return await process.wait()
 
@@ -90,8 +88,7 @@ def test_build_context_admits_exactly_what_pip_installs() -> None:
     """.dockerignore is an allowlist: a package added to pyproject.toml but not admitted here would be
     missing from the image (the demo snapshots are package data of `bot`)."""
     lines = [
-        line.strip()
-        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
     assert lines[0] == "*"
@@ -109,12 +106,8 @@ def test_dependency_step_lists_the_runtime_dependencies_only(tmp_path: Path) -> 
     path = os.pathsep.join((os.path.dirname(sys.executable), os.environ["PATH"]))  # `python` is ours
     result = subprocess.run(
         ["/bin/sh", "-c", f"cp {ROOT / 'pyproject.toml'} . && {write}"],
-        cwd=tmp_path,
-        env={**os.environ, "PATH": path},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        cwd=tmp_path, env={**os.environ, "PATH": path},
+        capture_output=True, text=True, timeout=60, check=False,
     )
     assert result.returncode == 0, result.stderr
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

@@ -55,17 +55,9 @@ def test_every_rendered_object_is_valid(overlay: str, version: str) -> None:
 
 def test_overlays_render_the_objects_of_their_mode() -> None:
     common = {
-        "Namespace",
-        "ServiceAccount",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "Role",
-        "RoleBinding",
+        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
         "ConfigMap",
-        "Deployment",
-        "PodDisruptionBudget",
-        "Service",
-        "NetworkPolicy",
+        "Deployment", "PodDisruptionBudget", "Service", "NetworkPolicy",
     }
     assert sorted(obj["kind"] for obj in render("http")) == sorted(common | {"Ingress"})
     assert sorted(obj["kind"] for obj in render("socket-mode")) == sorted(common)
@@ -83,9 +75,9 @@ def test_strict_validation_rejects_a_misspelt_field() -> None:
 def test_objects_refer_to_each_other(overlay: str) -> None:
     objects = render(overlay)
     namespace = the(objects, "Namespace")["metadata"]["name"]
-    assert {obj["metadata"].get("namespace") for obj in objects if obj["kind"] not in CLUSTER_SCOPED} == {
-        namespace
-    }
+    assert {
+        obj["metadata"].get("namespace") for obj in objects if obj["kind"] not in CLUSTER_SCOPED
+    } == {namespace}
 
     pod = pod_spec(objects)
     account = the(objects, "ServiceAccount")["metadata"]["name"]
@@ -103,12 +95,9 @@ def test_objects_refer_to_each_other(overlay: str) -> None:
 
     labels = the(objects, "Deployment")["spec"]["template"]["metadata"]["labels"]
     selector = the(objects, "Deployment")["spec"]["selector"]["matchLabels"]
-    for chosen in (
-        selector,
-        the(objects, "Service")["spec"]["selector"],
-        the(objects, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"],
-        the(objects, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"],
-    ):
+    for chosen in (selector, the(objects, "Service")["spec"]["selector"],
+                   the(objects, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"],
+                   the(objects, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"]):
         assert chosen.items() <= labels.items()
 
     (config_volume,) = (volume for volume in pod["volumes"] if "configMap" in volume)

@@ -51,22 +51,14 @@ def test_the_pod_becomes_ready_and_healthy_in_its_mode(overlay: str, tmp_path: P
                 assert until_ok(bot, bot_container[probe]["httpGet"]["path"]) == 200, bot.log.read_text()
             port = str(urllib.parse.urlsplit(bot.url).port)
             checked = subprocess.run(
-                dockerfile.healthcheck(),
-                env={"KUBEWHY_PORT": port},
-                capture_output=True,
-                timeout=30,
+                dockerfile.healthcheck(), env={"KUBEWHY_PORT": port}, capture_output=True, timeout=30,
                 check=False,
             )
             assert checked.returncode == 0, checked.stderr
             if overlay == "http":  # Slack's signed requests reach it, verified with the pod's secret
                 for command in COMMANDS:
-                    body = command_body(
-                        command,
-                        "help",
-                        channel="C0DEPLOY",
-                        user="U0DEPLOY",
-                        response_url=slack.response_url(),
-                    )
+                    body = command_body(command, "help", channel="C0DEPLOY", user="U0DEPLOY",
+                                        response_url=slack.response_url())
                     assert bot.send(body, FORM, secret=env["SLACK_SIGNING_SECRET"]).status == 200
     socket_mode = any(call.method == "apps.connections.open" for call in slack.calls)
     assert socket_mode == (overlay == "socket-mode")

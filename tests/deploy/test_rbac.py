@@ -42,17 +42,8 @@ ABSENT = "kubewhy-absent"
 # system:authenticated; kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go): these
 # need no rule of ours.
 DISCOVERY_URLS = (
-    "/api",
-    "/api/*",
-    "/apis",
-    "/apis/*",
-    "/healthz",
-    "/livez",
-    "/readyz",
-    "/version",
-    "/version/",
-    "/openapi",
-    "/openapi/*",
+    "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/version", "/version/",
+    "/openapi", "/openapi/*",
 )
 
 

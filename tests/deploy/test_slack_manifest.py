@@ -91,9 +91,7 @@ def test_manifest_declares_what_the_app_registers(mode: str) -> None:
         assert command["should_escape"] is False
     (shortcut,) = features["shortcuts"]
     assert (shortcut["name"], shortcut["type"], shortcut["callback_id"]) == (
-        "Triage with kubewhy",
-        "message",
-        app.SHORTCUT_CALLBACK_ID,
+        "Triage with kubewhy", "message", app.SHORTCUT_CALLBACK_ID
     )
     assert settings["event_subscriptions"]["bot_events"] == list(app.BOT_EVENTS)
     # Buttons (app.ACTION_IDS) and the shortcut arrive as interactivity.

@@ -97,7 +97,8 @@ def reads_of_nodes_or_bound_pods(requests: list[Request]) -> list[str]:
     return [
         r.path
         for r in requests
-        if r.verb != "watch" and (r.resource == "nodes" or _by_node(r.query.get("fieldSelector", "")))
+        if r.verb != "watch"
+        and (r.resource == "nodes" or _by_node(r.query.get("fieldSelector", "")))
     ]
 
 

@@ -162,13 +162,8 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
             "batch-infer-0-4tq8m",
             # A gated pod may still wait for a node (Kueue's checks, an autoscaler): those three reads.
             [
-                "pods/get",
-                "events/list",
-                "workloads/list",
-                "localqueues/get",
-                "configmaps/get",
-                "nodepools/list",
-                "nodeclaims/list",
+                "pods/get", "events/list", "workloads/list", "localqueues/get",
+                "configmaps/get", "nodepools/list", "nodeclaims/list",
             ],
         ),
     ],

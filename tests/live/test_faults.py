@@ -375,8 +375,6 @@ async def test_a_refused_read_of_kueue_workloads_is_a_line_of_evidence() -> None
     assert len(unread) == 1
     assert "workloads" in unread[0]
     assert not any(e.startswith("QuotaReserved") for e in found.evidence)
-
-
 async def test_a_404_on_a_read_other_than_the_object_asked_about_is_an_unreadable_cluster() -> None:
     """Only the pod or JobSet asked about may be missing: a 404 on listing nodes is no `not-found`."""
     with serve(GPU_CLUSTER) as sim:

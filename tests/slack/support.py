@@ -134,7 +134,6 @@ class Bot:
 
     def verdict(self, channel: str, count: int = 1) -> Message:
         """The `count`-th top-level message the bot posted in `channel`, once it is there."""
-
         def posted() -> Message | None:
             found = self.bot_messages(channel)
             return found[count - 1] if len(found) >= count else None

@@ -248,7 +248,9 @@ def test_pending_notes() -> None:
 # --- the scheduler's message -------------------------------------------------------------------
 
 
-def event(pod: Object, message: str, when: str, *, api: str = "v1", uid: str | None = None) -> dict[str, Any]:
+def event(
+    pod: Object, message: str, when: str, *, api: str = "v1", uid: str | None = None
+) -> dict[str, Any]:
     ref = {
         "apiVersion": "v1",
         "kind": "Pod",

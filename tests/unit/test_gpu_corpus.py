@@ -71,7 +71,6 @@ def view_of(
         and o["status"].get("phase") not in ("Succeeded", "Failed")
         and (only_nodes is None or o["spec"]["nodeName"] in only_nodes)
     )
-
     def of(kind: str) -> tuple[dict[str, Any], ...]:
         return tuple(o for o in objects if o["kind"] == kind)
 
@@ -396,7 +395,7 @@ def test_kueue_gate_without_a_workload_blames_the_integration_not_the_quota() ->
     assert UNCHECKED in fix.summary
     assert [c.text for c in fix.commands] == [
         "kubectl patch pod vllm-gemma-6d9f7c8b5-k2x9q -n team-b --type=json "
-        '-p \'[{"op":"remove","path":"/spec/schedulingGates"}]\''
+        "-p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]'"
     ]
 
 
@@ -481,6 +480,6 @@ def test_host_port_names_the_port_and_its_holder() -> None:
 def test_a_kueue_gated_pod_quotes_its_workload() -> None:
     found = diagnose("tests/corpus/triage/kueue-gated.json", "team-a", "llm-sft-0-c7bjc")
     assert (
-        "QuotaReserved=False Pending: \"couldn't assign flavors to pod set main: insufficient unused quota "
+        'QuotaReserved=False Pending: "couldn\'t assign flavors to pod set main: insufficient unused quota '
         'for nvidia.com/gpu in flavor h100, 8 more needed"'
     ) in found.evidence

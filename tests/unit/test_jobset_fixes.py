@@ -130,6 +130,7 @@ def test_release_facts_live_in_the_dated_table_only() -> None:
     assert found == {}
 
 
+
 def test_a_multi_host_slice_is_given_a_whole_free_domain_first() -> None:
     """One free host lets the leader start, not the slice: the first fix frees a whole node pool, and
     the funnel, run on the pods left, fits every pod of the child Job there."""

@@ -316,6 +316,7 @@ def test_unmet_pod_affinity_is_fixed_by_dropping_it_and_nothing_else() -> None:
     assert len(fix.opens) == 2
 
 
+
 def capacity_view(found: Obj) -> TriageView:
     """The pod asks a 1Gi claim of a class whose driver publishes its capacity; node1 has `found`."""
     return TriageView(

@@ -1230,8 +1230,6 @@ def exists_term(key: str, topology_key: str) -> Obj:
 
 IN_SECURITYSCAN = expression("service", "In", "securityscan", "value2")
 IN_ANTIVIRUS = expression("service", "In", "antivirusscan", "value2")
-
-
 def alone(labels: dict[str, str], rules: Obj | None = None, ns: str = "default") -> tuple[Obj, ...]:
     """The one existing pod of a single-node row, on machine1, with its required affinity rules."""
     spec: dict[str, Any] = {"affinity": rules} if rules else {}

@@ -198,6 +198,7 @@ FUNCTIONS: Mapping[str, Callable[..., Any]] = {
 A method call `x.f(y)` reaches these as `f(x, y)`."""
 
 
+
 class _Domains(celtypes.MapType):
     """`device.attributes` / `device.capacity`: an unknown domain is an empty map, as in Kubernetes."""
 

@@ -138,3 +138,5 @@ def claim_commands(devices: Devices) -> list[Command | None]:
 
 def node_commands(nodes: Sequence[Object]) -> list[Command | None]:
     return [kubectl.resource_slices(name(node)) for node in nodes[:2]]
+
+

@@ -209,11 +209,7 @@ def node_offer(node: str, resources: Iterable[str]) -> Command | None:
     )
     return commands.kubectl(
         f"{node}: devices present (capacity) against devices healthy and served (allocatable)",
-        "get",
-        "node",
-        node,
-        "-o",
-        f"jsonpath={template}",
+        "get", "node", node, "-o", f"jsonpath={template}",
     )
 
 

@@ -138,10 +138,7 @@ def resource_claims(namespace: str) -> Command | None:
         return None
     return commands.kubectl(
         "the namespace's claims and their state (pending, allocated, reserved, deleted)",
-        "get",
-        "resourceclaims",
-        "-n",
-        namespace,
+        "get", "resourceclaims", "-n", namespace,
     )
 
 
@@ -150,13 +147,7 @@ def claim_template(namespace: str, template: str) -> Command | None:
         return None
     return commands.kubectl(
         f"template {template}: what the claim made from it asks for",
-        "get",
-        "resourceclaimtemplate",
-        template,
-        "-n",
-        namespace,
-        "-o",
-        "yaml",
+        "get", "resourceclaimtemplate", template, "-n", namespace, "-o", "yaml",
     )
 
 
@@ -166,11 +157,5 @@ def pod_claims(namespace: str, pod: str) -> Command | None:
     template = '{.spec.resourceClaims}{"\\n"}{.status.resourceClaimStatuses}{"\\n"}'
     return commands.kubectl(
         "the claims the pod names and the ones made for it from templates",
-        "get",
-        "pod",
-        pod,
-        "-n",
-        namespace,
-        "-o",
-        f"jsonpath={template}",
+        "get", "pod", pod, "-n", namespace, "-o", f"jsonpath={template}",
     )

@@ -444,13 +444,9 @@ def consumers(node: str, resources: Iterable[str]) -> Command | None:
     columns += [f"{column_title(r)}:.spec.containers[*].resources.limits.{jsonpath_name(r)}" for r in names]
     return commands.kubectl(
         f"the pods that count against {node}'s allocatable (terminating ones too)",
-        "get",
-        "pods",
-        "-A",
-        "--field-selector",
-        f"spec.nodeName={node},{NOT_TERMINAL}",
-        "-o",
-        "custom-columns=" + ",".join(columns),
+        "get", "pods", "-A",
+        "--field-selector", f"spec.nodeName={node},{NOT_TERMINAL}",
+        "-o", "custom-columns=" + ",".join(columns),
     )
 
 

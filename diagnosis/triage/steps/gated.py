@@ -29,10 +29,8 @@ def gated(seen: Seen) -> Answer | None:
     # admitted: with no Workload at all, no quota or queue is the cause, its integration is.
     orphan = ADMISSION_GATE in gates and workload_of(pod, view.workloads) is None and not any(view.unread)
     cause = (
-        f"Kueue has not admitted its workload: {kueue_says}"
-        if kueue_says
-        else _no_workload(pod)
-        if orphan
+        f"Kueue has not admitted its workload: {kueue_says}" if kueue_says
+        else _no_workload(pod) if orphan
         else _gate_meaning(gates[0])
     )
     held = f"The pod is held by scheduling gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}: {cause}"
@@ -73,14 +71,8 @@ def _ungate(namespace: str, pod: str) -> tuple[Change, ...]:
         return ()
     remove = commands.kubectl(
         f"remove Kueue's gate from {namespace}/{pod}: the scheduler then places it, outside Kueue's quota",
-        "patch",
-        "pod",
-        pod,
-        "-n",
-        namespace,
-        "--type=json",
-        "-p",
-        '[{"op":"remove","path":"/spec/schedulingGates"}]',
+        "patch", "pod", pod, "-n", namespace, "--type=json",
+        "-p", '[{"op":"remove","path":"/spec/schedulingGates"}]',
         changes=True,
     )
     return (

@@ -101,13 +101,7 @@ def _images(namespace: str, pod: str) -> Command | None:
     )
     return commands.kubectl(
         "the pod's images and the pull secrets it names (its service account's are added to them)",
-        "get",
-        "pod",
-        pod,
-        "-n",
-        namespace,
-        "-o",
-        f"custom-columns={columns}",
+        "get", "pod", pod, "-n", namespace, "-o", f"custom-columns={columns}",
     )
 
 
@@ -119,14 +113,7 @@ def _restart_plugin(node: str) -> Command | None:
     return commands.kubectl(
         f"restart the device plugin on {node} (the GPU Operator's default namespace and label: "
         "change them if it is installed otherwise)",
-        "delete",
-        "pod",
-        "-n",
-        namespace,
-        "-l",
-        selector,
-        "--field-selector",
-        f"spec.nodeName={node}",
+        "delete", "pod", "-n", namespace, "-l", selector, "--field-selector", f"spec.nodeName={node}",
         changes=True,
     )
 
@@ -166,12 +153,7 @@ def pod_logs(namespace: str, pod: str) -> Command | None:
         return None
     return commands.kubectl(
         "what the pod's containers print (a framework that finds no device says so here)",
-        "logs",
-        pod,
-        "-n",
-        namespace,
-        "--all-containers",
-        "--tail=100",
+        "logs", pod, "-n", namespace, "--all-containers", "--tail=100",
     )
 
 

@@ -64,11 +64,6 @@ def repelling_pods() -> Command:
     return commands.kubectl(
         "every bound pod with a required anti-affinity, and its node: one on a node whose pods kubewhy did "
         "not read may refuse this pod in a domain they share",
-        "get",
-        "pods",
-        "-A",
-        "--field-selector",
-        f"spec.nodeName!=,{NOT_TERMINAL}",
-        "-o",
-        f"jsonpath={template}",
+        "get", "pods", "-A", "--field-selector", f"spec.nodeName!=,{NOT_TERMINAL}",
+        "-o", f"jsonpath={template}",
     )

@@ -53,7 +53,9 @@ def advise(funnel: Funnel) -> Advice:
             else None,
         )
     distinct = tuple(dict.fromkeys(t for taints in found.values() for t in taints))
-    return Advice(summary, tuple(evidence), collect(*commands), tolerations(distinct), _fixes(funnel))
+    return Advice(
+        summary, tuple(evidence), collect(*commands), tolerations(distinct), _fixes(funnel)
+    )
 
 
 def _first_per_reason(funnel: Funnel, limit: int) -> tuple[Drop, ...]:
@@ -138,10 +140,9 @@ def uncordon(node: str) -> Command | None:
         return None
     return commands.kubectl(
         f"let pods be scheduled on {node} again, once whoever cordoned it is done",
-        "uncordon",
-        node,
-        changes=True,
+        "uncordon", node, changes=True,
     )
+
 
 
 def taint_words(taint: Taint) -> str:

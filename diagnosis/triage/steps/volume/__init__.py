@@ -240,7 +240,9 @@ def _attach_slots(funnel: Funnel, state: Volumes, node: Object) -> Change | None
         )
 
     holding = [p for p in on_node if volumes[(namespace(p), name(p))]]
-    return fewest_ended(funnel.view.pod, holding, enough, f"free volume attach slots on {name(node)}")
+    return fewest_ended(
+        funnel.view.pod, holding, enough, f"free volume attach slots on {name(node)}"
+    )
 
 
 def _moved(pod: Object, state: Volumes, nodes: tuple[Object, ...]) -> tuple[Change, ...]:
@@ -269,15 +271,7 @@ def recreate_strategy(namespace: str, deployment: str) -> Command | None:
     return commands.kubectl(
         f"make Deployment {deployment} end its old pods before it starts new ones: a ReadWriteOncePod "
         "volume serves one pod at a time, so a rolling update that starts the new pod first waits for ever",
-        "patch",
-        "deployment",
-        deployment,
-        "-n",
-        namespace,
-        "--type",
-        "merge",
-        "-p",
-        strategy,
+        "patch", "deployment", deployment, "-n", namespace, "--type", "merge", "-p", strategy,
         changes=True,
     )
 
@@ -290,22 +284,11 @@ def persistent_volume_claims(namespace: str, names: Iterable[str]) -> Command | 
     if not valid:
         return commands.kubectl(
             "the namespace's PersistentVolumeClaims: is the one the pod names there under another name?",
-            "get",
-            "pvc",
-            "-n",
-            namespace,
-            "-o",
-            "wide",
+            "get", "pvc", "-n", namespace, "-o", "wide",
         )
     return commands.kubectl(
         "the pod's PersistentVolumeClaims: status, volume, StorageClass",
-        "get",
-        "pvc",
-        *valid,
-        "-n",
-        namespace,
-        "-o",
-        "wide",
+        "get", "pvc", *valid, "-n", namespace, "-o", "wide",
     )
 
 
@@ -314,11 +297,7 @@ def persistent_volume(volume: str) -> Command | None:
         return None
     return commands.kubectl(
         f"where PV {volume} may be used: its zone labels and node affinity",
-        "get",
-        "pv",
-        volume,
-        "-o",
-        'jsonpath={.metadata.labels}{"\\n"}{.spec.nodeAffinity}',
+        "get", "pv", volume, "-o", 'jsonpath={.metadata.labels}{"\\n"}{.spec.nodeAffinity}',
     )
 
 
@@ -328,11 +307,7 @@ def storage_classes(names: Iterable[str]) -> Command | None:
         return None
     return commands.kubectl(
         "the StorageClasses: provisioner, volumeBindingMode, allowedTopologies",
-        "get",
-        "storageclass",
-        *valid,
-        "-o",
-        "yaml",
+        "get", "storageclass", *valid, "-o", "yaml",
     )
 
 
@@ -340,11 +315,8 @@ def storage_capacities() -> Command:
     return commands.kubectl(
         "the capacity each CSI driver publishes, per StorageClass and node topology (the scheduler "
         "provisions a claim only where one has room for it)",
-        "get",
-        "csistoragecapacities",
-        "-A",
-        "-o",
-        "custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,CLASS:.storageClassName,"
+        "get", "csistoragecapacities", "-A",
+        "-o", "custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,CLASS:.storageClassName,"
         "CAPACITY:.capacity,MAXIMUM:.maximumVolumeSize,TOPOLOGY:.nodeTopology",
     )
 
@@ -354,11 +326,7 @@ def csinode(node: str) -> Command | None:
         return None
     return commands.kubectl(
         f"the CSI drivers on {node} and how many volumes each may attach",
-        "get",
-        "csinode",
-        node,
-        "-o",
-        "jsonpath={.spec.drivers}",
+        "get", "csinode", node, "-o", "jsonpath={.spec.drivers}",
     )
 
 
