@@ -21,6 +21,7 @@ from bot.render import as_text
 from cluster.snapshot import SnapshotReader
 from devtools import random_clusters
 from devtools.corpus import Case, answer, every_case
+from devtools.workloads import NODE, gpu_node, gpu_pod
 from diagnosis.model import CAUSE_CHARS, EVIDENCE_CHARS, Diagnosis, Fix, Harm
 from diagnosis.objects import Object, Ref, name, namespace
 from diagnosis.patch import merge_patch
@@ -152,3 +153,24 @@ def test_the_thread_leads_with_the_first_fixs_command_and_says_each_cause_once(c
             assert first in fixed
     if diagnosis.cause is not None:
         assert text.count(str(diagnosis.cause)) == 1, text
+
+
+def test_the_sentinel_frees_a_node_held_by_a_deployment_by_scaling_it_down(tmp_path: Path) -> None:
+    """The sentinel's burst: pods of five Deployments wait for the one GPU a Deployment's pod holds."""
+    items = [gpu_node(NODE, 1), gpu_pod("ml-busy", "holder", 0, node=NODE)]
+    items += [gpu_pod("ml-burst", f"burst-{i}", 0) for i in range(5)]
+    snapshot = tmp_path / "burst.json"
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    view, _ = asyncio.run(
+        SnapshotReader.from_path(snapshot).triage_view("ml-burst", "burst-0-7d9f8c6b5-00000")
+    )
+    found = classify(view)
+    assert "0 nvidia.com/gpu free of 1 (1 held by ml-busy/holder-7d9f8c6b5-00000)" in found.summary
+    first = found.fixes[0]
+    assert first.summary.startswith(f"free {NODE}: scale Deployment ml-busy/holder down by 1 ")
+    assert [c.text for c in first.commands] == [
+        "kubectl annotate pod holder-7d9f8c6b5-00000 -n ml-busy "
+        "controller.kubernetes.io/pod-deletion-cost=-2147483648 --overwrite",
+        "kubectl scale deployment holder -n ml-busy --current-replicas=1 --replicas=0",
+    ]
+    assert not any(c.text.startswith("kubectl delete pod holder-") for f in found.fixes for c in f.commands)
