@@ -207,8 +207,9 @@ def verdict_blocks(
 
 
 def detail_blocks(check: Check) -> list[Block]:
-    """What the thread holds: the evidence, the next commands (changing ones marked), the snippets.
-    Not-found and cluster failures say everything in the verdict message."""
+    """What the thread holds: the fixes, the next commands (changing ones marked; the first fix's
+    first), who holds the devices, the evidence, the snippets. Not-found and cluster failures say
+    everything in the verdict message."""
     if not isinstance(check.outcome, Reply):
         return []
     diagnosis = check.outcome.diagnosis
@@ -219,17 +220,17 @@ def detail_blocks(check: Check) -> list[Block]:
         if fix.pod_patch is not None:
             title = messages.pod_patch(escape(fix.summary))
             blocks += _code_sections(title, render.patch_json(fix.pod_patch))
+    if diagnosis.next_commands:
+        blocks.append(_section(messages.NEXT_COMMANDS))
+    for command in diagnosis.next_commands:
+        title = f"{messages.CHANGES_CLUSTER} — " if command.changes else ""
+        blocks += _code_sections(f"{title}_{escape(command.purpose)}_", command.text)
     if diagnosis.holders:
         held = [f"• {escape(render.holding_line(h))}" for h in diagnosis.holders]
         blocks += _sections(held, messages.HELD_BY)
     if diagnosis.competing:
         blocks += _sections([escape(", ".join(diagnosis.competing))], messages.COMPETING)
     blocks += _sections([f"• {escape(e)}" for e in diagnosis.evidence], messages.EVIDENCE)
-    if diagnosis.next_commands:
-        blocks.append(_section(messages.NEXT_COMMANDS))
-    for command in diagnosis.next_commands:
-        title = f"{messages.CHANGES_CLUSTER} — " if command.changes else ""
-        blocks += _code_sections(f"{title}_{escape(command.purpose)}_", command.text)
     for snippet in diagnosis.snippets:
         blocks += _code_sections(f"*{escape(snippet.title)}* ({escape(snippet.language)})", snippet.text)
     return blocks

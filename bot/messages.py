@@ -41,7 +41,10 @@ RECHECK = "Re-check"
 WATCH = "Watch"
 DETAILS = "Details"
 EVIDENCE = "*Evidence*"
-FIXES = "*Fixes*, best first (each checked: the pod would then pass every check on the nodes named)"
+FIXES = (
+    "*Fixes*, least harm first: those that keep what the pod asks, then those that touch other workloads, "
+    "then those that shrink the ask"
+)
 HELD_BY = "*Who holds the devices*"
 COMPETING = "*Other pending pods after the same nodes*"
 NEXT_COMMANDS = "*Next commands*"

@@ -208,21 +208,22 @@ def _holding(h: Holding) -> dict[str, Any]:
 
 
 def as_text(reply: Reply) -> str:
-    """The reply for a person at a terminal: the verdict and what it is about, the summary, the
-    evidence, then the next commands under `#` comments (so the block can be pasted into a shell), the
-    ones that change the cluster marked, and the snippets indented."""
+    """The reply for a person at a terminal, in the thread's order: the verdict and what it is about,
+    the summary and the first fix, the other fixes, the next commands under `#` comments (so the block
+    can be pasted into a shell; the first fix's first, the ones that change the cluster marked), who
+    holds the devices, the evidence, and the snippets indented."""
     d = reply.diagnosis
     sections = ["\n".join(first_screen(reply))]
     if len(d.fixes) > 1:
         sections.append("\n".join(["Other fixes:", *(_bullet(fix_line(f)) for f in d.fixes[1:])]))
+    if d.next_commands:
+        sections.append("\n\n".join(["Next commands:", *map(_command, d.next_commands)]))
     if d.holders:
         sections.append("\n".join(["Held by:", *(_bullet(holding_line(h)) for h in d.holders)]))
     if d.competing:
         sections.append("\n".join(["Also waiting for these nodes:", _bullet(", ".join(d.competing))]))
     if d.evidence:
         sections.append("\n".join(["Evidence:", *(_bullet(line) for line in d.evidence)]))
-    if d.next_commands:
-        sections.append("\n\n".join(["Next commands:", *map(_command, d.next_commands)]))
     for snippet in d.snippets:
         sections.append(f"{snippet.title} ({snippet.language}):\n{_indented(snippet.text, 2)}")
     return "\n\n".join(s for s in sections if s)

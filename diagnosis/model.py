@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from typing import Any
 
 
@@ -148,6 +148,54 @@ class Snippet:
     text: str
 
 
+CAUSE_CHARS = 200
+"""The most a cause line (a Diagnosis's summary) holds: the fact a person needs, lists folded; the
+identifiers are in the evidence."""
+EVIDENCE_CHARS = 240
+"""The most a line of evidence holds (`folded` splits a longer one into lines)."""
+
+
+def folded(line: str, width: int = EVIDENCE_CHARS) -> str:
+    """A line of evidence longer than `width` split into lines that fit, each at the last break before
+    `width`: a clause (`; `), else a list item (`, `), else a word; a word longer than `width` is cut.
+    A line keeps its break's `;` or `,`: the lines joined with spaces read as the line did."""
+    lines = []
+    for rest in line.split("\n"):
+        while len(rest) > width:
+            for mark, kept in (("; ", 1), (", ", 1), (" ", 0)):
+                at = rest.rfind(mark, width // 3, width)
+                if at > 0:
+                    lines.append(rest[: at + kept])
+                    rest = rest[at + len(mark) :]
+                    break
+            else:
+                lines.append(rest[:width])
+                rest = rest[width:]
+        lines.append(rest)
+    return "\n".join(lines)
+
+
+def clipped(text: str, width: int) -> str:
+    """The text cut at its last word before `width`, ending in `…` when cut: a quoted message in a
+    cause line (the evidence quotes it whole)."""
+    if len(text) <= width:
+        return text
+    cut = text.rfind(" ", 0, width)
+    return text[: cut if cut > width // 2 else width - 1].rstrip(" ,;:") + "…"
+
+
+class Harm(IntEnum):
+    """How far a fix reaches beyond the pod asked about, least first: the order fixes are offered in."""
+
+    KEEPS = 0
+    """Keeps what the pod asks and touches no one else's workload: wait for capacity, move to another
+    pool with the same device, repair or label a node, raise a limit."""
+    OTHERS = 1
+    """Touches other workloads (ends or scales down their pods), named by their workload."""
+    SHRINKS = 2
+    """Shrinks what the pod asks: fewer devices, less of another resource."""
+
+
 @dataclass(frozen=True)
 class Fix:
     """A change that removes a verdict's cause, checked by running the funnel on the changed objects.
@@ -166,6 +214,12 @@ class Fix:
     """The commands that make a cluster-side change (each `changes=True`)."""
     objects: tuple[str, ...] = ()
     """The objects a cluster-side change touches, as `kind/name` or `kind/namespace/name`."""
+    harm: Harm = Harm.KEEPS
+
+
+def ranked(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
+    """Fixes by harm, least first (`Harm`); within a class, in the order proposed."""
+    return tuple(sorted(fixes, key=lambda fix: fix.harm))
 
 
 @dataclass(frozen=True)
@@ -253,13 +307,14 @@ class Diagnosis:
     summary: str
     evidence: tuple[str, ...]
     next_commands: tuple[Command, ...]
+    """What to run next, those of the first fix first."""
     snippets: tuple[Snippet, ...] = ()
     cause: RestartCause | None = None
     """Only for `restarting`."""
     pod_verdict: PodVerdict | None = None
     """The triage verdict of the pod that blocks a JobSet or a LeaderWorkerSet, where one applies."""
     fixes: tuple[Fix, ...] = ()
-    """Best (least disruptive) first."""
+    """Least harm first (`ranked`: a Diagnosis keeps them in that order, whoever proposes them)."""
     holders: tuple[Holding, ...] = ()
     """Who holds the devices on the nodes the pod needs, where that is the answer."""
     competing: tuple[str, ...] = ()
@@ -274,3 +329,16 @@ class Diagnosis:
     """For `ok`: whether the placed pod runs and, if not, why."""
     autoscaling: Autoscaling | None = None
     """For a pod that waits for a node (not `no-request`, not `ok`): whether one is on its way."""
+
+    def __post_init__(self) -> None:
+        # One rule for every answer, whoever proposes its fixes: least harm first, and the commands of
+        # the first fix (the one the first screen shows) first among the next commands; evidence lines
+        # that fit a screen.
+        fixes = ranked(self.fixes)
+        first = {c.text for c in fixes[0].commands} if fixes else set()
+        leading = [c for c in self.next_commands if c.text in first]
+        object.__setattr__(self, "fixes", fixes)
+        object.__setattr__(self, "evidence", tuple(map(folded, self.evidence)))
+        object.__setattr__(
+            self, "next_commands", (*leading, *(c for c in self.next_commands if c.text not in first))
+        )

@@ -19,7 +19,7 @@ from diagnosis.events import regarding
 from diagnosis.model import Autoscaling, Command, Fix, NodeComing, NodeGroup
 from diagnosis.objects import Object, kind, mapping, meta, name, namespace, spec, status, text
 from diagnosis.quantity import count
-from diagnosis.triage.fixes import where
+from diagnosis.triage.fixes import UNCHECKED, where
 from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
 
@@ -77,14 +77,11 @@ def fixes(found: Autoscaling, view: TriageView) -> tuple[Fix, ...]:
             if found.state is NodeComing.COMING
             else ""
         )
-        summary = f"Wait: {found.by} is bringing a node ({waited} so far{limit}); {_UNSEEN}"
+        summary = f"Wait: {found.by} is bringing a node ({waited} so far{limit}); {UNCHECKED}"
         return (Fix(summary, None, (), objects=(_ref(view.pod),)),)
     if found.state not in (NodeComing.NOT_COMING, NodeComing.FAILED):
         return ()
     return (*_raised_groups(found, view), *_raised_nodepools(view), *_moved(view))
-
-
-_UNSEEN = "the node it brings cannot be shown before it registers"
 
 
 def _ref(obj: Object) -> str:
@@ -109,7 +106,7 @@ def _raised_groups(found: Autoscaling, view: TriageView) -> Iterator[Fix]:
         command = _RAISE[key].format(pool=shlex.quote(group.name), max=group.max + 1)
         yield Fix(
             f"Raise node group {group.name}'s max size from {group.max} to {group.max + 1}: a new"
-            f" {group.name} node takes the pod ({_UNSEEN})",
+            f" {group.name} node takes the pod ({UNCHECKED})",
             None,
             (),
             (Command(command, f"raise {group.name}'s autoscaling max size", changes=True),),
@@ -133,7 +130,7 @@ def _raised_nodepools(view: TriageView) -> Iterator[Fix]:
         yield Fix(
             f"Raise NodePool {name(pool)}'s limits to "
             + ", ".join(f"{r} {n}" for r, n in raised.items())
-            + f" ({_UNSEEN})",
+            + f" ({UNCHECKED})",
             None,
             (),
             (
@@ -158,7 +155,7 @@ def _moved(view: TriageView) -> Iterator[Fix]:
         ((key, value),) = patch["spec"]["nodeSelector"].items()
         yield Fix(
             f"Move the pod to node group {group}: nodeSelector {key}={value} {where(view.pod)};"
-            f" a new {group} node takes it ({_UNSEEN})",
+            f" a new {group} node takes it ({UNCHECKED})",
             patch,
             (),
         )

@@ -257,9 +257,8 @@ def _topology(
     ]
     return Diagnosis(
         verdict=JobSetVerdict.TOPOLOGY_LABEL_MISSING,
-        summary=f"The leader of child Job {child.name} runs on node {node_ref}, whose exclusive-topology "
-        "label "
-        f"{key} is missing: its followers are refused.",
+        summary=f"Child Job {child.name}'s leader runs on node {node_ref}, which lacks the exclusive-"
+        f"topology label {key}: its followers are refused.",
         evidence=tuple(evidence),
         fixes=_labelling(family, key) if node is not None and leader is not None else (),
         next_commands=collect(

@@ -30,7 +30,16 @@ from diagnosis.jobset.creation import (
 )
 from diagnosis.jobset.family import Family, integer, is_live, phase
 from diagnosis.jobset.keys import QUEUE_NAME_LABEL
-from diagnosis.model import Command, Diagnosis, Fix, JobSetVerdict, RestartCause, Snippet
+from diagnosis.model import (
+    CAUSE_CHARS,
+    Command,
+    Diagnosis,
+    Fix,
+    JobSetVerdict,
+    RestartCause,
+    Snippet,
+    clipped,
+)
 from diagnosis.objects import (
     Object,
     condition,
@@ -231,9 +240,12 @@ def failed(family: Family) -> Diagnosis | None:
         evidence += [f"What ended the attempts ({finding.cause}): {finding.evidence[0]}"]
     return Diagnosis(
         verdict=JobSetVerdict.FAILED,
-        summary=f"JobSet {family.name} failed ({reason or 'terminal state Failed'})"
-        + (f": child Job {name(job)} failed first" if job is not None else "")
-        + (f": {ended[0]}." if ended and ended[0].message else "."),
+        summary=clipped(
+            f"JobSet {family.name} failed ({reason or 'terminal state Failed'})"
+            + (f": child Job {name(job)} failed first" if job is not None else "")
+            + (f": `{ended[0].container}` {ended[0].said}." if ended and ended[0].message else "."),
+            CAUSE_CHARS,
+        ),
         evidence=tuple(evidence),
         next_commands=collect(
             *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
@@ -330,7 +342,7 @@ def restarting(family: Family) -> Diagnosis | None:
         return None
     ns = family.namespace
     finding = restarts.cause(family)
-    evidence = [*loop.signs, f"Cause: {finding.cause}.", *finding.evidence]
+    evidence = [*loop.signs, *finding.evidence]
     # An application failure's logs come first: the failing container says why.
     logs = _failure_logs(family, finding) if finding.cause is RestartCause.APP_FAILURE else []
     commands: list[Command | None] = [*logs, kubectl.events_of(ns, family.name, "JobSet")]
@@ -348,8 +360,11 @@ def restarting(family: Family) -> Diagnosis | None:
         )
     return Diagnosis(
         verdict=JobSetVerdict.RESTARTING,
-        summary=f"JobSet {family.name} keeps restarting ({_restarts_of_max(family)}); "
-        f"cause: {finding.cause}" + (f"; {quoted}." if quoted is not None else "."),
+        summary=clipped(
+            f"JobSet {family.name} keeps restarting ({_restarts_of_max(family)})"
+            + (f": `{quoted.container}` {quoted.said}." if quoted is not None else "."),
+            CAUSE_CHARS,
+        ),
         evidence=tuple(evidence),
         next_commands=collect(*commands, *basics(family)),
         snippets=snippets,
@@ -390,7 +405,7 @@ def _gke_lines(family: Family, finding: restarts.Finding) -> list[str]:
     lines = [
         f"GKE cluster `{cluster[0]}`, read from node {cluster[1]}'s name (GKE shortens long names: check it)."
         if cluster
-        else "GKE: the cluster name is not in the objects; replace `{cluster_name}` in the queries below."
+        else "GKE: the cluster's name is not in its nodes' names, so the monitoring queries are left out."
     ]
     if finding.cause in (RestartCause.NODE_PREEMPTION, RestartCause.POD_PREEMPTION):
         lines.append(gke.REMEDY_CAPACITY)

@@ -51,7 +51,9 @@ def cluster_name(nodes: Iterable[Object]) -> tuple[str, str] | None:
 def restart_snippets(
     cluster: str | None, namespace: str, jobset: str, coordinator_prefix: str, last_restart: datetime | None
 ) -> tuple[Snippet, ...]:
-    """The workflow's queries, steps 1 to 4, with what is known filled in.
+    """The workflow's queries, steps 1 to 4, those whose placeholders are all filled (the cluster's
+    name, the JobSet's, its namespace, the window around the last restart): a query left with a
+    placeholder is left out.
 
     `coordinator_prefix` is `<jobset>-<replicatedJob>-<jobIndex>-<podIndex>-`, the name every attempt's
     coordinator pod starts with."""
@@ -72,7 +74,7 @@ def restart_snippets(
         if is_dns1123_subdomain(coordinator_prefix[:-1])
         else ""
     )
-    return (
+    queries = (
         Snippet(
             "Step 1 — is the JobSet really restarting in a loop? (needs GKE's JobSet metrics package)",
             "promql",
@@ -131,6 +133,11 @@ def restart_snippets(
             f"{coordinator} AND {window}",
         ),
     )
+    return tuple(q for q in queries if not any(p in q.text for p in PLACEHOLDERS))
+
+
+PLACEHOLDERS = ("{cluster_name}", "{workload_name}", "{namespace}", "{start_time}", "{end_time}")
+"""What stands in a query for a name or time that is not known (or not safe to quote)."""
 
 
 def _rfc3339(when: datetime) -> str:

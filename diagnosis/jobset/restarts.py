@@ -103,12 +103,16 @@ class Exit:
     `FallbackToLogsOnError`), on one line and cut."""
 
     def __str__(self) -> str:
-        again = f", restarted {self.restarts}×" if self.restarts else ""
-        said = f': "{self.message}"' if self.message else ""
         return (
-            f"container `{self.container}` of pod {name(self.pod)} (attempt {attempt(self.pod)}) exited "
-            f"{self.code} ({self.reason or 'no reason given'}){again}{said}"
+            f"container `{self.container}` of pod {name(self.pod)} (attempt {attempt(self.pod)}) {self.said}"
         )
+
+    @property
+    def said(self) -> str:
+        """`exited 1 (Error), restarted 2×: "…"`: the exit without the pod (a cause line's words)."""
+        again = f", restarted {self.restarts}×" if self.restarts else ""
+        quoted = f': "{self.message}"' if self.message else ""
+        return f"exited {self.code} ({self.reason or 'no reason given'}){again}{quoted}"
 
 
 def attempt(obj: Object) -> str:

@@ -253,7 +253,7 @@ def _no_topology_label(lws: Lws, leader: Object, node: Object, key: str) -> _Mis
     value = _domain(lws, node, key)
     having = sum(1 for n in lws.view.nodes if key in labels(n))
     return _Missing(
-        f"its leader {name(leader)} runs on node {name(node)}, which has no `{key}` label",
+        f"its leader {name(leader)}'s node {name(node)} has no `{key}` label",
         (
             f"Exclusive placement by `{key}`: the controller copies the leader's node's `{key}` into the "
             f"workers' nodeSelector. Node {name(node)} has no such label ({having} of the "

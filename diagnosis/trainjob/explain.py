@@ -23,7 +23,7 @@ from diagnosis.jobset import commands as jobset_kubectl
 from diagnosis.jobset.explain import explain as explain_jobset
 from diagnosis.jobset.family import is_live
 from diagnosis.jobset.keys import QUEUE_NAME_LABEL, REPLICATED_JOB_LABEL
-from diagnosis.model import Command, Diagnosis, Fix, JobSetVerdict, TrainJobVerdict
+from diagnosis.model import CAUSE_CHARS, Command, Diagnosis, Fix, JobSetVerdict, TrainJobVerdict, clipped
 from diagnosis.objects import (
     Object,
     condition,
@@ -376,8 +376,11 @@ def jobset_not_created(job: TrainJob) -> Diagnosis | None:
     why = said.removeprefix("TrainJob resources reconciliation failed: ")
     return Diagnosis(
         verdict=TrainJobVerdict.JOBSET_NOT_CREATED,
-        summary=f"TrainJob {job.name} has no JobSet: "
-        + (f"Trainer could not build or apply it ({why[:160]})." if why else "Trainer has not created it."),
+        summary=clipped(
+            f"TrainJob {job.name} has no JobSet: "
+            + (f"Trainer could not build or apply it ({why})." if why else "Trainer has not created it."),
+            CAUSE_CHARS,
+        ),
         evidence=tuple(evidence),
         next_commands=collect(
             events_about(job.namespace, job.name, f"The events about TrainJob {job.name}"),

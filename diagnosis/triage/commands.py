@@ -131,6 +131,33 @@ def delete_pod(namespace: str, pod: str) -> Command | None:
     )
 
 
+def deletion_cost(namespace: str, pod: str, owner: str) -> Command | None:
+    """Mark the pod its ReplicaSet ends first on a scale-down (annotation
+    `controller.kubernetes.io/pod-deletion-cost`:
+    https://kubernetes.io/docs/reference/labels-annotations-taints/#pod-deletion-cost)."""
+    if not valid_names(namespace, pod):
+        return None
+    return kubectl(
+        f"make {pod} the pod {owner} ends first when scaled down",
+        "annotate", "pod", pod, "-n", namespace, "controller.kubernetes.io/pod-deletion-cost=-2147483648",
+        "--overwrite",
+        changes=True,
+    )
+
+
+def scale_down(kind: str, namespace: str, workload: str, replicas: int, by: int) -> Command | None:
+    """Scale a workload down by `by` from `replicas`, refused by kubectl if it has another count now."""
+    if not valid_names(namespace, workload):
+        return None
+    return kubectl(
+        f"scale {kind} {namespace}/{workload} down by {by} (refused if it no longer has {replicas} "
+        "replicas: then scale from its count)",
+        "scale", kind.lower(), workload, "-n", namespace, f"--current-replicas={replicas}",
+        f"--replicas={replicas - by}",
+        changes=True,
+    )
+
+
 def force_delete_pod(namespace: str, pod: str) -> Command | None:
     if not valid_names(namespace, pod):
         return None

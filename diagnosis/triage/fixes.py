@@ -8,7 +8,8 @@ the cluster: merge patches to nodes (uncordon, label, a repaired device plugin's
 that end (holders freed, with the ResourceClaims only they were using: kube-controller-manager's
 resourceclaim controller deletes a pod's generated claims and deallocates a claim no pod reserves),
 ResourceClaims as they would read once recreated with another spec, ResourceSlices as a repaired
-driver would publish them. Proposers list their changes best first: least disruptive first.
+driver would publish them. Proposers list their changes best first, each with its harm class
+(`Change.harm`); the fixes are offered least harm first (`diagnosis.model.ranked`).
 
 Plugging in a step's fixes: give its `Advice` a `fixes=` tuple of `Change`s built with the helpers
 here (`pod_change`, `node_change`, `ending`); the check, the ordering and the rendering are shared.
@@ -24,7 +25,7 @@ from typing import Any
 
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Dra, Inventory, Slice
-from diagnosis.model import Command
+from diagnosis.model import Command, Harm
 from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status
 from diagnosis.patch import merge_patch
 from diagnosis.quantity import count
@@ -36,6 +37,10 @@ from diagnosis.views import TriageView
 
 CHECKED = 6
 """Changes checked per diagnosis at most: each one runs the funnel again over every node."""
+
+UNCHECKED = "re-check once it is done"
+"""What a fix says in place of the nodes it opens when the objects cannot show them beforehand (a new
+volume, a repaired device plugin that never said how many devices it has, a gated pod's nodes)."""
 
 POOL_LABELS = (
     "cloud.google.com/gke-nodepool",
@@ -70,6 +75,8 @@ class Change:
     checkable: bool = True
     """False when the objects do not say what the change would bring (a repaired device plugin on a
     node that never said how many devices it has): offered as opening nothing that can be shown."""
+    harm: Harm = Harm.KEEPS
+    """How far the change reaches beyond the pod (`diagnosis.model.Harm`): the fixes' order."""
 
 
 def changed(
@@ -143,8 +150,8 @@ def _changed_dra(dra: Dra, change: Change) -> Dra:
     return dra.with_claims(claims, devices)
 
 
-def pod_change(summary: str, patch: Mapping[str, Any]) -> Change:
-    return Change(summary, pod_patch=patch)
+def pod_change(summary: str, patch: Mapping[str, Any], harm: Harm = Harm.KEEPS) -> Change:
+    return Change(summary, pod_patch=patch, harm=harm)
 
 
 def node_change(
@@ -162,12 +169,20 @@ def node_change(
     )
 
 
-def ending(summary: str, pods: Sequence[tuple[str, str]], commands: Iterable[Command] = ()) -> Change:
+def ending(
+    summary: str,
+    pods: Sequence[tuple[str, str]],
+    commands: Iterable[Command] = (),
+    harm: Harm = Harm.OTHERS,
+) -> Change:
+    """Pods that end: by a command given (other workloads' pods), or by themselves (`Harm.KEEPS`:
+    waiting for pods already terminating)."""
     return Change(
         summary,
         ended=frozenset(pods),
         commands=tuple(commands),
         objects=tuple(f"pod/{ns}/{n}" for ns, n in pods),
+        harm=harm,
     )
 
 

@@ -4,27 +4,26 @@ pod fit. Shared by the steps whose fixes end pods (`exhausted`, `node-resources`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from diagnosis.commands import collect
+from diagnosis.model import Harm
 from diagnosis.objects import Object, meta, name, namespace, spec
+from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fit import PODS, Shortage, pod_requests
 from diagnosis.triage.fixes import Change, delete_pods, ending
 from diagnosis.triage.funnel import Ask
 from diagnosis.triage.resources import Holder
-from diagnosis.workloads import may_preempt, priority, priority_class, top_owner
+from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
 
 
 def who(held: list[Holder]) -> str:
     """`ns/a (JobSet x, priority 0, preemptible)`: who, whose, and how they rank against the pod."""
     parts = []
-    for h in held[:3]:
+    for h in held:
         owner = f"{h.owner.kind} {h.owner.name}, " if h.owner.kind != "Pod" else ""
-        rank = f"priority {h.priority}" + (f" ({h.priority_class})" if h.priority_class else "")
-        parts.append(
-            f"{h.namespace}/{h.name} ({owner}{rank}{', preemptible by this pod' if h.preemptible else ''})"
-        )
-    more = f" and {len(held) - 3} more" if len(held) > 3 else ""
-    return ", ".join(parts) + more
+        parts.append(f"{h.namespace}/{h.name} ({owner}{_rank(h)})")
+    return _names(parts)
 
 
 def holder_of(pod: Object, other: Object, requests: Mapping[str, int]) -> Holder:
@@ -70,9 +69,87 @@ def ended_until(held: list[Holder], enough: Callable[[list[Holder]], bool]) -> l
     return chosen if chosen and enough(chosen) else []
 
 
-def freeing_change(summary: str, chosen: list[Holder]) -> Change:
+_SCALED = frozenset({"Deployment", "ReplicaSet"})
+"""Owners whose pods a fix ends by scaling them down: ended alone, a pod of theirs is made again at once;
+scaled down, the ReplicaSet ends the pod marked with the lowest deletion cost first. A StatefulSet is
+scaled down too when the pods are its last ones (it ends its highest ordinals first)."""
+
+_REMADE = {
+    "StatefulSet": "which makes it again at once, under the same name",
+    "Job": "which counts it failed and starts another pod",
+    "JobSet": "which may restart all its Jobs (its failurePolicy)",
+    "LeaderWorkerSet": "which makes its group again",
+}
+"""What ending a pod means to its workload, by the workload's kind."""
+
+
+def freeing_change(summary: str, chosen: list[Holder], seen: Iterable[Object] = ()) -> Change:
+    """End the `chosen` pods, each named by its workload with what its end means there: a Deployment's
+    (or ReplicaSet's) by scaling it down, since it would make a pod ended alone again at once, from as
+    many replicas as `seen` (the pods read) holds of it; any other's by deleting it."""
+    workloads: dict[tuple[str, Owner], list[Holder]] = {}
+    for holder in chosen:
+        workloads.setdefault((holder.namespace, holder.owner), []).append(holder)
+    words, commands = [], []
+    seen = tuple(seen)
+    for (ns, owner), held in workloads.items():
+        listed = [(h.namespace, h.name) for h in held]
+        if owner.kind in _SCALED:
+            replicas = max(len(held), sum(1 for p in seen if namespace(p) == ns and top_owner(p) == owner))
+            words.append(_scaled(ns, owner, held))
+            commands += [kubectl.deletion_cost(ns, h.name, f"{owner.kind} {ns}/{owner.name}") for h in held]
+            commands.append(kubectl.scale_down(owner.kind, ns, owner.name, replicas, len(held)))
+        elif owner.kind == "StatefulSet" and (last := _last_ordinals(owner, held, seen)) is not None:
+            words.append(_scaled(ns, owner, held))
+            commands.append(kubectl.scale_down(owner.kind, ns, owner.name, last + 1, len(held)))
+        else:
+            words.append(_ended(owner, held))
+            commands += delete_pods(listed)
     pods = [(h.namespace, h.name) for h in chosen]
-    return ending(f"{summary}: end {who(chosen)}: opens {{opens}}", pods, delete_pods(pods))
+    return ending(f"{summary}: {'; '.join(words)}: opens {{opens}}", pods, collect(*commands))
+
+
+def _last_ordinals(owner: Owner, held: list[Holder], seen: Sequence[Object]) -> int | None:
+    """The highest ordinal of a StatefulSet's pods `held`, when they are its last pods of those `seen`
+    and their ordinals follow each other: a scale-down from one above it ends exactly them (kubectl
+    refuses it if the set has more replicas than that)."""
+
+    def ordinal(pod: str) -> int | None:
+        n = pod.removeprefix(f"{owner.name}-")
+        return int(n) if n != pod and n.isdigit() else None
+
+    ordinals = sorted(o for h in held if (o := ordinal(h.name)) is not None)
+    if len(ordinals) != len(held) or ordinals != list(range(ordinals[0], ordinals[0] + len(held))):
+        return None
+    others = (ordinal(name(p)) for p in seen if top_owner(p) == owner)
+    return None if any(o is not None and o > ordinals[-1] for o in others) else ordinals[-1]
+
+
+def _scaled(ns: str, owner: Owner, held: list[Holder]) -> str:
+    pods = _names([h.name for h in held])
+    them = "it" if len(held) == 1 else "them"
+    return (
+        f"scale {owner.kind} {ns}/{owner.name} down by {len(held)} ({_rank(held[0])}; ending {pods} alone "
+        f"does nothing: the {owner.kind} makes {them} again at once)"
+    )
+
+
+def _ended(owner: Owner, held: list[Holder]) -> str:
+    pods = ", ".join(f"{h.namespace}/{h.name} ({_rank(h)})" for h in held[:3])
+    pods += f" and {len(held) - 3} more" if len(held) > 3 else ""
+    if owner.kind == "Pod":
+        return f"end {pods}"
+    means = _REMADE.get(owner.kind, "which may make it again")
+    return f"end {pods} of {owner.kind} {owner.name}, {means}"
+
+
+def _rank(h: Holder) -> str:
+    rank = f"priority {h.priority}" + (f" ({h.priority_class})" if h.priority_class else "")
+    return rank + (", preemptible by this pod" if h.preemptible else "")
+
+
+def _names(shown: list[str]) -> str:
+    return ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
 
 
 def _fits(found: Sequence[Shortage], chosen: list[Holder]) -> bool:
@@ -125,6 +202,7 @@ def waiting_on(ask: Ask, node: Object) -> Change | None:
         f"wait: {who(going)} {'is' if len(going) == 1 else 'are'} terminating on {name(node)}; once gone, "
         "opens {opens}",
         [(h.namespace, h.name) for h in going],
+        harm=Harm.KEEPS,
     )
 
 
@@ -144,7 +222,8 @@ def ending_on(ask: Ask, node: Object) -> Change | None:
     first = next((r for r in short if r != PODS), PODS)
     endable.sort(key=lambda h: (h.priority, not h.preemptible, -h.requests.get(first, 0), h.name))
     chosen = ended_until(endable, enough)
-    return freeing_change(f"free {name(node)}", chosen) if chosen else None
+    seen = (p for pods in ask.pods.values() for p in pods)
+    return freeing_change(f"free {name(node)}", chosen, seen) if chosen else None
 
 
 def fewest_ended(
@@ -158,4 +237,4 @@ def fewest_ended(
         key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
     )
     chosen = ended_until(held, lambda c: enough(frozenset((h.namespace, h.name) for h in c)))
-    return freeing_change(what, chosen) if chosen else None
+    return freeing_change(what, chosen, others) if chosen else None

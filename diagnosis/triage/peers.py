@@ -113,18 +113,19 @@ def owner_text(pod: Object) -> str:
     return f"{namespace(pod)}/{name(pod)}" + (f" ({about})" if about else "")
 
 
-def owners_text(pods: Iterable[Object]) -> str:
+def owners_text(pods: Iterable[Object], jobs: bool = True) -> str:
     """What runs these pods, each workload once: `JobSet ml/llama (Jobs llama-w-0, llama-w-1);
-    Deployment ml/sdxl-serve`; a pod nothing made is named itself."""
+    Deployment ml/sdxl-serve` (without a JobSet's Jobs: `jobs` False); a pod nothing made is named
+    itself."""
     found: dict[str, list[str]] = {}
     for pod in pods:
         kind, owner_name = workload(pod)
-        jobs = found.setdefault(f"{kind} {namespace(pod)}/{owner_name}".replace("Pod ", "pod "), [])
-        if kind == "JobSet" and (job := _job(pod)) and job not in jobs:
-            jobs.append(job)
+        listed = found.setdefault(f"{kind} {namespace(pod)}/{owner_name}".replace("Pod ", "pod "), [])
+        if jobs and kind == "JobSet" and (job := _job(pod)) and job not in listed:
+            listed.append(job)
     return "; ".join(
-        what + (f" (Job{'s' if len(jobs) > 1 else ''} {', '.join(jobs)})" if jobs else "")
-        for what, jobs in found.items()
+        what + (f" (Job{'s' if len(listed) > 1 else ''} {', '.join(listed)})" if listed else "")
+        for what, listed in found.items()
     )
 
 

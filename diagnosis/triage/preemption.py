@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from diagnosis.commands import collect
+from diagnosis.model import Harm
 from diagnosis.objects import Object, age, condition, meta, name, namespace, sequence, text, timestamp
 from diagnosis.relations import is_terminal, node_name, nominated_node
 from diagnosis.triage import commands as kubectl
@@ -80,8 +81,8 @@ def preempting(pod: Object, nodes: Iterable[Object], bound_pods: Iterable[Object
         )
     elif known:
         summary = (
-            f"The scheduler nominated {node} for this pod (priority {mine}); no lower-priority pod is still "
-            "terminating there: it binds the pod at its next attempt, unless the node filled up again"
+            f"The scheduler nominated {node} for this pod (priority {mine}) and its victims are gone: it "
+            "binds the pod at its next attempt, unless the node filled up again"
         )
     else:
         summary = (
@@ -138,6 +139,7 @@ def _fixes(node: str, waiting: list[Victim], now: datetime) -> tuple[Change, ...
                 f"wait: {shown} {'is' if len(pods) == 1 else 'are'} terminating on {node}; once gone, "
                 "the scheduler binds the pod: opens {opens}",
                 pods,
+                harm=Harm.KEEPS,
             ),
         )
     held = sorted({text(f) for v in overdue for f in sequence(meta(v.pod).get("finalizers"))})

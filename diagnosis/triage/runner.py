@@ -324,15 +324,16 @@ def checked(
     shared: Shared | None = None,
     prepared: Prepared = NOTHING,
 ) -> tuple[Fix, ...]:
-    """The changes that open a node once made, as fixes, in the order proposed; each one checked by
+    """The changes that open a node once made, as fixes, least harm first (in the order proposed
+    within a harm class); each one checked by
     running the whole funnel on a changed copy of the view (`diagnosis.triage.fixes`), reusing what
     the classification's own run worked out about the nodes and pods the change leaves as they were
     (`shared`), and what the reader prepared that still holds for them (`prepared`)."""
     fixes = []
     shared = shared or Shared()
-    for change in tuple(changes)[:CHECKED]:
+    for change in sorted(changes, key=lambda c: c.harm)[:CHECKED]:
         if not change.checkable:
-            fixes.append(Fix(change.summary, None, (), change.commands, change.objects))
+            fixes.append(Fix(change.summary, None, (), change.commands, change.objects, change.harm))
             continue
         positions = shared.counted(view, prepared.grouped).positions if change.ended else None
         after = changed(view, change, positions)
@@ -348,6 +349,7 @@ def checked(
                 opens=tuple(map(name, opened)),
                 commands=change.commands,
                 objects=change.objects,
+                harm=change.harm,
             )
         )
     return tuple(fixes)

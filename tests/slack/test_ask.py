@@ -36,7 +36,12 @@ def test_ask_answers_a_dra_pod_with_the_claims_that_hold_its_devices() -> None:
     lines = done.stdout.splitlines()
     assert lines[0] == ":red_circle: exhausted: pod dra-lab/case-dra-exhaust"
     assert "cluster gpu-dra · checked" in done.stdout
-    assert "held by dra-lab/llm-finetune-gpus (pod llm-finetune-0)" in lines[1]
+    assert "held by 3 claims of pods llm-finetune-0, pretrain-0 and 1 more" in lines[1]
+    # The claims themselves are named in the evidence.
+    assert any(
+        "held by claim dra-lab/llm-finetune-gpus (request gpus; reserved for pod llm-finetune-0)" in line
+        for line in lines
+    )
     assert "  │     kubectl get resourceclaim a100-pair-claim -n dra-lab -o yaml" in lines
     assert "  │     kubectl get resourceslices --field-selector spec.nodeName=dra-a100-0 -o yaml" in lines
 

@@ -45,10 +45,10 @@ def diagnosis(evidence: int = 3, line: str = "evidence", commands: int = 2, snip
     )
 
 
-def test_a_small_answer_is_one_thread_message_with_evidence_then_commands() -> None:
+def test_a_small_answer_is_one_thread_message_with_commands_then_evidence() -> None:
     (message,) = blocks.detail_messages(check(diagnosis()))
     shown = blocks.plain_text(message.blocks)
-    assert shown.index("Evidence") < shown.index("0: evidence") < shown.index("Next commands")
+    assert shown.index("Next commands") < shown.index("Evidence") < shown.index("0: evidence")
     assert "    kubectl describe node gpu-node-0" in shown
     assert_within_slack_limits(message)
 

@@ -12,6 +12,7 @@ from bot import messages
 from diagnosis.model import PodState, PodVerdict
 from diagnosis.triage.classify import classify
 from diagnosis.triage.devices import role_of
+from diagnosis.triage.fixes import UNCHECKED
 from tests.unit.test_gpu import lab, lab_view
 
 
@@ -42,7 +43,7 @@ def test_no_gpu_node_quotes_the_device_plugin_and_says_what_cannot_be_shown() ->
     )
     (fix,) = found.fixes
     assert fix.opens == ()
-    assert "cannot be shown" in fix.summary
+    assert UNCHECKED in fix.summary
 
 
 def test_device_pods_are_known_by_labels_or_images_never_by_name() -> None:

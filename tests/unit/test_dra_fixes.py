@@ -14,8 +14,8 @@ from devtools.corpus import ROOT
 from diagnosis.dra_objects import Claim, Dra
 from diagnosis.model import Fix
 from diagnosis.triage.classify import classify
+from diagnosis.triage.fixes import UNCHECKED, ending
 from diagnosis.triage.fixes import changed as changed_view
-from diagnosis.triage.fixes import ending
 from diagnosis.triage.funnel import Shared
 from diagnosis.views import TriageView
 from tests.unit.test_gpu_corpus import view_of
@@ -71,16 +71,15 @@ def test_a_claim_another_pod_still_reserves_stays_allocated() -> None:
     assert _claim(after, "dra-lab", "llm-finetune-gpus") == two
 
 
-def test_exhausted_asks_fewer_devices_then_frees_the_holders_claims() -> None:
+def test_exhausted_frees_the_holders_claims_then_asks_fewer_devices() -> None:
     fixes = _fixes(view_of(LAB, "dra-lab", "case-dra-exhaust"))
     assert [f.summary.split(":")[0] for f in fixes] == [
+        "free dra-a100-0 (claim dra-lab/llm-finetune-gpus holds its devices)",
         "ask 1 device instead of 2 in request gpus in ResourceClaim dra-lab/a100-pair-claim (recreate it",
-        "free dra-a100-0",
     ]
-    assert _patch(fixes[0]) == [{"op": "add", "path": "/spec/devices/requests/0/exactly/count", "value": 1}]
-    assert fixes[1].objects == ("pod/dra-lab/llm-finetune-0",)
-    assert "whose claim dra-lab/llm-finetune-gpus holds its devices" in fixes[1].summary
-    assert [c.text for c in fixes[1].commands] == ["kubectl delete pod llm-finetune-0 -n dra-lab"]
+    assert _patch(fixes[1]) == [{"op": "add", "path": "/spec/devices/requests/0/exactly/count", "value": 1}]
+    assert fixes[0].objects == ("pod/dra-lab/llm-finetune-0",)
+    assert [c.text for c in fixes[0].commands] == ["kubectl delete pod llm-finetune-0 -n dra-lab"]
 
 
 def test_tainted_devices_are_repaired_first_then_tolerated_in_the_request() -> None:
@@ -144,7 +143,7 @@ def test_a_claim_allocated_where_the_pod_cannot_go_is_followed_by_the_pod() -> N
 def test_a_missing_template_is_named_but_what_it_opens_is_not_claimed() -> None:
     (fix,) = _fixes(view_of(LAB, "dra-lab", "case-dra-claim"))
     assert fix.summary.startswith("create ResourceClaimTemplate dra-lab/a100-pair, or name one that exists")
-    assert "cannot be shown" in fix.summary
+    assert UNCHECKED in fix.summary
     assert (fix.opens, fix.pod_patch, fix.objects) == ((), None, ("pod/dra-lab/case-dra-claim",))
 
 
@@ -152,7 +151,9 @@ def test_a_holder_is_freed_when_the_free_devices_break_the_claims_constraint() -
     """Two 1g.10gb on one GPU (matchAttribute parentUUID): one is free on each GPU, enough by count;
     ending one holder on GPU 0 frees a second one there."""
     (fix,) = _fixes(view_of(MIG, "inference", "embed-pair"))
-    assert fix.summary.startswith("free a100-mig-2: end inference/triton-0-0 (priority 0), whose claim ")
+    assert fix.summary.startswith(
+        "free a100-mig-2 (claim inference/triton-0-0-mig-ax0 holds its devices): end "
+    )
     assert (fix.objects, fix.opens) == (("pod/inference/triton-0-0",), ("a100-mig-2",))
 
 

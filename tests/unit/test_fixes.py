@@ -17,6 +17,7 @@ from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, passing
+from diagnosis.triage.fixes import UNCHECKED
 from diagnosis.views import TriageView
 from tests.unit.test_gpu_corpus import CASES, items, view_of
 
@@ -45,7 +46,7 @@ def test_a_pod_patch_moves_the_verdict_past_its_step_and_opens_what_it_says(
     patched: TriageView = replace(view, pod=merge_patch(view.pod, fix.pod_patch))
     if not fix.opens:
         # A move to a node group whose new node would take the pod: proven by the template check.
-        assert "cannot be shown" in fix.summary
+        assert UNCHECKED in fix.summary
         assert any(
             g.fits and f"node group {g.name}:" in fix.summary
             for g in groups.checked(patched, groups.pools(patched.nodes))
@@ -81,9 +82,9 @@ def test_a_cluster_side_fix_names_objects_that_exist(case: Case, before: Diagnos
     }
     assert fix.objects
     assert set(fix.objects) <= existing
-    # A fix opens nodes, or says that what it opens cannot be shown from the objects; a placed pod's
-    # (`ok`) is past the funnel: its fix is the node's or the image's, with the commands to run.
-    assert fix.opens or "cannot be shown" in fix.summary or (before.verdict == "ok" and fix.commands)
+    # A fix opens nodes, or says to re-check once it is done (the objects cannot show what it opens); a
+    # placed pod's (`ok`) is past the funnel: its fix is the node's or the image's, with the commands to run.
+    assert fix.opens or UNCHECKED in fix.summary or (before.verdict == "ok" and fix.commands)
 
 
 def test_the_corpus_has_cluster_side_fixes_on_each_dra_object_kind() -> None:
@@ -97,13 +98,14 @@ def _first(snapshot: str, ns: str, pod: str) -> Fix:
     return fixes[0]
 
 
-def test_exhausted_first_asks_what_the_node_has_free_then_frees_the_holder() -> None:
+def test_exhausted_first_frees_the_holder_then_asks_what_the_node_has_free() -> None:
+    """Ending another pod comes before shrinking the pod's own ask (`diagnosis.model.Harm`)."""
     fixes = classify(view_of(ROOT / "bot/demo/gpu-lab.json", "gpu-triage", "case-exhaust")).fixes
-    assert [f.summary.split(" in ")[0] for f in fixes][:1] == ["ask 1 nvidia.com/gpu instead of 2"]
-    assert fixes[0].pod_patch is not None
-    container = fixes[0].pod_patch["spec"]["containers"][0]
+    assert [f.summary.split(" in ")[0] for f in fixes][1:] == ["ask 1 nvidia.com/gpu instead of 2"]
+    assert fixes[1].pod_patch is not None
+    container = fixes[1].pod_patch["spec"]["containers"][0]
     assert container["resources"] == {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}
-    freeing = fixes[1]
+    freeing = fixes[0]
     assert (freeing.pod_patch, freeing.objects, freeing.opens) == (
         None,
         ("pod/gpu-triage/case-ok",),
@@ -206,9 +208,9 @@ def _fixes(snapshot: str, ns: str, pod: str) -> tuple[Fix, ...]:
     return classify(view_of(ROOT / snapshot, ns, pod)).fixes
 
 
-def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node() -> None:
+def test_node_resources_frees_a_node_by_its_workload_then_asks_what_the_roomiest_node_has_free() -> None:
     fixes = _fixes("tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
-    lowered, freeing = fixes[0], fixes[1]
+    freeing, lowered = fixes[0], fixes[-1]
     assert lowered.summary.startswith(
         "ask 199.2Gi memory instead of 256.2Gi in the Job's pod template, only if the app can run with "
         "that (above its memory request a pod is evicted first): opens node dgx-h100-01"
@@ -218,7 +220,11 @@ def test_node_resources_asks_what_the_roomiest_node_has_free_then_frees_a_node()
     # 199.2Gi less the RuntimeClass overhead, in whole Mi
     assert container["resources"]["requests"]["memory"] == "203872Mi"
     assert (freeing.objects, freeing.opens) == (("pod/ml/embeddings-cache-0",), ("dgx-h100-01",))
-    assert [c.text for c in freeing.commands] == ["kubectl delete pod embeddings-cache-0 -n ml"]
+    # Its StatefulSet would make the pod again: it is scaled down, from one above its last pod.
+    assert freeing.summary.startswith("free dgx-h100-01: scale StatefulSet ml/embeddings-cache down by 1 ")
+    assert [c.text for c in freeing.commands] == [
+        "kubectl scale statefulset embeddings-cache -n ml --current-replicas=1 --replicas=0"
+    ]
 
 
 def test_a_pod_already_terminating_where_its_end_is_enough_is_waited_for_first() -> None:
@@ -331,7 +337,7 @@ def test_a_volume_in_a_zone_without_gpu_nodes_is_to_be_moved_which_cannot_be_sho
     assert [(f.pod_patch, f.opens, f.objects) for f in fixes] == [
         (None, (), ("persistentvolumeclaim/research/alphafold-db",))
     ]
-    assert "cannot be shown" in fixes[0].summary
+    assert UNCHECKED in fixes[0].summary
 
 
 def test_preemption_victims_past_their_grace_period_may_be_force_deleted() -> None:

@@ -47,7 +47,16 @@ def test_one_kubectl_invocation_in_canonical_quoting(case: Case, command: Comman
     verb = argv[1]
     assert (verb not in READ_VERBS) is command.changes, command.text
     # `cordon`: only a node whose NVIDIA driver does not load (a placed pod's fix).
-    assert verb in READ_VERBS | {"uncordon", "cordon", "delete", "label", "patch", "replace"}
+    assert verb in READ_VERBS | {
+        "uncordon",
+        "cordon",
+        "delete",
+        "label",
+        "patch",
+        "replace",
+        "annotate",
+        "scale",
+    }
     # A claim or template is patched only as a file to recreate from (their spec cannot be updated in
     # place); a Deployment's strategy is patched in place; a pod only loses its scheduling gates (the
     # one change the API allows to them).

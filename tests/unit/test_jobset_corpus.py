@@ -119,7 +119,16 @@ def test_commands_are_single_quoted_kubectl_calls(case: Case) -> None:
         assert argv[0] == "kubectl"
         assert not {"|", ";", "&&", ">", "$("} & set(argv), command.text
         assert command.text == shlex.join(argv), command.text
-        destructive = argv[1] in {"delete", "cordon", "drain", "patch", "uncordon", "label"}
+        destructive = argv[1] in {
+            "delete",
+            "cordon",
+            "drain",
+            "patch",
+            "uncordon",
+            "label",
+            "annotate",
+            "scale",
+        }
         assert command.changes == destructive, command.text
 
 
@@ -286,9 +295,12 @@ def test_failed_quotes_the_termination_message_and_shows_the_logs_first() -> Non
 
 def test_an_app_failure_loop_quotes_the_last_line_of_the_crash_and_shows_the_logs_first() -> None:
     found = answer(_case("restarting-app-failure.json"))
-    assert found.summary.endswith(
-        "restarted 2×: \"…OSError: Can't load tokenizer for 'bert-large-uncased-mlm'. "
-        'Make sure the name is right.".'
+    quote = "\"…OSError: Can't load tokenizer for 'bert-large-uncased-mlm'. Make sure the name is right.\""
+    # The cause line quotes the crash as far as it fits; the evidence quotes it whole.
+    assert found.summary.startswith(
+        "JobSet bert-large-mlm keeps restarting (restarts 2 of maxRestarts 5): `trainer` exited 1 (Error), "
+        "restarted 2×: \"…OSError: Can't load tokenizer"
     )
+    assert any(quote in line for line in found.evidence)
     assert found.next_commands[0].text.startswith("kubectl logs bert-large-mlm-driver-0-0-")
     assert found.next_commands[0].text.endswith(" -n nlp -c trainer --previous")

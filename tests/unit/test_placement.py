@@ -289,10 +289,14 @@ def test_a_colliding_jobset_is_the_fix_of_the_leader_it_keeps_out() -> None:
         "llm",
         "llama-70b-sft-b-trainer-0-0-v7pbg",
     )
-    assert found.summary.startswith("Every node left is refused by the pod's own anti-affinity")
-    assert (
-        "JobSet llm/llama-70b-sft-a (Jobs llama-70b-sft-a-trainer-0, llama-70b-sft-a-trainer-1)"
-        in found.summary
+    assert found.summary.startswith(
+        "Every node left is refused by JobSet exclusive placement (one child Job per "
+        "cloud.google.com/gke-nodepool domain): both cloud.google.com/gke-nodepool domains are held by "
+        "JobSet llm/llama-70b-sft-a"
+    )
+    # Its Jobs are named in the evidence.
+    assert "Job llama-70b-sft-a-trainer-1 of JobSet llama-70b-sft-a" in " ".join(found.evidence).replace(
+        "\n", " "
     )
     (fix,) = found.fixes
     assert fix.summary.startswith("end or wait for JobSet llm/llama-70b-sft-a")
@@ -337,7 +341,9 @@ def test_a_capacity_without_a_maximum_volume_size_is_read_by_its_capacity() -> N
     assert classify(capacity_view(unset)).verdict == PodVerdict.SCHEDULABLE
     found = classify(capacity_view(capacity(CAPACITY_CLASS, "node1", "2Gi", "512Mi")))
     assert found.verdict == PodVerdict.VOLUME
-    assert "asks 1Gi: the CSIStorageCapacity for the node allows at most 512Mi" in found.summary
+    assert "PVC provisioned-pvc asks 1Gi; StorageClass waitClassWithProvisioner has at most 512Mi there" in (
+        found.summary
+    )
 
 
 # --- pods nominated to a node: the scheduler filters that node with them and without them

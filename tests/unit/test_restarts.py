@@ -156,9 +156,11 @@ def test_the_cluster_name_comes_from_gke_node_names_or_stays_a_placeholder() -> 
     renamed = copy.deepcopy(node)
     renamed["metadata"]["name"] = "gke-ml-prod-a3-spot-p-0cbd6165-7wnb"  # GKE shortened the pool name
     assert gke.cluster_name([renamed]) is None
-    texts = "\n".join(s.text for s in gke.restart_snippets(None, "llm", "train", "train-w-0-0-", None))
-    for placeholder in ("{cluster_name}", "{start_time}", "{end_time}"):
-        assert placeholder in texts
+    # Without the cluster's name every query would keep a placeholder: none is given.
+    assert gke.restart_snippets(None, "llm", "train", "train-w-0-0-", None) == ()
+    # Without the last restart's time, only the queries that need no window are.
+    timeless = gke.restart_snippets("ml-prod", "llm", "train", "train-w-0-0-", None)
+    assert [s.language for s in timeless] == ["promql", "promql", "promql", "mql", "promql", "mql"]
 
 
 def test_the_window_is_thirty_minutes_either_side_of_the_last_restart() -> None:
@@ -175,11 +177,11 @@ def test_the_window_is_thirty_minutes_either_side_of_the_last_restart() -> None:
 
 
 def test_hostile_names_never_reach_the_queries() -> None:
-    texts = "\n".join(s.text for s in gke.restart_snippets('x" OR "1"="1', "ns", 'js"}', 'js"}-w-0-0-', None))
-    assert '"1"="1' not in texts
+    when = datetime(2026, 11, 29, 8, 54, tzinfo=UTC)
+    assert gke.restart_snippets('x" OR "1"="1', "ns", "js", "js-w-0-0-", when) == ()
+    texts = "\n".join(s.text for s in gke.restart_snippets("ml-prod", "ns", 'js"}', 'js"}-w-0-0-', when))
     assert 'js"}' not in texts
-    assert "{workload_name}" in texts
-    assert "{cluster_name}" in texts
+    assert texts  # the queries that name no JobSet are kept
 
 
 def test_a_restarting_jobset_is_restarting_before_its_pods_are_pending() -> None:

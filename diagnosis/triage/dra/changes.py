@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from diagnosis.dra_objects import Claim, Subrequest
+from diagnosis.model import Harm
 from diagnosis.objects import Object, name, namespace
 from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
@@ -29,6 +30,7 @@ def edit_request(
     claim: Claim,
     edits: Sequence[tuple[Subrequest, Subrequest, list[dict[str, Any]]]],
     what: str,
+    harm: Harm = Harm.KEEPS,
 ) -> Change | None:
     """The change that recreates the claim (or its template, then the pod) with the subrequests
     replaced: `edits` holds (old, new, JSON patch ops relative to the subrequest's pointer)."""
@@ -70,6 +72,7 @@ def edit_request(
         claims={(ns, claim.name): after},
         commands=commands,
         objects=objects,
+        harm=harm,
     )
 
 

@@ -231,7 +231,7 @@ class Devices:
             held = len(best.untainted) - len(best.free)
             parts.append(
                 f"{_ask_name(a)}: {len(best.free)} free of {len(best.matching)} matching"
-                f"{f' ({held} held by other claims)' if held else ''}, {wanted} asked"
+                f"{f' ({held} held)' if held else ''}, {wanted} asked"
             )
         parts += [
             f"request {c.sub.name} asks for all devices, but pool {c.updating} is being updated"
@@ -240,7 +240,7 @@ class Devices:
             if c.updating
         ]
         if all(any(len(c.free) >= needed(c) and not c.updating for c in choices) for choices in options):
-            parts.append("the free devices do not satisfy the claim's constraints together")
+            parts.append("the free ones break the claim's constraints")
         return "; ".join(parts)
 
     def free(self, node: Object) -> int:

@@ -96,7 +96,7 @@ def _claims_advice(funnel: Funnel) -> Advice:
         else f"On all {len(nodes)} nodes left, every device matching the pod's claims is tainted out "
         f"(e.g. {name(funnel.last.dropped[0].node)}: {funnel.last.dropped[0].why})"
     )
-    summary += ": the driver marks them unhealthy, or the request needs a toleration"
+    summary += ": unhealthy, or the request lacks a toleration"
     evidence = (
         *per_node(devices, nodes),
         "device taints need the DRADeviceTaints feature gate (alpha, off by default in 1.34/1.35): where it "

@@ -20,6 +20,7 @@ from diagnosis.triage.dra.claims import ClaimProblem, asks_claims, claim_problem
 from diagnosis.triage.evidence import asks_lines, claim_devices, pending_notes, scheduler_lines
 from diagnosis.triage.fixes import (
     CHECKED,
+    UNCHECKED,
     Change,
     delete_pods,
     ending,
@@ -82,8 +83,7 @@ def _fixes(view: TriageView, problem: ClaimProblem, nodes: Sequence[Object]) -> 
         return ()  # the controller failed to make the claim, or lost it: its events say why
     return (
         Change(
-            f"{what} in pod claim {entry.name} {where(pod)}: what it then opens cannot be shown (no object "
-            "says what the claim should ask)",
+            f"{what} in pod claim {entry.name} {where(pod)}: {UNCHECKED}",
             commands=collect(resource_claims(ns)),
             objects=(f"pod/{ns}/{name(pod)}",),
             checkable=False,

@@ -12,10 +12,10 @@ from typing import Any
 from diagnosis import commands
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Subrequest
-from diagnosis.model import Command, Holding, PodVerdict
+from diagnosis.model import Command, Harm, Holding, PodVerdict
 from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, name, namespace, spec
-from diagnosis.relations import NOT_TERMINAL
+from diagnosis.relations import NOT_TERMINAL, workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import column_title, extended_only, jsonpath_name
 from diagnosis.triage.dra import allocator
@@ -26,7 +26,6 @@ from diagnosis.triage.dra.evidence import claim_commands, node_commands, per_nod
 from diagnosis.triage.fixes import (
     CHECKED,
     Change,
-    delete_pods,
     ending,
     merged,
     patched,
@@ -34,7 +33,7 @@ from diagnosis.triage.fixes import (
     where,
     with_asks,
 )
-from diagnosis.triage.freeing import ended_until, holder_of, may_end, who
+from diagnosis.triage.freeing import ended_until, freeing_change, holder_of, may_end, who
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, and_, by_headroom, names, tightest
 from diagnosis.triage.resources import Holder, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
@@ -88,15 +87,16 @@ def advise(funnel: Funnel) -> Advice:
     elif len(nodes) == 1:
         used = ask.used(name(best), resource)
         held = [f"{h.namespace}/{h.name}" for h in ask.holders.get(name(best), ()) if resource in h.requests]
+        holders = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
         allocatable = offer(best, resource).allocatable
         # Pods may hold more than the node now offers (its allocatable dropped under them, or pods
         # of equal or higher priority are nominated there): "0 free of 1, 2 held" would read as a sum.
         summary = (
-            f"{name(best)} has no {resource} free: {used} held by {names(held) or 'pods nominated there'}, "
+            f"{name(best)} has no {resource} free: {used} held by {holders or 'pods nominated there'}, "
             f"more than its {allocatable} allocatable"
             if used > allocatable
             else f"{name(best)} has {free} {resource} free of {allocatable}"
-            + (f" ({used} held by {names(held)})" if used else "")
+            + (f" ({used} held by {holders})" if used else "")
         ) + f"; the pod asks {wanted}"
     else:
         summary = (
@@ -207,6 +207,7 @@ def _waiting(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
         f"wait: {who(terminating)} {'is' if len(terminating) == 1 else 'are'} terminating on "
         f"{name(node)}; once gone, opens {{opens}}",
         [(h.namespace, h.name) for h in terminating],
+        harm=Harm.KEEPS,
     )
 
 
@@ -225,7 +226,7 @@ def _fewer(ask: Ask, free: Mapping[str, Mapping[str, int]]) -> Change | None:
                 budget_words.append(f"{most} {resource} instead of {wanted}")
     if patch is None:
         return None
-    return pod_change(f"ask {', '.join(budget_words)} {where(pod)}: opens {{opens}}", patch)
+    return pod_change(f"ask {', '.join(budget_words)} {where(pod)}: opens {{opens}}", patch, Harm.SHRINKS)
 
 
 def _freeing(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
@@ -248,8 +249,8 @@ def _freeing(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
     chosen = _fewest(ask.requests, free, ranked_holders, node)
     if not chosen:
         return None
-    pods = [(h.namespace, h.name) for h in chosen]
-    return ending(f"free {name(node)}: end {who(chosen)}: opens {{opens}}", pods, delete_pods(pods))
+    seen = (p for pods in ask.pods.values() for p in pods)
+    return freeing_change(f"free {name(node)}", chosen, seen)
 
 
 def _enough(requests: Mapping[str, int], free: Mapping[str, int], gone: list[Holder]) -> bool:
@@ -281,7 +282,7 @@ def _claims_advice(funnel: Funnel) -> Advice:
     )
     if holders:
         claims = list(dict.fromkeys(h[0] for _, h in holders))
-        summary += f"; held by {names(_claim_and_pods(c) for c in claims)}"
+        summary += f"; held by {_claims_of(claims, funnel.view.bound_pods)}"
     evidence = per_node(devices, ranked)
     grouped: dict[tuple[str, Claim, str], list[str]] = {}
     for n, (claim, request, device) in holders:
@@ -334,7 +335,8 @@ def _fewer_devices(view: TriageView, devices: Devices, nodes: Sequence[Object]) 
             f"{new.count} device{'s' if new.count > 1 else ''} instead of {old.count} in {request_words(a)}"
             for a, old, new, _ in group
         )
-        change = edit_request(view, group[0][0].claim, [(old, new, ops) for _, old, new, ops in group], what)
+        edits = [(old, new, ops) for _, old, new, ops in group]
+        change = edit_request(view, group[0][0].claim, edits, what, Harm.SHRINKS)
         if change is not None:
             changes.append(change)
     return changes
@@ -354,15 +356,14 @@ def _freeing_claims(view: TriageView, devices: Devices, nodes: Sequence[Object])
                 break
             chosen.append((claim, held))
         if chosen and _claims_enough(devices, node, [c for c, _ in chosen]):
-            holders = [h for _, held in chosen for h in held]
-            ended = list(dict.fromkeys((h.namespace, h.name) for h in holders))
+            holders = list({(h.namespace, h.name): h for _, held in chosen for h in held}.values())
             claims = names(str(c) for c, _ in chosen)
             changes.append(
-                ending(
-                    f"free {name(node)}: end {who(holders)}, whose claim{'s' if len(chosen) > 1 else ''} "
-                    f"{claims} hold{'' if len(chosen) > 1 else 's'} its devices: opens {{opens}}",
-                    ended,
-                    delete_pods(ended),
+                freeing_change(
+                    f"free {name(node)} (claim{'s' if len(chosen) > 1 else ''} {claims} "
+                    f"hold{'' if len(chosen) > 1 else 's'} its devices)",
+                    holders,
+                    pods.values(),
                 )
             )
     return changes
@@ -408,9 +409,25 @@ def _users(claim: Claim) -> str:
     )
 
 
-def _claim_and_pods(claim: Claim) -> str:
-    pods = [n for n, _ in claim.reserved_for]
-    return f"{claim} ({'pod ' + ', '.join(pods) if pods else 'no pod'})"
+def _claims_of(claims: Sequence[Claim], pods: Iterable[Object]) -> str:
+    """`4 claims of JobSet ml/llm-finetune, 2 claims of pods ml/a, ml/b`: the claims counted by the
+    workload of the pods they are reserved for (the claims themselves are in the evidence)."""
+    by_name = {(namespace(p), name(p)): p for p in pods}
+    held: dict[str, list[str]] = {}
+    for claim in claims:
+        user = next((by_name.get((claim.namespace, n)) for n, _ in claim.reserved_for), None)
+        kind, owner = workload(user) if user is not None else ("", "")
+        what = "pods" if kind == "Pod" else f"{kind} {claim.namespace}/{owner}" if kind else f"claim {claim}"
+        held.setdefault(what, []).append(owner)
+    shown = []
+    for what, users in held.items():
+        claimed = f"{len(users)} claim{'s' if len(users) > 1 else ''}"
+        if what == "pods":
+            pod_names = ", ".join(users[:2]) + (f" and {len(users) - 2} more" if len(users) > 2 else "")
+            shown.append(f"{claimed} of pod{'s' if len(users) > 1 else ''} {pod_names}")
+        else:
+            shown.append(what if what.startswith("claim ") else f"{claimed} of {what}")
+    return ", ".join(shown[:2]) + (f" and {len(shown) - 2} more" if len(shown) > 2 else "")
 
 
 def consumers(node: str, resources: Iterable[str]) -> Command | None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from diagnosis import commands
 from diagnosis.commands import collect, valid_names
-from diagnosis.model import Command, PodVerdict
+from diagnosis.model import CAUSE_CHARS, Command, PodVerdict, clipped
 from diagnosis.objects import Object, labels, name, namespace
 from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.evidence import asks_lines, claim_devices, scheduler_lines
-from diagnosis.triage.fixes import Change
+from diagnosis.triage.fixes import UNCHECKED, Change
 from diagnosis.triage.funnel import Advice, Answer, Seen
 from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_admitted, workload_of
 from diagnosis.triage.scheduling import gate_names
@@ -35,8 +35,10 @@ def gated(seen: Seen) -> Answer | None:
         if orphan
         else _gate_meaning(gates[0])
     )
-    summary = f"The pod is held by scheduling gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}: {cause}"
+    held = f"The pod is held by scheduling gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}: {cause}"
+    summary = clipped(held, CAUSE_CHARS)
     evidence = [
+        *([held] if summary != held else []),
         *asks_lines(pod, requests, claim_devices(view)),
         f"spec.schedulingGates: {', '.join(gates)} (the scheduler skips the pod until the list is empty)",
         *(f"{g}: {_gate_meaning(g)}" for g in gates),
@@ -60,9 +62,8 @@ def gated(seen: Seen) -> Answer | None:
 def _no_workload(pod: Object) -> str:
     kind, owner = workload(pod)
     return (
-        f"Kueue made no Workload for it, so it never admits it: its integration for {kind} "
-        f"{owner} is not enabled (integrations.frameworks of Kueue's configuration), or namespace "
-        f"{namespace(pod)} is not selected by its managedJobsNamespaceSelector"
+        f"Kueue made no Workload for it: its integration for {kind} {owner} is off, or it does not manage "
+        f"namespace {namespace(pod)}"
     )
 
 
@@ -85,7 +86,7 @@ def _ungate(namespace: str, pod: str) -> tuple[Change, ...]:
     return (
         Change(
             "enable Kueue's integration for the pod's kind and namespace, or remove its gate to schedule "
-            "it without Kueue (what it then opens cannot be shown: a gated pod's nodes are not read)",
+            f"it without Kueue: {UNCHECKED}",
             commands=(remove,),
             objects=(f"pod/{namespace}/{pod}",),
             checkable=False,

@@ -49,9 +49,9 @@ def advise(funnel: Funnel) -> Advice:
     first = next(iter(found))
     holder = found[first][0].holder
     summary = (
-        f"Host port {port} that the pod asks is already taken on "
+        f"Host port {port} that the pod asks is taken on "
         + (f"{first}" if len(nodes) == 1 else f"every one of the {len(nodes)} nodes left")
-        + f" (e.g. by {pod_words(holder)} on {first})"
+        + f" (e.g. by {owner(holder)} on {first})"
     )
     evidence = [f"the pod asks host ports {', '.join(map(str, ask.ports))}"]
     evidence += [f"{node}: {_held(taken_here)}" for node, taken_here in list(found.items())[:SHOWN]]

@@ -32,10 +32,7 @@ def advise(funnel: Funnel) -> Advice:
         summary = f"No node has the label {', '.join(absent)} that the pod's nodeSelector asks for"
     else:
         first = funnel.last.dropped[0]
-        summary = (
-            f"None of the {len(nodes)} nodes matches the pod's nodeSelector and required node affinity "
-            f"together (e.g. {name(first.node)}: {first.why})"
-        )
+        summary = f"No node matches the pod's node selector and affinity: {name(first.node)} {first.why}"
     keys = selector_keys(pod)
     evidence = tuple(label_inventory(key, nodes) for key in keys[:4])
     commands = collect(kubectl.nodes_with_labels(keys), pod_placement(namespace(pod), name(pod)))

@@ -21,7 +21,7 @@ from diagnosis.triage.devices import failing, failing_note, repair, root_cause
 from diagnosis.triage.dra.changes import choices_of, edit_request, request_words
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.dra.evidence import claim_commands, node_commands, published
-from diagnosis.triage.fixes import CHECKED, Change, hardware_count
+from diagnosis.triage.fixes import CHECKED, UNCHECKED, Change, hardware_count
 from diagnosis.triage.funnel import Advice, Ask, Funnel, Step, and_, names
 from diagnosis.triage.resources import offer, reported_resources
 
@@ -108,7 +108,7 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
                 change,
                 summary=change.summary.replace(
                     "opens {opens}",
-                    "what it then opens cannot be shown (no object says how many devices it has)",
+                    UNCHECKED,
                 ),
                 node_patches={},
                 checkable=False,

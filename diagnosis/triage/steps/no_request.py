@@ -30,8 +30,8 @@ def no_request(seen: Seen) -> Answer | None:
     host = node_name(pod)
     where = f"; it is on {host} ({phase(pod)})" if host else ""
     summary = (
-        "The pod asks for no extended resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu…) and names no "
-        f"ResourceClaim: it can start, but no accelerator is given to it{where}"
+        "The pod asks for no accelerator (no nvidia.com/gpu, google.com/tpu… and no ResourceClaim): it "
+        f"can start, but gets no device{where}"
     )
     evidence = [
         "extended resources in the pod's limits and requests: none (a request of 0 is no request); "

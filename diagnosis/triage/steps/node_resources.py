@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from diagnosis.commands import collect
-from diagnosis.model import Command, PodVerdict
+from diagnosis.model import Command, Harm, PodVerdict
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec
 from diagnosis.patch import merge_patch
 from diagnosis.triage import commands as kubectl
@@ -144,6 +144,7 @@ def _smaller_request(ask: Ask, nodes: Sequence[Object], found: Mapping[str, list
     return pod_change(
         f"ask {', '.join(words)} {where(pod)}, only if the app can run with that{memory}: opens {{opens}}",
         patch,
+        Harm.SHRINKS,
     )
 
 

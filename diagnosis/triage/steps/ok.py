@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from diagnosis import commands
 from diagnosis.commands import collect, valid_names
-from diagnosis.model import Command, PodState, PodVerdict, Started, StartState
+from diagnosis.model import CAUSE_CHARS, Command, PodState, PodVerdict, Started, StartState, clipped
 from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status, text
 from diagnosis.relations import node_name
@@ -35,7 +35,7 @@ def ok(seen: Seen) -> Answer | None:
     else:
         outcome = "it has ended"
     summary = (
-        f"The pod is placed on {host} but does not run: {outcome}"
+        clipped(f"The pod is placed on {host} but does not run: {outcome}", CAUSE_CHARS)
         if failing
         else f"The pod is placed on {host} and {phase_now}: {outcome}"
     )

@@ -24,7 +24,7 @@ from itertools import chain
 
 from diagnosis import objects
 from diagnosis.commands import collect
-from diagnosis.model import Command, PodVerdict
+from diagnosis.model import Command, Harm, PodVerdict
 from diagnosis.objects import Object, labels, name, namespace, sequence, spec, text
 from diagnosis.relations import node_name, workload
 from diagnosis.selectors import SelectorError, parse
@@ -299,16 +299,20 @@ def _summary(pod: Object, affinity: Affinity, blocks: list[Block]) -> str:
         verb = "has" if len(domains) == 1 else "have"
         head = "No node left satisfies the pod's required pod affinity"
         return f"{head}: {shown} {verb} no matching pod{found}"
-    holders = owners_text(p for b in same for p in b.pods)
+    holders = owners_text((p for b in same for p in b.pods), jobs=False)
     whose = (
         "the pod's own anti-affinity" if first.check == ANTI_AFFINITY else "the anti-affinity of pods there"
     )
-    verb = "is" if len(domains) == 1 else "are"
-    summary = f"Every node left is refused by {whose}: {shown} {verb} held by {holders}"
     key = objects.annotations(pod).get(EXCLUSIVE_TOPOLOGY)
     if key:
-        summary += f" (JobSet exclusive placement: one child Job per {key} domain, per priority)"
-    return summary
+        whose = f"JobSet exclusive placement (one child Job per {key} domain)"
+    held = (
+        domains[0]
+        if len(domains) == 1
+        else f"{'both' if len(domains) == 2 else f'all {len(domains)}'} {domains[0].split('=')[0]} domains"
+    )
+    verb = "is" if len(domains) == 1 else "are"
+    return f"Every node left is refused by {whose}: {held} {verb} held by {holders}"
 
 
 def deciding_pods(affinity: Affinity) -> Iterable[Object]:
@@ -367,7 +371,11 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
         return ()
     if first.check == AFFINITY:
         patch = {"spec": {"affinity": {AFFINITY: {_REQUIRED: None}}}}
-        return (pod_change(f"drop the pod's required pod affinity {where(pod)}: opens {{opens}}", patch),)
+        return (
+            pod_change(
+                f"drop the pod's required pod affinity {where(pod)}: opens {{opens}}", patch, Harm.SHRINKS
+            ),
+        )
     own = workload(pod)
     by_workload: dict[tuple[str, str, str], list[Object]] = {}
     for block in blocks:
@@ -387,7 +395,9 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
         patch = {"spec": {"affinity": {ANTI_AFFINITY: {_REQUIRED: None}}}}
         changes.append(
             pod_change(
-                f"make the pod's anti-affinity preferred, not required, {where(pod)}: opens {{opens}}", patch
+                f"make the pod's anti-affinity preferred, not required, {where(pod)}: opens {{opens}}",
+                patch,
+                Harm.SHRINKS,
             )
         )
     return tuple(changes)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from diagnosis.commands import collect
-from diagnosis.model import Command, PodVerdict
+from diagnosis.model import Command, Harm, PodVerdict
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.selectors import Requirement, Selector, SelectorError, parse
 from diagnosis.triage import commands as kubectl
@@ -282,9 +282,9 @@ def advise(funnel: Funnel) -> Advice:
     else:
         constraint_index = next((i for i, c in enumerate(spread.constraints) if c.key in first.why), 0)
         c = spread.constraints[constraint_index]
+        broken = first.why.removeprefix(f"{c.key}=")
         summary = (
-            f"Every node left would break the pod's topology spread constraint ({c}, DoNotSchedule): "
-            f"e.g. {name(first.node)}: {first.why}"
+            f"Every node left would break the pod's spread over {c.key} (maxSkew {c.max_skew}): {broken}"
         )
     evidence = [spread.domains_line(i) for i in range(len(spread.constraints))]
     for index, per_domain in enumerate(spread.matched):
@@ -324,10 +324,12 @@ def _fixes(funnel: Funnel, spread: Spread) -> tuple[Change, ...]:
                 f"raise the maxSkew of the spread over {constraint.key} from {constraint.max_skew} to "
                 f"{min(skews)} {where(pod)}: opens {{opens}}",
                 {"spec": {"topologySpreadConstraints": raised}},
+                Harm.SHRINKS,
             ),
             pod_change(
                 f"make the spread over {constraint.key} ScheduleAnyway {where(pod)}: opens {{opens}}",
                 {"spec": {"topologySpreadConstraints": anyway}},
+                Harm.SHRINKS,
             ),
         )
     return tuple(changes)

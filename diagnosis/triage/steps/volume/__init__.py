@@ -29,12 +29,12 @@ from collections.abc import Iterable
 from diagnosis import commands, objects
 from diagnosis.commands import collect, describe, valid_names
 from diagnosis.missing import similar_names
-from diagnosis.model import Command, PodVerdict
+from diagnosis.model import CAUSE_CHARS, Command, Harm, PodVerdict
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
 from diagnosis.objects import Object, labels, mapping, meta, name, namespace, sequence, spec, text
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage import preemption
-from diagnosis.triage.fixes import Change, ending, pod_change, pool_of, where
+from diagnosis.triage.fixes import UNCHECKED, Change, ending, pod_change, pool_of, where
 from diagnosis.triage.freeing import ending_on, fewest_ended
 from diagnosis.triage.funnel import Advice, Ask, Funnel, Step, names
 from diagnosis.triage.peers import owner_text
@@ -65,7 +65,11 @@ def advise(funnel: Funnel) -> Advice:
     if state.everywhere:
         summary = f"No node can take the pod's volumes: {state.everywhere}"
     else:
-        summary = f"Every node left refuses the pod's volumes: e.g. {name(first.node)}: {first.why}"
+        left = len(funnel.last.dropped)
+        nodes = "No node left" if left == 1 else f"None of the {left} nodes left"
+        summary = f"{nodes} can use the pod's volumes: on {name(first.node)}, {first.why}"
+        if len(summary) > CAUSE_CHARS:  # the node is named in the evidence
+            summary = f"{nodes} can use the pod's volumes: {first.why}"
     evidence = []
     index = state.index or Index(funnel.view.storage)
     claims = []
@@ -158,7 +162,7 @@ def _missing_claim(pod: Object, index: Index) -> tuple[Change, ...]:
             found.append(
                 Change(
                     f"create PVC {ref.claim} in {ns} (the default StorageClass {default[0]} provisions it): "
-                    "what it opens cannot be shown (kubewhy does not model a new volume)",
+                    f"{UNCHECKED}",
                     commands=collect(persistent_volume_claims(ns, [])),
                     objects=(f"storageclass/{default[0]}",),
                     checkable=False,
@@ -189,6 +193,7 @@ def _released(view: TriageView, state: Volumes) -> tuple[Change, ...]:
                     f"before the new one starts, freeing PVC {claim}: opens {{opens}}",
                     sorted(keys),
                     collect(recreate_strategy(namespace(pod), own.name)),
+                    Harm.KEEPS,  # its own workload's old pod
                 )
             )
         elif freeing := fewest_ended(pod, held, keys.issubset, f"free ReadWriteOncePod PVC {claim}"):
@@ -209,8 +214,7 @@ def _classless(pod: Object, index: Index) -> tuple[Change, ...]:
             return (
                 Change(
                     f"make PVC {ref.claim} again with a StorageClass that exists ({class_of(claim)} does "
-                    "not, and a claim's class cannot be changed): what it opens cannot be shown (kubewhy "
-                    "does not model a new volume)",
+                    f"not, and a claim's class cannot be changed): {UNCHECKED}",
                     objects=(f"persistentvolumeclaim/{ns}/{ref.claim}",),
                     checkable=False,
                 ),
@@ -248,8 +252,7 @@ def _moved(pod: Object, state: Volumes, nodes: tuple[Object, ...]) -> tuple[Chan
             return (
                 Change(
                     f"move the data of PVC {name(claim)} next to {pool_of(nodes)} (a VolumeSnapshot "
-                    "restored into a new PVC there, or a copy): what it opens cannot be shown (kubewhy does "
-                    "not model a new volume)",
+                    f"restored into a new PVC there, or a copy): {UNCHECKED}",
                     commands=collect(persistent_volume(name(volume))),
                     objects=(f"persistentvolumeclaim/{namespace(claim)}/{name(claim)}",),
                     checkable=False,

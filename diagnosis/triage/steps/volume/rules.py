@@ -3,7 +3,7 @@ VolumeBinding, VolumeZone): the pod's claims resolved once for all nodes (`Volum
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from diagnosis import objects
@@ -31,7 +31,6 @@ from diagnosis.triage.steps.volume.claims import (
     NO_PROVISIONER,
     SELECTED_NODE,
     TOPOLOGY_LABELS,
-    WAIT,
     ClaimRef,
     Index,
     bound,
@@ -96,9 +95,7 @@ class Volumes:
         immediate = [c for _, c in resolved if not bound(c) and not index.delayed(c)]
         if immediate:
             return cls(
-                everywhere="pod has unbound immediate PersistentVolumeClaims ("
-                + "; ".join(_immediate_why(c, index) for c in immediate)
-                + ")"
+                everywhere="unbound Immediate PVCs: " + "; ".join(_immediate_why(c, index) for c in immediate)
             )
         volumes = _bound_volumes(resolved, index)
         if isinstance(volumes, str):
@@ -137,8 +134,8 @@ class Volumes:
             adding = sum(1 for d in new.values() if d == driver)
             if used + adding > node_limits[driver]:
                 return (
-                    f"CSINode {name(node)}: {driver} has {used} volume{'' if used == 1 else 's'} attached "
-                    f"+ {adding} new > limit {node_limits[driver]}"
+                    f"{driver} has {used} volume{'' if used == 1 else 's'} attached there + {adding} new, "
+                    f"over its limit of {node_limits[driver]} (CSINode)"
                 )
         return None
 
@@ -163,7 +160,7 @@ class Volumes:
         for claim, volume in self.bound:
             why = volume_affinity(volume, node)
             if why:
-                return f"PV {name(volume)} of PVC {name(claim)}: node affinity {why}"
+                return _place(claim, volume, node) or f"PV {name(volume)} of PVC {name(claim)}: {why}"
         for claim in self.delayed:
             selected = objects.annotations(claim).get(SELECTED_NODE)
             if selected is not None and selected != name(node):
@@ -214,12 +211,11 @@ class Volumes:
         storage_class = self.index.classes.get(class_name, {})
         provisioner = text(storage_class.get("provisioner"))
         taken = "; ".join(f"PV {v} goes to PVC {c}" for v, c in chosen.items())
-        head = (
-            f"PVC {name(claim)} (StorageClass {class_name}, {WAIT}): "
-            "no available PV of the class fits the node" + (f" ({taken})" if taken else "")
+        head = f"PVC {name(claim)}: no free PV of StorageClass {class_name} fits the node" + (
+            f" ({taken})" if taken else ""
         )
         if not provisioner or provisioner == NO_PROVISIONER:
-            return f"{head}, and the class provisions none ({provisioner or 'no provisioner'})"
+            return f"{head}, and the class makes none ({provisioner or 'no provisioner'})"
         terms = [mapping(t) for t in sequence(storage_class.get("allowedTopologies"))]
         if terms and not any(_topology_term(t, labels(node)) for t in terms):
             allowed = "; ".join(_topology_text(t) for t in terms)
@@ -243,14 +239,11 @@ class Volumes:
         if any(room >= asked for room in rooms):
             return None
         found = (
-            f"the CSIStorageCapacity for the node allows at most {binary_size(max(rooms))}"
+            f"at most {binary_size(max(rooms))} there"
             if rooms
-            else "no CSIStorageCapacity of the class reaches the node"
+            else "none there (no CSIStorageCapacity reaches the node)"
         )
-        return (
-            f"PVC {name(claim)} (StorageClass {class_of(claim)}, {WAIT}) asks {binary_size(asked)}: "
-            f"{found} (driver {provisioner} publishes its capacity)"
-        )
+        return f"PVC {name(claim)} asks {binary_size(asked)}; StorageClass {class_of(claim)} has {found}"
 
     def _zone(self, node: Object) -> str | None:
         node_labels = labels(node)
@@ -266,11 +259,7 @@ class Volumes:
                 if have is None:
                     have = node_labels.get(GA_TOPOLOGY.get(key, key))
                 if have is None or have not in zones:
-                    shown = "no " + key if have is None else f"{GA_TOPOLOGY.get(key, key)}={have}"
-                    return (
-                        f"PV {name(volume)} of PVC {name(claim)} is in {key}={volume_labels[key]}, "
-                        f"the node has {shown}"
-                    )
+                    return _placed(claim, key, sorted(zones), have)
         return None
 
 
@@ -397,7 +386,7 @@ def _immediate_why(claim: Object, index: Index) -> str:
         return f"{name(claim)} has no StorageClass and no PV bound"
     if class_name not in index.classes:
         return f"{name(claim)}'s StorageClass {class_name} does not exist"
-    return f"{name(claim)} waits for StorageClass {class_name} (Immediate) to provision or bind a PV"
+    return f"{name(claim)} waits for a PV of StorageClass {class_name}"
 
 
 def _owned_by_pod(claim: Object, pod: Object) -> bool:
@@ -436,6 +425,35 @@ def volume_affinity(volume: Object, node: Object) -> str | None:
     )
     why = placement.mismatch(node)
     return None if why is None else why.removeprefix("affinity").lstrip(": ")
+
+
+def _place(claim: Object, volume: Object, node: Object) -> str | None:
+    """The PV's required node affinity in plain words (`_placed`), when it has one term and a
+    requirement of it that refuses the node is `In` on a zone, region or hostname label; else None."""
+    required = mapping(mapping(spec(volume).get("nodeAffinity")).get("required"))
+    terms = [mapping(t) for t in sequence(required.get("nodeSelectorTerms"))]
+    if len(terms) != 1:
+        return None
+    node_labels = labels(node)
+    for expression in map(mapping, sequence(terms[0].get("matchExpressions"))):
+        key, values = text(expression.get("key")), [text(v) for v in sequence(expression.get("values"))]
+        have = node_labels.get(key)
+        if expression.get("operator") == "In" and _PLACES.get(key.rsplit("/", 1)[-1]) and have not in values:
+            return _placed(claim, key, values, have)
+    return None
+
+
+_PLACES = {"zone": "zone", "region": "region", "hostname": "node"}
+"""The last part of a topology label key → what it places a volume in."""
+
+
+def _placed(claim: Object, key: str, values: Sequence[str], have: str | None) -> str:
+    """`PVC data's disk is in zone us-central1-a; the node is in us-central1-c`."""
+    where = _PLACES.get(key.rsplit("/", 1)[-1], key)
+    node = f"is in {have}" if have is not None else f"has no label {key}"
+    if where == "node":
+        return f"PVC {name(claim)}'s volume is on node {' or '.join(values)} only"
+    return f"PVC {name(claim)}'s disk is in {where} {' or '.join(values)}; the node {node}"
 
 
 def _topology_term(term: Mapping[str, object], node_labels: Mapping[str, str]) -> bool:
