@@ -78,6 +78,7 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "Namespace": frozenset({""}),
     "LeaderWorkerSet": frozenset({"leaderworkerset.x-k8s.io"}),
     "StatefulSet": frozenset({"apps"}),
+    "DaemonSet": frozenset({"apps"}),
     "Deployment": frozenset({"apps"}),
     "TrainJob": frozenset({"trainer.kubeflow.org"}),
     "TrainingRuntime": frozenset({"trainer.kubeflow.org"}),
@@ -315,6 +316,7 @@ class SnapshotReader:
             capacities=tuple(by_kind["CSIStorageCapacity"]),
             users=self._bound_pods,
         )
+        self._daemonsets = tuple(by_kind["DaemonSet"])
         self._dra = Dra.of(o for k in DRA_KINDS for o in by_kind[k])
         self._capacity = Capacity(
             status=next(iter(by_kind["ConfigMap"]), None),
@@ -347,6 +349,7 @@ class SnapshotReader:
             pending_pods=self._pending_pods,
             dra=self._dra,
             capacity=self._capacity,
+            daemonsets=self._daemonsets,
         )
         return TriageRead(view)
 

@@ -120,6 +120,9 @@ class TriageView:
     of it syncs): shown after the evidence; the diagnosis never reads it."""
     capacity: Capacity = Capacity()
     """What autoscalers say about adding a node for the pod."""
+    daemonsets: tuple[Object, ...] = ()
+    """The cluster's DaemonSets, read when nodes serve none of the devices the pod asks: which device
+    plugin should serve them, and why it does not (none when not read)."""
 
 
 class WorkloadView(Protocol):

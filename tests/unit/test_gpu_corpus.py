@@ -109,6 +109,7 @@ def view_of(
             nodeclaims=of("NodeClaim"),
             requests=of("ProvisioningRequest"),
         ),
+        daemonsets=of("DaemonSet"),
     )
 
 
