@@ -69,6 +69,7 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "RuntimeClass": frozenset({"node.k8s.io"}),
     "Workload": frozenset({"kueue.x-k8s.io"}),
     "LocalQueue": frozenset({"kueue.x-k8s.io"}),
+    "ClusterQueue": frozenset({"kueue.x-k8s.io"}),
     "PersistentVolumeClaim": frozenset({""}),
     "PersistentVolume": frozenset({""}),
     "StorageClass": frozenset({"storage.k8s.io"}),
@@ -301,6 +302,7 @@ class SnapshotReader:
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
         self._queues_in = _group(by_kind["LocalQueue"], namespace)
+        self._cluster_queues = tuple(by_kind["ClusterQueue"])
         # The namespaces the snapshot shows: its Namespace objects and every object's namespace.
         self._namespaces = {name(n) for n in by_kind["Namespace"]} | {
             namespace(o) for group in by_kind.values() for o in group if namespace(o)
@@ -345,7 +347,7 @@ class SnapshotReader:
             storage=self._storage,
             nominated_pods=self._nominated_pods,
             workloads=self._workloads_in.get(namespace, ()),
-            queues=self._queues_in.get(namespace, ()),
+            queues=(*self._queues_in.get(namespace, ()), *self._cluster_queues),
             pending_pods=self._pending_pods,
             dra=self._dra,
             capacity=self._capacity,
