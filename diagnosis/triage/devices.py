@@ -21,7 +21,7 @@ from diagnosis.objects import Object, labels, mapping, name, namespace, sequence
 from diagnosis.patch import merge_patch
 from diagnosis.relations import node_name, workload
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage.fixes import Change, node_change, toleration
+from diagnosis.triage.fixes import Change, hardware_count, node_change, toleration
 from diagnosis.triage.funnel import SHOWN, Funnel
 from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.scheduling import Placement, Taint
@@ -149,7 +149,9 @@ def root_cause(view: TriageView, nodes: Iterable[Object]) -> list[str]:
         found += [d.line() for d in pods if not d.healthy]
         if not pods and (view.bound_nodes is None or host in view.bound_nodes):
             found.append(f"{host}: no device plugin, operator or driver pod is bound to it")
-        if (missing := unserved(view, node)) is not None:
+        # Only a node whose hardware says the device is there is one a device plugin should serve.
+        has = any(hardware_count(node, r, view.nodes) for r in effective_requests(view.pod))
+        if has and (missing := unserved(view, node)) is not None:
             found.append(f"{host}: {missing.line()}")
     return found
 
@@ -281,47 +283,68 @@ class Unserved:
         return f"{ds}, though it selects and tolerates the node: see its events"
 
 
-def unserved(view: TriageView, node: Object) -> Unserved | None:
-    """Why no device plugin pod serves the node, from the DaemonSets that run one (recognised by
-    their pod template, as pods are by `role_of`) for a resource the pod asks: the one nearest to
-    serving it (selecting it and missing a toleration, before one that does not select it). None
-    when a device plugin pod is bound there (it is quoted as it is), or no DaemonSet read runs a
-    plugin for these resources."""
-    if not view.daemonsets or any(d.role.serves for d in device_pods(name(node), view.bound_pods)):
-        return None
-    found = []
-    asked = effective_requests(view.pod)
-    for daemonset in view.daemonsets:
+@dataclass(frozen=True)
+class Plugin:
+    """A DaemonSet that runs a device plugin, and where its controller places its pods."""
+
+    daemonset: Object
+    role: Role
+    placement: Placement
+    """Its template's nodeSelector, required affinity and tolerations (the controller's own added)."""
+    selector: Mapping[str, str] = attribute(hash=False)
+
+    @classmethod
+    def of(cls, daemonset: Object) -> Plugin | None:
         template = mapping(spec(daemonset).get("template"))
         role = role_of(template)
-        if role is None or not role.serves or not any(r.startswith(role.serves) for r in asked):
-            continue
+        if role is None or not role.serves:
+            return None
         pod_spec = mapping(template.get("spec"))
         tolerations = [*sequence(pod_spec.get("tolerations")), *DAEMON_TOLERATIONS]
-        placement = Placement.of({"spec": {**pod_spec, "tolerations": tolerations}})
         selector = {k: v for k, v in mapping(pod_spec.get("nodeSelector")).items() if isinstance(v, str)}
-        missing = {k: v for k, v in selector.items() if labels(node).get(k) != v}
-        relabelled = merge_patch(node, {"metadata": {"labels": missing}}) if missing else node
-        found.append(
-            Unserved(
-                daemonset,
-                role,
-                placement.mismatch(node),
-                missing if placement.mismatch(relabelled) is None else {},
-                placement.untolerated(node),
-            )
+        placement = Placement.of({"spec": {**pod_spec, "tolerations": tolerations}})
+        return cls(daemonset, role, placement, selector)
+
+    def missing(self, node: Object) -> Unserved:
+        """Why it runs no pod on the node (as `NodeShouldRunDaemonPod` decides)."""
+        wanted = {k: v for k, v in self.selector.items() if labels(node).get(k) != v}
+        relabelled = merge_patch(node, {"metadata": {"labels": wanted}}) if wanted else node
+        return Unserved(
+            self.daemonset,
+            self.role,
+            self.placement.mismatch(node),
+            wanted if self.placement.mismatch(relabelled) is None else {},
+            self.placement.untolerated(node),
         )
+
+
+def plugins(view: TriageView) -> tuple[Plugin, ...]:
+    """The DaemonSets read that run a device plugin for a resource the pod asks (recognised by their
+    pod template, as pods are by `role_of`)."""
+    asked = effective_requests(view.pod)
+    found = (Plugin.of(d) for d in view.daemonsets)
+    return tuple(p for p in found if p is not None and any(r.startswith(p.role.serves) for r in asked))
+
+
+def unserved(view: TriageView, node: Object, serving: tuple[Plugin, ...] | None = None) -> Unserved | None:
+    """Why no device plugin pod serves the node, from the plugin DaemonSets (`plugins`, or `serving`
+    when the caller has them): the one nearest to serving it (selecting it and missing a toleration,
+    before one that does not select it). None when a device plugin pod is bound there (it is quoted
+    as it is), or no DaemonSet read runs a plugin for these resources."""
+    if any(d.role.serves for d in device_pods(name(node), view.bound_pods)):
+        return None
+    found = [p.missing(node) for p in (plugins(view) if serving is None else serving)]
     return min(found, key=lambda u: (u.mismatch is not None, not u.labels, len(u.taints)), default=None)
 
 
-def serve(funnel: Funnel, patches: Mapping[str, Mapping[str, Any]], missing: Unserved) -> Change:
+def serve(patches: Mapping[str, Mapping[str, Any]], missing: Unserved) -> Change:
     """Let the DaemonSet run its device plugin on these nodes: give them the labels its nodeSelector
     asks, or add the tolerations it lacks to its template; once it runs, they report the devices."""
     ds_ns, ds = namespace(missing.daemonset), name(missing.daemonset)
     shown = sorted(patches)
     listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
     what = f"DaemonSet {ds_ns}/{ds}"
-    if missing.labels:
+    if missing.labels and not missing.taints:
         pairs = ", ".join(f"{k}={v}" for k, v in sorted(missing.labels.items()))
         summary = f"label {listed} {pairs}, which {what} selects: opens {{opens}}"
         relabel = {"metadata": {"labels": missing.labels}}
@@ -383,17 +406,18 @@ def repairs(funnel: Funnel, patches: Mapping[str, Mapping[str, Any]], why: str) 
     """The changes that make these nodes serve their devices again: one per device plugin DaemonSet
     cause on the nodes it runs no pod on (`unserved`, `serve`), then `repair` for the others (a
     failing device pod, or nothing the objects show)."""
-    nodes = {name(drop.node): drop.node for drop in funnel.last.dropped}
+    view, nodes = funnel.view, {name(drop.node): drop.node for drop in funnel.last.dropped}
+    serving = plugins(view)
     causes: dict[tuple[object, ...], tuple[Unserved, dict[str, Mapping[str, Any]]]] = {}
     rest: dict[str, Mapping[str, Any]] = {}
     for host, patch in patches.items():
         node = nodes.get(host)
-        missing = unserved(funnel.view, node) if node is not None and not failing(funnel.view, host) else None
+        missing = unserved(view, node, serving) if node is not None and not failing(view, host) else None
         if missing is None:
             rest[host] = patch
             continue
         causes.setdefault(missing.key, (missing, {}))[1][host] = patch
-    served = [serve(funnel, grouped, missing) for missing, grouped in causes.values()]
+    served = [serve(grouped, missing) for missing, grouped in causes.values()]
     return (*served, *((repair(funnel, rest, why),) if rest else ()))
 
 

@@ -205,6 +205,17 @@ def test_a_taint_the_device_plugin_daemonset_does_not_tolerate_is_tolerated_wher
     ]
 
 
+def test_a_node_without_the_hardware_is_not_to_be_served_by_the_device_plugin() -> None:
+    """cpu-01 has no GPU: that the device plugin DaemonSet does not select it is by design."""
+    view = view_of(ROOT / PLUGIN, "ml", "h100-pretrain-9xq2m")
+    cpu = {"kubernetes.io/hostname": "cpu-01", "nvidia.com/gpu.product": None}
+    on_cpu = merge_patch(view.pod, {"spec": {"nodeSelector": cpu}})
+    answer = classify(replace(view, pod=on_cpu))
+    assert answer.verdict == "no-gpu-node"
+    assert not any("DaemonSet" in line for line in answer.evidence)
+    assert answer.fixes == ()
+
+
 def test_without_the_daemonsets_a_node_without_its_plugin_is_only_to_be_repaired() -> None:
     view = replace(view_of(ROOT / PLUGIN, "ml", "h100-pretrain-9xq2m"), daemonsets=())
     (fix,) = classify(view).fixes

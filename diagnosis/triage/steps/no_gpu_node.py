@@ -17,7 +17,7 @@ from diagnosis.dra_objects import Subrequest
 from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, name
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage.devices import failing, failing_note, repairs, root_cause, unserved
+from diagnosis.triage.devices import failing, failing_note, repairs, root_cause
 from diagnosis.triage.dra.changes import choices_of, edit_request, request_words
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.dra.evidence import claim_commands, node_commands, published
@@ -92,7 +92,7 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
                 break
             amount = hardware_count(drop.node, resource, nodes)
             if not amount:
-                if failing(funnel.view, name(drop.node)) or unserved(funnel.view, drop.node):
+                if failing(funnel.view, name(drop.node)):
                     unknown.append(drop.node)
                 fields = {}
                 break
