@@ -251,6 +251,10 @@ DAEMON_TOLERATIONS = (
 runs on a cordoned or pressured node."""
 
 
+SAID = 80
+"""Characters of why a DaemonSet does not select a node quoted in an evidence line."""
+
+
 @dataclass(frozen=True)
 class Unserved:
     """A device plugin DaemonSet that runs no pod on a node, and why: the DaemonSet controller places
@@ -277,7 +281,8 @@ class Unserved:
         owner = f"{namespace(self.daemonset)}/{name(self.daemonset)}"
         ds = f"DaemonSet {owner} ({self.role.title}) runs no pod here"
         if self.mismatch:
-            return f"{ds}: its template's node selection does not match ({self.mismatch})"
+            said = self.mismatch if len(self.mismatch) <= SAID else self.mismatch[: SAID - 1] + "…"
+            return f"{ds}: its template's node selection does not match ({said})"
         if self.taints:
             return f"{ds}: it does not tolerate {', '.join(map(str, self.taints))}"
         return f"{ds}, though it selects and tolerates the node: see its events"
@@ -342,7 +347,8 @@ def serve(patches: Mapping[str, Mapping[str, Any]], missing: Unserved) -> Change
     asks, or add the tolerations it lacks to its template; once it runs, they report the devices."""
     ds_ns, ds = namespace(missing.daemonset), name(missing.daemonset)
     shown = sorted(patches)
-    listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    # One node named: the DaemonSet's and the label's names are long, and a fix is one line.
+    listed = shown[0] + (f" and {len(shown) - 1} more" if len(shown) > 1 else "")
     what = f"DaemonSet {ds_ns}/{ds}"
     if missing.labels and not missing.taints:
         pairs = ", ".join(f"{k}={v}" for k, v in sorted(missing.labels.items()))
