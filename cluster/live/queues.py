@@ -51,25 +51,21 @@ class QueueReads:
             return []
 
     async def _local_queue(self, namespace: str, queue: str) -> list[dict[str, Any]]:
-        """The LocalQueue by name; none when it (or Kueue) is not there, or the name is not one."""
-        if not is_dns1123_subdomain(queue):
-            return []
-        try:
-            got = await self._source.api.get(
-                Target("get", "localqueues", namespace, _WORKLOAD[0], queue, "localqueue", _WORKLOAD[1])
-            )
-        except NotFound:
-            return []
-        return [got.body]
+        """The LocalQueue by name."""
+        group, version = _WORKLOAD
+        return await self._named(Target("get", "localqueues", namespace, group, queue, "localqueue", version))
 
     async def _cluster_queue(self, queue: str) -> list[dict[str, Any]]:
-        """The ClusterQueue by name; none when it is not there, or the name is not one."""
-        if not is_dns1123_subdomain(queue):
+        """The ClusterQueue by name."""
+        group, version = _WORKLOAD
+        return await self._named(Target("get", "clusterqueues", None, group, queue, "clusterqueue", version))
+
+    async def _named(self, target: Target) -> list[dict[str, Any]]:
+        """One of Kueue's objects by name; none when it (or Kueue) is not there, or the name is not one."""
+        if not is_dns1123_subdomain(target.name):
             return []
         try:
-            got = await self._source.api.get(
-                Target("get", "clusterqueues", None, _WORKLOAD[0], queue, "clusterqueue", _WORKLOAD[1])
-            )
+            got = await self._source.api.get(target)
         except NotFound:
             return []
         return [got.body]

@@ -15,7 +15,7 @@ from devtools.jobset_corpus.jobs import (
 )
 from devtools.jobset_corpus.nodes import a3, g2, pool, tpu_v5e
 from devtools.jobset_corpus.objects import other_pod, workload
-from devtools.jobset_corpus.pods import exited, pod
+from devtools.jobset_corpus.pods import crash_looping, exited, pod
 from devtools.jobset_corpus.scenario import (
     BLOCK,
     NODEPOOL,
@@ -115,26 +115,10 @@ def starting_crashloop(w: World) -> None:
     rj = gpu_rj("workers", 2, 1, backoff_limit=6)
     status = jobset_status(rj_status("workers", ready=1, active=2))
     js = jobset(w, "whisper-asr", "speech", [rj], created=25, status=status)
-    crashing = pod(
-        job(js, rj, 0, created=24.9, active=1),
-        0,
-        "Running",
-        node=nodes[0],
-        created=24.8,
-        started=24.5,
-        ready=False,
-        waiting=("CrashLoopBackOff", ""),
-        last_terminated={
-            **exited(1, "Error", 1.2, 0.4),
-            "message": "torch.AcceleratorError: CUDA error: no kernel image is available for execution on "
-            "the device\n",
-        },
-        restarts=4,
-    )
+    said = "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device\n"
+    j = job(js, rj, 0, created=24.9, active=1)
+    crashing = crash_looping(j, nodes[0], 24.8, {**exited(1, "Error", 1.2, 0.4), "message": said}, 4, "1m20s")
     meta = crashing["metadata"]
-    crashing["status"]["containerStatuses"][0]["state"]["waiting"]["message"] = (
-        f"back-off 1m20s restarting failed container=trainer pod={meta['name']}_speech({meta['uid']})"
-    )
     back_off = f"Back-off restarting failed container trainer in pod {meta['name']}_speech({meta['uid']})"
     event(w, crashing, "BackOff", back_off, source="kubelet", count=9, first=20, last=0.5)
     full_job(js, rj, 1, [nodes[1]], created=24.9)
