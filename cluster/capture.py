@@ -3,8 +3,8 @@
 The live reader reads only what a question needs (`cluster.live`); a capture asks the question once
 with its reader recording every answer the API server gives (`LiveReader.record`), and keeps the
 objects of those answers: the pod or the workload (JobSet, TrainJob, LeaderWorkerSet…), its events,
-the nodes and bound pods it was weighed against, its peers, volumes, DRA objects, PodGroups and Kueue
-objects, each as the API served it. They are
+the nodes and bound pods it was weighed against, its peers, volumes, DRA objects, PodGroups, Kueue
+objects and DaemonSets, each as the API served it. They are
 written as a `v1` `List`, what `kubectl get -o json` prints (managed fields left out, as kubectl
 does), so that the file answers the question as the cluster did (`cluster.snapshot`). The objects
 come from the answers rather than from the view: a view holds some of them parsed (DRA) or in part.

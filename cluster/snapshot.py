@@ -72,6 +72,7 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "RuntimeClass": frozenset({"node.k8s.io"}),
     "Workload": frozenset({"kueue.x-k8s.io"}),
     "LocalQueue": frozenset({"kueue.x-k8s.io"}),
+    "ClusterQueue": frozenset({"kueue.x-k8s.io"}),
     "PersistentVolumeClaim": frozenset({""}),
     "PersistentVolume": frozenset({""}),
     "StorageClass": frozenset({"storage.k8s.io"}),
@@ -81,6 +82,7 @@ _KINDS: Mapping[str, frozenset[str]] = {
     "Namespace": frozenset({""}),
     "LeaderWorkerSet": frozenset({"leaderworkerset.x-k8s.io"}),
     "StatefulSet": frozenset({"apps"}),
+    "DaemonSet": frozenset({"apps"}),
     "Deployment": frozenset({"apps"}),
     "TrainJob": frozenset({"trainer.kubeflow.org"}),
     "TrainingRuntime": frozenset({"trainer.kubeflow.org"}),
@@ -303,6 +305,7 @@ class SnapshotReader:
         self._events_in = _group(by_kind["Event"], namespace)
         self._workloads_in = _group(by_kind["Workload"], namespace)
         self._queues_in = _group(by_kind["LocalQueue"], namespace)
+        self._cluster_queues = tuple(by_kind["ClusterQueue"])
         # The namespaces the snapshot shows: its Namespace objects and every object's namespace.
         self._namespaces = {name(n) for n in by_kind["Namespace"]} | {
             namespace(o) for group in by_kind.values() for o in group if namespace(o)
@@ -318,6 +321,7 @@ class SnapshotReader:
             capacities=tuple(by_kind["CSIStorageCapacity"]),
             users=self._bound_pods,
         )
+        self._daemonsets = tuple(by_kind["DaemonSet"])
         self._dra = Dra.of(o for k in DRA_KINDS for o in by_kind[k])
         self._capacity = Capacity(
             status=next(iter(by_kind["ConfigMap"]), None),
@@ -347,10 +351,11 @@ class SnapshotReader:
             storage=self._storage,
             nominated_pods=self._nominated_pods,
             workloads=self._workloads_in.get(namespace, ()),
-            queues=self._queues_in.get(namespace, ()),
+            queues=(*self._queues_in.get(namespace, ()), *self._cluster_queues),
             pending_pods=self._pending_pods,
             dra=self._dra,
             capacity=self._capacity_after(about),
+            daemonsets=self._daemonsets,
         )
         return TriageRead(view)
 

@@ -112,7 +112,8 @@ class TriageView:
     workloads: tuple[Object, ...] = ()
     """Kueue Workloads of the pod's namespace (read for a pod gated by Kueue); others are ignored."""
     queues: tuple[Object, ...] = ()
-    """Kueue LocalQueues: the one the pod's queue label names says which ClusterQueue admits it."""
+    """Kueue LocalQueues: the one the pod's queue label names says which ClusterQueue admits it; and
+    that ClusterQueue (its nominal quota per flavor, what is reserved of it). Others are ignored."""
     unread: tuple[str, ...] = ()
     """Optional reads that failed, each a line saying what and why (the answer is given without them)."""
     pending_pods: tuple[Object, ...] = ()
@@ -130,6 +131,9 @@ class TriageView:
     of it syncs): shown after the evidence; the diagnosis never reads it."""
     capacity: Capacity = Capacity()
     """What autoscalers say about adding a node for the pod."""
+    daemonsets: tuple[Object, ...] = ()
+    """The cluster's DaemonSets, read when nodes serve none of the devices the pod asks: which device
+    plugin should serve them, and why it does not (none when not read)."""
 
 
 class WorkloadView(Protocol):

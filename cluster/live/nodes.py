@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
+from typing import Any
 
 from cluster.live.source import Source
 from cluster.transport import Target
@@ -113,6 +114,14 @@ class NodeReads:
             return ()
         queries = [{"fieldSelector": f"spec.nodeName={node},{NOT_TERMINAL}"} for node in wanted]
         return tuple(chain.from_iterable(await self._source.api.lists(Target("list", "pods"), queries)))
+
+    async def daemonsets(self, node_names: Sequence[str]) -> list[dict[str, Any]]:
+        """Every DaemonSet of the cluster, when some nodes serve no device (`node_names`): which one
+        runs the device plugin that should serve them, and why it does not. One LIST: a cluster has
+        a few dozen. None read when every node serves."""
+        if not node_names:
+            return []
+        return await self._source.api.items(Target("list", "daemonsets", group="apps"))
 
     async def bound_pods(self, node_names: Iterable[str], cluster_nodes: int | None) -> tuple[Object, ...]:
         """The non-terminated pods bound to these nodes, any namespace (`bound_groups`)."""

@@ -88,9 +88,10 @@ class TriageReads:
         # The nodes that serve no device: their device plugin, operator and driver pods are the answer.
         # Every pod there, not only the bound ones the free slots count: read once, as they serve.
         counted = [n for n in usage if n not in serving_none]
-        (bound, grouped), theirs, peers, storage, repelling = await asyncio.gather(
+        (bound, grouped), theirs, daemonsets, peers, storage, repelling = await asyncio.gather(
             self._read.nodes.bound_groups(counted, None if prefiltered else len(nodes)),
             self._read.nodes.pods_on(serving_none),
+            optional("DaemonSets", self._read.nodes.daemonsets(serving_none), notes),
             self._read.peers.for_pod(found, nodes, prefiltered),
             self._read.storage.for_pod(found, usage),
             self._read.nodes.repelling(),
@@ -115,6 +116,7 @@ class TriageReads:
             dra=dra,
             notes=tuple(notes),
             capacity=capacity,
+            daemonsets=tuple(daemonsets),
         )
         return TriageRead(view, Prepared(memo, findings, grouped))
 

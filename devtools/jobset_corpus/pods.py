@@ -231,6 +231,30 @@ def exited(code: int, reason: str, minutes_ago: float, ran: float = 20.0) -> Obj
     }
 
 
+def crash_looping(j: Job, node: Obj, created: float, last: Obj, restarts: int, back_off: str) -> Obj:
+    """Pod 0 of `j` on `node`, its container waiting in CrashLoopBackOff after `restarts` restarts,
+    its `last` run ended as `exited` says (with its termination message), and the kubelet's back-off
+    message naming the pod."""
+    crashing = pod(
+        j,
+        0,
+        "Running",
+        node=node,
+        created=created,
+        started=created - 0.4,
+        ready=False,
+        waiting=("CrashLoopBackOff", ""),
+        last_terminated=last,
+        restarts=restarts,
+    )
+    meta = crashing["metadata"]
+    crashing["status"]["containerStatuses"][0]["state"]["waiting"]["message"] = (
+        f"back-off {back_off} restarting failed container={j.rj.container} "
+        f"pod={meta['name']}_{meta['namespace']}({meta['uid']})"
+    )
+    return crashing
+
+
 def app_pod(
     w: World,
     ns: str,

@@ -15,7 +15,7 @@ from devtools.jobset_corpus.jobs import (
 )
 from devtools.jobset_corpus.nodes import a2, a3, cpu_node, eks_p4d, lab_node, pool, unreachable
 from devtools.jobset_corpus.objects import other_pod
-from devtools.jobset_corpus.pods import exited, pod
+from devtools.jobset_corpus.pods import crash_looping, exited, pod
 from devtools.jobset_corpus.scenario import BLOCK, Scenarios, creating_pod, full_job, gpu_rj, shut_down_pod
 from devtools.jobset_corpus.world import World
 
@@ -77,27 +77,12 @@ def restarting_app_failure(w: World) -> None:
         status=status,
     )
     j = job(js, driver, 0, attempt=2, created=16, active=1)
-    crashing = pod(
-        j,
-        0,
-        "Running",
-        node=nodes[0],
-        created=15.9,
-        started=15.5,
-        ready=False,
-        waiting=("CrashLoopBackOff", ""),
-        last_terminated={
-            **exited(1, "Error", 1.5, 3),
-            "message": "Traceback (most recent call last):\n  File \"/app/train.py\", line 212, in <module>\n"
-            "    tokenizer = AutoTokenizer.from_pretrained(args.model)\n"
-            "OSError: Can't load tokenizer for 'bert-large-uncased-mlm'. Make sure the name is right.\n",
-        },
-        restarts=2,
+    said = (
+        "Traceback (most recent call last):\n  File \"/app/train.py\", line 212, in <module>\n"
+        "    tokenizer = AutoTokenizer.from_pretrained(args.model)\n"
+        "OSError: Can't load tokenizer for 'bert-large-uncased-mlm'. Make sure the name is right.\n"
     )
-    meta = crashing["metadata"]
-    crashing["status"]["containerStatuses"][0]["state"]["waiting"]["message"] = (
-        f"back-off 40s restarting failed container=trainer pod={meta['name']}_nlp({meta['uid']})"
-    )
+    crash_looping(j, nodes[0], 15.9, {**exited(1, "Error", 1.5, 3), "message": said}, 2, "40s")
     for i in range(2):
         full_job(js, workers, i, [nodes[1 + i]], attempt=2, created=16)
     restart_events(js, "bert-large-mlm-driver-0", count=2, first=55, last=16.2, new_style=False)

@@ -15,7 +15,7 @@ from devtools.jobset_corpus.jobs import (
 )
 from devtools.jobset_corpus.nodes import a3, g2, pool, tpu_v5e
 from devtools.jobset_corpus.objects import other_pod, workload
-from devtools.jobset_corpus.pods import pod
+from devtools.jobset_corpus.pods import crash_looping, exited, pod
 from devtools.jobset_corpus.scenario import (
     BLOCK,
     NODEPOOL,
@@ -146,6 +146,49 @@ def starting_in_order(w: World) -> None:
     js = jobset(w, "rlhf-pipeline", "llm", [reward, policy], created=6, in_order=True, status=status)
     j = job(js, reward, 0, created=5.9, active=1)
     pod(j, 0, "Running", node=nodes[0], created=5.8, ready=False)
+
+
+@scenario("starting-crashloop", "starting")
+def starting_crashloop(w: World) -> None:
+    """Worker 0's container crash-loops in place (restartPolicy OnFailure, within its Job's backoff
+    limit): the JobSet has not restarted, it never gets started."""
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
+    rj = gpu_rj("workers", 2, 1, backoff_limit=6)
+    status = jobset_status(rj_status("workers", ready=1, active=2))
+    js = jobset(w, "whisper-asr", "speech", [rj], created=25, status=status)
+    said = "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device\n"
+    j = job(js, rj, 0, created=24.9, active=1)
+    crashing = crash_looping(j, nodes[0], 24.8, {**exited(1, "Error", 1.2, 0.4), "message": said}, 4, "1m20s")
+    meta = crashing["metadata"]
+    back_off = f"Back-off restarting failed container trainer in pod {meta['name']}_speech({meta['uid']})"
+    event(w, crashing, "BackOff", back_off, source="kubelet", count=9, first=20, last=0.5)
+    full_job(js, rj, 1, [nodes[1]], created=24.9)
+
+
+@scenario("starting-image-pull", "starting")
+def starting_image_pull(w: World) -> None:
+    """The template names an image tag the registry does not have: the kubelet backs off pulling it."""
+    nodes = pool(w, 2, a3, "ml-prod", "a3-pool")
+    image = "us-docker.pkg.dev/ml-prod/train/llama-sft:v2.14"
+    rj = gpu_rj("workers", 2, 1, image=image)
+    status = jobset_status(rj_status("workers", active=2))
+    js = jobset(w, "llama-sft", "llm", [rj], created=18, status=status)
+    for i in range(2):
+        p = pod(
+            job(js, rj, i, created=17.9, active=1),
+            0,
+            "Pending",
+            node=nodes[i],
+            created=17.8,
+            waiting=("ImagePullBackOff", f'Back-off pulling image "{image}"'),
+        )
+        said = (
+            f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack '
+            f'image "{image}": failed to resolve reference "{image}": {image}: not found'
+        )
+        event(w, p, "Failed", said, source="kubelet", count=6, first=17.5, last=1)
+        back_off = f'Back-off pulling image "{image}"'
+        event(w, p, "BackOff", back_off, source="kubelet", count=70, first=17, last=0.3)
 
 
 @scenario("running-steady", "running")

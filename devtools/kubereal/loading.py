@@ -33,7 +33,7 @@ _ORDER = (
     "PriorityClass", "StorageClass", "RuntimeClass", "CSIDriver", "DeviceClass", "Node", "CSINode",
     "ResourceFlavor", "AdmissionCheck", "ClusterQueue", "LocalQueue", "ResourceQuota", "LimitRange",
     "PersistentVolumeClaim", "PersistentVolume", "CSIStorageCapacity", "ResourceSlice",
-    "JobSet", "Deployment", "StatefulSet", "ReplicaSet", "Job", "ResourceClaimTemplate", "Pod",
+    "JobSet", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ResourceClaimTemplate", "Pod",
     "ResourceClaim", "Workload",
 )  # fmt: skip
 """Kinds in creation order: an owner before what it owns (a Job's Workload after the Job, a pod's after

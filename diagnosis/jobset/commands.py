@@ -177,6 +177,16 @@ def quota_everywhere(quota: str) -> Command | None:
     )
 
 
+def endpoints(namespace: str) -> Command | None:
+    """The namespace's Endpoints: a webhook service without addresses refuses what it covers."""
+    if not valid_names(namespace):
+        return None
+    return kubectl(
+        "The webhook services' endpoints: the ready pods behind them (none: every create is refused)",
+        "get", "endpoints", "-n", namespace, "-o", "wide",
+    )
+
+
 def describe_quota(namespace: str, quota: str) -> Command | None:
     return describe("resourcequota", namespace, quota, f"ResourceQuota {quota}: used and hard limits")
 

@@ -134,16 +134,22 @@ def webhook_unavailable(family: Family) -> Diagnosis | None:
         *_others([r.child for r in refused if r.child]),
     ]
     who = "Kueue's" if kueue else "JobSet's"
+    checks = collect(kubectl.endpoints(service_ns), *kubectl.webhook_pods(service_ns))
+    fix = Fix(
+        f"get a pod of the {'Kueue' if kueue else 'JobSet'} controller in {service_ns} Ready, so that "
+        f"service {service or '?'} has an endpoint: the refused creates are then retried on their own",
+        None,
+        (),
+        checks,
+        (f"namespace/{service_ns}",),
+    )
     return Diagnosis(
         verdict=JobSetVerdict.WEBHOOK_UNAVAILABLE,
         summary=f"{who} webhook service {service_ns}/{service or '?'} has no ready endpoint, so "
         f"{first.what} cannot be created.",
         evidence=tuple(evidence),
-        next_commands=collect(
-            *kubectl.webhook_pods(service_ns),
-            _events_of_job(family, first.child),
-            *basics(family),
-        ),
+        next_commands=collect(*checks, _events_of_job(family, first.child), *basics(family)),
+        fixes=(fix,),
     )
 
 
@@ -585,21 +591,55 @@ def create_rejected(family: Family) -> Diagnosis | None:
             "(`follower pod node selector not set`): fix this refusal first."
         )
     evidence += _others([r.child for r in refused if r.child])
+    rule = first.found.rule.name if first.found is not None else ""
+    checks = collect(
+        kubectl.describe_quota(ns, groups["quota"]) if "quota" in groups else None,
+        kubectl.runtimeclasses() if "runtimeclass" in groups else None,
+        kubectl.limitranges(ns) if rule == "limitrange" else None,
+        _events_of_job(family, first.child),
+        kubectl.events_of(ns, family.name, "JobSet") if first.child is None else None,
+    )
+    fix = Fix(_refusal_fix(rule, groups, first), None, (), checks, (f"jobset/{ns}/{family.name}",))
     return Diagnosis(
         verdict=JobSetVerdict.CREATE_REJECTED,
         summary=f"Creating {first.what} is refused: {headline}.",
         evidence=tuple(evidence),
-        next_commands=collect(
-            kubectl.describe_quota(ns, groups["quota"]) if "quota" in groups else None,
-            kubectl.runtimeclasses() if "runtimeclass" in groups else None,
-            kubectl.limitranges(ns)
-            if first.found is not None and first.found.rule.name == "limitrange"
-            else None,
-            _events_of_job(family, first.child),
-            kubectl.events_of(ns, family.name, "JobSet") if first.child is None else None,
-            *basics(family),
-        ),
+        next_commands=collect(*checks, *basics(family)),
+        fixes=(fix,),
     )
+
+
+QUOTED = 120
+"""Characters of an admission message quoted in a fix's one line (the evidence quotes it whole)."""
+
+
+def _refusal_fix(rule: str, groups: Mapping[str, str], refused: Refusal) -> str:
+    """What removes the refusal, in one line: per admission rule, else the refusal's own words."""
+    if rule == "quota-exceeded":
+        said = (
+            f"free ResourceQuota {groups['quota']} (end other workloads of the namespace) or raise its "
+            f"limit: requested {groups['requested']}, used {groups['used']}, limited {groups['limited']}"
+        )
+    elif rule == "quota-must-specify":
+        said = f"set {groups['resources']} on every container of the JobSet's template"
+    elif rule == "runtimeclass-not-found":
+        said = (
+            f"name a RuntimeClass that exists in the JobSet's template, or create {groups['runtimeclass']} "
+            "(the GPU Operator's container toolkit makes the NVIDIA ones)"
+        )
+    elif rule == "limitrange":
+        said = f"bring the template's {groups['resource']} within the LimitRange per {groups['scope']}"
+    else:
+        said = f'change the JobSet so that what refused it agrees: "{_cut(refused.denial, QUOTED)}"'
+    return _cut(said, SUMMARY)
+
+
+SUMMARY = 199
+"""A fix's one line at most (the first screen shows it whole)."""
+
+
+def _cut(said: str, limit: int) -> str:
+    return said if len(said) <= limit else said[: limit - 1] + "…"
 
 
 def _events_of_job(family: Family, child: Child | None) -> Command | None:

@@ -38,6 +38,8 @@ from diagnosis.model import (
     JobSetVerdict,
     RestartCause,
     Snippet,
+    Started,
+    StartState,
     clipped,
 )
 from diagnosis.objects import (
@@ -56,6 +58,7 @@ from diagnosis.objects import (
     utc,
 )
 from diagnosis.relations import node_name, owned_by
+from diagnosis.triage.started import line, started
 from diagnosis.views import JobSetView
 
 __all__ = ["explain"]
@@ -238,6 +241,8 @@ def failed(family: Family) -> Diagnosis | None:
     if reason == "ReachedMaxRestarts":
         finding = restarts.cause(family)
         evidence += [f"What ended the attempts ({finding.cause}): {finding.evidence[0]}"]
+    # A failed JobSet stays failed: what its container said is fixed in the spec it is created from.
+    fixes = (_exit_fix(family, ended[0]),) if ended else ()
     return Diagnosis(
         verdict=JobSetVerdict.FAILED,
         summary=clipped(
@@ -250,7 +255,36 @@ def failed(family: Family) -> Diagnosis | None:
         next_commands=collect(
             *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
         ),
+        fixes=fixes,
     )
+
+
+SAID = 90
+"""Characters of a container's own words quoted in a fix's one line (the evidence quotes them whole)."""
+
+
+def _exit_fix(family: Family, ended: restarts.Exit) -> Fix:
+    """Fix what the failing container says, in the JobSet's pod template: its log first, then how
+    the pod ended. An OOMKilled container needs a higher memory limit, whatever it logged."""
+    ns, pod = family.namespace, name(ended.pod)
+    if ended.reason == "OOMKilled":
+        summary = (
+            f"raise the memory limit of container {ended.container} in the JobSet's template: "
+            f"it was OOMKilled (exit {ended.code}) in pod {pod}"
+        )
+    else:
+        said = ended.message if len(ended.message) <= SAID else ended.message[: SAID - 1] + "…"
+        summary = f"fix what container {ended.container} of pod {pod} says: exit {ended.code} " + (
+            f'"{said}"' if said else f"({ended.reason or 'no reason given'})"
+        )
+    return _read_fix(family, summary, kubectl.logs(ns, pod, ended.container, ended.running_again), ended.pod)
+
+
+def _read_fix(family: Family, summary: str, logs: Command | None, pod: Object) -> Fix:
+    """A fix made in the JobSet's own spec, shown by the commands that say what to change."""
+    ns = family.namespace
+    commands = collect(logs, describe("pod", ns, name(pod), f"Pod {name(pod)}: how it ended"))
+    return Fix(summary, None, (), commands, (f"jobset/{ns}/{family.name}",))
 
 
 def _policy_line(family: Family, reason: str) -> str:
@@ -358,6 +392,9 @@ def restarting(family: Family) -> Diagnosis | None:
         snippets = gke.restart_snippets(
             cluster[0] if cluster else None, ns, family.name, coordinator_pod, loop.last_restart
         )
+    failing = quoted or next((e for p in finding.pods for e in restarts.exits(p)), None)
+    app = finding.cause is RestartCause.APP_FAILURE and failing is not None
+    fixes = (_exit_fix(family, failing),) if app and failing is not None else ()
     return Diagnosis(
         verdict=JobSetVerdict.RESTARTING,
         summary=clipped(
@@ -369,6 +406,7 @@ def restarting(family: Family) -> Diagnosis | None:
         next_commands=collect(*commands, *basics(family)),
         snippets=snippets,
         cause=finding.cause,
+        fixes=fixes,
     )
 
 
@@ -457,10 +495,22 @@ def pods_pending(family: Family) -> Diagnosis | None:
 
 
 def starting(family: Family) -> Diagnosis | None:
+    failing = _not_starting(family)
     reasons = [*_missing_jobs(family), *_pods_coming(family)]
     if not reasons:
         return None
     commands: list[Command | None] = []
+    fixes: tuple[Fix, ...] = ()
+    if failing is not None:
+        # A placed pod the kubelet or its app keeps from running is the cause, whatever else is on its way.
+        pod, seen = failing
+        who = f"container {seen.container} " if seen.container else ""
+        reasons[:0] = [
+            f"Pod {name(pod)} on {node_name(pod)} does not start: {who}{seen.reason or 'not Ready'}.",
+            f"Why: {line(seen)}.",
+        ]
+        fixes = _start_fixes(family, pod)
+        commands += [c for fix in fixes[:1] for c in fix.commands]
     if not family.children:
         commands += kubectl.webhook_pods(kubectl.JOBSET_SYSTEM)
     return Diagnosis(
@@ -470,7 +520,26 @@ def starting(family: Family) -> Diagnosis | None:
         next_commands=collect(
             *commands, kubectl.events_of(family.namespace, family.name, "JobSet"), *basics(family)
         ),
+        fixes=fixes,
     )
+
+
+def _not_starting(family: Family) -> tuple[Object, Started] | None:
+    """The first placed pod of the current attempt that fails to start, and why (`triage.started`)."""
+    for pod in family.current_pods:
+        if is_live(pod) and node_name(pod):
+            seen = started(pod, family.events_about(pod))
+            if seen.state is StartState.FAILING:
+                return pod, seen
+    return None
+
+
+def _start_fixes(family: Family, pod: Object) -> tuple[Fix, ...]:
+    """The pod's own fixes as `/triage` gives them (the image, the device plugin, the node's driver),
+    else what its failing container said, its log first."""
+    own = triage(family, pod).fixes
+    ended = restarts.exits(pod)
+    return own or ((_exit_fix(family, ended[0]),) if ended else ())
 
 
 def _missing_jobs(family: Family) -> list[str]:

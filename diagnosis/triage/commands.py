@@ -15,7 +15,7 @@ from typing import Any
 
 from diagnosis.commands import describe_node, kubectl, pods_on_node, valid_names
 from diagnosis.model import Command
-from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key
+from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.resources import is_extended
 
@@ -370,4 +370,19 @@ def recreate(kind: str, namespace: str, name: str, patch: Sequence[Mapping[str, 
             saved,
             changes=True,
         ),
+    )
+
+
+def label_nodes(nodes: Sequence[str], pairs: Mapping[str, str], overwrite: bool = False) -> Command | None:
+    """`kubectl label node A B k=v`: give these nodes the labels (`overwrite`: replacing the values
+    some have; else none of them has the keys yet)."""
+    if not nodes or not all(is_dns1123_subdomain(n) for n in nodes):
+        return None
+    if not all(is_label_key(k) and is_label_value(v) for k, v in pairs.items()):
+        return None
+    return kubectl(
+        f"give {', '.join(nodes)} the label{'s' if len(pairs) > 1 else ''} {', '.join(sorted(pairs))}",
+        "label", "node", *nodes, *(f"{k}={v}" for k, v in sorted(pairs.items())),
+        *(("--overwrite",) if overwrite else ()),
+        changes=True,
     )

@@ -10,13 +10,17 @@ nvidia.com/gpu in flavor h100, 8 more needed`); `Admitted` is absent until it wa
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from diagnosis.model import Command
 from diagnosis.objects import (
     Object,
     condition,
+    condition_true,
+    kind,
     labels,
     mapping,
     name,
@@ -27,6 +31,7 @@ from diagnosis.objects import (
     text,
     timestamp,
 )
+from diagnosis.quantity import exact
 from diagnosis.relations import owned_by
 from diagnosis.triage import commands as kubectl
 
@@ -49,10 +54,87 @@ def admitted_at(pod: Object, workloads: Iterable[Object]) -> datetime | None:
     return timestamp(admitted.get("lastTransitionTime"))
 
 
+def local_queue(pod: Object, queue: str, queues: Iterable[Object]) -> Object | None:
+    """The LocalQueue `queue` in the pod's namespace, when it was read."""
+    ns = namespace(pod)
+    return next(
+        (q for q in queues if kind(q) == "LocalQueue" and namespace(q) == ns and name(q) == queue), None
+    )
+
+
 def cluster_queue(pod: Object, queue: str, queues: Iterable[Object]) -> str:
     """The ClusterQueue of the LocalQueue `queue` in the pod's namespace (`spec.clusterQueue`), or ""."""
-    local = next((q for q in queues if namespace(q) == namespace(pod) and name(q) == queue), None)
+    local = local_queue(pod, queue, queues)
     return text(spec(local).get("clusterQueue")) if local is not None else ""
+
+
+@dataclass(frozen=True)
+class Short:
+    """A resource a ClusterQueue has too little nominal quota of for a Workload, in the first flavor
+    that covers it (Kueue's flavor assigner tries them in order: `pkg/scheduler/flavorassigner`)."""
+
+    cluster_queue: str
+    resource: str
+    flavor: str
+    nominal: Decimal
+    reserved: Decimal
+    asked: Decimal
+    path: str
+    """The JSON pointer to that flavor's `nominalQuota` in the ClusterQueue's spec."""
+    cohort: str
+
+    @property
+    def needed(self) -> Decimal:
+        return self.reserved + self.asked
+
+
+def quantity_text(amount: Decimal) -> str:
+    """A quantity as Kubernetes writes it: a whole number as it is, a fraction in thousandths."""
+    if amount == amount.to_integral_value():
+        return str(int(amount))
+    return f"{int((amount * 1000).to_integral_value(rounding=ROUND_CEILING))}m"
+
+
+def short_of_quota(pod: Object, workloads: Iterable[Object], queues: Iterable[Object]) -> tuple[Short, ...]:
+    """The resources the pod's Workload asks that no flavor of its ClusterQueue has room for within
+    its nominal quota: what is reserved there (`status.flavorsReservation`) plus what the Workload asks
+    (`status.resourceRequests`, each pod set's total) exceeds `nominalQuota` in every flavor covering
+    the resource. Empty when the ClusterQueue was not read, or the Workload is admitted."""
+    found = workload_of(pod, workloads)
+    name_ = cluster_queue(pod, labels(pod).get(QUEUE_LABEL, "") or text(spec(found).get("queueName")), queues)
+    queue = next((q for q in queues if kind(q) == "ClusterQueue" and name(q) == name_), None)
+    if found is None or queue is None or condition_true(found, "QuotaReserved"):
+        return ()
+    asked: dict[str, Decimal] = {}
+    for entry in map(mapping, sequence(status(found).get("resourceRequests"))):
+        for resource, amount in mapping(entry.get("resources")).items():
+            asked[resource] = asked.get(resource, Decimal(0)) + (exact(amount) or Decimal(0))
+    reserved = {
+        (text(f.get("name")), text(r.get("name"))): exact(r.get("total")) or Decimal(0)
+        for f in map(mapping, sequence(status(queue).get("flavorsReservation")))
+        for r in map(mapping, sequence(f.get("resources")))
+    }
+    shorts = []
+    for resource, amount in sorted(asked.items()):
+        room = [
+            Short(
+                name_,
+                resource,
+                text(flavor.get("name")),
+                exact(quota.get("nominalQuota")) or Decimal(0),
+                reserved.get((text(flavor.get("name")), resource), Decimal(0)),
+                amount,
+                f"/spec/resourceGroups/{g}/flavors/{f}/resources/{r}/nominalQuota",
+                text(spec(queue).get("cohort")),
+            )
+            for g, group in enumerate(map(mapping, sequence(spec(queue).get("resourceGroups"))))
+            for f, flavor in enumerate(map(mapping, sequence(group.get("flavors"))))
+            for r, quota in enumerate(map(mapping, sequence(flavor.get("resources"))))
+            if text(quota.get("name")) == resource
+        ]
+        if room and all(s.needed > s.nominal for s in room):
+            shorts.append(room[0])
+    return tuple(shorts)
 
 
 def not_admitted(pod: Object, workloads: Iterable[Object]) -> str:

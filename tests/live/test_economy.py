@@ -189,7 +189,7 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
             "batch-infer-0-4tq8m",
             # A gated pod may still wait for a node (Kueue's checks, an autoscaler): those three reads.
             [
-                "pods/get", "events/list", "workloads/list", "localqueues/get",
+                "pods/get", "events/list", "workloads/list", "localqueues/get", "clusterqueues/get",
                 "configmaps/get", "nodepools/list", "nodeclaims/list",
             ],
         ),
@@ -198,8 +198,8 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
 )
 async def test_a_pod_decided_by_itself_reads_no_node_list_and_no_pods(name: str, reads: list[str]) -> None:
     """Placed, asking nothing, gated: the verdict needs the pod (and the node it is on, for the
-    evidence; for a pod gated by Kueue, its namespace's Workloads and its LocalQueue, and whether a
-    node will come), never the candidates or their pods."""
+    evidence; for a pod gated by Kueue, its namespace's Workloads, its LocalQueue and that queue's
+    ClusterQueue, and whether a node will come), never the candidates or their pods."""
     namespace = "ml-serve" if name.startswith(("vllm", "router")) else "ml-train"
     with serve(GPU_CLUSTER) as small:
         async with live_reader(small) as reader:

@@ -58,6 +58,19 @@ def test_device_pods_are_known_by_labels_or_images_never_by_name() -> None:
     assert role_of(named_only) is None  # the name alone proves nothing
 
 
+def test_gpu_feature_discovery_in_the_device_plugins_image_is_not_the_device_plugin() -> None:
+    """GPU Feature Discovery ships in the k8s-device-plugin image since v0.15: its labels tell it
+    apart, so a node where it runs alone is still seen as serving no device."""
+    plugin = lab("Pod", "nvidia-device-plugin-daemonset-998bd")
+    discovery = copy.deepcopy(plugin)
+    discovery["metadata"]["labels"] = {"app": "gpu-feature-discovery"}
+    discovery["spec"]["containers"][0]["command"] = ["gpu-feature-discovery"]
+    assert "/k8s-device-plugin:" in discovery["spec"]["containers"][0]["image"]
+    found = role_of(discovery)
+    assert found is not None
+    assert (found.title, found.serves) == ("GPU Feature Discovery", "")
+
+
 def _placed(state: dict[str, Any], phase: str, ready: bool) -> Any:
     pod = lab("Pod", "case-ok")
     pod["status"]["phase"] = phase

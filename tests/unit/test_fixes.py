@@ -138,6 +138,92 @@ def test_a_label_fix_selects_a_value_that_exists_and_names_the_pool() -> None:
     assert fix.opens == ("lab-node-0",)
 
 
+PLUGIN = "tests/corpus/triage/onprem-gpu-operator-plugin.json"
+"""A GPU Operator cluster whose device plugin DaemonSet leaves out two GPU nodes."""
+
+
+def test_the_label_value_closest_to_the_one_asked_is_offered_first() -> None:
+    fixes = classify(view_of(ROOT / PLUGIN, "ml", "l40s-infer-5ctbn")).fixes
+    assert [f.pod_patch for f in fixes] == [
+        {"spec": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}}},
+        {"spec": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"}}},
+    ]
+    assert [f.opens for f in fixes] == [("gpu-l40s-01",), ("gpu-l4-01",)]
+
+
+def test_a_label_no_node_carries_is_given_to_the_nodes_that_would_fit() -> None:
+    view = view_of(ROOT / PLUGIN, "ml", "vision-eval-h7gkp")
+    fixes = classify(view).fixes
+    assert [c.text for f in fixes for c in f.commands] == [
+        "kubectl label node gpu-l4-01 team=vision",
+        "kubectl label node gpu-l40s-01 team=vision",
+    ]
+    assert all(f.pod_patch is None for f in fixes)
+    labelled = tuple(merge_patch(n, {"metadata": {"labels": {"team": "vision"}}}) for n in view.nodes)
+    assert passing(replace(view, nodes=labelled)) == ("gpu-l4-01", "gpu-l40s-01")
+
+
+def test_a_label_the_platform_writes_is_never_given_by_hand() -> None:
+    """A node pool's name, like a GPU product, describes the node and its platform writes it: giving
+    it by hand would lie (and be overwritten), so no fix is offered."""
+    view = view_of(ROOT / PLUGIN, "ml", "vision-eval-h7gkp")
+    pool = {"spec": {"nodeSelector": {"team": None, "cloud.google.com/gke-nodepool": "vision"}}}
+    assert classify(replace(view, pod=merge_patch(view.pod, pool))).fixes == ()
+
+
+def test_a_node_the_device_plugin_daemonset_does_not_select_is_labelled_as_it_selects() -> None:
+    answer = classify(view_of(ROOT / PLUGIN, "ml", "h100-pretrain-9xq2m"))
+    assert (
+        "gpu-h100-01: DaemonSet gpu-operator/nvidia-device-plugin-daemonset (NVIDIA device plugin) runs "
+        "no pod here: its template's node selection does not match (has "
+        "nvidia.com/gpu.deploy.device-plugin=false, not true)"
+    ) in answer.evidence
+    (fix,) = answer.fixes
+    assert [c.text for c in fix.commands] == [
+        "kubectl label node gpu-h100-01 nvidia.com/gpu.deploy.device-plugin=true --overwrite"
+    ]
+    assert (fix.pod_patch, fix.opens) == (None, ("gpu-h100-01",))
+
+
+def test_a_taint_the_device_plugin_daemonset_does_not_tolerate_is_tolerated_where_it_is_written() -> None:
+    """The GPU Operator writes its DaemonSets from its ClusterPolicy (a change to one is undone): the
+    toleration goes there; a DaemonSet no operator owns is patched itself."""
+    view = view_of(ROOT / PLUGIN, "ml", "a100-finetune-w4dzt")
+    added = '{"key":"dedicated","operator":"Equal","value":"training","effect":"NoSchedule"}'
+    (fix,) = classify(view).fixes
+    assert [c.text for c in fix.commands] == [
+        "kubectl patch clusterpolicy cluster-policy --type=json -p "
+        f"'[{{\"op\":\"add\",\"path\":\"/spec/daemonsets/tolerations/-\",\"value\":{added}}}]'"
+    ]
+    assert fix.opens == ("gpu-a100-01",)
+    unowned = tuple(
+        {**d, "metadata": {k: v for k, v in d["metadata"].items() if k != "ownerReferences"}}
+        for d in view.daemonsets
+    )
+    (fix,) = classify(replace(view, daemonsets=unowned)).fixes
+    assert [c.text for c in fix.commands] == [
+        "kubectl patch daemonset nvidia-device-plugin-daemonset -n gpu-operator --type=json -p "
+        f"'[{{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations/-\",\"value\":{added}}}]'"
+    ]
+
+
+def test_a_node_without_the_hardware_is_not_to_be_served_by_the_device_plugin() -> None:
+    """cpu-01 has no GPU: that the device plugin DaemonSet does not select it is by design."""
+    view = view_of(ROOT / PLUGIN, "ml", "h100-pretrain-9xq2m")
+    cpu = {"kubernetes.io/hostname": "cpu-01", "nvidia.com/gpu.product": None}
+    on_cpu = merge_patch(view.pod, {"spec": {"nodeSelector": cpu}})
+    answer = classify(replace(view, pod=on_cpu))
+    assert answer.verdict == "no-gpu-node"
+    assert not any("DaemonSet" in line for line in answer.evidence)
+    assert answer.fixes == ()
+
+
+def test_without_the_daemonsets_a_node_without_its_plugin_is_only_to_be_repaired() -> None:
+    view = replace(view_of(ROOT / PLUGIN, "ml", "h100-pretrain-9xq2m"), daemonsets=())
+    (fix,) = classify(view).fixes
+    assert fix.summary.startswith("repair the device plugin or driver on gpu-h100-01")
+
+
 def test_repairing_the_device_plugin_opens_the_nodes_with_allocatable_zero() -> None:
     fix = _first("tests/corpus/triage/gke-a3-allocatable-zero.json", "llm", "h100-pretrain-0-bdpvx")
     assert fix.pod_patch is None

@@ -46,24 +46,20 @@ def test_one_kubectl_invocation_in_canonical_quoting(case: Case, command: Comman
     assert command.purpose
     verb = argv[1]
     assert (verb not in READ_VERBS) is command.changes, command.text
-    # `cordon`: only a node whose NVIDIA driver does not load (a placed pod's fix).
-    assert verb in READ_VERBS | {
-        "uncordon",
-        "cordon",
-        "delete",
-        "label",
-        "patch",
-        "replace",
-        "annotate",
-        "scale",
-    }
+    # `cordon`: only a node whose NVIDIA driver does not load (a placed pod's fix); `rollout restart`:
+    # only Kueue, once its configuration is changed.
+    changing = {"uncordon", "cordon", "delete", "label", "patch", "replace", "annotate", "scale", "rollout"}
+    assert verb in READ_VERBS | changing
+    assert verb != "rollout" or argv[2:5] == ["restart", "deployment", "kueue-controller-manager"]
     # A claim or template is patched only as a file to recreate from (their spec cannot be updated in
-    # place); a Deployment's strategy is patched in place; a pod only loses its scheduling gates (the
-    # one change the API allows to them).
+    # place); a Deployment's strategy, a device plugin DaemonSet's tolerations (or the GPU Operator's
+    # ClusterPolicy that writes them) and a ClusterQueue's quota are patched in place; a pod only
+    # loses its scheduling gates (the one change the API allows to them).
     recreated = verb == "patch" and argv[2] in ("resourceclaim", "resourceclaimtemplate")
     assert recreated == bool(saved) == ("--dry-run=client" in argv)
     ungated = argv[2:3] == ["pod"] and '[{"op":"remove","path":"/spec/schedulingGates"}]' in argv
-    assert verb != "patch" or recreated or argv[2:3] == ["deployment"] or ungated
+    in_place = ("deployment", "daemonset", "clusterpolicy", "clusterqueue")
+    assert verb != "patch" or recreated or argv[2] in in_place or ungated
     assert not saved or (shlex.quote(saved) == saved and saved.endswith(".yaml"))
 
 

@@ -23,6 +23,7 @@ from devtools.corpus import ROOT, Case, cases
 from diagnosis.autoscaling import events_to_read
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, PodVerdict
+from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, node_reads, serving_nothing, usage_candidates
 from diagnosis.triage.findings import Findings
 from diagnosis.triage.fixes import UNCHECKED
@@ -105,6 +106,12 @@ def view_of(
         workloads=tuple(
             o for o in objects if o["kind"] == "Workload" and o["metadata"]["namespace"] == namespace
         ),
+        queues=tuple(
+            o
+            for o in objects
+            if o["kind"] == "ClusterQueue"
+            or (o["kind"] == "LocalQueue" and o["metadata"]["namespace"] == namespace)
+        ),
         dra=Dra.of(objects),
         capacity=Capacity(
             status=next(iter(of("ConfigMap")), None),
@@ -113,6 +120,7 @@ def view_of(
             requests=of("ProvisioningRequest"),
             events=tuple(e for e in of("Event") if any(r.holds(e) for r in events_to_read(about))),
         ),
+        daemonsets=of("DaemonSet"),
     )
 
 
@@ -393,7 +401,15 @@ def test_kueue_gate_without_a_workload_blames_the_integration_not_the_quota() ->
         "manage namespace team-b"
     )
     assert "quota" not in found.summary
-    fix = found.fixes[0]
+    config, fix = found.fixes
+    assert config.summary.startswith(
+        "enable Kueue's integration for Deployment pods, or select namespace team-b in its "
+        "managedJobsNamespaceSelector; then restart Kueue"
+    )
+    assert [c.text for c in config.commands] == [
+        "kubectl get configmaps -n kueue-system --field-selector metadata.name=kueue-manager-config -o yaml",
+        "kubectl rollout restart deployment kueue-controller-manager -n kueue-system",
+    ]
     assert (fix.pod_patch, fix.opens) == (None, ())
     assert UNCHECKED in fix.summary
     assert [c.text for c in fix.commands] == [
@@ -478,6 +494,41 @@ def test_host_port_names_the_port_and_its_holder() -> None:
     ports = "tests/corpus/triage/gke-l4-hostports.json"
     host_network = diagnose(ports, "inference", "ddp-train-resnet-0-hx4lm")
     assert "the pod asks host ports TCP/29500" in host_network.evidence
+
+
+def test_a_kueue_gated_pod_short_of_quota_is_given_the_quota_its_cluster_queue_lacks() -> None:
+    """8 GPUs reserved of a nominal 8 in flavor h100, 8 more asked: the quota becomes 16."""
+    (fix,) = diagnose("tests/corpus/triage/kueue-gated.json", "team-a", "llm-sft-0-c7bjc").fixes
+    assert fix.summary.startswith(
+        "raise ClusterQueue gpu-h100-cq's nominalQuota of nvidia.com/gpu in flavor h100 from 8 to 16, "
+        "or borrow in a cohort"
+    )
+    assert [c.text for c in fix.commands if c.changes] == [
+        "kubectl patch clusterqueue gpu-h100-cq --type=json -p "
+        '\'[{"op":"replace","path":"/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota","value":"16"}]\''
+    ]
+    assert fix.objects == ("clusterqueue/gpu-h100-cq",)
+
+
+def test_a_kueue_gated_pod_whose_local_queue_is_missing_is_told_to_create_it() -> None:
+    found = diagnose("tests/corpus/triage/kueue-localqueue-missing.json", "team-c", "finetune-7b-0")
+    (fix,) = found.fixes
+    assert fix.summary.startswith(
+        "create LocalQueue team-c-queue in team-c for a ClusterQueue, or name an existing one instead"
+    )
+    assert [c.text for c in fix.commands] == [
+        "kubectl get localqueues.kueue.x-k8s.io -n team-c",
+        "kubectl get clusterqueues.kueue.x-k8s.io",
+    ]
+
+
+def test_a_kueue_gated_pod_with_no_queue_and_no_workload_is_told_to_name_a_queue() -> None:
+    view = view_of(ROOT / "tests/corpus/triage/kueue-gated.json", "team-b", "vllm-gemma-6d9f7c8b5-k2x9q")
+    unqueued = merge_patch(view.pod, {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": None}}})
+    label, _ = classify(replace(view, pod=unqueued)).fixes
+    assert label.summary.startswith(
+        "label Deployment vllm-gemma's pod template kueue.x-k8s.io/queue-name with a LocalQueue of team-b"
+    )
 
 
 def test_a_kueue_gated_pod_quotes_its_workload() -> None:

@@ -98,6 +98,90 @@ def test_restarting_says_how_many_of_its_restarts_it_used() -> None:
     assert re.search(r"\(restarts \d+ of maxRestarts \d+", found.summary)
 
 
+def _case(seed: str) -> Case:
+    return next(c for c in cases("jobset") if c.snapshot.stem == seed)
+
+
+@pytest.mark.parametrize(
+    ("seed", "said", "logs"),
+    [
+        (
+            "failed-no-policy",
+            'fix what container pytorch of pod resnet-train-workers-1-0-7jcbw says: exit 1 "RuntimeError: '
+            'CUDA error: an illegal memory access was encountered"',
+            "kubectl logs resnet-train-workers-1-0-7jcbw -n vision -c pytorch",
+        ),
+        (
+            "failed-max-restarts",
+            "raise the memory limit of container trainer in the JobSet's template: it was OOMKilled "
+            "(exit 137) in pod llama-pretrain-workers-0-0-8wrpj",
+            "kubectl logs llama-pretrain-workers-0-0-8wrpj -n llm -c trainer",
+        ),
+        (
+            "restarting-app-failure",
+            "fix what container trainer of pod bert-large-mlm-driver-0-0-8pdhq says: exit 1 \"…OSError: "
+            "Can't load tokenizer for 'bert-large-uncased-mlm'. Make sure the name is right.\"",
+            "kubectl logs bert-large-mlm-driver-0-0-8pdhq -n nlp -c trainer --previous",
+        ),
+        (
+            "starting-crashloop",
+            "fix what container trainer of pod whisper-asr-workers-0-0-4d476 says: exit 1 \"torch."
+            'AcceleratorError: CUDA error: no kernel image is available for execution on the dev…"',
+            "kubectl logs whisper-asr-workers-0-0-4d476 -n speech -c trainer --previous",
+        ),
+    ],
+)
+def test_a_failing_container_is_fixed_from_what_it_said_its_log_first(
+    seed: str, said: str, logs: str
+) -> None:
+    found = explain(_view(_case(seed)))
+    (fix,) = found.fixes
+    assert (fix.summary, fix.commands[0].text, fix.commands[0].changes) == (said, logs, False)
+    assert len(fix.summary) < 200
+    assert found.next_commands[0].text == logs
+
+
+def test_restarts_for_another_cause_than_the_app_are_not_fixed_from_a_log() -> None:
+    assert explain(_view(_case("restarting-node-failure"))).fixes == ()
+
+
+def test_a_jobset_whose_image_cannot_be_pulled_gets_its_pods_triage_fix() -> None:
+    found = explain(_view(_case("starting-image-pull")))
+    assert found.summary.endswith("does not start: container trainer ImagePullBackOff.")
+    (fix,) = found.fixes
+    assert fix.summary.startswith("check the image name and its pull secret: container trainer cannot pull ")
+
+
+@pytest.mark.parametrize(
+    ("seed", "said", "first"),
+    [
+        (
+            "webhook-unavailable-jobset",
+            "get a pod of the JobSet controller in jobset-system Ready, so that service "
+            "jobset-webhook-service has an endpoint: the refused creates are then retried on their own",
+            "kubectl get endpoints -n jobset-system -o wide",
+        ),
+        (
+            "create-rejected-quota",
+            "free ResourceQuota gpu-quota (end other workloads of the namespace) or raise its limit: "
+            "requested requests.nvidia.com/gpu=8, used requests.nvidia.com/gpu=16, limited "
+            "requests.nvidia.com/gpu=16",
+            "kubectl describe resourcequota gpu-quota -n team-a",
+        ),
+        (
+            "create-rejected-runtimeclass",
+            "name a RuntimeClass that exists in the JobSet's template, or create nvidia-cdi (the GPU "
+            "Operator's container toolkit makes the NVIDIA ones)",
+            "kubectl get runtimeclasses",
+        ),
+    ],
+)
+def test_a_refused_create_is_fixed_where_the_refusal_points(seed: str, said: str, first: str) -> None:
+    (fix,) = explain(_view(_case(seed))).fixes
+    assert (fix.summary, fix.commands[0].text) == (said, first)
+    assert not any(c.changes for c in fix.commands)
+
+
 def test_a_pasted_scheduler_message_points_to_triage() -> None:
     found = explain_message(
         "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node "

@@ -4,18 +4,32 @@ keeps a pod with `spec.schedulingGates` out of the queue; for Kueue's gate, its 
 
 from __future__ import annotations
 
+import json
+
 from diagnosis import commands
 from diagnosis.commands import collect, valid_names
 from diagnosis.model import CAUSE_CHARS, Command, PodVerdict, clipped
-from diagnosis.objects import Object, labels, name, namespace
+from diagnosis.names import is_dns1123_subdomain
+from diagnosis.objects import Object, condition_true, labels, name, namespace
 from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import pod_jsonpath
 from diagnosis.triage.evidence import asks_lines, claim_devices, scheduler_lines
 from diagnosis.triage.fixes import UNCHECKED, Change
 from diagnosis.triage.funnel import Advice, Answer, Seen
-from diagnosis.triage.kueue import ADMISSION_GATE, QUEUE_LABEL, admission, not_admitted, workload_of
+from diagnosis.triage.kueue import (
+    ADMISSION_GATE,
+    QUEUE_LABEL,
+    Short,
+    admission,
+    local_queue,
+    not_admitted,
+    quantity_text,
+    short_of_quota,
+    workload_of,
+)
 from diagnosis.triage.scheduling import gate_names
+from diagnosis.views import TriageView
 
 
 def gated(seen: Seen) -> Answer | None:
@@ -55,8 +69,101 @@ def gated(seen: Seen) -> Answer | None:
     elif queue or any("kueue" in g.lower() for g in gates):
         kueue = (kubectl.kueue_workloads(ns),)
     commands = collect(pod_gates(ns, pod_name), *kueue)
-    fixes = _ungate(ns, pod_name) if orphan else ()
+    fixes = (
+        (_integration(pod), *_ungate(ns, pod_name)) if orphan
+        else _queue_fixes(view) if ADMISSION_GATE in gates and not any(view.unread)
+        else ()
+    )
     return Answer(PodVerdict.GATED, Advice(summary, commands=commands, fixes=fixes), tuple(evidence))
+
+
+KUEUE_CONFIG = ("kueue-system", "kueue-manager-config", "kueue-controller-manager")
+"""Kueue's namespace, the ConfigMap of its configuration and its Deployment, as its release manifests
+and Helm chart install them (`config/components/manager`)."""
+
+
+def _integration(pod: Object) -> Change:
+    """No Workload for a pod Kueue gated: say which of the two it is. A pod that names its queue is
+    not managed by Kueue's controller (its integration for the pod's kind, or its namespace, is left
+    out of Kueue's configuration); one that names none is only queued once it does."""
+    kind, owner = workload(pod)
+    ns, queue = namespace(pod), labels(pod).get(QUEUE_LABEL, "")
+    where_ = f"{kind} {owner}'s pod template" if kind != "Pod" else "the pod"
+    if not queue:
+        summary = f"label {where_} {QUEUE_LABEL} with a LocalQueue of {ns}: Kueue queues only what names one"
+        steps, touched = collect(_local_queues(ns)), (f"pod/{ns}/{name(pod)}",)
+        return Change(f"{summary}: {UNCHECKED}", commands=steps, objects=touched, checkable=False)
+    config_ns, config, manager = KUEUE_CONFIG
+    summary = (
+        f"enable Kueue's integration for {kind} pods, or select namespace {ns} in its "
+        "managedJobsNamespaceSelector; then restart Kueue"
+    )
+    steps = collect(
+        commands.kubectl(
+            "Kueue's configuration: integrations.frameworks and managedJobsNamespaceSelector (its default "
+            "namespace and name)",
+            "get", "configmaps", "-n", config_ns, "--field-selector", f"metadata.name={config}", "-o", "yaml",
+        ),
+        commands.kubectl(
+            "restart Kueue once its configuration is changed: it reads it at start",
+            "rollout", "restart", "deployment", manager, "-n", config_ns,
+            changes=True,
+        ),
+    )
+    touched = (f"pod/{ns}/{name(pod)}",)
+    return Change(f"{summary}: {UNCHECKED}", commands=steps, objects=touched, checkable=False)
+
+
+def _queue_fixes(view: TriageView) -> tuple[Change, ...]:
+    """Kueue has the pod's Workload and does not admit it: the LocalQueue its label names does not
+    exist, or its ClusterQueue's nominal quota is short of what is reserved plus what it asks."""
+    pod = view.pod
+    ns, queue = namespace(pod), labels(pod).get(QUEUE_LABEL, "")
+    found = workload_of(pod, view.workloads)
+    if found is None or condition_true(found, "QuotaReserved"):
+        return ()
+    if queue and local_queue(pod, queue, view.queues) is None:
+        summary = f"create LocalQueue {queue} in {ns} for a ClusterQueue, or name an existing one instead"
+        steps = collect(_local_queues(ns), _cluster_queues())
+        touched = (f"workload/{ns}/{name(found)}",)
+        return (Change(f"{summary}: {UNCHECKED}", commands=steps, objects=touched, checkable=False),)
+    return tuple(_raise_quota(short) for short in short_of_quota(pod, view.workloads, view.queues)[:1])
+
+
+def _raise_quota(short: Short) -> Change:
+    """Raise the ClusterQueue's nominal quota to what is reserved plus what the Workload asks."""
+    new = quantity_text(short.needed)
+    borrow = f"or let it borrow from cohort {short.cohort}" if short.cohort else "or borrow in a cohort"
+    summary = (
+        f"raise ClusterQueue {short.cluster_queue}'s nominalQuota of {short.resource} in flavor "
+        f"{short.flavor} from {quantity_text(short.nominal)} to {new}, {borrow}"
+    )
+    patch = json.dumps([{"op": "replace", "path": short.path, "value": new}], separators=(",", ":"))
+    steps = collect(
+        kubectl.kueue_cluster_queue(short.cluster_queue),
+        commands.kubectl(
+            f"give ClusterQueue {short.cluster_queue} {new} {short.resource} in flavor {short.flavor}",
+            "patch", "clusterqueue", short.cluster_queue, "--type=json", "-p", patch,
+            changes=True,
+        ) if is_dns1123_subdomain(short.cluster_queue) else None,
+    )
+    touched = (f"clusterqueue/{short.cluster_queue}",)
+    return Change(f"{summary}: {UNCHECKED}", commands=steps, objects=touched, checkable=False)
+
+
+def _local_queues(namespace: str) -> Command | None:
+    if not valid_names(namespace):
+        return None
+    return commands.kubectl(
+        f"the LocalQueues of {namespace} and the ClusterQueue each points to",
+        "get", "localqueues.kueue.x-k8s.io", "-n", namespace,
+    )
+
+
+def _cluster_queues() -> Command:
+    return commands.kubectl(
+        "the ClusterQueues a LocalQueue may point to", "get", "clusterqueues.kueue.x-k8s.io"
+    )
 
 
 def _no_workload(pod: Object) -> str:
@@ -85,8 +192,7 @@ def _ungate(namespace: str, pod: str) -> tuple[Change, ...]:
     )
     return (
         Change(
-            "enable Kueue's integration for the pod's kind and namespace, or remove its gate to schedule "
-            f"it without Kueue: {UNCHECKED}",
+            f"remove Kueue's gate to schedule it outside Kueue's quota: {UNCHECKED}",
             commands=(remove,),
             objects=(f"pod/{namespace}/{pod}",),
             checkable=False,

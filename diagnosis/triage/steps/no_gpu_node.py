@@ -17,7 +17,7 @@ from diagnosis.dra_objects import Subrequest
 from diagnosis.model import Command, PodVerdict
 from diagnosis.objects import Object, name
 from diagnosis.triage import commands as kubectl
-from diagnosis.triage.devices import failing, failing_note, repair, root_cause
+from diagnosis.triage.devices import failing, failing_note, repairs, root_cause
 from diagnosis.triage.dra.changes import choices_of, edit_request, request_words
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.dra.evidence import claim_commands, node_commands, published
@@ -100,9 +100,10 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
             fields.setdefault("allocatable", {})[resource] = str(amount)
         if fields:
             patches[name(drop.node)] = {"status": fields}
-    found = [repair(funnel, patches, f"report no {and_(requests)}")] if patches else []
+    why = f"report no {and_(requests)}"
+    found = list(repairs(funnel, patches, why))
     for node in unknown[:1]:
-        change = repair(funnel, {name(node): {}}, f"reports no {and_(requests)}")
+        change = repairs(funnel, {name(node): {}}, why)[0]
         found.append(
             replace(
                 change,
