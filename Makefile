@@ -21,7 +21,7 @@ lint: install
 	$(BIN)/hadolint Dockerfile
 
 test: lint
-	$(BIN)/pytest -q -n 2 --dist loadgroup
+	$(BIN)/pytest -q -n 2
 
 demo: install
 	@echo "== The GPU lab: kubewhy triage gpu-triage POD --snapshot bot/demo/gpu-lab.json --format word"
