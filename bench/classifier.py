@@ -16,7 +16,7 @@ from cluster.cache import compact_node, compact_pod
 from cluster.reader import TriageRead
 from devtools.cluster import NOW, Cluster
 from diagnosis.dra_objects import NO_DRA, Dra
-from diagnosis.objects import Object, name, namespace
+from diagnosis.objects import Object, name, namespace, spec
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.triage.findings import Findings
@@ -51,7 +51,11 @@ def view_of(
     if not devices_only:
         return TriageRead(TriageView(pod, nodes, tuple(on_wanted), events, NOW, prefiltered, dra=dra))
     grouped = cache_groups(on_wanted)
-    bound = tuple(chain.from_iterable(group.pods for group in grouped.values()))
+    # The cache adds every pod elsewhere whose required anti-affinity may repel the pod: those whose
+    # compacted form keeps an affinity (`ClusterCache.repelling_pods`).
+    elsewhere = (compact_pod(p) for p in cluster.pods if holds_node(p) and node_name(p) not in wanted)
+    repelling = (p for p in elsewhere if spec(p).get("affinity"))
+    bound = (*chain.from_iterable(group.pods for group in grouped.values()), *repelling)
     view = TriageView(pod, nodes, bound, events, NOW, prefiltered, dra=dra)
     return TriageRead(view, Prepared(findings=Findings(), grouped=grouped))
 

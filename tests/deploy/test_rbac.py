@@ -33,6 +33,10 @@ from devtools.corpus import Case, answer, every_case
 from tests.deploy.rendered import OVERLAYS, Object, render, the
 from tests.live.support import start_cache
 
+pytestmark = pytest.mark.timeout(600)
+"""The first test records every question of the corpus, directly and through the cache (`recording`):
+minutes on two busy cores."""
+
 BOT_NAMESPACE = "kubewhy"
 """The namespace deploy/ installs the bot in, where its Lease lives."""
 ABSENT = "kubewhy-absent"

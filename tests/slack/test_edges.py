@@ -18,7 +18,7 @@ def test_a_channel_the_bot_is_not_in_gets_the_answer_privately_with_the_invite(
     text = "\n".join(shown(r) for r in replies)
     assert "/invite @kubewhy" in shown(replies[0])
     assert "exhausted: pod gpu-triage/case-exhaust" in text
-    assert "Fix: ask 1 nvidia.com/gpu instead of 2" in text
+    assert "Fix: free lab-node-0: end gpu-triage/case-ok" in text
     assert "Evidence" in text
     assert all(r["response_type"] == "ephemeral" for r in replies)
     assert "Sorry, something went wrong" not in text
