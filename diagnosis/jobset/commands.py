@@ -233,11 +233,11 @@ def isolate_node(node: str, proven: bool) -> tuple[Command | None, ...]:
     `proven` when the objects show it failing again; otherwise the purpose says to check first."""
     if not is_dns1123_subdomain(node):
         return ()
-    when = "it fails again and again" if proven else "only if step 3 shows this host failing across attempts"
+    when = "it fails again and again" if proven else "only once its conditions show it failing again"
     return (
-        kubectl(f"DESTRUCTIVE (remedy 2; {when}): stop scheduling on {node}", "cordon", node, changes=True),
+        kubectl(f"DESTRUCTIVE ({when}): stop scheduling on {node}", "cordon", node, changes=True),
         kubectl(
-            f"DESTRUCTIVE (remedy 2; {when}): evict every pod from {node} before its VM is recreated",
+            f"DESTRUCTIVE ({when}): evict every pod from {node} before its VM is recreated",
             "drain",
             node,
             "--ignore-daemonsets",

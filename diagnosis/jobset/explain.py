@@ -35,6 +35,7 @@ from diagnosis.model import (
     Command,
     Diagnosis,
     Fix,
+    Harm,
     JobSetVerdict,
     RestartCause,
     Snippet,
@@ -382,8 +383,9 @@ def restarting(family: Family) -> Diagnosis | None:
     commands: list[Command | None] = [*logs, kubectl.events_of(ns, family.name, "JobSet")]
     quoted = next((e for p in finding.pods for e in restarts.exits(p) if e.message), None)
     commands += [describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]]
+    isolate = [_isolate_fix(n, n in finding.repeat_nodes) for n in finding.nodes[:2]]
+    commands = [c for fix in isolate if fix is not None for c in fix.commands] + commands
     commands += [describe_node(n, f"Node {n}: conditions and events") for n in finding.nodes[:2]]
-    commands += [c for n in finding.nodes[:2] for c in kubectl.isolate_node(n, n in finding.repeat_nodes)]
     snippets: tuple[Snippet, ...] = ()
     if gke.is_gke(family.view.nodes):
         evidence += _gke_lines(family, finding)
@@ -395,6 +397,7 @@ def restarting(family: Family) -> Diagnosis | None:
     failing = quoted or next((e for p in finding.pods for e in restarts.exits(p)), None)
     app = finding.cause is RestartCause.APP_FAILURE and failing is not None
     fixes = (_exit_fix(family, failing),) if app and failing is not None else ()
+    fixes += tuple(fix for fix in isolate if fix is not None)
     return Diagnosis(
         verdict=JobSetVerdict.RESTARTING,
         summary=clipped(
@@ -407,6 +410,24 @@ def restarting(family: Family) -> Diagnosis | None:
         snippets=snippets,
         cause=finding.cause,
         fixes=fixes,
+    )
+
+
+def _isolate_fix(node: str, repeated: bool) -> Fix | None:
+    """A node that failed the JobSet's pods, taken out of service: the next attempt lands elsewhere.
+    Draining it evicts every other pod there too."""
+    commands = collect(*kubectl.isolate_node(node, repeated))
+    if not commands:
+        return None
+    why = "it failed pods of two or more attempts" if repeated else "it failed the attempt's pods"
+    return Fix(
+        f"take node {node} out of service ({why}): cordon it, then drain it, and the next attempt "
+        "lands on other nodes",
+        None,
+        (),
+        commands,
+        (f"node/{node}",),
+        Harm.OTHERS,
     )
 
 

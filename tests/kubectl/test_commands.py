@@ -25,11 +25,10 @@ from cluster.live import LiveReader
 from cluster.reader import Reader
 from devtools.apisim import Simulator, serve
 from devtools.botenv import KUBEWHY, free_port, kubectl
-from devtools.corpus import Case, answer, cases
-from diagnosis.model import Diagnosis
+from devtools.corpus import Case, cases
 from handlers.reply import Reply
 from handlers.requests import Kind, Target
-from tests.live.support import OWN_JOBSET, OWN_TRIAGE, live_reader
+from tests.live.support import OWN_JOBSET, OWN_TRIAGE
 
 pytestmark = pytest.mark.kubectl
 
@@ -66,16 +65,6 @@ _VALUED_FLAGS = frozenset(
     }
 )
 """Global flags that may come before the verb, each taking the next word as its value."""
-
-
-def _answer(sim: Simulator, case: Case) -> Diagnosis:
-    """The answer the bot gives for the case, read through the live path from `sim`."""
-
-    async def read() -> Diagnosis:
-        async with live_reader(sim) as reader:
-            return await answer(reader, case)
-
-    return asyncio.run(read())
 
 
 def _verb(text: str) -> str:
@@ -213,17 +202,10 @@ def test_the_bots_commands_run_pasted_on_a_persons_machine(case: Case, cluster: 
             assert "--kubeconfig" not in argv, command.text
             if command.changes:
                 continue
+            # A command not marked `changes` reads: cordon, delete, patch, drain, label, taint… never pass.
+            assert _verb(command.text) in READING, command.text
             done = kubectl(argv[1:], str(person), tmp_path)
             assert done.returncode == 0, f"{command.text}\n{done.stderr.strip()}"
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_only_reading_commands_are_unmarked(case: Case) -> None:
-    """A command not marked `changes` reads: cordon, delete, patch, drain, label, taint… never pass."""
-    with serve(case.snapshot) as sim:
-        answer = _answer(sim, case)
-    unmarked = {c.text: _verb(c.text) for c in answer.next_commands if not c.changes}
-    assert {text: verb for text, verb in unmarked.items() if verb not in READING} == {}
 
 
 LAB_CASES = [c for c in cases("triage") if c.snapshot.name == "gpu-lab.json"]

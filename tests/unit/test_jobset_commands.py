@@ -55,7 +55,7 @@ def test_names_that_could_not_exist_give_no_command(build: Callable[[str], Comma
 def test_isolating_a_node_is_destructive_and_says_when() -> None:
     unproven = kubectl.isolate_node("gke-a-b-1234abcd-x1y2", proven=False)
     proven = kubectl.isolate_node("gke-a-b-1234abcd-x1y2", proven=True)
-    assert all(c is not None and c.changes and "only if step 3" in c.purpose for c in unproven)
+    assert all(c is not None and c.changes and "only once its conditions show" in c.purpose for c in unproven)
     assert all(c is not None and c.changes and "again and again" in c.purpose for c in proven)
     assert kubectl.isolate_node("bad node", proven=True) == ()
 

@@ -11,7 +11,7 @@ import pytest
 from devtools.corpus import ROOT, Case, cases
 from diagnosis.jobset.admission import explain_message
 from diagnosis.jobset.explain import explain
-from diagnosis.model import JobSetVerdict, PodVerdict
+from diagnosis.model import Harm, JobSetVerdict, PodVerdict
 from diagnosis.objects import Object, kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.views import JobSetView
@@ -141,8 +141,18 @@ def test_a_failing_container_is_fixed_from_what_it_said_its_log_first(
     assert found.next_commands[0].text == logs
 
 
-def test_restarts_for_another_cause_than_the_app_are_not_fixed_from_a_log() -> None:
-    assert explain(_view(_case("restarting-node-failure"))).fixes == ()
+def test_a_node_failure_is_fixed_by_taking_the_node_out_of_service_not_from_a_log() -> None:
+    found = explain(_view(_case("restarting-node-failure")))
+    (fix,) = found.fixes
+    node = "gke-ml-prod-a3-pool-3e8f1a7c-k22b"
+    assert fix.summary.startswith(f"take node {node} out of service")
+    assert [c.text for c in fix.commands] == [
+        f"kubectl cordon {node}",
+        f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data",
+    ]
+    assert (fix.objects, fix.harm) == ((f"node/{node}",), Harm.OTHERS)
+    assert found.next_commands[:2] == fix.commands
+    assert not any(c.text.startswith("kubectl logs") for c in found.next_commands)
 
 
 def test_a_jobset_whose_image_cannot_be_pulled_gets_its_pods_triage_fix() -> None:

@@ -95,7 +95,7 @@ def test_a_failed_node_is_named_and_isolating_it_is_marked_destructive() -> None
         f"kubectl cordon {bad}",
         f"kubectl drain {bad} --ignore-daemonsets --delete-emptydir-data",
     ]
-    assert all(c.purpose.startswith("DESTRUCTIVE (remedy 2; only if step 3 shows") for c in changing)
+    assert all(c.purpose.startswith("DESTRUCTIVE (only once its conditions show") for c in changing)
 
 
 def test_the_same_host_failing_in_two_attempts_is_called_out() -> None:
@@ -114,7 +114,7 @@ def test_the_same_host_failing_in_two_attempts_is_called_out() -> None:
     )
     answer = explain(family("restarting-node-failure", failed_before).view)
     assert [c.purpose.split(":")[0] for c in answer.next_commands if c.changes] == [
-        "DESTRUCTIVE (remedy 2; it fails again and again)"
+        "DESTRUCTIVE (it fails again and again)"
     ] * 2
     assert all(bad in c.text for c in answer.next_commands if c.changes)
 
