@@ -383,8 +383,8 @@ def restarting(family: Family) -> Diagnosis | None:
     commands: list[Command | None] = [*logs, kubectl.events_of(ns, family.name, "JobSet")]
     quoted = next((e for p in finding.pods for e in restarts.exits(p) if e.message), None)
     commands += [describe("pod", ns, name(p), f"Pod {name(p)}: how it ended") for p in finding.pods[:1]]
-    isolate = [_isolate_fix(n, n in finding.repeat_nodes) for n in finding.nodes[:2]]
-    commands = [c for fix in isolate if fix is not None for c in fix.commands] + commands
+    isolate = [fix for n in finding.nodes[:2] if (fix := _isolate_fix(n, n in finding.repeat_nodes))]
+    commands = [*(c for fix in isolate for c in fix.commands), *commands]
     commands += [describe_node(n, f"Node {n}: conditions and events") for n in finding.nodes[:2]]
     snippets: tuple[Snippet, ...] = ()
     if gke.is_gke(family.view.nodes):
@@ -396,8 +396,8 @@ def restarting(family: Family) -> Diagnosis | None:
         )
     failing = quoted or next((e for p in finding.pods for e in restarts.exits(p)), None)
     app = finding.cause is RestartCause.APP_FAILURE and failing is not None
-    fixes = (_exit_fix(family, failing),) if app and failing is not None else ()
-    fixes += tuple(fix for fix in isolate if fix is not None)
+    exits = [_exit_fix(family, failing)] if app and failing is not None else []
+    fixes = (*exits, *isolate)
     return Diagnosis(
         verdict=JobSetVerdict.RESTARTING,
         summary=clipped(

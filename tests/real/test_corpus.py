@@ -84,21 +84,25 @@ def readings(server: Server, bot: Path, tmp_path_factory: pytest.TempPathFactory
 
 
 def _read(
-    server: Server, bot: Path, snapshot: Path, asked: list[Case], home: Path
+    server: Server, bot: Path, snapshot: Path, asked: list[Case], home: Path | None
 ) -> tuple[Answers | None, str | None, list[str]]:
-    admin = str(server.admin_kubeconfig)
+    """The snapshot's answers as the bot reads them, and (with a kubectl `home`) the commands of those
+    answers that kubectl refused."""
     try:
         with loaded(server, snapshot):
             answers = asyncio.run(ask_everything(bot, asked))
             commands = sorted({c.text for a in answers.direct for c in a.next_commands if _reads(c)})
-            with ThreadPoolExecutor(KUBECTLS) as pool:
-                runs = pool.map(lambda text: kubectl(shlex.split(text)[1:], admin, home), commands)
-                refused = [
-                    f"{t}\n{r.stderr.strip()}" for t, r in zip(commands, runs, strict=True) if r.returncode
-                ]
+            refused = [] if home is None else _refused(commands, str(server.admin_kubeconfig), home)
     except (AssertionError, ClusterError) as error:
         return None, f"{type(error).__name__}: {error}", []
     return answers, None, refused
+
+
+def _refused(commands: list[str], kubeconfig: str, home: Path) -> list[str]:
+    """The commands kubectl refuses, each with what it said."""
+    with ThreadPoolExecutor(KUBECTLS) as pool:
+        runs = pool.map(lambda text: kubectl(shlex.split(text)[1:], kubeconfig, home), commands)
+        return [f"{t}\n{r.stderr.strip()}" for t, r in zip(commands, runs, strict=True) if r.returncode]
 
 
 def _reads(command: Command) -> bool:
@@ -222,7 +226,7 @@ def test_each_cluster_role_rule_is_needed(
     audit = Audit(server)
     with _without(server, CLUSTER_ROLE, index):
         mark = audit.mark()
-        answers, error, _ = _read(server, bot, snapshot, SNAPSHOTS[snapshot], server.folder)
+        answers, error, _ = _read(server, bot, snapshot, SNAPSHOTS[snapshot], None)
         refused = [a for a in audit.since(mark) if a.code == 403]
     assert refused, f"without {rule} the bot was refused nothing asking {snapshot.stem}"
     assert error is not None or answers != expected, f"without {rule} every answer of {snapshot.stem} stayed"
