@@ -43,10 +43,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         faulty = stack.enter_context(serve(GPU_LAB))
         mutable = stack.enter_context(serve(GPU_LAB))
         cluster_of = {path: f"s{i}" for i, path in enumerate(snapshots)}
-        clusters = {cluster_of[p]: {"kubeconfig": sim.kubeconfig, "timeout": 3} for p, sim in sims.items()}
-        # The corpus clusters and `lab` keep the default cache; the others are read directly, as
-        # their tests change what the API server answers and re-ask at once.
+        # `lab` keeps the default cache. The corpus clusters are read directly: a cache of each would
+        # hold two thousand watches in this process and the bot's, and the live tier already proves
+        # that the cache answers as a direct read (tests/live/test_parity.py). The others are read
+        # directly too, as their tests change what the API server answers and re-ask at once.
         direct = {"enabled": False}
+        clusters = {
+            cluster_of[p]: {"kubeconfig": sim.kubeconfig, "timeout": 3, "cache": direct}
+            for p, sim in sims.items()
+        }
         clusters |= {
             "lab": {"kubeconfig": stack.enter_context(serve(GPU_LAB)).kubeconfig, "timeout": 3},
             "faulty": {"kubeconfig": faulty.kubeconfig, "timeout": 1, "cache": direct},
