@@ -27,7 +27,7 @@ PICTURE = ROOT / "docs" / "slack-triage.svg"
 SNAPSHOT = "bot/demo/gpu-lab.json"
 NAMESPACE, POD = "gpu-triage", "case-taint"
 COMMAND = f"kubewhy triage {NAMESPACE} {POD} --snapshot {SNAPSHOT}"
-REGENERATE = ".venv/bin/python -m devtools.readme_example"
+REGENERATE = "python -m devtools.readme_example"
 
 CHECKED = re.compile(r"checked \d\d:\d\d:\d\d UTC")
 

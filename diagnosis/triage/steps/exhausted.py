@@ -9,13 +9,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from diagnosis import commands
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Subrequest
 from diagnosis.model import Command, Harm, Holding, PodVerdict
-from diagnosis.names import is_dns1123_subdomain
 from diagnosis.objects import Object, name, namespace, spec
-from diagnosis.relations import NOT_TERMINAL, workload
+from diagnosis.relations import workload
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import column_title, extended_only, jsonpath_name
 from diagnosis.triage.dra import allocator
@@ -433,25 +431,12 @@ def _claims_of(claims: Sequence[Claim], pods: Iterable[Object]) -> str:
 def consumers(node: str, resources: Iterable[str]) -> Command | None:
     """The pods holding the resources on a node, as the scheduler counts them."""
     names = extended_only(resources)
-    if not (is_dns1123_subdomain(node) and names):
+    if not names:
         return None
-    columns = [
-        "NAMESPACE:.metadata.namespace",
-        "NAME:.metadata.name",
-        "PHASE:.status.phase",
-        "DELETING:.metadata.deletionTimestamp",
-    ]
+    columns = ["PHASE:.status.phase", "DELETING:.metadata.deletionTimestamp"]
     columns += [f"{column_title(r)}:.spec.containers[*].resources.limits.{jsonpath_name(r)}" for r in names]
-    return commands.kubectl(
-        f"the pods that count against {node}'s allocatable (terminating ones too)",
-        "get",
-        "pods",
-        "-A",
-        "--field-selector",
-        f"spec.nodeName={node},{NOT_TERMINAL}",
-        "-o",
-        "custom-columns=" + ",".join(columns),
-    )
+    purpose = f"the pods that count against {node}'s allocatable (terminating ones too)"
+    return kubectl.pod_columns_on_node(node, columns, purpose)
 
 
 def held_lines(ask: Ask, nodes: Sequence[Object]) -> tuple[str, ...]:
