@@ -24,14 +24,13 @@ from typing import Any
 import pytest
 
 from cluster.cache import CacheOptions
-from cluster.errors import NotFound
 from cluster.lease import GROUP as LEASE_GROUP
 from cluster.lease import LeaseOptions
 from cluster.live import LiveReader
 from devtools.apisim import Request, Simulator, serve
 from devtools.corpus import Case, answer, every_case
 from tests.deploy.rendered import OVERLAYS, Object, render, the
-from tests.live.support import start_cache
+from tests.live.support import ABSENT, ask_absent, start_cache
 
 pytestmark = pytest.mark.timeout(600)
 """The first test records every question of the corpus, directly and through the cache (`recording`):
@@ -39,8 +38,6 @@ minutes on two busy cores."""
 
 BOT_NAMESPACE = "kubewhy"
 """The namespace deploy/ installs the bot in, where its Lease lives."""
-ABSENT = "kubewhy-absent"
-"""A name no corpus snapshot uses, for the NotFound paths (which read more: similar names, rejections)."""
 
 # Granted to every authenticated user by the default ClusterRole system:discovery (bound to the group
 # system:authenticated; kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go): these
@@ -126,13 +123,7 @@ async def ask_everything(sim: Simulator, asked: list[Case], cache: CacheOptions 
         for case in asked:
             await answer(reader, case)
             await reader.named(case.namespace, case.name)
-        for namespace in {case.namespace for case in asked} | {ABSENT}:
-            with pytest.raises(NotFound):
-                await reader.triage_view(namespace, ABSENT)
-            with pytest.raises(NotFound):
-                await reader.jobset_view(namespace, ABSENT)
-            with pytest.raises(NotFound):
-                await reader.lws_view(namespace, ABSENT)
+        await ask_absent(reader, {case.namespace for case in asked} | {ABSENT})
     finally:
         await reader.aclose()
 

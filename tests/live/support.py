@@ -5,11 +5,14 @@ for state that other threads keep."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from cluster.cache import CacheOptions
+from cluster.errors import NotFound
 from cluster.live import LiveReader
 from devtools.apisim import Simulator
 from devtools.corpus import Case
@@ -79,3 +82,19 @@ async def settled(condition: Callable[[], bool]) -> None:
     async with asyncio.timeout(10):
         while not condition():  # noqa: ASYNC110 (polls state kept by other threads)
             await asyncio.sleep(0.01)
+
+
+ABSENT = "kubewhy-absent"
+"""A name no corpus snapshot uses: the NotFound paths read more (similar names)."""
+
+
+async def ask_absent(reader: LiveReader, namespaces: Iterable[str]) -> None:
+    """Ask for a pod, a JobSet and a LeaderWorkerSet that do not exist in each namespace: each is
+    NotFound, after the reads that look for similar names."""
+    for namespace in namespaces:
+        with pytest.raises(NotFound):
+            await reader.triage_view(namespace, ABSENT)
+        with pytest.raises(NotFound):
+            await reader.jobset_view(namespace, ABSENT)
+        with pytest.raises(NotFound):
+            await reader.lws_view(namespace, ABSENT)

@@ -14,21 +14,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
-
 from cluster.cache import CacheOptions
-from cluster.errors import NotFound
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader
 from devtools.corpus import Case, answer, every_case
 from devtools.kubereal import Server, load, objects_of, shifted, unload
 from diagnosis.model import Diagnosis
 from tests.deploy.rendered import render
+from tests.live.support import ask_absent
 
 BOT = "system:serviceaccount:kubewhy:kubewhy"
 """The user the bot's ServiceAccount token authenticates as (`deploy/base`)."""
-ABSENT = "kubewhy-absent"
-"""A name no corpus snapshot uses: the NotFound paths read more (similar names)."""
 
 
 def by_snapshot() -> dict[Path, list[Case]]:
@@ -97,13 +93,7 @@ async def _ask(kubeconfig: Path, asked: Sequence[Case], cache: CacheOptions | No
         answers = [await answer(reader, case) for case in asked]
         for case in asked:
             await reader.named(case.namespace, case.name)
-        for namespace in {case.namespace for case in asked}:
-            with pytest.raises(NotFound):
-                await reader.triage_view(namespace, ABSENT)
-            with pytest.raises(NotFound):
-                await reader.jobset_view(namespace, ABSENT)
-            with pytest.raises(NotFound):
-                await reader.lws_view(namespace, ABSENT)
+        await ask_absent(reader, {case.namespace for case in asked})
     finally:
         await reader.aclose()
     return answers
