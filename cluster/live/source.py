@@ -88,15 +88,24 @@ def about(found: Iterable[Object], *objects: Object) -> tuple[Object, ...]:
     return tuple(chosen)
 
 
-async def optional(what: str, read: Awaitable[list[T]], notes: list[str]) -> list[T]:
+def optional(what: str, read: Awaitable[list[T]], notes: list[str]) -> Awaitable[list[T]]:
     """A read that only enriches the answer: its failure becomes a line in `notes` (shown after the
     evidence) and no objects, instead of a failed answer. A read the verdict needs is never passed
-    here: its failure must stop the answer."""
-    try:
-        return await read
-    except (ClusterError, NotFound) as error:
-        notes.append(unread_line(what, error))
-        return []
+    here: its failure must stop the answer. The read is scheduled at once, so that it runs even when
+    a sibling's failure ends the `gather` it is part of before this one starts (its coroutine would
+    otherwise never be awaited)."""
+    started = asyncio.ensure_future(read)
+    # Its failure is reported by `guarded`; if `guarded` never runs, nobody is left to hear of it.
+    started.add_done_callback(lambda task: task.cancelled() or task.exception())
+
+    async def guarded() -> list[T]:
+        try:
+            return await started
+        except (ClusterError, NotFound) as error:
+            notes.append(unread_line(what, error))
+            return []
+
+    return guarded()
 
 
 def unwrap(result: T | BaseException) -> T:
