@@ -41,11 +41,15 @@ _CONDITION_TAINTS = (
 def pools(nodes: Iterable[Object]) -> dict[str, Object]:
     """Pool name → the node taken as its template (the first by name). One pass over the nodes."""
     found: dict[str, Object] = {}
-    for node in nodes:
-        node_labels = mapping(meta(node).get("labels"))  # read, not copied: thousands of nodes
-        group = next((v for k in POOL_LABELS if isinstance(v := node_labels.get(k), str) and v), "")
-        if group and (group not in found or name(node) < name(found[group])):
-            found[group] = node
+    for node in nodes:  # a plain loop, no generator per node: it runs for every node of the cluster
+        node_labels = mapping(meta(node).get("labels"))  # read, not copied
+        for key in POOL_LABELS:
+            group = node_labels.get(key)
+            if isinstance(group, str) and group:
+                first = found.get(group)
+                if first is None or name(node) < name(first):
+                    found[group] = node
+                break
     return found
 
 

@@ -183,7 +183,12 @@ def endpoints(namespace: str) -> Command | None:
         return None
     return kubectl(
         "The webhook services' endpoints: the ready pods behind them (none: every create is refused)",
-        "get", "endpoints", "-n", namespace, "-o", "wide",
+        "get",
+        "endpoints",
+        "-n",
+        namespace,
+        "-o",
+        "wide",
     )
 
 

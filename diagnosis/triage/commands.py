@@ -139,7 +139,12 @@ def deletion_cost(namespace: str, pod: str, owner: str) -> Command | None:
         return None
     return kubectl(
         f"make {pod} the pod {owner} ends first when scaled down",
-        "annotate", "pod", pod, "-n", namespace, "controller.kubernetes.io/pod-deletion-cost=-2147483648",
+        "annotate",
+        "pod",
+        pod,
+        "-n",
+        namespace,
+        "controller.kubernetes.io/pod-deletion-cost=-2147483648",
         "--overwrite",
         changes=True,
     )
@@ -152,7 +157,12 @@ def scale_down(kind: str, namespace: str, workload: str, replicas: int, by: int)
     return kubectl(
         f"scale {kind} {namespace}/{workload} down by {by} (refused if it no longer has {replicas} "
         "replicas: then scale from its count)",
-        "scale", kind.lower(), workload, "-n", namespace, f"--current-replicas={replicas}",
+        "scale",
+        kind.lower(),
+        workload,
+        "-n",
+        namespace,
+        f"--current-replicas={replicas}",
         f"--replicas={replicas - by}",
         changes=True,
     )
@@ -382,7 +392,10 @@ def label_nodes(nodes: Sequence[str], pairs: Mapping[str, str], overwrite: bool 
         return None
     return kubectl(
         f"give {', '.join(nodes)} the label{'s' if len(pairs) > 1 else ''} {', '.join(sorted(pairs))}",
-        "label", "node", *nodes, *(f"{k}={v}" for k, v in sorted(pairs.items())),
+        "label",
+        "node",
+        *nodes,
+        *(f"{k}={v}" for k, v in sorted(pairs.items())),
         *(("--overwrite",) if overwrite else ()),
         changes=True,
     )

@@ -384,16 +384,22 @@ def _tolerating(missing: Unserved) -> Command | None:
     path = "/spec/daemonsets/tolerations" if operated else "/spec/template/spec/tolerations"
     have = sequence(mapping(mapping(spec(missing.daemonset).get("template")).get("spec")).get("tolerations"))
     added = [toleration(t) for t in missing.taints]
-    ops = [{"op": "add", "path": f"{path}/-", "value": t} for t in added] if have else [
-        {"op": "add", "path": path, "value": added}
-    ]
+    ops = (
+        [{"op": "add", "path": f"{path}/-", "value": t} for t in added]
+        if have
+        else [{"op": "add", "path": path, "value": added}]
+    )
     target = ("clusterpolicy", owner) if operated else ("daemonset", ds, "-n", ds_ns)
     said = f"DaemonSet {ds_ns}/{ds}"
     if operated:
         said = f"{OPERATOR_POLICY} {owner}, which writes {said},"
     return commands.kubectl(
         f"let the pods of {said} run on nodes with these taints",
-        "patch", *target, "--type=json", "-p", json.dumps(ops, separators=(",", ":")),
+        "patch",
+        *target,
+        "--type=json",
+        "-p",
+        json.dumps(ops, separators=(",", ":")),
         changes=True,
     )
 
@@ -404,7 +410,13 @@ def _daemonset_placement(namespace: str, daemonset: str) -> Command | None:
     template = '{.spec.template.spec.nodeSelector}{"\\n"}{.spec.template.spec.affinity}{"\\n"}'
     return commands.kubectl(
         f"where DaemonSet {namespace}/{daemonset} may run: its template's nodeSelector and affinity",
-        "get", "daemonset", daemonset, "-n", namespace, "-o", f"jsonpath={template}",
+        "get",
+        "daemonset",
+        daemonset,
+        "-n",
+        namespace,
+        "-o",
+        f"jsonpath={template}",
     )
 
 

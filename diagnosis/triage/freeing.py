@@ -4,7 +4,7 @@ pod fit. Shared by the steps whose fixes end pods (`exhausted`, `node-resources`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from diagnosis.commands import collect
 from diagnosis.model import Harm
@@ -13,7 +13,7 @@ from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fit import PODS, Shortage, pod_requests
 from diagnosis.triage.fixes import Change, delete_pods, ending
 from diagnosis.triage.funnel import Ask
-from diagnosis.triage.resources import Holder
+from diagnosis.triage.resources import Holder, Members
 from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
 
 
@@ -83,19 +83,19 @@ _REMADE = {
 """What ending a pod means to its workload, by the workload's kind."""
 
 
-def freeing_change(summary: str, chosen: list[Holder], seen: Iterable[Object] = ()) -> Change:
+def freeing_change(summary: str, chosen: list[Holder], seen: Members | None = None) -> Change:
     """End the `chosen` pods, each named by its workload with what its end means there: a Deployment's
     (or ReplicaSet's) by scaling it down, since it would make a pod ended alone again at once, from as
     many replicas as `seen` (the pods read) holds of it; any other's by deleting it."""
+    seen = seen if seen is not None else Members({})
     workloads: dict[tuple[str, Owner], list[Holder]] = {}
     for holder in chosen:
         workloads.setdefault((holder.namespace, holder.owner), []).append(holder)
     words, commands = [], []
-    seen = tuple(seen)
     for (ns, owner), held in workloads.items():
         listed = [(h.namespace, h.name) for h in held]
         if owner.kind in _SCALED:
-            replicas = max(len(held), sum(1 for p in seen if namespace(p) == ns and top_owner(p) == owner))
+            replicas = max(len(held), len(seen.of(ns, owner)))
             words.append(_scaled(ns, owner, held))
             commands += [kubectl.deletion_cost(ns, h.name, f"{owner.kind} {ns}/{owner.name}") for h in held]
             commands.append(kubectl.scale_down(owner.kind, ns, owner.name, replicas, len(held)))
@@ -109,7 +109,7 @@ def freeing_change(summary: str, chosen: list[Holder], seen: Iterable[Object] = 
     return ending(f"{summary}: {'; '.join(words)}: opens {{opens}}", pods, collect(*commands))
 
 
-def _last_ordinals(owner: Owner, held: list[Holder], seen: Sequence[Object]) -> int | None:
+def _last_ordinals(owner: Owner, held: list[Holder], seen: Members) -> int | None:
     """The highest ordinal of a StatefulSet's pods `held`, when they are its last pods of those `seen`
     and their ordinals follow each other: a scale-down from one above it ends exactly them (kubectl
     refuses it if the set has more replicas than that)."""
@@ -121,7 +121,7 @@ def _last_ordinals(owner: Owner, held: list[Holder], seen: Sequence[Object]) -> 
     ordinals = sorted(o for h in held if (o := ordinal(h.name)) is not None)
     if len(ordinals) != len(held) or ordinals != list(range(ordinals[0], ordinals[0] + len(held))):
         return None
-    others = (ordinal(name(p)) for p in seen if top_owner(p) == owner)
+    others = (ordinal(name(p)) for p in seen.of(held[0].namespace, owner))
     return None if any(o is not None and o > ordinals[-1] for o in others) else ordinals[-1]
 
 
@@ -222,8 +222,7 @@ def ending_on(ask: Ask, node: Object) -> Change | None:
     first = next((r for r in short if r != PODS), PODS)
     endable.sort(key=lambda h: (h.priority, not h.preemptible, -h.requests.get(first, 0), h.name))
     chosen = ended_until(endable, enough)
-    seen = (p for pods in ask.pods.values() for p in pods)
-    return freeing_change(f"free {name(node)}", chosen, seen) if chosen else None
+    return freeing_change(f"free {name(node)}", chosen, ask.members) if chosen else None
 
 
 def fewest_ended(
@@ -237,4 +236,4 @@ def fewest_ended(
         key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
     )
     chosen = ended_until(held, lambda c: enough(frozenset((h.namespace, h.name) for h in c)))
-    return freeing_change(what, chosen, others) if chosen else None
+    return freeing_change(what, chosen, Members({"": others})) if chosen else None

@@ -24,7 +24,7 @@ from diagnosis.triage.fit import Shortage, Usage, pod_requests, shortages, usage
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
-from diagnosis.triage.resources import Counted, Holder, NodePods, Offer, device_holders, offer
+from diagnosis.triage.resources import Counted, Holder, Members, NodePods, Offer, device_holders, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 from diagnosis.workloads import preempts_below
@@ -231,6 +231,12 @@ class Ask:
     def ports(self) -> tuple[HostPort, ...]:
         """The host ports the pod asks for (`ports.host_ports`)."""
         return host_ports(self.pod)
+
+    @cached_property
+    def members(self) -> Members:
+        """Every pod counted on the reached nodes (`pods`), found by workload: how many replicas a
+        fix that scales a workload down starts from."""
+        return Members(self.pods, self.groups)
 
     def offer(self, node: Object, resource: str) -> Offer:
         """`resources.offer(node, resource)`, read once per node."""

@@ -390,6 +390,50 @@ class NodePods:
         return found
 
 
+class Members:
+    """The pods read, found by their workload (`top_owner`): the replicas a fix that scales a
+    workload down starts from. A namespace's pods are sorted by workload at the first question
+    about it, node by node; a node's `NodePods` keeps what it sorted for every later question."""
+
+    def __init__(
+        self, by_node: Mapping[str, Sequence[Object]], groups: Mapping[str, NodePods] | None = None
+    ) -> None:
+        """`by_node`: node name → its pods (any key, where the nodes do not matter); `groups`: the
+        nodes whose pods are their `NodePods`'."""
+        self._by_node = by_node
+        self._groups = groups or {}
+        self._owned: dict[str, list[Mapping[Owner, list[Object]]]] = {}
+
+    def of(self, ns: str, owner: Owner) -> list[Object]:
+        """The pods of `owner` in namespace `ns`."""
+        owned = self._owned.get(ns)
+        if owned is None:
+            per_node = (self._sorted(ns, node, pods) for node, pods in self._by_node.items())
+            owned = self._owned[ns] = [by_owner for by_owner in per_node if by_owner]
+        return [pod for by_owner in owned for pod in by_owner.get(owner, ())]
+
+    def _sorted(self, ns: str, node: str, pods: Sequence[Object]) -> Mapping[Owner, list[Object]]:
+        group = self._groups.get(node)
+        if group is None or group.pods is not pods:
+            return _by_owner(pod for pod in pods if namespace(pod) == ns)
+        namespaced = group.kept("namespaces", partial(_by_namespace, pods)).get(ns)
+        return group.kept(("owners", ns), partial(_by_owner, namespaced)) if namespaced else {}
+
+
+def _by_namespace(pods: Iterable[Object]) -> dict[str, list[Object]]:
+    found: dict[str, list[Object]] = {}
+    for pod in pods:
+        found.setdefault(namespace(pod), []).append(pod)
+    return found
+
+
+def _by_owner(pods: Iterable[Object]) -> dict[Owner, list[Object]]:
+    found: dict[Owner, list[Object]] = {}
+    for pod in pods:
+        found.setdefault(top_owner(pod), []).append(pod)
+    return found
+
+
 def group_pods(pods_on: Mapping[str, Iterable[Object]]) -> dict[str, NodePods]:
     """`NodePods` of each node's pods (node name → its pods), in the order given; what a template's
     pods ask is worked out once for all of them."""

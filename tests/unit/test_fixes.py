@@ -18,7 +18,9 @@ from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, passing
 from diagnosis.triage.fixes import UNCHECKED
+from diagnosis.triage.resources import Members, group_pods
 from diagnosis.views import TriageView
+from diagnosis.workloads import Owner
 from tests.unit.test_gpu_corpus import CASES, items, view_of
 
 LADDER = list(PodVerdict)
@@ -193,7 +195,7 @@ def test_a_taint_the_device_plugin_daemonset_does_not_tolerate_is_tolerated_wher
     (fix,) = classify(view).fixes
     assert [c.text for c in fix.commands] == [
         "kubectl patch clusterpolicy cluster-policy --type=json -p "
-        f"'[{{\"op\":\"add\",\"path\":\"/spec/daemonsets/tolerations/-\",\"value\":{added}}}]'"
+        f'\'[{{"op":"add","path":"/spec/daemonsets/tolerations/-","value":{added}}}]\''
     ]
     assert fix.opens == ("gpu-a100-01",)
     unowned = tuple(
@@ -203,7 +205,7 @@ def test_a_taint_the_device_plugin_daemonset_does_not_tolerate_is_tolerated_wher
     (fix,) = classify(replace(view, daemonsets=unowned)).fixes
     assert [c.text for c in fix.commands] == [
         "kubectl patch daemonset nvidia-device-plugin-daemonset -n gpu-operator --type=json -p "
-        f"'[{{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations/-\",\"value\":{added}}}]'"
+        f'\'[{{"op":"add","path":"/spec/template/spec/tolerations/-","value":{added}}}]\''
     ]
 
 
@@ -311,6 +313,40 @@ def test_node_resources_frees_a_node_by_its_workload_then_asks_what_the_roomiest
     assert [c.text for c in freeing.commands] == [
         "kubectl scale statefulset embeddings-cache -n ml --current-replicas=1 --replicas=0"
     ]
+
+
+def _pod(ns: str, pod: str, replica_set: str, node: str) -> dict[str, Any]:
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "namespace": ns,
+            "name": pod,
+            "labels": {"pod-template-hash": replica_set.rsplit("-", 1)[1]},
+            "ownerReferences": [{"kind": "ReplicaSet", "name": replica_set, "controller": True}],
+        },
+        "spec": {"nodeName": node},
+    }
+
+
+def test_a_workloads_members_are_the_same_read_pod_by_pod_or_by_the_groups_a_cache_keeps() -> None:
+    on = {
+        "gpu-a": (
+            _pod("ml", "vllm-7b-6d9f4-a", "vllm-7b-6d9f4", "gpu-a"),
+            _pod("web", "vllm-7b-5c8b2-b", "vllm-7b-5c8b2", "gpu-a"),
+        ),
+        "gpu-b": (
+            _pod("ml", "vllm-7b-6d9f4-c", "vllm-7b-6d9f4", "gpu-b"),
+            _pod("ml", "embed-77f5c-d", "embed-77f5c", "gpu-b"),
+        ),
+    }
+    groups = group_pods(on)
+    kept = {node: group.pods for node, group in groups.items()}
+    vllm, embed = Owner("Deployment", "vllm-7b"), Owner("Deployment", "embed")
+    for members in (Members(on), Members(kept, groups), Members(kept, groups)):  # the last: as kept
+        assert [name(p) for p in members.of("ml", vllm)] == ["vllm-7b-6d9f4-a", "vllm-7b-6d9f4-c"]
+        assert [name(p) for p in members.of("web", vllm)] == ["vllm-7b-5c8b2-b"]  # same name, not the same
+        assert [name(p) for p in members.of("ml", embed)] == ["embed-77f5c-d"]
+        assert members.of("web", embed) == []
 
 
 def test_a_pod_already_terminating_where_its_end_is_enough_is_waited_for_first() -> None:

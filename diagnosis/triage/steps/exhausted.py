@@ -33,7 +33,7 @@ from diagnosis.triage.fixes import (
 )
 from diagnosis.triage.freeing import ended_until, freeing_change, holder_of, may_end, who
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, and_, by_headroom, names, tightest
-from diagnosis.triage.resources import Holder, effective_requests, offer
+from diagnosis.triage.resources import Holder, Members, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 from diagnosis.workloads import priority, top_owner
@@ -247,8 +247,7 @@ def _freeing(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
     chosen = _fewest(ask.requests, free, ranked_holders, node)
     if not chosen:
         return None
-    seen = (p for pods in ask.pods.values() for p in pods)
-    return freeing_change(f"free {name(node)}", chosen, seen)
+    return freeing_change(f"free {name(node)}", chosen, ask.members)
 
 
 def _enough(requests: Mapping[str, int], free: Mapping[str, int], gone: list[Holder]) -> bool:
@@ -361,7 +360,7 @@ def _freeing_claims(view: TriageView, devices: Devices, nodes: Sequence[Object])
                     f"free {name(node)} (claim{'s' if len(chosen) > 1 else ''} {claims} "
                     f"hold{'' if len(chosen) > 1 else 's'} its devices)",
                     holders,
-                    pods.values(),
+                    Members({"": tuple(pods.values())}),
                 )
             )
     return changes

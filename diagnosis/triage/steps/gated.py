@@ -70,8 +70,10 @@ def gated(seen: Seen) -> Answer | None:
         kueue = (kubectl.kueue_workloads(ns),)
     commands = collect(pod_gates(ns, pod_name), *kueue)
     fixes = (
-        (_integration(pod), *_ungate(ns, pod_name)) if orphan
-        else _queue_fixes(view) if ADMISSION_GATE in gates and not any(view.unread)
+        (_integration(pod), *_ungate(ns, pod_name))
+        if orphan
+        else _queue_fixes(view)
+        if ADMISSION_GATE in gates and not any(view.unread)
         else ()
     )
     return Answer(PodVerdict.GATED, Advice(summary, commands=commands, fixes=fixes), tuple(evidence))
@@ -102,11 +104,23 @@ def _integration(pod: Object) -> Change:
         commands.kubectl(
             "Kueue's configuration: integrations.frameworks and managedJobsNamespaceSelector (its default "
             "namespace and name)",
-            "get", "configmaps", "-n", config_ns, "--field-selector", f"metadata.name={config}", "-o", "yaml",
+            "get",
+            "configmaps",
+            "-n",
+            config_ns,
+            "--field-selector",
+            f"metadata.name={config}",
+            "-o",
+            "yaml",
         ),
         commands.kubectl(
             "restart Kueue once its configuration is changed: it reads it at start",
-            "rollout", "restart", "deployment", manager, "-n", config_ns,
+            "rollout",
+            "restart",
+            "deployment",
+            manager,
+            "-n",
+            config_ns,
             changes=True,
         ),
     )
@@ -143,9 +157,16 @@ def _raise_quota(short: Short) -> Change:
         kubectl.kueue_cluster_queue(short.cluster_queue),
         commands.kubectl(
             f"give ClusterQueue {short.cluster_queue} {new} {short.resource} in flavor {short.flavor}",
-            "patch", "clusterqueue", short.cluster_queue, "--type=json", "-p", patch,
+            "patch",
+            "clusterqueue",
+            short.cluster_queue,
+            "--type=json",
+            "-p",
+            patch,
             changes=True,
-        ) if is_dns1123_subdomain(short.cluster_queue) else None,
+        )
+        if is_dns1123_subdomain(short.cluster_queue)
+        else None,
     )
     touched = (f"clusterqueue/{short.cluster_queue}",)
     return Change(f"{summary}: {UNCHECKED}", commands=steps, objects=touched, checkable=False)
@@ -156,7 +177,10 @@ def _local_queues(namespace: str) -> Command | None:
         return None
     return commands.kubectl(
         f"the LocalQueues of {namespace} and the ClusterQueue each points to",
-        "get", "localqueues.kueue.x-k8s.io", "-n", namespace,
+        "get",
+        "localqueues.kueue.x-k8s.io",
+        "-n",
+        namespace,
     )
 
 
