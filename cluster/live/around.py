@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from diagnosis.dra_objects import Dra
 from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status
 from diagnosis.relations import node_name
 from diagnosis.triage.classify import usage_candidates
+from diagnosis.triage.fixes import node_pool
 from diagnosis.triage.runner import reaches_funnel
 from diagnosis.triage.steps.volume import claims as volumes
 from diagnosis.views import Peers, Storage
@@ -49,9 +50,10 @@ class AroundReads:
         self._storage = storage
         self._dra = dra
 
-    async def pods(self, pods: Sequence[Object]) -> Around:
+    async def pods(self, pods: Sequence[Object], topology: Iterable[str] = ()) -> Around:
+        """`topology`: the node labels that place the workload's groups exclusively."""
         (nodes, bound, nominated), dra = await asyncio.gather(
-            self._nodes_for(pods), self._dra.for_pods(_triaged(pods))
+            self._nodes_for(pods, topology), self._dra.for_pods(_triaged(pods))
         )
         peers, storage = await self._around(pods, nodes, bound)
         return Around(nodes, bound, nominated, peers, storage, dra)
@@ -63,11 +65,13 @@ class AroundReads:
         return await self._source.api.items(Target("list", "events", namespace))
 
     async def _nodes_for(
-        self, pods: Sequence[Object]
+        self, pods: Sequence[Object], topology: Iterable[str]
     ) -> tuple[tuple[Object, ...], tuple[Object, ...], tuple[Object, ...]]:
-        """The nodes the pods are bound to, plus the candidate nodes of its pending pods,
-        and the bound and nominated pods that triaging those pending pods needs (as `triage_view`
-        reads them)."""
+        """The nodes the pods are bound to, plus the candidate nodes of its pending pods, and the bound
+        and nominated pods that triaging those pending pods needs (as `triage_view` reads them). Beside
+        them, and with their bound pods, the nodes a workload's fix weighs: those of the node groups
+        its pods are on (where a missing topology label takes its value from) and every node of its
+        exclusive-topology labels (the domains its groups could move to)."""
         pending = _placements(pods)
         candidates, nominated = await asyncio.gather(
             asyncio.gather(*(self._nodes.candidates(p) for p in pending)),
@@ -78,14 +82,35 @@ class AroundReads:
         waiting = {n for p in pods if _pending(p) for n in usage_candidates(p, ()) if n}
         placed = ({node_name(p) for p in pods if node_name(p)} | waiting) - known.keys()
         known.update((name(n), n) for n in await self._nodes.named(placed))
-        usage = waiting | {
-            n
-            for pod, (nodes, _) in zip(pending, candidates, strict=True)
-            for n in usage_candidates(pod, nodes)
-        }
+        near = await self._near(pods, known, topology)
+        known.update((name(n), n) for n in near)
+        usage = (
+            waiting
+            | {name(n) for n in near}
+            | {
+                n
+                for pod, (nodes, _) in zip(pending, candidates, strict=True)
+                for n in usage_candidates(pod, nodes)
+            }
+        )
         everywhere = [len(nodes) for nodes, prefiltered in candidates if not prefiltered]
         bound = await self._nodes.bound_pods(usage, max(everywhere, default=None))
         return tuple(known[n] for n in sorted(known)), bound, nominated
+
+    async def _near(
+        self, pods: Sequence[Object], known: Mapping[str, Object], topology: Iterable[str]
+    ) -> list[Object]:
+        """The nodes of the node groups the pods are bound in, and those with a `topology` label."""
+        pools = {
+            pool
+            for pod in pods
+            if (node := known.get(node_name(pod))) is not None and (pool := node_pool(node))
+        }
+        found = await asyncio.gather(
+            *(self._nodes.labelled(key, value) for key, value in sorted(pools)),
+            *(self._nodes.labelled(key) for key in sorted(set(topology) - {""})),
+        )
+        return [node for nodes in found for node in nodes]
 
     async def _around(
         self, pods: Sequence[Object], nodes: Sequence[Object], bound: Sequence[Object]

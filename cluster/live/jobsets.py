@@ -13,6 +13,7 @@ from cluster.live.podgroups import podgroups
 from cluster.live.readers import Readers
 from cluster.live.source import about, now, optional, unwrap
 from cluster.transport import Target
+from diagnosis.jobset.family import topology_key
 from diagnosis.objects import name, namespace, status
 from diagnosis.relations import JOBSET_NAME_LABEL, owned_by
 from diagnosis.views import JobSetView
@@ -45,7 +46,7 @@ class JobSetReads:
         jobset, found_pods = unwrap(got).body, unwrap(pods)
         events = about(unwrap(in_namespace), jobset, *unwrap(jobs), *found_pods)
         around, groups, capacity = await asyncio.gather(
-            self._read.around.pods(found_pods),
+            self._read.around.pods(found_pods, map(topology_key, unwrap(jobs))),
             podgroups(self._read.source, found_pods, notes),
             self._read.capacity.for_pods(found_pods, events, notes),
         )

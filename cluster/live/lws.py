@@ -11,6 +11,7 @@ from cluster.live.podgroups import podgroups
 from cluster.live.readers import Readers
 from cluster.live.source import about, now, optional, unwrap
 from cluster.transport import Target
+from diagnosis.lws.group import topology_key
 from diagnosis.relations import LWS_NAME_LABEL
 from diagnosis.views import LwsView
 
@@ -45,7 +46,7 @@ class LwsReads:
         lws, found_pods, found_sets = unwrap(got).body, unwrap(pods), unwrap(statefulsets)
         events = about(unwrap(in_namespace), lws, *found_sets, *found_pods)
         around, groups, capacity = await asyncio.gather(
-            self._read.around.pods(found_pods),
+            self._read.around.pods(found_pods, [topology_key(lws)]),
             podgroups(self._read.source, found_pods, notes),
             self._read.capacity.for_pods(found_pods, events, notes),
         )

@@ -11,7 +11,7 @@ from typing import Any
 from cluster.live.source import Source
 from cluster.transport import Target
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
-from diagnosis.objects import Object, name
+from diagnosis.objects import Object, labels, name
 from diagnosis.relations import NOT_TERMINAL, node_name
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import NodePods, group_pods, in_order
@@ -73,6 +73,19 @@ class NodeReads:
         rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
         placement = Placement.of({"spec": {"nodeSelector": wanted}})
         return [n for n in rarest if placement.mismatch(n) is None]
+
+    async def labelled(self, key: str, value: str | None = None) -> Sequence[Object]:
+        """The nodes with the label `key` (set to `value`, when given); none for a key or value no
+        label can have."""
+        if not is_label_key(key) or (value is not None and not is_label_value(value)):
+            return ()
+        cache = self._source.cached()
+        if cache is not None:
+            if value is not None:
+                return cache.nodes_labelled(key, value)
+            return [n for n in cache.nodes() if key in labels(n)]
+        selector = key if value is None else f"{key}={value}"
+        return await self._source.api.items(Target("list", "nodes"), labelSelector=selector)
 
     async def every(self) -> Sequence[Object]:
         cache = self._source.cached()

@@ -27,7 +27,7 @@ from diagnosis.objects import Object, labels, meta, name, namespace, status, tex
 from diagnosis.patch import merge_patch
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage import classify as gpu
-from diagnosis.triage.fixes import POOL_LABELS
+from diagnosis.triage.fixes import pool_domain
 from diagnosis.triage.resources import effective_requests
 from diagnosis.triage.scheduler_message import last_said, quoted
 from diagnosis.views import TriageView, WorkloadView
@@ -287,7 +287,7 @@ def _labelling(family: Family, key: str) -> tuple[Fix, ...]:
         leader = child.leader
         node = family.node(node_name(leader)) if leader is not None else None
         if leader is not None and node is not None and child.topology_key == key and key not in labels(node):
-            found.setdefault(name(node), (node, _domain(family, node, key)))
+            found.setdefault(name(node), (node, pool_domain(family.view.nodes, node, key)))
             blocked.append((child, leader))
     if not blocked:
         return ()
@@ -308,20 +308,6 @@ def _labelling(family: Family, key: str) -> tuple[Fix, ...]:
             tuple(f"node/{n}" for n in found),
         ),
     )
-
-
-def _domain(family: Family, node: Object, key: str) -> str:
-    """The value to give `node` for the topology label: the one the nodes of its pool already have,
-    else its pool's name, else its own name (a domain of one node)."""
-    pool = next(((k, labels(node)[k]) for k in POOL_LABELS if k in labels(node)), None)
-    if pool is not None:
-        kin = [
-            labels(n)[key]
-            for n in family.view.nodes
-            if labels(n).get(pool[0]) == pool[1] and key in labels(n)
-        ]
-        return kin[0] if kin else pool[1]
-    return name(node)
 
 
 def follower_opens(
@@ -474,11 +460,14 @@ def _freed(
     """The domain `key=value` freed of the pods that hold the devices the leader asks on its nodes
     `members`; None when none holds any, one is this JobSet's own, or too few nodes would then open."""
     view, key, own = family.view, child.topology_key, top_owner(leader)
-    held = [
-        p
-        for p in view.bound_pods
-        if node_name(p) in members and set(effective_requests(p)) & asks and holds_node(p)
-    ]
+    held = sorted(  # by name, not as read: a live reader lists them node by node
+        (
+            p
+            for p in view.bound_pods
+            if node_name(p) in members and set(effective_requests(p)) & asks and holds_node(p)
+        ),
+        key=lambda p: (namespace(p), name(p)),
+    )
     if not held or any(top_owner(p) == own and namespace(p) == family.namespace for p in held):
         return None
     gone = {(namespace(p), name(p)) for p in held}

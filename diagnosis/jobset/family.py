@@ -69,6 +69,13 @@ def phase(pod: Object) -> str:
     return text(status(pod).get("phase")) or "Unknown"
 
 
+def topology_key(job: Object) -> str:
+    """The child Job's node label of exclusive placement, or "" when it is not placed exclusively (the
+    node-selector strategy makes JobSet's pod webhooks step aside)."""
+    keys = {**annotations_of(mapping(spec(job).get("template"))), **annotations_of(job)}
+    return "" if NODE_SELECTOR_STRATEGY_KEY in keys else keys.get(EXCLUSIVE_TOPOLOGY_KEY, "")
+
+
 @dataclass(frozen=True)
 class Child:
     """One child Job of the current attempt, its pods (any phase) and the events about it."""
@@ -130,10 +137,7 @@ class Child:
 
     @property
     def topology_key(self) -> str:
-        """The node label of exclusive placement, or "" when the Job is not placed exclusively (the
-        node-selector strategy makes JobSet's pod webhooks step aside)."""
-        keys = {**annotations_of(mapping(spec(self.job).get("template"))), **annotations_of(self.job)}
-        return "" if NODE_SELECTOR_STRATEGY_KEY in keys else keys.get(EXCLUSIVE_TOPOLOGY_KEY, "")
+        return topology_key(self.job)
 
     @cached_property
     def failed_creates(self) -> tuple[Object, ...]:

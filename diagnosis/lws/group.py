@@ -71,6 +71,11 @@ def state_of(pod: Object) -> str:
     return f"phase {phase(pod)}" + ("" if node_name(pod) else ", not scheduled yet")
 
 
+def topology_key(lws: Object) -> str:
+    """The LeaderWorkerSet's node label of exclusive placement, or ""."""
+    return text(annotations_of(lws).get(EXCLUSIVE_TOPOLOGY_KEY))
+
+
 @dataclass(frozen=True)
 class Group:
     """Group `index`: its live leader, its worker StatefulSet and its live workers."""
@@ -150,8 +155,7 @@ class Lws:
 
     @property
     def topology_key(self) -> str:
-        """The node label of exclusive placement, or ""."""
-        return annotations_of(self.obj).get(EXCLUSIVE_TOPOLOGY_KEY, "")
+        return topology_key(self.obj)
 
     def events_about(self, obj: Object) -> tuple[Object, ...]:
         """The events about `obj`, newest first."""

@@ -24,7 +24,7 @@ from diagnosis.model import Command, Diagnosis, Fix, LwsVerdict, PodVerdict, Sni
 from diagnosis.objects import Object, labels, mapping, meta, name, sequence, spec, text
 from diagnosis.objects import annotations as annotations_of  # the bare name is the __future__ import
 from diagnosis.relations import node_name
-from diagnosis.triage.fixes import POOL_LABELS
+from diagnosis.triage.fixes import pool_domain
 from diagnosis.triage.scheduler_message import last_said, quoted
 
 _SETTLING_MINUTES = 2.0
@@ -250,7 +250,7 @@ def _node_gone(lws: Lws, leader: Object, key: str) -> _Missing:
 
 
 def _no_topology_label(lws: Lws, leader: Object, node: Object, key: str) -> _Missing:
-    value = _domain(lws, node, key)
+    value = pool_domain(lws.view.nodes, node, key)
     having = sum(1 for n in lws.view.nodes if key in labels(n))
     return _Missing(
         f"its leader {name(leader)}'s node {name(node)} has no `{key}` label",
@@ -272,15 +272,6 @@ def _no_topology_label(lws: Lws, leader: Object, node: Object, key: str) -> _Mis
             jobset_kubectl.label_node(name(node), key, value),
         ),
     )
-
-
-def _domain(lws: Lws, node: Object, key: str) -> str:
-    """The label value its pool's other nodes have, else the pool's name, else the node's own."""
-    pool = next(((k, labels(node)[k]) for k in POOL_LABELS if k in labels(node)), None)
-    if pool is None:
-        return name(node)
-    kin = [labels(n)[key] for n in lws.view.nodes if labels(n).get(pool[0]) == pool[1] and key in labels(n)]
-    return kin[0] if kin else pool[1]
 
 
 def _not_created(lws: Lws, group: Group, leader: Object, missing: _Missing) -> Diagnosis:

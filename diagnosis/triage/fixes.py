@@ -212,6 +212,22 @@ def pool_of(nodes: Iterable[Object]) -> str:
     )
 
 
+def node_pool(node: Object) -> tuple[str, str] | None:
+    """(label, value) of the first of `POOL_LABELS` the node carries: its pool."""
+    node_labels = labels(node)
+    return next(((k, v) for k in POOL_LABELS if isinstance(v := node_labels.get(k), str) and v), None)
+
+
+def pool_domain(nodes: Iterable[Object], node: Object, key: str) -> str:
+    """The value of topology label `key` for a node without it: the one the other nodes of its pool
+    (of `nodes`) have, else its pool's name, else its own name (a domain of one node)."""
+    pool = node_pool(node)
+    if pool is None:
+        return name(node)
+    kin = (labels(n)[key] for n in nodes if labels(n).get(pool[0]) == pool[1] and key in labels(n))
+    return next(kin, pool[1])
+
+
 def with_asks(pod: Object, resource: str, budget: int) -> Mapping[str, Any] | None:
     """A merge patch that lowers the pod's ask for `resource` to at most `budget`: app containers
     (and sidecars) share the budget, first come first served; each plain init container is capped at

@@ -27,7 +27,8 @@ TRAINJOB = cases("trainjob")
 
 
 def _fixes(answer: Diagnosis) -> list[tuple[str, tuple[str, ...]]]:
-    """Each fix and the nodes it is proven to open: a live read reads the pods its check needs."""
+    """Each fix and the nodes it is proven to open: a live read reads the nodes and pods its check
+    needs (a workload's: those of its pods' node pools and of its exclusive-topology labels too)."""
     return [(f.summary, f.opens) for f in answer.fixes]
 
 
@@ -96,6 +97,7 @@ async def test_jobset_verdict_is_the_snapshots(case: Case) -> None:
         expected.pod_verdict,
     )
     assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+    assert _fixes(got) == _fixes(expected)
 
 
 @pytest.mark.parametrize("case", LWS, ids=lambda c: c.id)
@@ -118,6 +120,7 @@ async def test_lws_view_and_verdict_are_the_snapshots(case: Case) -> None:
         expected.summary,
     )
     assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+    assert _fixes(got) == _fixes(expected)
     assert {r.verb for r in sim.requests} <= {"get", "list"}
 
 
@@ -135,6 +138,7 @@ async def test_trainjob_verdict_is_the_snapshots(case: Case) -> None:
         expected.summary,
     )
     assert (got.verdict, got.pod_verdict, got.cause) == (case.verdict, case.pod_verdict, case.cause)
+    assert _fixes(got) == _fixes(expected)
     assert {r.verb for r in sim.requests} <= {"get", "list"}
 
 

@@ -122,17 +122,15 @@ async def test_live_answers_are_the_snapshots(snapshot: Path, readings: dict[Pat
         assert (direct.verdict, direct.pod_verdict, direct.cause) == wanted, case.id
         expected = await answer(offline, case)
         assert said(direct) == said(cached) == said(expected), case.id
-        if _fixes_comparable(case, expected):
+        if _fixes_comparable(expected):
             assert fixed(direct) == fixed(cached) == fixed(expected), case.id
 
 
-def _fixes_comparable(case: Case, expected: Diagnosis) -> bool:
-    """Where a live answer's fixes must be the snapshot's. Not a JobSet's: its fixes are worked out
-    over the nodes of the JobSet view, which a live read fills with the nodes its pods are on, not
-    every node (a known difference: a topology label's fix may name another value). Not a preempting
-    pod's: its victims were deleted before the snapshot was taken, which a server sets to now at the
-    earliest, so whether their grace period is over differs by the second."""
-    return case.kind == "triage" and expected.verdict != PodVerdict.PREEMPTING
+def _fixes_comparable(expected: Diagnosis) -> bool:
+    """Where a live answer's fixes must be the snapshot's: all but a preempting pod's (or a workload's
+    whose pod is), whose victims were deleted before the snapshot was taken, which a server sets to now
+    at the earliest, so whether their grace period is over differs by the second."""
+    return PodVerdict.PREEMPTING not in (expected.verdict, expected.pod_verdict)
 
 
 def test_the_bot_is_refused_nothing(readings: dict[Path, Reading]) -> None:
