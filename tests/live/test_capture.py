@@ -40,8 +40,15 @@ async def ask(reader: LiveReader | SnapshotReader, case: Case) -> Reply:
     return await jobset.why(reader, case.namespace, case.name, scope)
 
 
-async def take(reader: LiveReader, case: Case) -> dict[str, object]:
-    return await capture.of(reader, lambda: ask(reader, case))
+async def take(reader: LiveReader, case: Case) -> tuple[Reply, dict[str, object]]:
+    """The live answer, and the snapshot of what it read."""
+    replies: list[Reply] = []
+
+    async def asked() -> None:
+        replies.append(await ask(reader, case))
+
+    taken = await capture.of(reader, asked)
+    return replies[0], taken
 
 
 def said(reply: Reply) -> dict[str, object]:
@@ -55,9 +62,8 @@ def said(reply: Reply) -> dict[str, object]:
 async def test_the_captured_file_answers_as_the_live_cluster(case: Case, tmp_path: Path) -> None:
     with serve(case.snapshot) as sim:
         async with live_reader(sim) as reader:
-            live = said(await ask(reader, case))
-        async with live_reader(sim) as reader:
-            taken = await take(reader, case)
+            reply, taken = await take(reader, case)
+    live = said(reply)
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(taken))
     assert said(await ask(SnapshotReader.from_path(path), case)) == live

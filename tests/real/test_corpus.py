@@ -219,7 +219,7 @@ def test_each_cluster_role_rule_is_needed(
         s for s, r in readings.items() if r.answers is not None and any(_allows(rule, a) for a in r.accesses)
     ]
     assert users, f"no question of the corpus made a request that only {rule} allows"
-    snapshot = users[0]
+    snapshot = min(users, key=lambda path: path.stat().st_size)  # the quickest to load
     expected = readings[snapshot].answers
     audit = Audit(server)
     with _without(server, CLUSTER_ROLE, index):
