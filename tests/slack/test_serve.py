@@ -12,8 +12,9 @@ import pytest
 
 from bot.app import WEB_API_METHODS
 from bot.localslack import FORM, command_body
+from cluster.cache import UNSCHEDULED_PODS
 from devtools import corpus
-from devtools.apisim import serve
+from devtools.apisim import Request, serve
 from devtools.slack import JSON, DevSlack, block_action, mention_event
 from tests.slack.support import (
     GPU_LAB,
@@ -359,6 +360,9 @@ def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_m
             assert 'kubewhy_cache_objects{cluster="lab",resource="pods"} 6.0' in metrics
             assert 'kubewhy_cache_bytes{cluster="lab"} ' in metrics
             assert 'kubewhy_cache_sync_age_seconds{cluster="lab"} ' in metrics
+            # Ready is the nodes and bound pods; the unscheduled pods' LIST retries on its own backoff.
+            # Its watch opens once the LIST is through: the cache's own requests are over by then.
+            until(lambda: True if any(_watches_unscheduled(r) for r in lab.requests) else None)
             start, channel = len(lab.requests), new_channel()
             bot.command("gpu-triage case-exhaust", channel)
             verdict = bot.verdict(channel)
@@ -377,6 +381,10 @@ def test_a_cluster_is_cached_by_default_ready_once_synced_and_answers_directly_m
         ("list", "pods"),
     }
     assert {s for verb, resource, s in read if (verb, resource) == ("list", "pods")} == {nominated}
+
+
+def _watches_unscheduled(request: Request) -> bool:
+    return request.verb == "watch" and request.query.get("fieldSelector") == UNSCHEDULED_PODS
 
 
 def test_a_cluster_that_opts_out_of_the_cache_is_read_directly(tmp_path: Path) -> None:
