@@ -94,8 +94,10 @@ class PeerReads:
         (`Peers.all_pods`)."""
         read = set(read)
         more = tuple(p for p in repelling if node_name(p) not in read)
-        known = {name(n) for n in (*nodes, *peers.nodes)}
-        their_nodes = await self._nodes.named({node_name(p) for p in more} - known)
+        wanted = {node_name(p) for p in more}
+        if wanted:  # most clusters have no such pod off the nodes read: no pass over every node then
+            wanted -= {name(n) for n in (*nodes, *peers.nodes)}
+        their_nodes = await self._nodes.named(wanted)
         return (*bound, *more), replace(peers, nodes=(*peers.nodes, *their_nodes), all_pods=True)
 
     async def own_namespace(
