@@ -73,6 +73,7 @@ def view_of(
         and o["status"].get("phase") not in ("Succeeded", "Failed")
         and (only_nodes is None or o["spec"]["nodeName"] in only_nodes)
     )
+
     def of(kind: str) -> tuple[dict[str, Any], ...]:
         return tuple(o for o in objects if o["kind"] == kind)
 
@@ -414,8 +415,29 @@ def test_kueue_gate_without_a_workload_blames_the_integration_not_the_quota() ->
     assert UNCHECKED in fix.summary
     assert [c.text for c in fix.commands] == [
         "kubectl patch pod vllm-gemma-6d9f7c8b5-k2x9q -n team-b --type=json "
-        "-p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]'"
+        '-p \'[{"op":"remove","path":"/spec/schedulingGates"}]\''
     ]
+
+
+def test_another_controllers_gate_is_removed_only_where_that_controller_is_gone() -> None:
+    found = diagnose("tests/corpus/triage/workstation-one-node.json", "ml", "train-after-sync-mbhfm")
+    (fix,) = found.fixes
+    assert fix.summary == (
+        "remove gate example.com/dataset-synced only if the controller that lifts it is gone or stuck (the "
+        f"pod then starts without what it waits for): {UNCHECKED}"
+    )
+    assert (fix.pod_patch, fix.opens, fix.objects) == (None, (), ("pod/ml/train-after-sync-mbhfm",))
+    (command,) = fix.commands
+    assert command.changes
+    assert command.text == (
+        "kubectl patch pod train-after-sync-mbhfm -n ml --type=json "
+        '-p \'[{"op":"remove","path":"/spec/schedulingGates"}]\''
+    )
+
+
+def test_kueues_topology_gate_is_never_removed_by_hand() -> None:
+    found = diagnose("tests/corpus/triage/kueue-gated.json", "team-a", "tas-train-3-g2cl7")
+    assert all("remove" not in f.summary for f in found.fixes)
 
 
 def test_kubelet_rejection_is_ok_with_the_reason() -> None:
@@ -534,6 +556,6 @@ def test_a_kueue_gated_pod_with_no_queue_and_no_workload_is_told_to_name_a_queue
 def test_a_kueue_gated_pod_quotes_its_workload() -> None:
     found = diagnose("tests/corpus/triage/kueue-gated.json", "team-a", "llm-sft-0-c7bjc")
     assert (
-        'QuotaReserved=False Pending: "couldn\'t assign flavors to pod set main: insufficient unused quota '
+        "QuotaReserved=False Pending: \"couldn't assign flavors to pod set main: insufficient unused quota "
         'for nvidia.com/gpu in flavor h100, 8 more needed"'
     ) in found.evidence

@@ -5,6 +5,7 @@ keeps a pod with `spec.schedulingGates` out of the queue; for Kueue's gate, its 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from diagnosis import commands
 from diagnosis.commands import collect, valid_names
@@ -69,11 +70,14 @@ def gated(seen: Seen) -> Answer | None:
     elif queue or any("kueue" in g.lower() for g in gates):
         kueue = (kubectl.kueue_workloads(ns),)
     commands = collect(pod_gates(ns, pod_name), *kueue)
+    kueues = any("kueue" in g.lower() for g in gates)
     fixes = (
-        (_integration(pod), *_ungate(ns, pod_name))
+        (_integration(pod), *_ungate(ns, pod_name, KUEUE_UNGATED))
         if orphan
         else _queue_fixes(view)
         if ADMISSION_GATE in gates and not any(view.unread)
+        else _ungate(ns, pod_name, _others_ungated(gates))
+        if not kueues
         else ()
     )
     return Answer(PodVerdict.GATED, Advice(summary, commands=commands, fixes=fixes), tuple(evidence))
@@ -198,12 +202,32 @@ def _no_workload(pod: Object) -> str:
     )
 
 
-def _ungate(namespace: str, pod: str) -> tuple[Change, ...]:
-    """Without a Workload nothing lifts Kueue's gate: removing it schedules the pod outside Kueue."""
+KUEUE_UNGATED = (
+    "remove Kueue's gate to schedule it outside Kueue's quota",
+    "remove Kueue's gate from {pod}: the scheduler then places it, outside Kueue's quota",
+)
+"""Without a Workload nothing lifts Kueue's gate: removing it schedules the pod outside Kueue."""
+
+
+def _others_ungated(gates: Sequence[str]) -> tuple[str, str]:
+    """A gate of another controller is lifted by that controller once what the pod waits for is ready;
+    removed by hand, the pod starts without it: only where the controller is gone or stuck."""
+    them = f"gate{'s' if len(gates) > 1 else ''} {', '.join(gates)}"
+    return (
+        f"remove {them} only if the controller that lifts {'them' if len(gates) > 1 else 'it'} is gone or "
+        "stuck (the pod then starts without what it waits for)",
+        f"remove {them} from {{pod}}: the scheduler then places it, whatever the gate waited for",
+    )
+
+
+def _ungate(namespace: str, pod: str, said: tuple[str, str]) -> tuple[Change, ...]:
+    """Every scheduling gate removed from the pod (the one change the API allows to them): `said`, the
+    fix's summary and its command's comment (`{pod}` in it, the pod)."""
     if not valid_names(namespace, pod):
         return ()
+    summary, comment = said
     remove = commands.kubectl(
-        f"remove Kueue's gate from {namespace}/{pod}: the scheduler then places it, outside Kueue's quota",
+        comment.format(pod=f"{namespace}/{pod}"),
         "patch",
         "pod",
         pod,
@@ -216,7 +240,7 @@ def _ungate(namespace: str, pod: str) -> tuple[Change, ...]:
     )
     return (
         Change(
-            f"remove Kueue's gate to schedule it outside Kueue's quota: {UNCHECKED}",
+            f"{summary}: {UNCHECKED}",
             commands=(remove,),
             objects=(f"pod/{namespace}/{pod}",),
             checkable=False,
