@@ -266,15 +266,17 @@ def app_pod(
     extra: Obj | None = None,
     unschedulable: str = "",
     created: float = 45,
+    revision: int = 0,
 ) -> Obj:
-    """A pod of a Deployment (through its ReplicaSet, `pod-template-hash` and all), a StatefulSet or a
-    Job: Running on `node`, or Pending with the scheduler's `unschedulable` message and its
-    FailedScheduling event. `extra`: more pod spec (volumes, affinity, spread constraints)."""
+    """A pod of a Deployment (through the ReplicaSet of its `revision`, `pod-template-hash` and all), a
+    StatefulSet or a Job: Running on `node`, or Pending with the scheduler's `unschedulable` message
+    and its FailedScheduling event. `extra`: more pod spec (volumes, affinity, spread constraints)."""
     kind, owner_name = owner
     request, amount = resource
     own_labels = dict(labels)
     if kind == "Deployment":
-        template_hash = w.suffix(10)
+        drawn = w.suffix(10)  # drawn for every pod, so that what is drawn after it stays the same
+        template_hash = w.revisions.setdefault((ns, owner_name, revision), drawn)
         kind, owner_name = "ReplicaSet", f"{owner_name}-{template_hash}"
         own_labels["pod-template-hash"] = template_hash
         name = f"{owner_name}-{w.suffix()}"

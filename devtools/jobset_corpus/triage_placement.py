@@ -132,6 +132,25 @@ def anti_affinity_one_per_node(w: World) -> None:
             unschedulable=message)
 
 
+@triage_case("gke-anti-affinity-rollout")
+def anti_affinity_rollout(w: World) -> None:
+    """A rolling update of sdxl-serve, one replica per node, on as many nodes as replicas: the default
+    strategy (maxSurge 25 %, rounded up to 1) starts the new ReplicaSet's pod first, which each node's
+    old pod keeps out; the old pods end only once the new one is ready."""
+    nodes = pool(w, 3, g2, "ml-prod", "l4-pool")
+    labels = {"app": "sdxl-serve"}
+    extra = anti_affinity("kubernetes.io/hostname", labels)
+    for node in nodes:
+        app_pod(w, "inference", ("Deployment", "sdxl-serve"), labels, ("nvidia.com/gpu", "1"), node=node,
+                extra=extra, created=3000)
+    message = (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
+    app_pod(w, "inference", ("Deployment", "sdxl-serve"), labels, ("nvidia.com/gpu", "1"), extra=extra,
+            unschedulable=message, created=25, revision=1)
+
+
 @triage_case("gke-pod-affinity-cache-zone")
 def pod_affinity_cache_zone(w: World) -> None:
     """The ranker must run in the zone of its feature cache (required pod affinity by zone, to the

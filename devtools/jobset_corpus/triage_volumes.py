@@ -219,7 +219,7 @@ def rwop_rolling_update(w: World) -> None:
     app_pod(w, "serving", ("Deployment", "vllm-llama-70b"), {"app": "vllm-llama-70b"}, ("nvidia.com/gpu", "8"),
             node=nodes[0], extra=pod_volume("weights", "llama-70b-weights"), created=2800)
     app_pod(w, "serving", ("Deployment", "vllm-llama-70b"), {"app": "vllm-llama-70b"}, ("nvidia.com/gpu", "8"),
-            extra=pod_volume("weights", "llama-70b-weights"), unschedulable=IN_USE, created=30)
+            extra=pod_volume("weights", "llama-70b-weights"), unschedulable=IN_USE, created=30, revision=1)
 
 
 @triage_case("eks-ebs-attach-limit")

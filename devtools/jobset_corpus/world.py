@@ -30,6 +30,8 @@ class World:
     items: list[Obj] = field(default_factory=list)
     rng: random.Random = field(init=False)
     version: int = 4_180_000
+    revisions: dict[tuple[str, str, int], str] = field(default_factory=dict)
+    """(namespace, Deployment, revision) → its ReplicaSet's pod-template-hash: one per revision."""
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)

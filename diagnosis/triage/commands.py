@@ -168,6 +168,27 @@ def scale_down(kind: str, namespace: str, workload: str, replicas: int, by: int)
     )
 
 
+def without_surge(namespace: str, deployment: str) -> Command | None:
+    """A rolling update that ends an old pod before it starts a new one (`maxSurge` 0, `maxUnavailable`
+    1): the Deployment then never needs a node more than its replicas."""
+    if not valid_names(namespace, deployment):
+        return None
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    return kubectl(
+        f"make Deployment {namespace}/{deployment} end one old pod before it starts each new one",
+        "patch",
+        "deployment",
+        deployment,
+        "-n",
+        namespace,
+        "--type",
+        "merge",
+        "-p",
+        json.dumps({"spec": {"strategy": strategy}}, separators=(",", ":")),
+        changes=True,
+    )
+
+
 def force_delete_pod(namespace: str, pod: str) -> Command | None:
     if not valid_names(namespace, pod):
         return None

@@ -66,7 +66,7 @@ async def test_an_unbound_wait_for_first_consumer_claim_lists_the_volumes_it_may
 
 async def test_anti_affinity_lists_the_pods_its_term_selects_in_its_namespace() -> None:
     asked = await _requests(
-        TRIAGE / "gke-anti-affinity-one-per-node.json", "inference", "sdxl-serve-qnrqk8spsn-qrjmh"
+        TRIAGE / "gke-anti-affinity-one-per-node.json", "inference", "sdxl-serve-4jxsr4v5t8-qrjmh"
     )
     selected = [_shape(r) for r in asked if r.resource == "pods" and "labelSelector" in r.query]
     assert selected == [("list", "pods", "inference", "", "app in (sdxl-serve)")]

@@ -349,6 +349,26 @@ def test_a_workloads_members_are_the_same_read_pod_by_pod_or_by_the_groups_a_cac
         assert members.of("web", embed) == []
 
 
+def test_a_rollout_that_its_old_pods_keep_out_by_anti_affinity_ends_an_old_pod_first() -> None:
+    rollout = _fixes(
+        "tests/corpus/triage/gke-anti-affinity-rollout.json", "inference", "sdxl-serve-7sw2x5gcnf-8ck49"
+    )
+    first = rollout[0]
+    assert first.summary.startswith("let Deployment sdxl-serve end an old pod before it starts each new one")
+    assert (first.pod_patch, first.objects) == (None, ("pod/inference/sdxl-serve-8g9k4r22pw-b845k",))
+    assert first.opens == ("gke-ml-prod-l4-pool-b9492709-b28w",)
+    assert [c.text for c in first.commands] == [
+        "kubectl patch deployment sdxl-serve -n inference --type merge -p "
+        '\'{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":0,'
+        '"maxUnavailable":1}}}}\''
+    ]
+    # One ReplicaSet on every node: no rollout to change, one replica more than nodes.
+    more = _fixes(
+        "tests/corpus/triage/gke-anti-affinity-one-per-node.json", "inference", "sdxl-serve-4jxsr4v5t8-qrjmh"
+    )
+    assert not any("maxSurge" in f.summary for f in more)
+
+
 def test_a_pod_already_terminating_where_its_end_is_enough_is_waited_for_first() -> None:
     view = view_of(ROOT / "tests/corpus/triage/dgx-crowded.json", "ml", "feature-join-9fd2m")
     going = {"deletionTimestamp": "2099-01-01T00:00:00Z", "deletionGracePeriodSeconds": 30}

@@ -272,7 +272,7 @@ def test_a_selector_that_does_not_parse_refuses_every_node() -> None:
 
 
 def test_a_spread_fix_raises_max_skew_to_the_least_skew_a_node_would_make() -> None:
-    found = diagnose("tests/corpus/triage/gke-spread-zones-l4.json", "speech", "whisper-asr-84lcwlzz7n-hfvjn")
+    found = diagnose("tests/corpus/triage/gke-spread-zones-l4.json", "speech", "whisper-asr-hn97p7mmcq-hfvjn")
     first = found.fixes[0]
     assert first.summary.startswith(
         "raise the maxSkew of the spread over topology.kubernetes.io/zone from 1 to 2"

@@ -26,7 +26,7 @@ from diagnosis import objects
 from diagnosis.commands import collect
 from diagnosis.model import Command, Harm, PodVerdict
 from diagnosis.objects import Object, labels, name, namespace, sequence, spec, text
-from diagnosis.relations import node_name, workload
+from diagnosis.relations import POD_TEMPLATE_HASH, node_name, workload
 from diagnosis.selectors import SelectorError, parse
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.commands import pod_jsonpath
@@ -377,6 +377,7 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
             ),
         )
     own = workload(pod)
+    rolled = _rolled_out(pod, first) if first.check == ANTI_AFFINITY else None
     by_workload: dict[tuple[str, str, str], list[Object]] = {}
     for block in blocks:
         if block.check == first.check:
@@ -385,11 +386,14 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
                 if (kind, owner_name) != own or namespace(other) != namespace(pod):
                     by_workload.setdefault((kind, namespace(other), owner_name), []).append(other)
     changes = [
-        ending(
-            f"end or wait for {kind} {ns}/{owner_name}, whose pods hold those domains: opens {{opens}}",
-            sorted({(namespace(p), name(p)) for p in pods}),
-        )
-        for (kind, ns, owner_name), pods in by_workload.items()
+        *([rolled] if rolled is not None else []),
+        *(
+            ending(
+                f"end or wait for {kind} {ns}/{owner_name}, whose pods hold those domains: opens {{opens}}",
+                sorted({(namespace(p), name(p)) for p in pods}),
+            )
+            for (kind, ns, owner_name), pods in by_workload.items()
+        ),
     ]
     if first.check == ANTI_AFFINITY and EXCLUSIVE_TOPOLOGY not in objects.annotations(pod):
         patch = {"spec": {"affinity": {ANTI_AFFINITY: {_REQUIRED: None}}}}
@@ -401,6 +405,32 @@ def _fixes(pod: Object, blocks: list[Block]) -> tuple[Change, ...]:
             )
         )
     return tuple(changes)
+
+
+def _rolled_out(pod: Object, block: Block) -> Change | None:
+    """The pod is a Deployment's new one, kept out of the domain by its own old pods (another
+    pod-template-hash): a rolling update with surge starts the new pod before it ends an old one, and
+    with one pod per domain and every domain held, the new pod waits for ever. Without surge, the old
+    pod there ends first."""
+    kind, deployment = workload(pod)
+    mine = labels(pod).get(POD_TEMPLATE_HASH)
+    old = [
+        p
+        for p in block.pods
+        if workload(p) == (kind, deployment)
+        and namespace(p) == namespace(pod)
+        and labels(p).get(POD_TEMPLATE_HASH) not in (None, mine)
+    ]
+    if kind != "Deployment" or not old or len(old) != len(block.pods):
+        return None
+    return ending(
+        f"let Deployment {deployment} end an old pod before it starts each new one (maxSurge 0, "
+        f"maxUnavailable 1): its old pod{'s' if len(old) > 1 else ''} in {block.domain} "
+        f"({', '.join(sorted(map(name, old)))}) end{'' if len(old) > 1 else 's'} first: opens {{opens}}",
+        sorted((namespace(p), name(p)) for p in old),
+        collect(kubectl.without_surge(namespace(pod), deployment)),
+        Harm.KEEPS,  # its own workload's old pod, which the rollout ends anyway
+    )
 
 
 def affinity_spec(namespace: str, pod: str) -> Command | None:
