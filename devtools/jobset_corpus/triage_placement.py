@@ -118,18 +118,7 @@ def spread_hostname(w: World) -> None:
 @triage_case("gke-anti-affinity-one-per-node")
 def anti_affinity_one_per_node(w: World) -> None:
     """sdxl-serve keeps one replica per node; each L4 node already runs one (with an L4 free)."""
-    nodes = pool(w, 3, g2, "ml-prod", "l4-pool")
-    labels = {"app": "sdxl-serve"}
-    extra = anti_affinity("kubernetes.io/hostname", labels)
-    for node in nodes:
-        app_pod(w, "inference", ("Deployment", "sdxl-serve"), labels, ("nvidia.com/gpu", "1"), node=node,
-                extra=extra, created=800)
-    message = (
-        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
-        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
-    )
-    app_pod(w, "inference", ("Deployment", "sdxl-serve"), labels, ("nvidia.com/gpu", "1"), extra=extra,
-            unschedulable=message)
+    _one_per_node(w, placed=800, pending=45, revision=0)
 
 
 @triage_case("gke-anti-affinity-rollout")
@@ -137,18 +126,24 @@ def anti_affinity_rollout(w: World) -> None:
     """A rolling update of sdxl-serve, one replica per node, on as many nodes as replicas: the default
     strategy (maxSurge 25 %, rounded up to 1) starts the new ReplicaSet's pod first, which each node's
     old pod keeps out; the old pods end only once the new one is ready."""
+    _one_per_node(w, placed=3000, pending=25, revision=1)
+
+
+def _one_per_node(w: World, placed: float, pending: float, revision: int) -> None:
+    """Three L4 nodes each running a pod of sdxl-serve (required anti-affinity on hostname), and one
+    more of its ReplicaSet of `revision`, Pending; `placed`, `pending`: minutes since each was made."""
     nodes = pool(w, 3, g2, "ml-prod", "l4-pool")
     labels = {"app": "sdxl-serve"}
     extra = anti_affinity("kubernetes.io/hostname", labels)
     for node in nodes:
         app_pod(w, "inference", ("Deployment", "sdxl-serve"), labels, ("nvidia.com/gpu", "1"), node=node,
-                extra=extra, created=3000)
+                extra=extra, created=placed)
     message = (
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
     app_pod(w, "inference", ("Deployment", "sdxl-serve"), labels, ("nvidia.com/gpu", "1"), extra=extra,
-            unschedulable=message, created=25, revision=1)
+            unschedulable=message, created=pending, revision=revision)
 
 
 @triage_case("gke-pod-affinity-cache-zone")

@@ -168,14 +168,15 @@ def scale_down(kind: str, namespace: str, workload: str, replicas: int, by: int)
     )
 
 
-def without_surge(namespace: str, deployment: str) -> Command | None:
-    """A rolling update that ends an old pod before it starts a new one (`maxSurge` 0, `maxUnavailable`
-    1): the Deployment then never needs a node more than its replicas."""
+def deployment_strategy(
+    namespace: str, deployment: str, strategy: Mapping[str, Any], purpose: str
+) -> Command | None:
+    """Give the Deployment this `spec.strategy` (a merge patch: `rollingUpdate` None drops it)."""
     if not valid_names(namespace, deployment):
         return None
-    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    patch = json.dumps({"spec": {"strategy": strategy}}, separators=(",", ":"))
     return kubectl(
-        f"make Deployment {namespace}/{deployment} end one old pod before it starts each new one",
+        purpose,
         "patch",
         "deployment",
         deployment,
@@ -184,7 +185,7 @@ def without_surge(namespace: str, deployment: str) -> Command | None:
         "--type",
         "merge",
         "-p",
-        json.dumps({"spec": {"strategy": strategy}}, separators=(",", ":")),
+        patch,
         changes=True,
     )
 

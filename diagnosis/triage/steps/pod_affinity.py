@@ -423,12 +423,20 @@ def _rolled_out(pod: Object, block: Block) -> Change | None:
     ]
     if kind != "Deployment" or not old or len(old) != len(block.pods):
         return None
+    purpose = f"make Deployment {namespace(pod)}/{deployment} end one old pod before it starts each new one"
     return ending(
         f"let Deployment {deployment} end an old pod before it starts each new one (maxSurge 0, "
         f"maxUnavailable 1): its old pod{'s' if len(old) > 1 else ''} in {block.domain} "
         f"({', '.join(sorted(map(name, old)))}) end{'' if len(old) > 1 else 's'} first: opens {{opens}}",
         sorted((namespace(p), name(p)) for p in old),
-        collect(kubectl.without_surge(namespace(pod), deployment)),
+        collect(
+            kubectl.deployment_strategy(
+                namespace(pod),
+                deployment,
+                {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+                purpose,
+            )
+        ),
         Harm.KEEPS,  # its own workload's old pod, which the rollout ends anyway
     )
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from diagnosis import commands, objects
-from diagnosis.commands import collect, describe, valid_names
+from diagnosis.commands import collect, describe
 from diagnosis.missing import similar_names
 from diagnosis.model import CAUSE_CHARS, Command, Harm, PodVerdict
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain
@@ -192,7 +192,16 @@ def _released(view: TriageView, state: Volumes) -> tuple[Change, ...]:
                     f"give Deployment {own.name} the Recreate strategy: its old pod {names(held)} ends "
                     f"before the new one starts, freeing PVC {claim}: opens {{opens}}",
                     sorted(keys),
-                    collect(recreate_strategy(namespace(pod), own.name)),
+                    collect(
+                        kubectl.deployment_strategy(
+                            namespace(pod),
+                            own.name,
+                            {"type": "Recreate", "rollingUpdate": None},
+                            f"make Deployment {own.name} end its old pods before it starts new ones: "
+                            "a ReadWriteOncePod volume serves one pod at a time, so a rolling update "
+                            "that starts the new pod first waits for ever",
+                        )
+                    ),
                     Harm.KEEPS,  # its own workload's old pod
                 )
             )
@@ -259,27 +268,6 @@ def _moved(pod: Object, state: Volumes, nodes: tuple[Object, ...]) -> tuple[Chan
                 ),
             )
     return ()
-
-
-def recreate_strategy(namespace: str, deployment: str) -> Command | None:
-    """The Deployment's `Recreate` strategy: its old pods end before new ones start."""
-    if not valid_names(namespace, deployment):
-        return None
-    strategy = '{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}'
-    return commands.kubectl(
-        f"make Deployment {deployment} end its old pods before it starts new ones: a ReadWriteOncePod "
-        "volume serves one pod at a time, so a rolling update that starts the new pod first waits for ever",
-        "patch",
-        "deployment",
-        deployment,
-        "-n",
-        namespace,
-        "--type",
-        "merge",
-        "-p",
-        strategy,
-        changes=True,
-    )
 
 
 def persistent_volume_claims(namespace: str, names: Iterable[str]) -> Command | None:
