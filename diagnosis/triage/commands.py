@@ -38,9 +38,14 @@ def column_title(resource: str) -> str:
 
 
 def pod_jsonpath(namespace: str, pod: str, template: str, purpose: str) -> Command | None:
+    return pod_output(namespace, pod, f"jsonpath={template}", purpose)
+
+
+def pod_output(namespace: str, pod: str, output: str, purpose: str) -> Command | None:
+    """`kubectl get pod POD -n NS -o OUTPUT`."""
     if not valid_names(namespace, pod):
         return None
-    return kubectl(purpose, "get", "pod", pod, "-n", namespace, "-o", f"jsonpath={template}")
+    return kubectl(purpose, "get", "pod", pod, "-n", namespace, "-o", output)
 
 
 def kueue_workloads(namespace: str) -> Command | None:

@@ -161,16 +161,7 @@ def claim_template(namespace: str, template: str) -> Command | None:
 
 
 def pod_claims(namespace: str, pod: str) -> Command | None:
-    if not valid_names(namespace, pod):
-        return None
     template = '{.spec.resourceClaims}{"\\n"}{.status.resourceClaimStatuses}{"\\n"}'
-    return commands.kubectl(
-        "the claims the pod names and the ones made for it from templates",
-        "get",
-        "pod",
-        pod,
-        "-n",
-        namespace,
-        "-o",
-        f"jsonpath={template}",
+    return kubectl.pod_jsonpath(
+        namespace, pod, template, "the claims the pod names and the ones made for it from templates"
     )

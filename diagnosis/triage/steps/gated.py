@@ -63,24 +63,28 @@ def gated(seen: Seen) -> Answer | None:
     queue = labels(pod).get(QUEUE_LABEL, "")
     if queue:
         evidence.append(f"Kueue queue: {queue} (label {QUEUE_LABEL})")
+    kueues = any("kueue" in g.lower() for g in gates)
     kueue: tuple[Command | None, ...] = ()
     if ADMISSION_GATE in gates:
         said, kueue = admission(pod, view.workloads, view.queues, view.unread)
         evidence += said
-    elif queue or any("kueue" in g.lower() for g in gates):
+    elif queue or kueues:
         kueue = (kubectl.kueue_workloads(ns),)
     commands = collect(pod_gates(ns, pod_name), *kueue)
-    kueues = any("kueue" in g.lower() for g in gates)
-    fixes = (
-        (_integration(pod), *_ungate(ns, pod_name, KUEUE_UNGATED))
-        if orphan
-        else _queue_fixes(view)
-        if ADMISSION_GATE in gates and not any(view.unread)
-        else _ungate(ns, pod_name, _others_ungated(gates))
-        if not kueues
-        else ()
-    )
+    fixes = _fixes(view, gates, orphan, kueues)
     return Answer(PodVerdict.GATED, Advice(summary, commands=commands, fixes=fixes), tuple(evidence))
+
+
+def _fixes(view: TriageView, gates: Sequence[str], orphan: bool, kueues: bool) -> tuple[Change, ...]:
+    """Kueue's gate with no Workload: its integration, else the gate removed; with a Workload: its
+    queue and quota. Another controller's gate: removed, where that controller is gone. Kueue's
+    other gates (topology) are Kueue's to lift."""
+    ns, pod_name = namespace(view.pod), name(view.pod)
+    if orphan:
+        return (_integration(view.pod), *_ungate(ns, pod_name, KUEUE_UNGATED))
+    if ADMISSION_GATE in gates:
+        return () if any(view.unread) else _queue_fixes(view)
+    return () if kueues else _ungate(ns, pod_name, _others_ungated(gates))
 
 
 KUEUE_CONFIG = ("kueue-system", "kueue-manager-config", "kueue-controller-manager")

@@ -93,21 +93,15 @@ def _image(pod: Object, container: str | None) -> str:
 
 
 def _images(namespace: str, pod: str) -> Command | None:
-    if not valid_names(namespace, pod):
-        return None
     columns = (
         "IMAGES:.spec.containers[*].image,INIT-IMAGES:.spec.initContainers[*].image,"
         "PULL-SECRETS:.spec.imagePullSecrets[*].name,SERVICE-ACCOUNT:.spec.serviceAccountName"
     )
-    return commands.kubectl(
-        "the pod's images and the pull secrets it names (its service account's are added to them)",
-        "get",
-        "pod",
-        pod,
-        "-n",
+    return kubectl.pod_output(
         namespace,
-        "-o",
+        pod,
         f"custom-columns={columns}",
+        "the pod's images and the pull secrets it names (its service account's are added to them)",
     )
 
 

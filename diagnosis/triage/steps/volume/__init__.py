@@ -275,26 +275,12 @@ def persistent_volume_claims(namespace: str, names: Iterable[str]) -> Command | 
     valid = [n for n in dict.fromkeys(names) if is_dns1123_subdomain(n)]
     if not is_dns1123_label(namespace):
         return None
-    if not valid:
-        return commands.kubectl(
-            "the namespace's PersistentVolumeClaims: is the one the pod names there under another name?",
-            "get",
-            "pvc",
-            "-n",
-            namespace,
-            "-o",
-            "wide",
-        )
-    return commands.kubectl(
-        "the pod's PersistentVolumeClaims: status, volume, StorageClass",
-        "get",
-        "pvc",
-        *valid,
-        "-n",
-        namespace,
-        "-o",
-        "wide",
+    purpose = (
+        "the pod's PersistentVolumeClaims: status, volume, StorageClass"
+        if valid
+        else "the namespace's PersistentVolumeClaims: is the one the pod names there under another name?"
     )
+    return commands.kubectl(purpose, "get", "pvc", *valid, "-n", namespace, "-o", "wide")
 
 
 def persistent_volume(volume: str) -> Command | None:
