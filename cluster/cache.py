@@ -41,13 +41,13 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 import urllib3
 
@@ -76,6 +76,8 @@ from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
 from diagnosis.views import STATUS_CONFIGMAP
 from diagnosis.workloads import OWNER_LABELS
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +143,12 @@ def compact_node(node: Object) -> dict[str, Any]:
     kept: dict[str, Any] = {"apiVersion": node.get("apiVersion") or "v1", "kind": "Node"}
     for part, fields in _NODE_FIELDS.items():
         kept[part] = _pick(mapping(node.get(part)), fields)
+    if isinstance(listed := kept["status"].get("conditions"), list):
+        # The kubelet writes lastHeartbeatTime every few minutes; nothing reads it.
+        kept["status"]["conditions"] = [
+            {k: v for k, v in c.items() if k != "lastHeartbeatTime"} if isinstance(c, dict) else c
+            for c in listed
+        ]
     if isinstance(taints := kept["spec"].get("taints"), list):
         kept["spec"]["taints"] = _taints(json.dumps(taints, sort_keys=True))
     return kept
@@ -561,11 +569,13 @@ class _Reflector:
             raise ClusterError(f"the watch of {self.resource.plural} failed ({said})")
         if kind in ("ADDED", "MODIFIED"):
             compact = self.resource.compact(obj)
-            if self.resource.keep(compact):
+            if not self.resource.keep(compact):
+                self._remove(_key(compact))
+            elif self.items.get(_key(compact)) != compact:
+                # A change of nothing kept (a node's heartbeat, a pod's IP) leaves the object as it
+                # was: what questions worked out of it still holds.
                 self._put(compact)
                 self.cache.check_size()
-            else:
-                self._remove(_key(compact))
         elif kind == "DELETED":
             self._remove(_key(obj))
         self.revision = text(meta(obj).get("resourceVersion")) or self.revision
@@ -712,6 +722,8 @@ class ClusterCache:
         self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
         self._inventory: tuple[tuple[int, int], Inventory] | None = None
         """The Inventory of the DeviceClasses and ResourceSlices at their reflectors' versions."""
+        self._node_work: tuple[int, dict[Hashable, Any]] = (-1, {})
+        """What was worked out of the nodes (`of_nodes`), at the node reflector's version."""
         self._dra_objects: tuple[int, Dra] | None = None
         """The Dra of the claims at their reflector's version, on that Inventory (`dra`)."""
         self._tasks: list[asyncio.Task[None]] = []
@@ -910,8 +922,21 @@ class ClusterCache:
             return None
         return tuple(reflector.items.values())
 
+    def of_nodes(self, what: Hashable, work: Callable[[], T]) -> T:
+        """`work()`, worked out of the nodes alone (`what` says which work), once until a node
+        changes: every question about the same nodes takes it as worked out."""
+        if self._node_work[0] != self._nodes.version:
+            self._node_work = (self._nodes.version, {})
+        kept = self._node_work[1]
+        if what not in kept:
+            kept[what] = work()
+        found: T = kept[what]
+        return found
+
     def nodes(self) -> tuple[Object, ...]:
-        return tuple(self._nodes.items.values())
+        """Every node; the same tuple until a node changes (`diagnosis.triage.findings.Findings.of_nodes`
+        keeps what questions work out of it)."""
+        return self.of_nodes("nodes", lambda: tuple(self._nodes.items.values()))
 
     def node(self, node_name: str) -> Object | None:
         return self._nodes.items.get(("", node_name))

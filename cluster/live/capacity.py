@@ -7,8 +7,9 @@ one that is refused becomes a note, one whose object or API is absent (404) read
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -74,14 +75,16 @@ class CapacityReads:
         ]
         if not pinned or not heard(pod, about, (), capacity):
             return capacity
-        others = await optional("the nodes of the other node groups", self._others(pinned), notes)
-        return replace(capacity, groups=tuple({name(n): n for n in others}.values()))
+        cache = self._source.cached()
+        if cache is not None:  # the same tuple for every question until a node changes
+            others = cache.of_nodes(("other groups", *pinned), partial(_other_groups, cache.nodes(), pinned))
+        else:
+            read = await optional("the nodes of the other node groups", self._others(pinned), notes)
+            others = tuple({name(n): n for n in read}.values())
+        return replace(capacity, groups=others)
 
     async def _others(self, pinned: list[tuple[str, str]]) -> list[Object]:
         """The nodes that carry one of the pinned pool labels with another value."""
-        cache = self._source.cached()
-        if cache is not None:
-            return [n for n in cache.nodes() if any(labels(n).get(k) not in (None, v) for k, v in pinned)]
         queries = [{"labelSelector": f"{key},{key}!={value}"} for key, value in pinned]
         return list(chain.from_iterable(await self._source.api.lists(Target("list", "nodes"), queries)))
 
@@ -124,3 +127,8 @@ class CapacityReads:
             "get", "provisioningrequests", in_namespace, group, wanted, "provisioningrequest", version
         )
         return await self._get(target)
+
+
+def _other_groups(nodes: Iterable[Object], pinned: list[tuple[str, str]]) -> tuple[Object, ...]:
+    """The nodes that carry one of the pinned pool labels with another value."""
+    return tuple(n for n in nodes if any(labels(n).get(k) not in (None, v) for k, v in pinned))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -70,9 +71,14 @@ class NodeReads:
         if cache is None:
             return await self._source.api.items(Target("list", "nodes"), labelSelector=selector)
         wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
-        rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
-        placement = Placement.of({"spec": {"nodeSelector": wanted}})
-        return [n for n in rarest if placement.mismatch(n) is None]
+
+        def matching() -> tuple[Object, ...]:
+            rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
+            placement = Placement.of({"spec": {"nodeSelector": wanted}})
+            return tuple(n for n in rarest if placement.mismatch(n) is None)
+
+        # The same tuple for every question until a node changes (`ClusterCache.of_nodes`).
+        return cache.of_nodes(("selected", selector), matching)
 
     async def labelled(self, key: str, value: str | None = None) -> Sequence[Object]:
         """The nodes with the label `key` (set to `value`, when given); none for a key or value no
@@ -92,6 +98,13 @@ class NodeReads:
         if cache is not None:
             return cache.nodes()
         return await self._source.api.items(Target("list", "nodes"))
+
+    def names(self, nodes: Sequence[Object]) -> frozenset[str]:
+        """The names of these nodes; of a tuple the cache handed over, once while it hands it over."""
+        cache = self._source.cached()
+        if cache is not None and isinstance(nodes, tuple):
+            return cache.findings.of_nodes(nodes, "names", partial(_names, nodes))
+        return _names(nodes)
 
     async def named(self, names: Iterable[str]) -> list[Object]:
         """Nodes by name (empty names ignored); a node that is gone is simply absent (see
@@ -187,3 +200,7 @@ def _per_node(candidates: int, cluster_nodes: int | None) -> bool:
     if candidates <= PER_NODE_ALWAYS:
         return True
     return candidates <= PER_NODE_MAX and (cluster_nodes is None or 2 * candidates <= cluster_nodes)
+
+
+def _names(nodes: Iterable[Object]) -> frozenset[str]:
+    return frozenset(name(n) for n in nodes)

@@ -96,7 +96,7 @@ class PeerReads:
         more = tuple(p for p in repelling if node_name(p) not in read)
         wanted = {node_name(p) for p in more}
         if wanted:  # most clusters have no such pod off the nodes read: no pass over every node then
-            wanted -= {name(n) for n in (*nodes, *peers.nodes)}
+            wanted -= self._nodes.names(nodes) | {name(n) for n in peers.nodes}
         their_nodes = await self._nodes.named(wanted)
         return (*bound, *more), replace(peers, nodes=(*peers.nodes, *their_nodes), all_pods=True)
 

@@ -9,9 +9,11 @@ each node group's template node (`groups`). Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import cache, partial
+from typing import TYPE_CHECKING
 
 from diagnosis.autoscaling import events, groups, karpenter, requests
 from diagnosis.autoscaling.advice import fixes, lines, read_commands
@@ -30,6 +32,9 @@ from diagnosis.model import Autoscaling, Diagnosis, NodeComing, NodeGroup, PodVe
 from diagnosis.objects import Object, meta, namespace, spec, text, timestamp
 from diagnosis.views import STATUS_CONFIGMAP, Capacity, TriageView
 
+if TYPE_CHECKING:
+    from diagnosis.triage.findings import Findings
+
 __all__ = ["PROVISION_TIMEOUT", "EventsRead", "assess", "events_to_read", "heard", "with_autoscaling"]
 
 GPU_BUFFER = timedelta(seconds=30)
@@ -40,28 +45,30 @@ EXPENDABLE = -10
 _WAITS_FOR_NO_NODE = (PodVerdict.NO_REQUEST, PodVerdict.OK)
 
 
-def with_autoscaling(view: TriageView, diagnosis: Diagnosis) -> Diagnosis:
+def with_autoscaling(view: TriageView, diagnosis: Diagnosis, kept: Findings | None = None) -> Diagnosis:
     """The diagnosis with whether a node will come: the state, its evidence after the funnel's, its
     fixes (wait, raise a limit) before the ones that change the pod's ask. Unchanged for a pod that
-    waits for no node."""
+    waits for no node. `kept`: what a reader keeps between questions (`Prepared.findings`)."""
     if diagnosis.verdict in _WAITS_FOR_NO_NODE:
         return diagnosis
-    found = assess(view)
+    pooled = cache(partial(groups.pools_of, view, kept))
+    found = assess(view, pooled)
     return replace(
         diagnosis,
         autoscaling=found,
         evidence=(*diagnosis.evidence, *lines(found, view.now)),
-        fixes=(*fixes(found, view), *diagnosis.fixes),
+        fixes=(*fixes(found, view, pooled), *diagnosis.fixes),
         next_commands=collect(*diagnosis.next_commands, *read_commands(view)),
     )
 
 
-def assess(view: TriageView) -> Autoscaling:
-    """The state, decided from the newest signal; `none` when no autoscaler is seen."""
+def assess(view: TriageView, pools: Callable[[], Mapping[str, Object]] | None = None) -> Autoscaling:
+    """The state, decided from the newest signal; `none` when no autoscaler is seen. `pools()`: the
+    node groups' templates (`groups.pools_of`), worked out only where an autoscaler is seen."""
     if not heard(view.pod, view.events, view.workloads, view.capacity):
         return Autoscaling(NodeComing.NONE)
     status = parse(view.capacity.status)
-    pooled = groups.pools(groups.grouped(view))
+    pooled = (pools or partial(groups.pools_of, view))()
     named = tuple(pooled)
     said = sorted(_signals(view, status, named), key=_newest, reverse=True)
     chosen = said[0] if said else _silent(view, status)

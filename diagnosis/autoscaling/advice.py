@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 
-from diagnosis.autoscaling.groups import grouped, moves
+from diagnosis.autoscaling.groups import moves
 from diagnosis.autoscaling.karpenter import NODEPOOL_LABEL
 from diagnosis.autoscaling.requests import consumed
 from diagnosis.autoscaling.said import PROVISION_TIMEOUT, minutes
@@ -67,9 +67,12 @@ def group_line(group: NodeGroup) -> str:
     return f"Node group {group.name}: " + (f"{sizes}; " if sizes else "") + verdict
 
 
-def fixes(found: Autoscaling, view: TriageView) -> tuple[Fix, ...]:
+def fixes(
+    found: Autoscaling, view: TriageView, pooled: Callable[[], Mapping[str, Object]]
+) -> tuple[Fix, ...]:
     """Wait for a node on its way; else raise the limit that stops one of the groups a new node of
-    which would take the pod."""
+    which would take the pod, or move it to another group (`pooled()`: the node groups' templates,
+    `groups.pools_of`)."""
     if found.state in (NodeComing.COMING, NodeComing.QUEUED):
         waited = minutes(found.since, view.now).removesuffix(" ago") or "not long"
         limit = (
@@ -81,7 +84,7 @@ def fixes(found: Autoscaling, view: TriageView) -> tuple[Fix, ...]:
         return (Fix(summary, None, (), objects=(_ref(view.pod),)),)
     if found.state not in (NodeComing.NOT_COMING, NodeComing.FAILED):
         return ()
-    return (*_raised_groups(found, view), *_raised_nodepools(view), *_moved(view))
+    return (*_raised_groups(found, view, pooled), *_raised_nodepools(view), *_moved(view, pooled()))
 
 
 def _ref(obj: Object) -> str:
@@ -90,7 +93,9 @@ def _ref(obj: Object) -> str:
     return f"{kind(obj).lower()}/{where}{name(obj)}"
 
 
-def _raised_groups(found: Autoscaling, view: TriageView) -> Iterator[Fix]:
+def _raised_groups(
+    found: Autoscaling, view: TriageView, pooled: Callable[[], Mapping[str, Object]]
+) -> Iterator[Fix]:
     full = [
         group
         for group in found.groups
@@ -98,7 +103,7 @@ def _raised_groups(found: Autoscaling, view: TriageView) -> Iterator[Fix]:
         and max(group.size or 0, group.target or 0) >= group.max
         and group.fits is not False
     ]
-    keys = _pool_keys(grouped(view), {group.name for group in full}) if full else {}
+    keys = _pool_keys(pooled().values(), {group.name for group in full}) if full else {}
     for group in full:
         key = keys.get(group.name, "")
         if key not in _RAISE or group.max is None:
@@ -150,8 +155,8 @@ def _raised_nodepools(view: TriageView) -> Iterator[Fix]:
         )
 
 
-def _moved(view: TriageView) -> Iterator[Fix]:
-    for group, patch in moves(view):
+def _moved(view: TriageView, pooled: Mapping[str, Object]) -> Iterator[Fix]:
+    for group, patch in moves(view, pooled):
         ((key, value),) = patch["spec"]["nodeSelector"].items()
         yield Fix(
             f"Move the pod to node group {group}: nodeSelector {key}={value} {where(view.pod)};"
@@ -165,8 +170,8 @@ _POOL_KEYS = (*_RAISE, NODEPOOL_LABEL, "agentpool")
 
 
 def _pool_keys(nodes: Iterable[Object], wanted: set[str]) -> dict[str, str]:
-    """The label that names each `wanted` pool (the cloud's, or Karpenter's), in one pass over the
-    nodes that stops once every one is found (a cluster's thousands of nodes, a few pools)."""
+    """The label that names each `wanted` pool (the cloud's, or Karpenter's), read off the pools'
+    template nodes."""
     found: dict[str, str] = {}
     for node in nodes:
         node_labels = mapping(meta(node).get("labels"))

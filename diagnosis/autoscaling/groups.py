@@ -10,7 +10,8 @@ funnel is reached through its module, not its names.)
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from diagnosis.autoscaling import karpenter
 from diagnosis.model import NodeGroup, PodVerdict
@@ -21,6 +22,9 @@ from diagnosis.triage.dra.claims import asks_claims
 from diagnosis.triage.resources import effective_requests, offer
 from diagnosis.triage.scheduling import node_selector
 from diagnosis.views import TriageView
+
+if TYPE_CHECKING:
+    from diagnosis.triage.findings import Findings
 
 POOL_LABELS = (
     "cloud.google.com/gke-nodepool",
@@ -53,10 +57,18 @@ def pools(nodes: Iterable[Object]) -> dict[str, Object]:
     return found
 
 
-def grouped(view: TriageView) -> tuple[Object, ...]:
-    """The nodes the node groups are taken from: the view's, and those of the groups the pod's
-    nodeSelector leaves out where a reader read them beside it (`Capacity.groups`)."""
-    return (*view.nodes, *view.capacity.groups)
+def pools_of(view: TriageView, kept: Findings | None = None) -> dict[str, Object]:
+    """`pools` of the nodes the node groups are taken from: the view's, and those of the groups the
+    pod's nodeSelector leaves out where a reader read them beside it (`Capacity.groups`). Each tuple's
+    pools once, where a reader keeps them between questions (`kept`)."""
+    found: dict[str, Object] = {}
+    for nodes in (view.nodes, view.capacity.groups):
+        part = pools(nodes) if kept is None else kept.of_nodes(nodes, "pools", partial(pools, nodes))
+        for group, node in part.items():
+            first = found.get(group)
+            if first is None or name(node) < name(first):
+                found[group] = node
+    return found
 
 
 def templates(view: TriageView, pooled: Mapping[str, Object]) -> dict[str, Object]:
@@ -83,13 +95,13 @@ def checked(view: TriageView, pooled: Mapping[str, Object]) -> tuple[NodeGroup, 
     return tuple(groups)
 
 
-def moves(view: TriageView) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(group, pod patch) for each other node group a pod that pins its pool by nodeSelector could
-    move to: the patch names that group instead, and a new node of it takes the pod so changed."""
+def moves(view: TriageView, pooled: Mapping[str, Object]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(group, pod patch) for each other node group (`pooled`: `pools_of`) a pod that pins its pool
+    by nodeSelector could move to: the patch names that group instead, and a new node of it takes
+    the pod so changed."""
     pod = unheld(view.pod)
     selector = node_selector(pod)
     pinned = [k for k in POOL_LABELS if k in selector]
-    pooled = pools(grouped(view)) if pinned else {}
     for key in pinned:
         for group, node in sorted(pooled.items()):
             if group == selector[key] or labels(node).get(key) != group:

@@ -87,16 +87,18 @@ def classify(view: TriageView, prepared: Prepared | None = None) -> Diagnosis:
     reader worked out or keeps about the view's objects (`diagnosis.triage.prepared`); the answer is
     the same without it."""
     prepared = prepared or NOTHING
-    shared = prepared.memo or Shared()
+    shared = prepared.memo or Shared(kept=prepared.findings)
     seen = Seen(view, effective_requests(view.pod), shared)
     for rung in RUNGS:
         answer = rung(seen)
         if answer is not None:
-            return autoscaling.with_autoscaling(view, runner.conclude(FUNNEL, view, answer, prepared))
+            concluded = runner.conclude(FUNNEL, view, answer, prepared)
+            return autoscaling.with_autoscaling(view, concluded, prepared.findings)
     # Only now do nodes matter: the funnel says which step leaves none.
     funneled = runner.funneled(FUNNEL, PASSED, seen, prepared)
     # Whether a node will come for a pod that waits for one (not for no-request, ok).
-    return autoscaling.with_autoscaling(view, runner.conclude(FUNNEL, view, funneled, prepared, shared))
+    concluded = runner.conclude(FUNNEL, view, funneled, prepared, shared)
+    return autoscaling.with_autoscaling(view, concluded, prepared.findings)
 
 
 def node_reads(

@@ -1,13 +1,14 @@
-"""What the funnel's steps up to the free slots found on each node, kept between questions by a reader
-that keeps the nodes (`cluster.cache`)."""
+"""What the funnel's steps up to the free slots found on each node, and what is worked out of a whole
+tuple of nodes, kept between questions by a reader that keeps the nodes (`cluster.cache`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any, NamedTuple, TypeVar
 
 from diagnosis.objects import Object, name
-from diagnosis.triage.funnel import Ask, Drop, Stage, Step
+from diagnosis.triage.funnel import Ask, Drop, Room, Stage, Step, holders_key
+from diagnosis.triage.resources import Holder, Offer
 
 T = TypeVar("T")
 
@@ -24,10 +25,37 @@ class Findings:
     Questions run in threads of their own: each change here is one dict operation."""
 
     KEPT = 16
+    WHOLE = 64
+    """What is worked out of whole tuples of nodes: up to this many results (more, and it starts over)."""
 
     def __init__(self) -> None:
         self._on: dict[str, tuple[Object, dict[object, Any]]] = {}
         """Node name → the node object and what was found on it, by what the check read."""
+        self._whole: dict[tuple[int, Hashable], tuple[tuple[Object, ...], Any]] = {}
+        """(id(nodes), what) → the nodes and what was worked out of them (`of_nodes`)."""
+
+    def of_nodes(
+        self,
+        nodes: tuple[Object, ...],
+        what: Hashable,
+        work: Callable[[], T],
+        holds: Callable[[T], bool] | None = None,
+    ) -> T:
+        """`work()`, worked out of `nodes` alone, once per tuple of nodes (and `what`): a reader that
+        keeps the nodes hands over the same tuple until one of them changes (`ClusterCache.nodes`),
+        so each question about them takes it as worked out (the nodes sorted by name, their pools,
+        the steps before the free slots for a placement), while `holds(it)` when given. The tuple is
+        kept with it: its id is not another's meanwhile."""
+        key = (id(nodes), what)
+        found = self._whole.get(key)
+        if found is not None and found[0] is nodes and (holds is None or holds(found[1])):
+            result: T = found[1]
+            return result
+        if len(self._whole) >= self.WHOLE:
+            self._whole.clear()
+        result = work()
+        self._whole[key] = (nodes, result)
+        return result
 
     def forget(self, node: str) -> None:
         """The node changed or is gone: what was found on it is not kept."""
@@ -50,7 +78,12 @@ class Findings:
     ) -> tuple[Stage, ...]:
         """`run(steps, ask, nodes)` for a pod whose placement is `key`: a node is checked only when
         nothing is kept of it for that placement (the first step that drops it, len(steps) for none,
-        and the drop)."""
+        and the drop). The same tuple of nodes again: the stages found on it."""
+        return self.of_nodes(nodes, ("run", key, steps), lambda: self._run(key, steps, ask, nodes))
+
+    def _run(
+        self, key: str, steps: tuple[Step, ...], ask: Ask, nodes: tuple[Object, ...]
+    ) -> tuple[Stage, ...]:
         found: list[tuple[int, Drop | None]] = []
         for node in nodes:
             kept = self._of(node)
@@ -78,13 +111,29 @@ class Findings:
         checked only when nothing is kept of it for these asks and the very holders it has now (a
         reader that keeps each node's pods keeps their holders, `resources.NodePods`). What the check
         read (the node's offer and its holders' use of each resource asked) is kept too, and handed
-        to the question's `Ask` as if read (the advice reads it of every node again)."""
-        key, asked = ("free slots", *ask.requests.items()), tuple(ask.requests)
+        to the question's `Ask` as if read (the advice reads it of every node again). The same tuple of
+        nodes with the very same holders on each: the stage found on it."""
+        key = ("free slots", *ask.requests.items())
+        holders = ask.holders
+
+        def same_holders(found: _FreeSlots) -> bool:
+            return all(holders.get(host, ()) is held for host, held in found.held.items())
+
+        found = self.of_nodes(nodes, key, lambda: self._free_slots(key, step, ask, nodes), same_holders)
+        ask.shared.offers.update(found.offers)
+        ask.shared.used.update(found.used)
+        ask.memo[holders_key(nodes)] = (nodes, found.worked)
+        return found.stage
+
+    def _free_slots(
+        self, key: tuple[object, ...], step: Step, ask: Ask, nodes: tuple[Object, ...]
+    ) -> _FreeSlots:
+        asked = tuple(ask.requests)
         offers, used = ask.shared.offers, ask.shared.used
-        drops = []
+        drops, held_on, rooms = [], {}, {}
         for node in nodes:
             host = name(node)
-            held = ask.holders.get(host, ())
+            held = held_on[host] = ask.holders.get(host, ())
             kept = self._of(node)
             known = kept.get(key)
             if known is None or known[0] is not held:
@@ -96,8 +145,12 @@ class Findings:
                 for resource, (offer_of, used_of) in zip(asked, known[2], strict=True):
                     offers[(id(node), resource)], used[(id(held), resource)] = offer_of, used_of
             drops.append(known[1])
+            rooms[host] = Room(node, tuple(o.allocatable for o, _ in known[2]), tuple(u for _, u in known[2]))
         passed = tuple(node for node, drop in zip(nodes, drops, strict=True) if drop is None)
-        return Stage(step, nodes, passed, tuple(drop for drop in drops if drop is not None))
+        stage = Stage(step, nodes, passed, tuple(drop for drop in drops if drop is not None))
+        read_offers = {(id(node), r): offers[(id(node), r)] for node in nodes for r in asked}
+        read_used = {(id(held), r): used[(id(held), r)] for held in held_on.values() for r in asked}
+        return _FreeSlots(stage, held_on, read_offers, read_used, {"room": rooms})
 
     def _of(self, node: Object) -> dict[object, Any]:
         """What is kept of this node object (a node of its name that is another object is not it)."""
@@ -112,6 +165,19 @@ class Findings:
             kept.clear()
         kept[key] = found
         return found
+
+
+class _FreeSlots(NamedTuple):
+    """The free-slot step on a tuple of nodes, the holders it found on each (by node name), and what
+    its check read: each node's offer and each node's holders' use of each resource asked (`Shared`)."""
+
+    stage: Stage
+    held: dict[str, tuple[Holder, ...]]
+    offers: dict[tuple[int, str], Offer]
+    used: dict[tuple[int, str], int]
+    worked: dict[str, Any]
+    """What questions worked out of the nodes and their holders (`Ask.of_holders`): to begin with,
+    `Ask.room`, from what the check read."""
 
 
 def _first_drop(steps: tuple[Step, ...], ask: Ask, node: Object) -> tuple[int, Drop | None]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Holding, PodState, PodVerdict, Snippet, Started
@@ -28,6 +28,11 @@ from diagnosis.triage.resources import Counted, Holder, Members, NodePods, Offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 from diagnosis.workloads import preempts_below
+
+if TYPE_CHECKING:
+    from diagnosis.triage.findings import Findings
+
+T = TypeVar("T")
 
 SHOWN = 10
 """Nodes named per step (and pods per node): enough to act on, short enough to read."""
@@ -68,6 +73,9 @@ class Shared:
     node (None: kept) (`runner._free_slots`)."""
     _named: dict[int, dict[str, Object]] = field(default_factory=dict)
     """The nodes of a tuple (by id) with a name, by name (`candidates`)."""
+    kept: Findings | None = None
+    """What a reader that keeps the nodes keeps between questions (`Prepared.findings`): the
+    candidates of a tuple of nodes it hands over again are taken from there."""
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
     _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
     _holders: dict[tuple[int, int], dict[str, tuple[Holder, ...]]] = field(default_factory=dict)
@@ -183,9 +191,29 @@ class Shared:
         found = self._candidates.get(id(nodes))
         if found is None:
             self.alive.append(nodes)
-            named = self._named[id(nodes)] = _by_name(nodes)
-            found = self._candidates[id(nodes)] = tuple(named[n] for n in sorted(named))
+            if self.kept is not None and type(nodes) is tuple:
+                named, found = self.kept.of_nodes(nodes, "candidates", partial(_sorted_by_name, nodes))
+            else:
+                named, found = _sorted_by_name(nodes)
+            self._named[id(nodes)], self._candidates[id(nodes)] = named, found
         return found
+
+
+def holders_key(nodes: tuple[Object, ...]) -> str:
+    """Where `Ask.memo` keeps what `Ask.of_holders` worked out of these nodes, with the nodes."""
+    return f"of holders {id(nodes)}"
+
+
+class Room(NamedTuple):
+    """A node, and what it offers and its holders hold of each resource a pod asks (`Ask.room`)."""
+
+    node: Object
+    allocatable: tuple[int, ...]
+    used: tuple[int, ...]
+
+    def free(self) -> tuple[int, ...]:
+        """Allocatable minus held: negative where the holders hold more than is allocatable."""
+        return tuple(a - u for a, u in zip(self.allocatable, self.used, strict=True))
 
 
 @dataclass(frozen=True)
@@ -254,6 +282,37 @@ class Ask:
         found = self.shared.used.get(key)
         if found is None:
             found = self.shared.used[key] = sum(h.requests.get(resource, 0) for h in held)
+        return found
+
+    def of_holders(self, nodes: tuple[Object, ...], what: str, work: Callable[[], T]) -> T:
+        """`work()`, worked out of these nodes, the holders on each and the asks alone (`what` says
+        which work): once per question, or, where a reader keeps what the free-slot step found
+        (`findings.Findings.free_slots`), once while the nodes and every node's holders are the same."""
+        kept = self.memo.get(holders_key(nodes))
+        if not (isinstance(kept, tuple) and kept[0] is nodes):
+            kept = self.memo[holders_key(nodes)] = (nodes, {})
+        worked: dict[str, Any] = kept[1]
+        if what not in worked:
+            worked[what] = work()
+        found: T = worked[what]
+        return found
+
+    def room(self, nodes: tuple[Object, ...]) -> dict[str, Room]:
+        """Node name → the node, what it offers of each resource asked (in `requests`' order) and
+        what its holders hold of it: what the advice reads of every node (ranks, free devices,
+        overcommitted nodes), read once."""
+        return self.of_holders(nodes, "room", partial(self._room, nodes))
+
+    def _room(self, nodes: tuple[Object, ...]) -> dict[str, Room]:
+        found = {}
+        asked, offer, used = tuple(self.requests), self.offer, self.used
+        for node in nodes:  # a plain loop: it runs for every node the step was given
+            host = name(node)
+            offered, held = [], []
+            for resource in asked:
+                offered.append(offer(node, resource).allocatable)
+                held.append(used(host, resource))
+            found[host] = Room(node, tuple(offered), tuple(held))
         return found
 
     def shortages(self, node: Object) -> list[Shortage]:
@@ -387,8 +446,13 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
     """Nodes with a name, one per name, sorted by name: the funnel and its evidence do not depend on
     the order the reader listed them in."""
+    return _sorted_by_name(nodes)[1]
+
+
+def _sorted_by_name(nodes: Iterable[object]) -> tuple[dict[str, Object], tuple[Object, ...]]:
+    """The nodes with a name by name, and `candidates(nodes)`."""
     by_name = _by_name(nodes)
-    return tuple(by_name[n] for n in sorted(by_name))
+    return by_name, tuple(by_name[n] for n in sorted(by_name))
 
 
 def _by_name(nodes: Iterable[object]) -> dict[str, Object]:
@@ -449,14 +513,20 @@ def _spare(ask: Ask, node: Object, resource: str) -> int:
     return ask.offer(node, resource).allocatable - ask.used(name(node), resource) - ask.requests[resource]
 
 
-def _headroom(ask: Ask, node: Object) -> int:
-    """How close the node comes to fitting: its tightest resource's spare (0 with no extended resource)."""
-    return min((_spare(ask, node, r) for r in ask.requests), default=0)
+def by_headroom(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Object, ...]:
+    """Closest to fitting first (ties by name): by the tightest resource's free minus asked (0 with no
+    extended resource)."""
+    wanted = tuple(ask.requests.values())
 
+    def headroom(item: tuple[str, Room]) -> tuple[int, str]:
+        host, room = item
+        spare = [a - u - n for a, u, n in zip(room.allocatable, room.used, wanted, strict=True)]
+        return -min(spare, default=0), host
 
-def by_headroom(ask: Ask, nodes: Iterable[Object]) -> list[Object]:
-    """Closest to fitting first (ties by name)."""
-    return sorted(nodes, key=lambda n: (-_headroom(ask, n), name(n)))
+    def ranked() -> tuple[Object, ...]:
+        return tuple(room.node for _, room in sorted(ask.room(nodes).items(), key=headroom))
+
+    return ask.of_holders(nodes, "by headroom", ranked)
 
 
 def tightest(ask: Ask, node: Object) -> tuple[str, int]:

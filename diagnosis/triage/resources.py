@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache, partial
+from functools import lru_cache, partial
 from typing import Any, NamedTuple, TypeVar
 
 from diagnosis.names import is_label_key
@@ -315,21 +315,19 @@ class Counted:
 
     def node_of(self, key: tuple[str, str]) -> str | None:
         """The node where the pod (namespace, name) is counted, if it is."""
-        return self.where.get(key) or self._in_groups.get(key)
+        return self.where.get(key) or self._in_groups(key)
 
-    @cached_property
-    def _in_groups(self) -> dict[tuple[str, str], str]:
-        found: dict[tuple[str, str], str] = {}
-        for node, group in self.groups.items():
-            found.update(dict.fromkeys(group.keys, node))
-        return found
+    def _in_groups(self, key: tuple[str, str]) -> str | None:
+        """The node whose group holds the pod (namespace, name), if one does: looked up group by group
+        (a fix asks for a few pods, the groups hold every pod of thousands of nodes)."""
+        return next((node for node, group in self.groups.items() if key in group.keys), None)
 
     def positions(self, key: tuple[str, str]) -> tuple[int, ...]:
         """Where the view's bound pods list the pod (namespace, name): a fix that ends pods takes
         them out of those (`fixes.changed`). `without` keeps them as they were: a fix is checked on
         the view the classification read."""
         first = self.listed.get(key)
-        if first is None and (node := self._in_groups.get(key)) is not None:
+        if first is None and (node := self._in_groups(key)) is not None:
             first = self.offsets[node] + self.groups[node].keys[key]
         return () if first is None else (first, *self.relisted.get(key, ()))
 

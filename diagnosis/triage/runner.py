@@ -78,7 +78,7 @@ def node_reads(
     free slots run over the nodes once, twice for a pod that asks both an extended resource and
     claims (the devices of its claims do not change which device plugins serve the other nodes).
     `findings`: what earlier questions found on these nodes (`Prepared.findings`)."""
-    shared = Shared()
+    shared = Shared(kept=findings)
     if not reaches_funnel(pod):
         # A pod waiting for victims: its nominated node's pods are the evidence.
         asks = effective_requests(pod) or asks_claims(pod)

@@ -216,6 +216,32 @@ async def test_what_a_question_found_on_a_node_goes_when_the_node_changes_or_goe
             assert cache.node(HALF) is None
 
 
+async def test_a_change_of_nothing_the_diagnosis_reads_leaves_the_nodes_as_they_were() -> None:
+    """A node's heartbeat (a new lastHeartbeatTime) changes nothing the diagnosis reads: the cache
+    keeps the node object and hands over the same tuple of nodes, so what questions worked out of them
+    still serves (`Findings`); a label change makes a new node object and a new tuple."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            assert await verdict(reader, ANYWHERE) is PodVerdict.SCHEDULABLE
+            nodes, kept = cache.nodes(), cache.node(FULL)
+            node = lab("Node", FULL)
+            for condition in node["status"]["conditions"]:
+                condition["lastHeartbeatTime"] = "2026-12-03T18:00:00Z"
+            revision = cache.revisions["nodes"]
+            sim.store.put(node)
+            await settled(lambda: cache.revisions["nodes"] != revision)
+            assert cache.nodes() is nodes
+            assert cache.node(FULL) is kept
+            assert FULL in cache.findings
+            node["metadata"]["labels"]["team"] = "research"
+            sim.store.put(node)
+            await settled(lambda: labels(cache.node(FULL)).get("team") == "research")
+            assert cache.nodes() is not nodes
+            assert FULL not in cache.findings
+
+
 async def test_every_bound_pod_is_kept_and_counts_against_its_node() -> None:
     """A CPU-only pod holds cpu, memory and a pod slot on its node: the cache keeps it as it arrives,
     listed or watched, as it keeps a GPU pod, and both count against `max_objects`."""

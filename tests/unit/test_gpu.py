@@ -15,6 +15,7 @@ from diagnosis.objects import Object, name
 from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
 from diagnosis.triage.findings import Findings
 from diagnosis.triage.funnel import Ask, Drop, Stage, run, stage_line
+from diagnosis.triage.prepared import Prepared
 from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
 from tests.unit.test_gpu_corpus import NOW, find_pod, items, view_of
@@ -449,3 +450,24 @@ def test_a_node_is_checked_once_per_placement_until_it_changes() -> None:
     checked.clear()
     found("another placement", nodes)
     assert set(checked) == {name(n) for n in nodes}
+
+
+def test_what_is_kept_of_a_tuple_of_nodes_serves_only_those_nodes_with_the_same_holders() -> None:
+    """A reader that keeps the nodes hands over the same tuple until one changes; `Findings` keeps
+    what is worked out of it (the candidates, the steps before the free slots, the free-slot stage
+    and what its check read) for the next question. The free-slot stage serves only while every
+    node has the very same holders: a holder gone from one node is seen, as without `Findings`."""
+    view = lab_view("case-exhaust")
+    view = replace(view, nodes=tuple(view.nodes))
+    findings = Findings()
+    asked = effective_requests(view.pod)
+    first = classify(view, Prepared(findings=findings))
+    assert first == classify(view)
+    assert first.verdict is PodVerdict.EXHAUSTED
+    again = classify(replace(view, bound_pods=tuple(view.bound_pods)), Prepared(findings=findings))
+    assert again == first
+    holder = next(p for p in view.bound_pods if asked.keys() & effective_requests(p).keys())
+    freed = replace(view, bound_pods=tuple(p for p in view.bound_pods if p is not holder))
+    found = classify(freed, Prepared(findings=findings))
+    assert found == classify(freed)
+    assert found.verdict is not PodVerdict.EXHAUSTED

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from diagnosis.commands import collect
@@ -32,11 +33,11 @@ from diagnosis.triage.fixes import (
     with_asks,
 )
 from diagnosis.triage.freeing import ended_until, freeing_change, holder_of, may_end, who
-from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, and_, by_headroom, names, tightest
+from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Room, Step, and_, by_headroom, names, tightest
 from diagnosis.triage.resources import Holder, Members, effective_requests, offer
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
-from diagnosis.workloads import priority, top_owner
+from diagnosis.workloads import Owner, priority, top_owner
 
 
 def exhausted(ask: Ask, node: Object) -> str | None:
@@ -75,7 +76,8 @@ def advise(funnel: Funnel) -> Advice:
     ranked = by_headroom(ask, nodes)
     best = ranked[0]
     resource, wanted = tightest(ask, best)
-    largest = max(ask.offer(n, resource).allocatable for n in nodes)
+    at = list(ask.requests).index(resource)
+    largest = max(room.allocatable[at] for room in ask.room(nodes).values())
     free = max(ask.offer(best, resource).allocatable - ask.used(name(best), resource), 0)
     if largest < wanted:
         summary = (
@@ -106,7 +108,7 @@ def advise(funnel: Funnel) -> Advice:
         commands += (consumers(name(node), ask.requests), kubectl.node_details(name(node)))
     return Advice(
         summary,
-        held_lines(ask, ranked),
+        ask.of_holders(nodes, "held lines", partial(held_lines, ask, ranked, ask.room(nodes))),
         collect(*commands),
         fixes=_fixes(funnel),
         holders=holdings(ask, nodes),
@@ -114,14 +116,24 @@ def advise(funnel: Funnel) -> Advice:
     )
 
 
-def holdings(ask: Ask, nodes: Iterable[Object]) -> tuple[Holding, ...]:
+def holdings(ask: Ask, nodes: tuple[Object, ...]) -> tuple[Holding, ...]:
     """Who holds the pod's devices on these nodes, grouped by top owner (`diagnosis.workloads`): the
     pod's own JobSet first, then lowest priority first (the cheapest to move)."""
-    own, asked = top_owner(ask.pod), ask.requests.keys()
+    own, here = top_owner(ask.pod), namespace(ask.pod)
+    found = [
+        replace(held, own=True) if held.kind == "JobSet" and owner == own and held.namespace == here else held
+        for held, owner in ask.of_holders(nodes, "holdings", partial(_holdings, ask, nodes))
+    ]
+    return tuple(sorted(found, key=lambda h: (not h.own, h.priority, h.namespace, h.name)))
+
+
+def _holdings(ask: Ask, nodes: tuple[Object, ...]) -> tuple[tuple[Holding, Owner], ...]:
+    """Each workload's holding of the pod's devices on these nodes (none the pod's own yet), with its
+    top owner."""
+    asked, holders = ask.requests.keys(), ask.holders
     groups: dict[tuple[str, str, str], list[tuple[str, Holder]]] = {}
-    for node in nodes:
-        host = name(node)
-        for holder in ask.holders.get(host, ()):
+    for host in ask.room(nodes):  # the nodes by name
+        for holder in holders.get(host, ()):
             if not asked.isdisjoint(holder.requests):  # a holder's requests leave out 0s
                 key = (holder.owner.kind, holder.namespace, holder.owner.name or holder.name)
                 groups.setdefault(key, []).append((host, holder))
@@ -133,22 +145,20 @@ def holdings(ask: Ask, nodes: Iterable[Object]) -> tuple[Holding, ...]:
                 if resource in holder.requests:
                     devices[resource] = devices.get(resource, 0) + holder.requests[resource]
         first = held[0][1]
-        found.append(
-            Holding(
-                kind=owner_kind,
-                namespace=ns,
-                name=owner_name,
-                pods=tuple(sorted({h.name for _, h in held})),
-                nodes=tuple(sorted({n for n, _ in held})),
-                devices=devices,
-                priority_class=first.priority_class,
-                priority=min(h.priority for _, h in held),
-                preemptible=all(h.preemptible for _, h in held),
-                own=owner_kind == "JobSet" and own == first.owner and ns == namespace(ask.pod),
-                terminating=sum(h.terminating for _, h in held),
-            )
+        holding = Holding(
+            kind=owner_kind,
+            namespace=ns,
+            name=owner_name,
+            pods=tuple(sorted({h.name for _, h in held})),
+            nodes=tuple(sorted({n for n, _ in held})),
+            devices=devices,
+            priority_class=first.priority_class,
+            priority=min(h.priority for _, h in held),
+            preemptible=all(h.preemptible for _, h in held),
+            terminating=sum(h.terminating for _, h in held),
         )
-    return tuple(sorted(found, key=lambda h: (not h.own, h.priority, h.namespace, h.name)))
+        found.append((holding, first.owner))
+    return tuple(found)
 
 
 def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> tuple[str, ...]:
@@ -183,17 +193,24 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
     ending the holders whose end opens a node, lowest priority first (the ones this pod may preempt
     named so)."""
     ask, nodes = funnel.ask, funnel.last.entered
-    free = {
-        name(n): {r: max(ask.offer(n, r).allocatable - ask.used(name(n), r), 0) for r in ask.requests}
-        for n in nodes
-    }
-    ranked = sorted(nodes, key=lambda n: (-sum(free[name(n)].values()), name(n)))[:CHECKED]
+    free, ranked = ask.of_holders(nodes, "most free", partial(_most_free, ask, nodes))
     lowered = _fewer(ask, free)
     return (
         *(wait for node in ranked if (wait := _waiting(ask, free[name(node)], node)) is not None),
         *((lowered,) if lowered is not None else ()),
         *(change for node in ranked if (change := _freeing(ask, free[name(node)], node)) is not None),
     )
+
+
+def _most_free(ask: Ask, nodes: tuple[Object, ...]) -> tuple[dict[str, dict[str, int]], tuple[Object, ...]]:
+    """Node name → what it has free of each resource asked; and the `CHECKED` nodes with the most free."""
+    rooms = ask.room(nodes)
+    free = {
+        host: dict(zip(ask.requests, (max(f, 0) for f in room.free()), strict=True))
+        for host, room in rooms.items()
+    }
+    ranked = sorted(free, key=lambda h: (-sum(free[h].values()), h))[:CHECKED]
+    return free, tuple(rooms[host].node for host in ranked)
 
 
 def _waiting(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
@@ -438,16 +455,17 @@ def consumers(node: str, resources: Iterable[str]) -> Command | None:
     return kubectl.pod_columns_on_node(node, columns, purpose)
 
 
-def held_lines(ask: Ask, nodes: Sequence[Object]) -> tuple[str, ...]:
+def held_lines(ask: Ask, nodes: Sequence[Object], rooms: Mapping[str, Room]) -> tuple[str, ...]:
     """What the holders of the devices (`holdings`, grouped by workload) do not say: the pods
     nominated on a node, which the scheduler counts there before they are bound, and the nodes whose
     pods hold more than is allocatable, grouped."""
+    on = [name(n) for n in nodes]
     nominated = [
-        f"{h.namespace}/{h.name} on {name(n)} ("
+        f"{h.namespace}/{h.name} on {host} ("
         + ", ".join(f"{r} ×{v}" for r, v in h.requests.items() if r in ask.requests)
         + ")"
-        for n in nodes
-        for h in ask.holders.get(name(n), ())
+        for host in on
+        for h in ask.holders.get(host, ())
         if h.nominated and any(h.requests.get(r) for r in ask.requests)
     ]
     lines = []
@@ -457,11 +475,11 @@ def held_lines(ask: Ask, nodes: Sequence[Object]) -> tuple[str, ...]:
             f"first): {names(nominated)}"
         )
     over: dict[tuple[str, int, int], list[str]] = {}
-    for node in nodes:
-        for resource in ask.requests:
-            used, allocatable = ask.used(name(node), resource), ask.offer(node, resource).allocatable
+    for host in on:
+        room = rooms[host]
+        for resource, allocatable, used in zip(ask.requests, room.allocatable, room.used, strict=True):
             if used > allocatable:
-                over.setdefault((resource, used, allocatable), []).append(name(node))
+                over.setdefault((resource, used, allocatable), []).append(host)
     lines += [
         f"{names(on)}: {'its pods hold' if len(on) == 1 else 'the pods on each hold'} {used} {resource} "
         f"but only {allocatable} is allocatable: devices went unhealthy while held, and still count "
