@@ -851,7 +851,7 @@ class ClusterCache:
         """The memory the objects held take, estimated from a deep size walk of up to `sample` of
         each resource's objects (each a few hundred bytes; a walk of them all would take seconds on a
         large cluster), plus the dictionaries that hold and index them, and what the questions keep
-        beside them (`grouped`, `findings`), estimated the same way."""
+        beside them (`grouped`, `findings`, what was worked out of the nodes), estimated the same way."""
         total = 0
         for reflector in self._reflectors:
             objects = list(islice(reflector.items.values(), sample))
@@ -868,6 +868,12 @@ class ClusterCache:
         found = list(islice(self.findings.kept(), sample // 4))
         if found:
             total += deep_size(found, self._nodes.items.values()) * len(self.findings) // len(found)
+        # What was worked out of whole tuples of nodes (up to `Findings.WHOLE`): each may name every
+        # node, a few tell them.
+        worked = self.findings.worked_out()
+        if worked:
+            few = worked[:: max(len(worked) // 4, 1)]
+            total += deep_size(few, self._nodes.items.values()) * len(worked) // len(few)
         return total
 
     def age(self, now: float | None = None) -> float | None:

@@ -73,6 +73,10 @@ class Findings:
         """What is kept of each node."""
         return (found for _, found in tuple(self._on.values()))
 
+    def worked_out(self) -> tuple[Any, ...]:
+        """What is kept of whole tuples of nodes (`of_nodes`), without the tuples."""
+        return tuple(found for _, found in tuple(self._whole.values()))
+
     def run(
         self, key: str, steps: tuple[Step, ...], ask: Ask, nodes: tuple[Object, ...]
     ) -> tuple[Stage, ...]:
