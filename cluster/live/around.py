@@ -17,10 +17,11 @@ from cluster.live.source import Source
 from cluster.live.storage import StorageReads
 from cluster.transport import Target
 from diagnosis.dra_objects import Dra
-from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, status
+from diagnosis.objects import Object, labels, mapping, name, namespace, sequence, spec, status
 from diagnosis.relations import node_name
 from diagnosis.triage.classify import usage_candidates
 from diagnosis.triage.fixes import node_pool
+from diagnosis.triage.resources import effective_requests, offer
 from diagnosis.triage.runner import reaches_funnel
 from diagnosis.triage.steps.volume import claims as volumes
 from diagnosis.views import Peers, Storage
@@ -71,7 +72,8 @@ class AroundReads:
         and nominated pods that triaging those pending pods needs (as `triage_view` reads them). Beside
         them, and with their bound pods, the nodes a workload's fix weighs: those of the node groups
         its pods are on (where a missing topology label takes its value from) and every node of its
-        exclusive-topology labels (the domains its groups could move to)."""
+        exclusive-topology labels (the domains its groups could move to); the pods of those only on
+        the nodes that offer a device the workload's pods ask for."""
         pending = _placements(pods)
         candidates, nominated = await asyncio.gather(
             asyncio.gather(*(self._nodes.candidates(p) for p in pending)),
@@ -84,9 +86,13 @@ class AroundReads:
         known.update((name(n), n) for n in await self._nodes.named(placed))
         near = await self._near(pods, known, topology)
         known.update((name(n), n) for n in near)
+        # A fix weighs the pods of the nodes near only where they hold the devices the workload's
+        # pods ask: a node that offers none takes none of them, whatever runs there (a workload that
+        # asks none, or only by claims: every node near).
+        asked = {r for p in pods for r in effective_requests(p)}
         usage = (
             waiting
-            | {name(n) for n in near}
+            | {name(n) for n in near if not asked or any(offer(n, r).allocatable > 0 for r in asked)}
             | {
                 n
                 for pod, (nodes, _) in zip(pending, candidates, strict=True)
@@ -100,16 +106,18 @@ class AroundReads:
     async def _near(
         self, pods: Sequence[Object], known: Mapping[str, Object], topology: Iterable[str]
     ) -> list[Object]:
-        """The nodes of the node groups the pods are bound in, and those with a `topology` label."""
-        pools = {
-            pool
-            for pod in pods
-            if (node := known.get(node_name(pod))) is not None and (pool := node_pool(node))
-        }
-        found = await asyncio.gather(
-            *(self._nodes.labelled(key, value) for key, value in sorted(pools)),
-            *(self._nodes.labelled(key) for key in sorted(set(topology) - {""})),
-        )
+        """The nodes of the node groups the pods are bound in, and of the domains of the `topology`
+        labels they are bound in. (The other domains a pending group could move to are among its
+        candidate nodes, read already: a node its nodeSelector leaves out takes none of it.)"""
+        keys = set(topology) - {""}
+        domains = set()
+        for pod in pods:
+            if (node := known.get(node_name(pod))) is None:
+                continue
+            if pool := node_pool(node):
+                domains.add(pool)
+            domains.update((k, v) for k, v in labels(node).items() if k in keys)
+        found = await asyncio.gather(*(self._nodes.labelled(key, value) for key, value in sorted(domains)))
         return [node for nodes in found for node in nodes]
 
     async def _around(

@@ -23,7 +23,7 @@ from diagnosis.jobset.keys import EXCLUSIVE_TOPOLOGY_KEY
 from diagnosis.jobset.restarts import disruption, exits
 from diagnosis.jobset.upstream import DUPLICATE_LEADER
 from diagnosis.model import Command, Diagnosis, Fix, JobSetVerdict, PodVerdict
-from diagnosis.objects import Object, labels, meta, name, namespace, status, text
+from diagnosis.objects import Object, labels, mapping, meta, name, namespace, status, text
 from diagnosis.patch import merge_patch
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage import classify as gpu
@@ -426,10 +426,14 @@ def _free_domain(family: Family, child: Child, leader: Object) -> Fix | None:
     if not asks or child.wanted < 1:
         return None
     best: _Freed | None = None
+    holding: dict[str, list[Object]] = {}  # node → the bound pods there that hold what the leader asks
+    for pod in family.view.bound_pods:
+        if holds_node(pod) and not effective_requests(pod).keys().isdisjoint(asks):
+            holding.setdefault(node_name(pod), []).append(pod)
     for value, members in sorted(_domains(family.view.nodes, child.topology_key).items()):
         if len(members) < child.wanted:
             continue
-        freed = _freed(family, child, leader, value, members, set(asks))
+        freed = _freed(family, child, leader, value, [p for n in members for p in holding.get(n, ())])
         if freed is not None and (best is None or len(freed.held) < len(best.held)):
             best = freed
     return None if best is None else _freeing(child, best)
@@ -449,25 +453,18 @@ def _domains(nodes: Iterable[Object], key: str) -> dict[str, list[str]]:
     """The names of the nodes of each value of the topology label `key`."""
     domains: dict[str, list[str]] = {}
     for node in nodes:
-        if value := labels(node).get(key):
+        value = mapping(meta(node).get("labels")).get(key)  # read, not copied: every node of the view
+        if isinstance(value, str) and value:
             domains.setdefault(value, []).append(name(node))
     return domains
 
 
-def _freed(
-    family: Family, child: Child, leader: Object, value: str, members: list[str], asks: set[str]
-) -> _Freed | None:
+def _freed(family: Family, child: Child, leader: Object, value: str, holding: list[Object]) -> _Freed | None:
     """The domain `key=value` freed of the pods that hold the devices the leader asks on its nodes
-    `members`; None when none holds any, one is this JobSet's own, or too few nodes would then open."""
+    (`holding`); None when none holds any, one is this JobSet's own, or too few nodes would then open."""
     view, key, own = family.view, child.topology_key, top_owner(leader)
-    held = sorted(  # by name, not as read: a live reader lists them node by node
-        (
-            p
-            for p in view.bound_pods
-            if node_name(p) in members and set(effective_requests(p)) & asks and holds_node(p)
-        ),
-        key=lambda p: (namespace(p), name(p)),
-    )
+    # By name, not as read: a live reader lists them node by node.
+    held = sorted(holding, key=lambda p: (namespace(p), name(p)))
     if not held or any(top_owner(p) == own and namespace(p) == family.namespace for p in held):
         return None
     gone = {(namespace(p), name(p)) for p in held}
