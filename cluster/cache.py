@@ -723,7 +723,7 @@ class ClusterCache:
         self._inventory: tuple[tuple[int, int], Inventory] | None = None
         """The Inventory of the DeviceClasses and ResourceSlices at their reflectors' versions."""
         self._node_work: tuple[int, dict[Hashable, Any]] = (-1, {})
-        """What was worked out of the nodes (`of_nodes`), at the node reflector's version."""
+        """What was worked out of the nodes (`until_nodes_change`), at the node reflector's version."""
         self._dra_objects: tuple[int, Dra] | None = None
         """The Dra of the claims at their reflector's version, on that Inventory (`dra`)."""
         self._tasks: list[asyncio.Task[None]] = []
@@ -928,7 +928,7 @@ class ClusterCache:
             return None
         return tuple(reflector.items.values())
 
-    def of_nodes(self, what: Hashable, work: Callable[[], T]) -> T:
+    def until_nodes_change(self, what: Hashable, work: Callable[[], T]) -> T:
         """`work()`, worked out of the nodes alone (`what` says which work), once until a node
         changes: every question about the same nodes takes it as worked out."""
         if self._node_work[0] != self._nodes.version:
@@ -942,7 +942,7 @@ class ClusterCache:
     def nodes(self) -> tuple[Object, ...]:
         """Every node; the same tuple until a node changes (`diagnosis.triage.findings.Findings.of_nodes`
         keeps what questions work out of it)."""
-        return self.of_nodes("nodes", lambda: tuple(self._nodes.items.values()))
+        return self.until_nodes_change("nodes", lambda: tuple(self._nodes.items.values()))
 
     def node(self, node_name: str) -> Object | None:
         return self._nodes.items.get(("", node_name))

@@ -77,7 +77,9 @@ class CapacityReads:
             return capacity
         cache = self._source.cached()
         if cache is not None:  # the same tuple for every question until a node changes
-            others = cache.of_nodes(("other groups", *pinned), partial(_other_groups, cache.nodes(), pinned))
+            others = cache.until_nodes_change(
+                ("other groups", *pinned), partial(_other_groups, cache.nodes(), pinned)
+            )
         else:
             read = await optional("the nodes of the other node groups", self._others(pinned), notes)
             others = tuple({name(n): n for n in read}.values())

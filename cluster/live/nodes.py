@@ -12,7 +12,7 @@ from typing import Any
 from cluster.live.source import Source
 from cluster.transport import Target
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
-from diagnosis.objects import Object, labels, name
+from diagnosis.objects import Object, name
 from diagnosis.relations import NOT_TERMINAL, node_name
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.resources import NodePods, group_pods, in_order
@@ -77,21 +77,17 @@ class NodeReads:
             placement = Placement.of({"spec": {"nodeSelector": wanted}})
             return tuple(n for n in rarest if placement.mismatch(n) is None)
 
-        # The same tuple for every question until a node changes (`ClusterCache.of_nodes`).
-        return cache.of_nodes(("selected", selector), matching)
+        # The same tuple for every question until a node changes (`ClusterCache.until_nodes_change`).
+        return cache.until_nodes_change(("selected", selector), matching)
 
-    async def labelled(self, key: str, value: str | None = None) -> Sequence[Object]:
-        """The nodes with the label `key` (set to `value`, when given); none for a key or value no
-        label can have."""
-        if not is_label_key(key) or (value is not None and not is_label_value(value)):
+    async def labelled(self, key: str, value: str) -> Sequence[Object]:
+        """The nodes with the label `key=value`; none for a key or value no label can have."""
+        if not is_label_key(key) or not is_label_value(value):
             return ()
         cache = self._source.cached()
         if cache is not None:
-            if value is not None:
-                return cache.nodes_labelled(key, value)
-            return [n for n in cache.nodes() if key in labels(n)]
-        selector = key if value is None else f"{key}={value}"
-        return await self._source.api.items(Target("list", "nodes"), labelSelector=selector)
+            return cache.nodes_labelled(key, value)
+        return await self._source.api.items(Target("list", "nodes"), labelSelector=f"{key}={value}")
 
     async def every(self) -> Sequence[Object]:
         cache = self._source.cached()
