@@ -49,6 +49,7 @@ from functools import lru_cache, partial
 from itertools import islice
 from typing import Any, TypeVar
 
+import orjson
 import urllib3
 
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
@@ -555,8 +556,8 @@ class _Reflector:
         if line is None:
             return None
         try:
-            return dict(mapping(json.loads(line))), len(line)
-        except ValueError as err:
+            return dict(mapping(orjson.loads(line))), len(line)
+        except orjson.JSONDecodeError as err:
             raise Unavailable(server, f"a watch event is not JSON: {truncate(line)}") from err
 
     def _apply(self, event: dict[str, Any]) -> None:

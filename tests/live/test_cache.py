@@ -415,7 +415,8 @@ async def test_while_the_cache_syncs_the_reader_reads_directly_and_says_so() -> 
             assert not reads_of_nodes_or_bound_pods(sim.requests[start:])
             # What /metrics reports of it: the objects held, their memory, how long since it last heard.
             assert cache.held == {"nodes": 5, "pods": 7, **NO_DRA_OBJECTS, **NO_AUTOSCALER_OBJECTS}
-            assert 5 * 200 < cache.estimated_bytes() < 5 * 20_000
+            # What the question kept counts too: a few results worked out of the five nodes, ~10 KB each.
+            assert 5 * 200 < cache.estimated_bytes() < 5 * 40_000
             age = cache.age()
             assert age is not None
             assert age >= 0

@@ -3,16 +3,18 @@ of calls on any cluster size, and no read lists every pod of the cluster."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 
+from cluster.cache import compact_pod
 from cluster.errors import Forbidden
-from cluster.live.nodes import PER_NODE_ALWAYS
+from cluster.live.nodes import PER_NODE_ALWAYS, _per_node
 from cluster.snapshot import SnapshotReader
 from cluster.transport import PAGE_SIZE, WORKERS
 from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
+from diagnosis.objects import Object, name, namespace
 from diagnosis.triage.classify import classify
 from tests.live.generated import NAMESPACE, PINNED, UNPINNED, Generated, cluster
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
@@ -35,6 +37,30 @@ def sim(generated: Generated) -> Iterator[Simulator]:
 
 def _lists_of_pods(requests: list[Request]) -> list[str]:
     return [r.query.get("fieldSelector", "") for r in requests if r.resource == "pods" and r.verb == "list"]
+
+
+def _held_compact(bound: Sequence[Object], served: Sequence[Object]) -> bool:
+    """Whether the bound pods read are held as the cache holds them: what the diagnosis reads of
+    each served pod (`compact_pod`), not the whole decoded pod."""
+    pods = {(namespace(p), name(p)): p for p in served if p.get("kind") == "Pod"}
+    return bool(bound) and all(p == compact_pod(pods[namespace(p), name(p)]) for p in bound)
+
+
+@pytest.mark.parametrize(
+    ("candidates", "cluster_nodes", "per_node"),
+    [
+        (64, 65_000, True),  # few: always one LIST each
+        (2_500, 5_000, True),  # half of the cluster (measured: 5.5 s node by node, 8.5 s all at once)
+        (2_501, 5_000, False),
+        (30_000, 65_000, True),
+        (40_000, 65_000, False),
+        (20_000, None, True),  # selected by label: a pool, part of the cluster
+    ],
+)
+def test_bound_pods_are_read_node_by_node_up_to_half_of_the_cluster(
+    candidates: int, cluster_nodes: int | None, per_node: bool
+) -> None:
+    assert _per_node(candidates, cluster_nodes) is per_node
 
 
 def _since(sim: Simulator, start: int) -> list[Request]:
@@ -149,6 +175,7 @@ async def test_a_pod_that_fits_a_pool_reads_that_pools_pods_node_by_node(
         [NOMINATED, *(f"spec.nodeName={n},{NOT_TERMINAL}" for n in generated.gpu_nodes)]
     )
     assert len(view.bound_pods) == 8 * len(generated.gpu_nodes)
+    assert _held_compact(view.bound_pods, generated.objects)
     assert classify(view, prepared).verdict is PodVerdict.EXHAUSTED
 
 
@@ -173,6 +200,7 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
     pages = -(-200 * 8 // PAGE_SIZE)
     assert _lists_of_pods(crowded.requests) == [NOMINATED] + [f"spec.nodeName!=,{NOT_TERMINAL}"] * pages
     assert len(view.bound_pods) == 8 * len(most.gpu_nodes)
+    assert _held_compact(view.bound_pods, most.objects)
     assert (
         classify(view, prepared).verdict
         is classify(*await SnapshotReader(most.objects).triage_view(NAMESPACE, UNPINNED)).verdict
@@ -189,8 +217,14 @@ async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
             "batch-infer-0-4tq8m",
             # A gated pod may still wait for a node (Kueue's checks, an autoscaler): those three reads.
             [
-                "pods/get", "events/list", "workloads/list", "localqueues/get", "clusterqueues/get",
-                "configmaps/get", "nodepools/list", "nodeclaims/list",
+                "pods/get",
+                "events/list",
+                "workloads/list",
+                "localqueues/get",
+                "clusterqueues/get",
+                "configmaps/get",
+                "nodepools/list",
+                "nodeclaims/list",
             ],
         ),
     ],
