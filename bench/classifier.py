@@ -12,7 +12,7 @@ from functools import partial
 from itertools import chain
 
 from bench.timing import Row, repeat
-from cluster.cache import compact_node, compact_pod
+from cluster.compact import compact_node, compact_pod
 from cluster.reader import TriageRead
 from devtools.cluster import NOW, Cluster
 from diagnosis.dra_objects import NO_DRA, Dra

@@ -37,7 +37,6 @@ no lock and cannot change while a reader reads it between two awaits.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sys
 import time
@@ -45,38 +44,32 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import partial
 from itertools import islice
 from typing import Any, TypeVar
 
 import orjson
 import urllib3
 
+from cluster.compact import compact_node, compact_pending, compact_pod
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.kube import ApiClient, iter_resp_lines
 from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
 from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, resource_slice
 from diagnosis.objects import (
     Object,
-    condition,
     labels,
     mapping,
     meta,
     name,
     namespace,
-    sequence,
     spec,
-    status,
     text,
 )
 from diagnosis.relations import NOT_TERMINAL
 from diagnosis.triage.findings import Findings
-from diagnosis.triage.fit import CPU, pod_requests
-from diagnosis.triage.peers import spec_terms
-from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import NodePods, effective_requests, group_pods, in_order
 from diagnosis.views import STATUS_CONFIGMAP
-from diagnosis.workloads import OWNER_LABELS
 
 T = TypeVar("T")
 
@@ -116,166 +109,6 @@ class CacheOptions:
     every failure from its last attempt on as the last (reconnections never end)."""
 
 
-# — what is kept of each object —
-
-_NODE_FIELDS = {
-    "metadata": ("name", "uid", "labels", "creationTimestamp"),
-    "spec": ("taints", "unschedulable"),
-    "status": ("capacity", "allocatable", "conditions"),
-}
-"""What the diagnosis reads of a node: labels, taints and the cordon (`diagnosis.triage.scheduling`),
-capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
-
-_POD_META = ("name", "namespace", "uid", "deletionTimestamp", "deletionGracePeriodSeconds")
-_OWNER_REF = ("kind", "name", "uid", "controller")
-
-ANTI_AFFINITY = "podAntiAffinity"
-_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
-
-_SHARED = frozenset({"namespace", "nodeName", "phase", "type", "status", "reason"})
-"""Fields whose values repeat across objects: a hundred thousand pods share a few namespaces and
-phases, and a few thousand node names."""
-
-
-def compact_node(node: Object) -> dict[str, Any]:
-    """The node without what the diagnosis never reads (images, managed fields, addresses, …). Nodes
-    with the same taints share one list of them (never changed: the diagnosis only reads it), which
-    the funnel then reads once for all of them (`diagnosis.triage.scheduling.Placement.untolerated`)."""
-    kept: dict[str, Any] = {"apiVersion": node.get("apiVersion") or "v1", "kind": "Node"}
-    for part, fields in _NODE_FIELDS.items():
-        kept[part] = _pick(mapping(node.get(part)), fields)
-    if isinstance(listed := kept["status"].get("conditions"), list):
-        # The kubelet writes lastHeartbeatTime every few minutes; nothing reads it.
-        kept["status"]["conditions"] = [
-            {k: v for k, v in c.items() if k != "lastHeartbeatTime"} if isinstance(c, dict) else c
-            for c in listed
-        ]
-    if isinstance(taints := kept["spec"].get("taints"), list):
-        kept["spec"]["taints"] = _taints(json.dumps(taints, sort_keys=True))
-    return kept
-
-
-@lru_cache(maxsize=1024)
-def _taints(listed: str) -> list[Any]:
-    """One list per set of taints (`listed`: the list as JSON): a pool's nodes all carry the same."""
-    found: list[Any] = json.loads(listed)
-    return found
-
-
-def compact_pod(pod: Object) -> dict[str, Any]:
-    """What the diagnosis reads of a bound pod, in the shape of a pod: who it is and who made it (its
-    owners and owner labels: holders are grouped by workload, `diagnosis.workloads`), where it is
-    bound, its priority and class, its phase, whether it is terminating (its grace period, and why:
-    `DisruptionTarget`), and its containers folded into one that asks the pod's requests
-    (`fit.pod_requests`, and the extended resources as `resources.effective_requests` reads them)
-    and holds its host ports (pods asking the same share that one container: a cluster runs a few
-    hundred templates); its required pod anti-affinity (`diagnosis.triage.steps.pod_affinity`) and
-    the PVCs of its volumes (`diagnosis.triage.steps.volume`)."""
-    pod_meta, pod_spec = meta(pod), spec(pod)
-    kept_meta = _pick(pod_meta, _POD_META)
-    owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
-    if owners:
-        kept_meta["ownerReferences"] = owners
-    owner_labels = _pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
-    if owner_labels:
-        kept_meta["labels"] = owner_labels
-    priority = pod_spec.get("priority")
-    shape = _Shape(
-        text(pod_spec.get("nodeName")),
-        priority if isinstance(priority, int) else None,
-        text(pod_spec.get("priorityClassName")),
-        _Template(tuple(pod_requests(pod).items()), tuple(effective_requests(pod).items()), host_ports(pod)),
-    )
-    kept_spec = _spec(shape)
-    # The few pods with a required anti-affinity or PVCs get a spec of their own beside the shared one.
-    repels = spec_terms(pod, ANTI_AFFINITY)
-    claims = [
-        _pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
-        for v in sequence(pod_spec.get("volumes"))
-        if "persistentVolumeClaim" in mapping(v) or "ephemeral" in mapping(v)
-    ]
-    if repels or claims:
-        kept_spec = dict(kept_spec)
-        if repels:
-            kept_spec["affinity"] = {ANTI_AFFINITY: {_REQUIRED: list(repels)}}
-        if claims:
-            kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
-    kept: dict[str, Any] = {"metadata": kept_meta, "spec": kept_spec}
-    kept_status = _pick(status(pod), ("phase",))
-    disruption = condition(pod, "DisruptionTarget")
-    if disruption is not None:
-        kept_status["conditions"] = [_pick(disruption, ("type", "status", "reason"))]
-    if kept_status.get("phase") != "Running" or disruption is not None:
-        kept["status"] = kept_status  # a missing phase reads as not terminal, as every kept pod is
-    return kept
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """All of a compact pod's spec: pods of one template on one node share it."""
-
-    node: str
-    priority: int | None
-    priority_class: str
-    template: _Template
-
-
-@dataclass(frozen=True)
-class _Template:
-    """What a compact pod's one container holds: pods of one template share it on every node."""
-
-    requests: tuple[tuple[str, int], ...]
-    extended: tuple[tuple[str, int], ...]
-    ports: tuple[HostPort, ...]
-
-
-@lru_cache(maxsize=65536)
-def _spec(shape: _Shape) -> dict[str, Any]:
-    """A compact pod's spec (shared, never changed: the diagnosis only reads it): its node, priority
-    and its template's containers (`_containers`)."""
-    kept: dict[str, Any] = {"nodeName": _shared(shape.node), "containers": _containers(shape.template)}
-    if shape.priority is not None:
-        kept["priority"] = shape.priority
-    if shape.priority_class:
-        kept["priorityClassName"] = shape.priority_class
-    return kept
-
-
-@lru_cache(maxsize=4096)
-def _containers(template: _Template) -> list[dict[str, Any]]:
-    """One container that asks the pod's requests and holds its host ports (shared, never changed:
-    the diagnosis works out what a pod asks once per containers list, `resources.template_key`).
-    cpu is written in millicores; extended resources go in the limits too, which
-    `effective_requests` reads first."""
-    asks = {r: f"{v}m" if r == CPU else v for r, v in template.requests}
-    resources = {"requests": asks, "limits": dict(template.extended)}
-    container: dict[str, Any] = {"name": "", "resources": resources}
-    if template.ports:
-        container["ports"] = [
-            {"hostPort": p.number, "containerPort": p.number, "protocol": p.protocol, "hostIP": p.ip}
-            for p in template.ports
-        ]
-    return [container]
-
-
-def compact_pending(pod: Object) -> dict[str, Any]:
-    """What the sentinel reads of a pod waiting for a node: who it is and who owns it (labels and
-    ownerReferences: its workload), since when it waits (creation, the PodScheduled condition), and
-    whether it asks for a device (extended resources, ResourceClaims); and what `/triage` reads of a
-    pod that competes for the same nodes: where it may go (nodeSelector, node affinity,
-    tolerations) and whether the scheduler tries it yet (scheduling gates)."""
-    kept = compact_pod(pod)
-    # New dicts: a compact pod's spec is shared with the pods of its template (`_spec`).
-    kept["metadata"] = kept["metadata"] | _pick(meta(pod), ("labels", "ownerReferences", "creationTimestamp"))
-    placement = _pick(spec(pod), ("resourceClaims", "nodeSelector", "tolerations", "schedulingGates"))
-    node_affinity = mapping(mapping(spec(pod).get("affinity")).get("nodeAffinity"))
-    if node_affinity:
-        placement["affinity"] = {"nodeAffinity": node_affinity}
-    kept["spec"] = kept["spec"] | placement
-    kept["status"] = kept.get("status", {}) | _pick(status(pod), ("phase", "conditions"))
-    return kept
-
-
 def asks_devices(pod: Object) -> bool:
     """Whether the (compacted) pod asks for an extended resource or names a ResourceClaim."""
     return holds_devices(pod) or bool(spec(pod).get("resourceClaims"))
@@ -306,15 +139,6 @@ def compact_whole(obj: Object) -> dict[str, Any]:
     metadata.pop("managedFields", None)
     kept["metadata"] = metadata
     return kept
-
-
-def _pick(source: Object, fields: Iterable[str]) -> dict[str, Any]:
-    """The fields that are there, the values that repeat across objects kept once."""
-    return {f: _shared(source[f]) if f in _SHARED else source[f] for f in fields if f in source}
-
-
-def _shared(value: object) -> object:
-    return sys.intern(value) if isinstance(value, str) else value
 
 
 def deep_size(roots: Iterable[object], held: Iterable[object] = ()) -> int:

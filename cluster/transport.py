@@ -71,7 +71,7 @@ T = TypeVar("T")
 Kept = Callable[[dict[str, Any]], dict[str, Any] | None]
 """What a reader keeps of each item of a LIST (None: nothing), applied in the worker as each page is
 decoded, so that a page is freed before the next is read: the bound pods of a large cluster are held
-as the few fields the diagnosis reads (`cluster.cache.compact_pod`), not as 500 MB of decoded JSON
+as the few fields the diagnosis reads (`cluster.compact.compact_pod`), not as 500 MB of decoded JSON
 that the cyclic collector walks again and again while they are read (on 5,000 nodes, a third of a
 direct `/triage`)."""
 

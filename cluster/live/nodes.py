@@ -9,7 +9,7 @@ from functools import partial
 from itertools import chain
 from typing import Any
 
-from cluster.cache import compact_pod
+from cluster.compact import compact_pod
 from cluster.live.source import Source
 from cluster.transport import Kept, Target
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value

@@ -497,7 +497,7 @@ def holders(
 def template_key(pod_spec: Object) -> int:
     """What a pod's requests are worked out from, by identity, for a memo that lives no longer than
     the pods: its containers when nothing else adds to them (the cache's pods of one template share
-    one list: `cluster.cache.compact_pod`), else its whole spec."""
+    one list: `cluster.compact.compact_pod`), else its whole spec."""
     if "initContainers" in pod_spec or "overhead" in pod_spec or "resources" in pod_spec:
         return id(pod_spec)
     return id(pod_spec.get("containers"))

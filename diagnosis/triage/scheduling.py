@@ -139,7 +139,7 @@ class Placement:
         default_factory=dict, compare=False, repr=False
     )
     """By id(a node's `spec.taints` list) and its cordon: the cache's nodes with the same taints share
-    one list (`cluster.cache.compact_node`). The nodes asked about outlive this Placement (it is the
+    one list (`cluster.compact.compact_node`). The nodes asked about outlive this Placement (it is the
     pod's, for one classification), so no id is reused meanwhile."""
 
     @classmethod

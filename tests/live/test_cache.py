@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from cluster.cache import BOUND_PODS, CacheOptions, compact_node, compact_pod
+from cluster.cache import BOUND_PODS, CacheOptions
+from cluster.compact import compact_node, compact_pod
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader, load_objects
 from cluster.transport import Retry

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from cluster.cache import compact_pod
+from cluster.compact import compact_pod
 from cluster.errors import Forbidden
 from cluster.live.nodes import PER_NODE_ALWAYS, _per_node
 from cluster.snapshot import SnapshotReader

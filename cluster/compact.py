@@ -1,0 +1,186 @@
+"""What kubewhy keeps of a node and of a pod: the fields the diagnosis reads, in the shape of the
+object, with what repeats across objects kept once. The cache keeps every node and bound pod this way
+(`cluster.cache`), and a direct read keeps the bound pods it lists this way as each page is decoded
+(`cluster.live.nodes`); the diagnosis reads both alike."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from diagnosis.objects import Object, condition, mapping, meta, sequence, spec, status, text
+from diagnosis.triage.fit import CPU, pod_requests
+from diagnosis.triage.peers import spec_terms
+from diagnosis.triage.ports import HostPort, host_ports
+from diagnosis.triage.resources import effective_requests
+from diagnosis.workloads import OWNER_LABELS
+
+_NODE_FIELDS = {
+    "metadata": ("name", "uid", "labels", "creationTimestamp"),
+    "spec": ("taints", "unschedulable"),
+    "status": ("capacity", "allocatable", "conditions"),
+}
+"""What the diagnosis reads of a node: labels, taints and the cordon (`diagnosis.triage.scheduling`),
+capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
+
+_POD_META = ("name", "namespace", "uid", "deletionTimestamp", "deletionGracePeriodSeconds")
+_OWNER_REF = ("kind", "name", "uid", "controller")
+
+ANTI_AFFINITY = "podAntiAffinity"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
+_SHARED = frozenset({"namespace", "nodeName", "phase", "type", "status", "reason"})
+"""Fields whose values repeat across objects: a hundred thousand pods share a few namespaces and
+phases, and a few thousand node names."""
+
+
+def compact_node(node: Object) -> dict[str, Any]:
+    """The node without what the diagnosis never reads (images, managed fields, addresses, …). Nodes
+    with the same taints share one list of them (never changed: the diagnosis only reads it), which
+    the funnel then reads once for all of them (`diagnosis.triage.scheduling.Placement.untolerated`)."""
+    kept: dict[str, Any] = {"apiVersion": node.get("apiVersion") or "v1", "kind": "Node"}
+    for part, fields in _NODE_FIELDS.items():
+        kept[part] = pick(mapping(node.get(part)), fields)
+    if isinstance(listed := kept["status"].get("conditions"), list):
+        # The kubelet writes lastHeartbeatTime every few minutes; nothing reads it.
+        kept["status"]["conditions"] = [
+            {k: v for k, v in c.items() if k != "lastHeartbeatTime"} if isinstance(c, dict) else c
+            for c in listed
+        ]
+    if isinstance(taints := kept["spec"].get("taints"), list):
+        kept["spec"]["taints"] = _taints(json.dumps(taints, sort_keys=True))
+    return kept
+
+
+@lru_cache(maxsize=1024)
+def _taints(listed: str) -> list[Any]:
+    """One list per set of taints (`listed`: the list as JSON): a pool's nodes all carry the same."""
+    found: list[Any] = json.loads(listed)
+    return found
+
+
+def compact_pod(pod: Object) -> dict[str, Any]:
+    """What the diagnosis reads of a bound pod, in the shape of a pod: who it is and who made it (its
+    owners and owner labels: holders are grouped by workload, `diagnosis.workloads`), where it is
+    bound, its priority and class, its phase, whether it is terminating (its grace period, and why:
+    `DisruptionTarget`), and its containers folded into one that asks the pod's requests
+    (`fit.pod_requests`, and the extended resources as `resources.effective_requests` reads them)
+    and holds its host ports (pods asking the same share that one container: a cluster runs a few
+    hundred templates); its required pod anti-affinity (`diagnosis.triage.steps.pod_affinity`) and
+    the PVCs of its volumes (`diagnosis.triage.steps.volume`)."""
+    pod_meta, pod_spec = meta(pod), spec(pod)
+    kept_meta = pick(pod_meta, _POD_META)
+    owners = [pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
+    if owners:
+        kept_meta["ownerReferences"] = owners
+    owner_labels = pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
+    if owner_labels:
+        kept_meta["labels"] = owner_labels
+    priority = pod_spec.get("priority")
+    shape = _Shape(
+        text(pod_spec.get("nodeName")),
+        priority if isinstance(priority, int) else None,
+        text(pod_spec.get("priorityClassName")),
+        _Template(tuple(pod_requests(pod).items()), tuple(effective_requests(pod).items()), host_ports(pod)),
+    )
+    kept_spec = _spec(shape)
+    # The few pods with a required anti-affinity or PVCs get a spec of their own beside the shared one.
+    repels = spec_terms(pod, ANTI_AFFINITY)
+    claims = [
+        pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
+        for v in sequence(pod_spec.get("volumes"))
+        if "persistentVolumeClaim" in mapping(v) or "ephemeral" in mapping(v)
+    ]
+    if repels or claims:
+        kept_spec = dict(kept_spec)
+        if repels:
+            kept_spec["affinity"] = {ANTI_AFFINITY: {_REQUIRED: list(repels)}}
+        if claims:
+            kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
+    kept: dict[str, Any] = {"metadata": kept_meta, "spec": kept_spec}
+    kept_status = pick(status(pod), ("phase",))
+    disruption = condition(pod, "DisruptionTarget")
+    if disruption is not None:
+        kept_status["conditions"] = [pick(disruption, ("type", "status", "reason"))]
+    if kept_status.get("phase") != "Running" or disruption is not None:
+        kept["status"] = kept_status  # a missing phase reads as not terminal, as every kept pod is
+    return kept
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """All of a compact pod's spec: pods of one template on one node share it."""
+
+    node: str
+    priority: int | None
+    priority_class: str
+    template: _Template
+
+
+@dataclass(frozen=True)
+class _Template:
+    """What a compact pod's one container holds: pods of one template share it on every node."""
+
+    requests: tuple[tuple[str, int], ...]
+    extended: tuple[tuple[str, int], ...]
+    ports: tuple[HostPort, ...]
+
+
+@lru_cache(maxsize=65536)
+def _spec(shape: _Shape) -> dict[str, Any]:
+    """A compact pod's spec (shared, never changed: the diagnosis only reads it): its node, priority
+    and its template's containers (`_containers`)."""
+    kept: dict[str, Any] = {"nodeName": _shared(shape.node), "containers": _containers(shape.template)}
+    if shape.priority is not None:
+        kept["priority"] = shape.priority
+    if shape.priority_class:
+        kept["priorityClassName"] = shape.priority_class
+    return kept
+
+
+@lru_cache(maxsize=4096)
+def _containers(template: _Template) -> list[dict[str, Any]]:
+    """One container that asks the pod's requests and holds its host ports (shared, never changed:
+    the diagnosis works out what a pod asks once per containers list, `resources.template_key`).
+    cpu is written in millicores; extended resources go in the limits too, which
+    `effective_requests` reads first."""
+    asks = {r: f"{v}m" if r == CPU else v for r, v in template.requests}
+    resources = {"requests": asks, "limits": dict(template.extended)}
+    container: dict[str, Any] = {"name": "", "resources": resources}
+    if template.ports:
+        container["ports"] = [
+            {"hostPort": p.number, "containerPort": p.number, "protocol": p.protocol, "hostIP": p.ip}
+            for p in template.ports
+        ]
+    return [container]
+
+
+def compact_pending(pod: Object) -> dict[str, Any]:
+    """What the sentinel reads of a pod waiting for a node: who it is and who owns it (labels and
+    ownerReferences: its workload), since when it waits (creation, the PodScheduled condition), and
+    whether it asks for a device (extended resources, ResourceClaims); and what `/triage` reads of a
+    pod that competes for the same nodes: where it may go (nodeSelector, node affinity,
+    tolerations) and whether the scheduler tries it yet (scheduling gates)."""
+    kept = compact_pod(pod)
+    # New dicts: a compact pod's spec is shared with the pods of its template (`_spec`).
+    kept["metadata"] = kept["metadata"] | pick(meta(pod), ("labels", "ownerReferences", "creationTimestamp"))
+    placement = pick(spec(pod), ("resourceClaims", "nodeSelector", "tolerations", "schedulingGates"))
+    node_affinity = mapping(mapping(spec(pod).get("affinity")).get("nodeAffinity"))
+    if node_affinity:
+        placement["affinity"] = {"nodeAffinity": node_affinity}
+    kept["spec"] = kept["spec"] | placement
+    kept["status"] = kept.get("status", {}) | pick(status(pod), ("phase", "conditions"))
+    return kept
+
+
+def pick(source: Object, fields: Iterable[str]) -> dict[str, Any]:
+    """The fields that are there, the values that repeat across objects kept once."""
+    return {f: _shared(source[f]) if f in _SHARED else source[f] for f in fields if f in source}
+
+
+def _shared(value: object) -> object:
+    return sys.intern(value) if isinstance(value, str) else value
