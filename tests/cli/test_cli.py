@@ -485,6 +485,11 @@ def _asleep_in_pipe_read(process: subprocess.Popen[str]) -> None:
         time.sleep(0.01)
 
 
+def _interruptible() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_quietly(tmp_path: Path) -> None:
     fifo = tmp_path / "snapshot.json"
     os.mkfifo(fifo)
@@ -494,6 +499,10 @@ def test_ctrl_c_exits_130_quietly(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        # As a shell starts it: Ctrl-C neither ignored nor blocked. A child inherits both from the
+        # thread that forks it, and this test's worker process may have been left with either by an
+        # earlier test (unproven: CI timed out here three times running, never by hand).
+        preexec_fn=_interruptible,
     )
     # Opening the FIFO's writing end succeeds once kubewhy has opened it to read: it then waits for
     # the snapshot, as on a slow `--snapshot <(kubectl get …)`.
