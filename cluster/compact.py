@@ -17,6 +17,7 @@ from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.steps.pod_affinity import ANTI_AFFINITY
 from diagnosis.workloads import OWNER_LABELS
 
 _NODE_FIELDS = {
@@ -30,7 +31,6 @@ capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diag
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp", "deletionGracePeriodSeconds")
 _OWNER_REF = ("kind", "name", "uid", "controller")
 
-ANTI_AFFINITY = "podAntiAffinity"
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 _SHARED = frozenset({"namespace", "nodeName", "phase", "type", "status", "reason"})
@@ -44,7 +44,7 @@ def compact_node(node: Object) -> dict[str, Any]:
     the funnel then reads once for all of them (`diagnosis.triage.scheduling.Placement.untolerated`)."""
     kept: dict[str, Any] = {"apiVersion": node.get("apiVersion") or "v1", "kind": "Node"}
     for part, fields in _NODE_FIELDS.items():
-        kept[part] = pick(mapping(node.get(part)), fields)
+        kept[part] = _pick(mapping(node.get(part)), fields)
     if isinstance(listed := kept["status"].get("conditions"), list):
         # The kubelet writes lastHeartbeatTime every few minutes; nothing reads it.
         kept["status"]["conditions"] = [
@@ -73,11 +73,11 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     hundred templates); its required pod anti-affinity (`diagnosis.triage.steps.pod_affinity`) and
     the PVCs of its volumes (`diagnosis.triage.steps.volume`)."""
     pod_meta, pod_spec = meta(pod), spec(pod)
-    kept_meta = pick(pod_meta, _POD_META)
-    owners = [pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
+    kept_meta = _pick(pod_meta, _POD_META)
+    owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
     if owners:
         kept_meta["ownerReferences"] = owners
-    owner_labels = pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
+    owner_labels = _pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
     if owner_labels:
         kept_meta["labels"] = owner_labels
     priority = pod_spec.get("priority")
@@ -91,7 +91,7 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     # The few pods with a required anti-affinity or PVCs get a spec of their own beside the shared one.
     repels = spec_terms(pod, ANTI_AFFINITY)
     claims = [
-        pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
+        _pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
         for v in sequence(pod_spec.get("volumes"))
         if "persistentVolumeClaim" in mapping(v) or "ephemeral" in mapping(v)
     ]
@@ -102,10 +102,10 @@ def compact_pod(pod: Object) -> dict[str, Any]:
         if claims:
             kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
     kept: dict[str, Any] = {"metadata": kept_meta, "spec": kept_spec}
-    kept_status = pick(status(pod), ("phase",))
+    kept_status = _pick(status(pod), ("phase",))
     disruption = condition(pod, "DisruptionTarget")
     if disruption is not None:
-        kept_status["conditions"] = [pick(disruption, ("type", "status", "reason"))]
+        kept_status["conditions"] = [_pick(disruption, ("type", "status", "reason"))]
     if kept_status.get("phase") != "Running" or disruption is not None:
         kept["status"] = kept_status  # a missing phase reads as not terminal, as every kept pod is
     return kept
@@ -167,17 +167,17 @@ def compact_pending(pod: Object) -> dict[str, Any]:
     tolerations) and whether the scheduler tries it yet (scheduling gates)."""
     kept = compact_pod(pod)
     # New dicts: a compact pod's spec is shared with the pods of its template (`_spec`).
-    kept["metadata"] = kept["metadata"] | pick(meta(pod), ("labels", "ownerReferences", "creationTimestamp"))
-    placement = pick(spec(pod), ("resourceClaims", "nodeSelector", "tolerations", "schedulingGates"))
+    kept["metadata"] = kept["metadata"] | _pick(meta(pod), ("labels", "ownerReferences", "creationTimestamp"))
+    placement = _pick(spec(pod), ("resourceClaims", "nodeSelector", "tolerations", "schedulingGates"))
     node_affinity = mapping(mapping(spec(pod).get("affinity")).get("nodeAffinity"))
     if node_affinity:
         placement["affinity"] = {"nodeAffinity": node_affinity}
     kept["spec"] = kept["spec"] | placement
-    kept["status"] = kept.get("status", {}) | pick(status(pod), ("phase", "conditions"))
+    kept["status"] = kept.get("status", {}) | _pick(status(pod), ("phase", "conditions"))
     return kept
 
 
-def pick(source: Object, fields: Iterable[str]) -> dict[str, Any]:
+def _pick(source: Object, fields: Iterable[str]) -> dict[str, Any]:
     """The fields that are there, the values that repeat across objects kept once."""
     return {f: _shared(source[f]) if f in _SHARED else source[f] for f in fields if f in source}
 
