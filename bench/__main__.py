@@ -49,6 +49,8 @@ FULL = Plan(
         Size(10000, 10, kubewhy_runs=3, baseline_runs=1, jobset_runs=3),
         Size(5000, 10, kubewhy_runs=5, baseline_runs=0, jobset_runs=0, dra=True),
         Size(5000, 10, kubewhy_runs=5, baseline_runs=0, jobset_runs=0, autoscaling=True),
+        Size(65000, 10, kubewhy_runs=3, baseline_runs=0, jobset_runs=3, pending=1000, sweeps=3),
+        Size(65000, 10, kubewhy_runs=3, baseline_runs=0, jobset_runs=0, dra=True),
     ),
     classifier=((5000, 10),),
     classifier_runs=20,

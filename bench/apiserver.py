@@ -70,10 +70,12 @@ def simulated(
     hosts_per_slice: int = 64,
     dra: bool = False,
     autoscaling: bool = False,
+    pending: int | None = None,
 ) -> Iterator[Served]:
-    """Serve `devtools.cluster.generate(nodes, pods_per_node, …)` from a child process; with `dra`, its
-    GPUs served by the DRA driver (`devtools.dra_cluster.on_dra`); with `autoscaling`, its
-    cluster-autoscaler speaking (`devtools.autoscaling_cluster.with_autoscaler`)."""
+    """Serve `devtools.cluster.generate(nodes, pods_per_node, …)` (with `pending` pods waiting; None:
+    the generator's share) from a child process; with `dra`, its GPUs served by the DRA driver
+    (`devtools.dra_cluster.on_dra`); with `autoscaling`, its cluster-autoscaler speaking
+    (`devtools.autoscaling_cluster.with_autoscaler`)."""
     shape = [
         "--slices",
         str(slices),
@@ -81,6 +83,7 @@ def simulated(
         str(hosts_per_slice),
         *(["--dra"] if dra else []),
         *(["--autoscaling"] if autoscaling else []),
+        *(["--pending", str(pending)] if pending is not None else []),
     ]
     command = [sys.executable, "-m", "bench.apiserver", str(nodes), str(pods_per_node), *shape]
     with subprocess.Popen(
@@ -161,10 +164,15 @@ def main() -> None:
     parser.add_argument(
         "--autoscaling", action="store_true", help="with cluster-autoscaler's status and events"
     )
+    parser.add_argument("--pending", type=int, help="pods waiting (default: the generator's share)")
     args = parser.parse_args()
     started = time.perf_counter()
     cluster = generate(
-        args.nodes, args.pods_per_node, slices=args.slices, hosts_per_slice=args.hosts_per_slice
+        args.nodes,
+        args.pods_per_node,
+        slices=args.slices,
+        hosts_per_slice=args.hosts_per_slice,
+        pending=args.pending,
     )
     objects = on_dra(cluster).objects() if args.dra else cluster.objects()
     if args.autoscaling:

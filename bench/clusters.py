@@ -11,7 +11,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from bench import jobset, triage
+from bench import jobset, sweep, triage
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row
 from bench.triage import Caps, Measured
@@ -38,6 +38,10 @@ class Size:
     pinned and unpinned pods (the original tool's method reads no DRA object, so it has no row)."""
     autoscaling: bool = False
     """cluster-autoscaler speaks about the pending pods: measured as with `dra` (`run_p95_size`)."""
+    pending: int | None = None
+    """Pods waiting for a node (None: the generator's share, `devtools.cluster.catalog.PENDING_SHARE`)."""
+    sweeps: int = 0
+    """Sentinel sweeps measured through the cache (`bench.sweep`), after the questions."""
 
 
 @dataclass(frozen=True)
@@ -93,11 +97,12 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
     directly, and by kubewhy with its watch-backed cache once synced; `/jobset why` both ways.
 
     A baseline stopped by the watchdog is not repeated for the other pod (its kubectl calls are the
-    same but for the pod's own GET); `size.direct_pods` limits the direct reads where one takes
+    same but for the pod's own GET), and none is run where `size.baseline_runs` is 0 (on 10,000 nodes
+    kubectl is stopped already); `size.direct_pods` limits the direct reads where one takes
     minutes."""
     pods = {"pinned pod": served.pinned, "unpinned pod": served.unpinned}
     baselines: dict[str, Measured] = {}
-    for case, pod in pods.items():
+    for case, pod in pods.items() if size.baseline_runs else ():
         stopped = [m for m in baselines.values() if m.floor_s]
         baselines[case] = (
             stopped[0]
@@ -106,15 +111,18 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
                 triage.measure_baseline, served, pod, size.baseline_runs, plan.budget_s, plan.caps
             )
         )
-    by_pod: dict[str, list[Row]] = {
+    by_pod: dict[str, list[Row]] = {case: [] for case in pods} | {
         case: [triage.baseline_row(served, case, m)] for case, m in baselines.items()
     }
+    unmeasured = triage.Measured(None, "")
     rows: list[Row] = []
     reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
     try:
         for case in list(pods)[: size.direct_pods]:
             ours = await triage.measure_kubewhy(reader, pods[case], size.kubewhy_runs, plan.budget_s)
-            by_pod[case].append(triage.kubewhy_row(served, "kubewhy", case, ours, baselines[case]))
+            by_pod[case].append(
+                triage.kubewhy_row(served, "kubewhy", case, ours, baselines.get(case, unmeasured))
+            )
             if case == "pinned pod":  # its pool's nodes are read one LIST each
                 bare, reads = await triage.measure_bare(
                     served, reader, pods[case], size.kubewhy_runs, plan.budget_s
@@ -137,11 +145,15 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
                 )
                 ours = await triage.measure_kubewhy(cached, pod, cached_runs(size), plan.budget_s)
                 by_pod[case].append(
-                    triage.kubewhy_row(served, "kubewhy + cache", case, ours, baselines[case])
+                    triage.kubewhy_row(
+                        served, "kubewhy + cache", case, ours, baselines.get(case, unmeasured)
+                    )
                 )
             rows.append(
                 await jobset.measure(cached, served, "kubewhy + cache", size.jobset_runs, plan.budget_s)
             )
+            if size.sweeps:
+                rows += await sweep.measure(served, cached, size.sweeps)
     return [sync, *(row for case in pods for row in by_pod[case]), *rows]
 
 
@@ -168,6 +180,7 @@ def measure_size(size: Size, plan: Plan) -> list[Row]:
             hosts_per_slice=size.hosts_per_slice,
             dra=size.dra,
             autoscaling=size.autoscaling,
+            pending=size.pending,
         ) as served:
             return await (run_p95_size if size.dra or size.autoscaling else run_size)(size, plan, served)
 

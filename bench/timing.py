@@ -6,12 +6,10 @@ import math
 import resource
 import statistics
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
-
-from cluster.cache import deep_size
 
 T = TypeVar("T")
 
@@ -101,11 +99,6 @@ def peak_rss_mib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
-def deep_size_mib(roots: Iterable[object]) -> float:
-    """`cluster.cache.deep_size` in MiB: what a store of decoded JSON holds."""
-    return deep_size(roots) / 2**20
-
-
 def fmt_s(seconds: float) -> str:
     """A duration at a precision that reads at a glance: 3.2 ms, 412 ms, 7.41 s."""
     if seconds < 0.01:
@@ -113,6 +106,11 @@ def fmt_s(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
     return f"{seconds:.2f} s"
+
+
+def fmt_limit(seconds: float) -> str:
+    """A target's limit as written: 250 ms, 1 s, 15 s."""
+    return f"{seconds:g} s" if seconds >= 1 else f"{seconds * 1000:g} ms"
 
 
 @dataclass(frozen=True)

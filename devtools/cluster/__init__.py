@@ -57,11 +57,18 @@ class Cluster:
 
 
 def generate(
-    nodes: int, pods_per_node: int, *, slices: int = 4, hosts_per_slice: int = 64, seed: int = 7
+    nodes: int,
+    pods_per_node: int,
+    *,
+    slices: int = 4,
+    hosts_per_slice: int = 64,
+    pending: int | None = None,
+    seed: int = 7,
 ) -> Cluster:
     """A cluster of `nodes` nodes holding about `pods_per_node` pods each (at least the DaemonSet and
-    accelerator pods a node runs), with `PENDING_SHARE` more pending, and a JobSet of `slices` ×
-    `hosts_per_slice` pods whose TPU nodes (all slices but the last) count among `nodes`."""
+    accelerator pods a node runs), with `pending` more pending (None: `PENDING_SHARE` of them), and a
+    JobSet of `slices` × `hosts_per_slice` pods whose TPU nodes (all slices but the last) count among
+    `nodes`."""
     if hosts_per_slice not in TPU_TOPOLOGY:
         raise ValueError(f"hosts_per_slice must be one of {sorted(TPU_TOPOLOGY)}")
     if slices < 2:
@@ -74,7 +81,7 @@ def generate(
     for pool, size in pool_sizes(nodes - tpu_nodes):
         fill_pool(world, pool, size, pods_per_node)
     the_jobset = jobset.add_jobset(world, slices, hosts_per_slice)
-    pinned, unpinned = add_pending_pods(world)
+    pinned, unpinned = add_pending_pods(world, pending)
     settle_jobs(world)
     return Cluster(
         world.nodes,

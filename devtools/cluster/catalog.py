@@ -21,6 +21,8 @@ K8S_VERSION = "v1.33.5-gke.1162000"
 MAX_PODS = 110
 TOPOLOGY_KEY = "cloud.google.com/gke-nodepool"
 """The JobSet's exclusive-topology key: one TPU slice is one node pool."""
+ACCELERATOR_POOL_NODES = 1000
+"""The most nodes of one GPU node pool (`pools.pool_sizes` splits a larger one)."""
 PENDING_SHARE = 0.005
 """Pending pods, as a share of all pods."""
 

@@ -4,8 +4,10 @@ then CPU pods up to the pods a node holds, within its allocatable CPU and memory
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from devtools.cluster.catalog import (
+    ACCELERATOR_POOL_NODES,
     GPU1,
     MAX_PODS,
     POOLS,
@@ -23,14 +25,27 @@ from devtools.cluster.world import Workload, World
 
 
 def pool_sizes(total: int) -> list[tuple[Pool, int]]:
-    """Sizes of the non-TPU pools by their shares (largest remainder), each at least 2 nodes."""
+    """Sizes of the non-TPU pools by their shares (largest remainder), each at least 2 nodes; an
+    accelerator pool past `ACCELERATOR_POOL_NODES` is split into pools of that many nodes at most
+    (`h100-pool`, `h100-pool-2`, …), as a large AI cluster runs many accelerator pools beside a few
+    large CPU ones."""
     spare = total - 2 * len(POOLS)
     exact = [p.share * spare for p in POOLS]
     sizes = [int(x) for x in exact]
     by_remainder = sorted(range(len(POOLS)), key=lambda i: exact[i] - sizes[i], reverse=True)
     for i in by_remainder[: spare - sum(sizes)]:
         sizes[i] += 1
-    return [(pool, 2 + size) for pool, size in zip(POOLS, sizes, strict=True)]
+    return [part for pool, size in zip(POOLS, sizes, strict=True) for part in _split(pool, 2 + size)]
+
+
+def _split(pool: Pool, size: int) -> list[tuple[Pool, int]]:
+    """`size` nodes of `pool` as one pool, or, for an accelerator pool, as even parts of at most
+    `ACCELERATOR_POOL_NODES`."""
+    if pool.accelerator is None or size <= ACCELERATOR_POOL_NODES:
+        return [(pool, size)]
+    parts = -(-size // ACCELERATOR_POOL_NODES)
+    names = [pool.name, *(f"{pool.name}-{k}" for k in range(2, parts + 1))]
+    return [(replace(pool, name=n), size // parts + (k < size % parts)) for k, n in enumerate(names)]
 
 
 def fill_pool(world: World, pool: Pool, size: int, pods_per_node: int) -> None:

@@ -14,9 +14,11 @@ from devtools.cluster.workloads import job, workload
 from devtools.cluster.world import Workload, World
 
 
-def add_pending_pods(world: World) -> tuple[tuple[str, str], tuple[str, str]]:
-    """`PENDING_SHARE` of all pods, pending for five reasons; returns the pinned and unpinned targets."""
-    total = max(len(PENDING_SHAPES), round(len(world.pods) * PENDING_SHARE))
+def add_pending_pods(world: World, pending: int | None = None) -> tuple[tuple[str, str], tuple[str, str]]:
+    """`pending` pods (None: `PENDING_SHARE` of all pods), pending for five reasons; returns the pinned
+    and unpinned targets."""
+    wanted = round(len(world.pods) * PENDING_SHARE) if pending is None else pending
+    total = max(len(PENDING_SHAPES), wanted)
     firsts: list[tuple[str, str]] = []
     for share, namespace, kind, shape in PENDING_SHAPES:
         created = NOW - timedelta(minutes=20 + world.rng.randrange(30))

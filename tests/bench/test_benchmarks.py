@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import burst, classifier, jobset, soak, triage
+from bench import burst, classifier, jobset, soak, sweep, triage
 from bench.__main__ import BEGIN, END, QUICK, _sizes, write_markdown
 from bench.apiserver import ROOT, Served, simulated
 from bench.clusters import Size, run_p95_size
@@ -334,3 +334,33 @@ async def test_the_soak_answers_every_command_under_faults_and_reports_what_the_
     assert files.result.startswith("files ")
     assert "connections " in files.result
     assert "0 tracebacks" in log.result
+
+
+async def test_the_sentinels_sweep_is_measured_through_the_cache(served: Served) -> None:
+    """The bot's own sentinel sweeps the tiny cluster's stuck workloads through a synced cache and
+    posts them to the local Slack; the first sweep opens the incidents, the next ones follow them."""
+    async with triage.cached_reader(served, sync_timeout_s=30) as (cached, _):
+        rows = await sweep.measure(served, cached, sweeps=2)
+    first, then = rows
+    assert first.case == "kubewhy + cache, sentinel: first sweep (opens the incidents), CPU time"
+    assert (first.runs, then.runs) == ("1", "1")
+    posted = re.search(r"(\d+) pending pods asking for devices; (\d+) incidents posted", first.result)
+    assert posted is not None
+    assert int(posted[1]) > 0
+    assert int(posted[2]) > 0  # its pods wait since long before now: stuck, and posted
+    assert {first.met, then.met} <= {"yes", "NO"}
+    assert first.target == "CPU < 5 s a sweep, no stall > 100 ms"
+
+
+def test_the_triage_targets_of_each_size() -> None:
+    def target(nodes: int, method: str, case: str) -> str:
+        found = triage.target_for(nodes, method, case)
+        return found.text() if found else ""
+
+    assert target(1_000, "kubewhy", "pinned pod") == ""
+    assert target(5_000, "kubewhy", "unpinned pod") == "≥10× faster, p95 < 1 s"
+    assert target(10_000, "kubewhy", "pinned pod") == "≥10× faster, p95 < 1 s"
+    assert target(10_000, "kubewhy", "unpinned pod") == "≥10× faster, p95 < 3 s"
+    assert target(10_000, "kubewhy + cache", "unpinned pod") == "≥10× faster, p95 < 1 s"
+    assert target(65_000, "kubewhy", "pinned pod") == "p95 < 15 s"
+    assert target(65_000, "kubewhy + cache", "unpinned pod") == "p95 < 250 ms"

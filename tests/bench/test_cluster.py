@@ -11,6 +11,8 @@ import kubernetes_validate
 import pytest
 
 from devtools.cluster import MAX_PODS, NOW, TOPOLOGY_KEY, Cluster, allocatable, generate
+from devtools.cluster.catalog import ACCELERATOR_POOL_NODES, POOLS
+from devtools.cluster.pools import pool_sizes
 from diagnosis.names import is_dns1123_label, is_dns1123_subdomain, is_label_key, is_label_value
 
 Obj = dict[str, Any]
@@ -245,3 +247,31 @@ def test_sizes_and_arguments() -> None:
         generate(60, 10, hosts_per_slice=3)
     with pytest.raises(ValueError, match="cannot hold"):
         generate(100, 10)
+
+
+def test_a_large_accelerator_pool_is_split_into_pools_of_at_most_a_thousand_nodes() -> None:
+    """At GKE's largest size the cluster runs many accelerator pools beside two large CPU pools."""
+    sizes = pool_sizes(64_808)
+    names = [pool.name for pool, _ in sizes]
+    assert sum(size for _, size in sizes) == 64_808
+    assert len(set(names)) == len(names)
+    assert [(p.name, s) for p, s in sizes if p.accelerator is None] == [
+        ("cpu-n2-pool", 25_921),
+        ("cpu-highmem-pool", 9_722),
+    ]
+    gpu = [(p, s) for p, s in sizes if p.accelerator is not None]
+    assert len(gpu) == 30
+    assert all(970 <= s <= ACCELERATOR_POOL_NODES for _, s in gpu)
+    assert {"h100-pool", "h100-pool-2", "h100-pool-10", "l4-spot-pool"} <= set(names)
+    # Small clusters keep one pool of each kind, named as before.
+    assert [p.name for p, _ in pool_sizes(4_808)] == [p.name for p in POOLS]
+
+
+def test_the_pending_pods_may_be_counted() -> None:
+    def waiting(pending: int | None) -> int:
+        cluster = generate(60, 10, slices=2, hosts_per_slice=4, pending=pending)
+        return sum(1 for p in cluster.pods if "nodeName" not in p["spec"])
+
+    assert waiting(80) - waiting(40) == 40
+    # By default a share of the pods, but at least one of each of the five kinds of pending pod.
+    assert waiting(None) == waiting(5)
