@@ -84,7 +84,12 @@ def kind(obj: object) -> str:
 
 
 def labels(obj: object) -> Mapping[str, str]:
-    return {k: v for k, v in mapping(meta(obj).get("labels")).items() if isinstance(v, str)}
+    """The object's labels with string values: its own mapping when every value is one (as the API
+    serves them; read for every node of a funnel, so not copied), else a copy without the others."""
+    found = mapping(meta(obj).get("labels"))
+    if all(isinstance(v, str) for v in found.values()):
+        return found
+    return {k: v for k, v in found.items() if isinstance(v, str)}
 
 
 def annotations(obj: object) -> Mapping[str, str]:

@@ -18,7 +18,7 @@ class Findings:
     that keeps them between questions (`cluster.cache`): a question about a pod placed like an earlier
     one takes what was found rather than checking every node again, as kube-scheduler's equivalence
     cache once did. The steps before the free slots are kept by what they read of the pod
-    (`runner._placement_key`); the free-slot step by the pod's asks and the node's holders. A
+    (`scheduling.placement_key`); the free-slot step by the pod's asks and the node's holders. A
     finding serves only the very node object (and holders) it was found on: a node that changed is
     checked again. A node keeps up to `KEPT` findings (more, and it starts over).
 

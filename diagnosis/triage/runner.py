@@ -8,7 +8,6 @@ readers which nodes' bound pods to fetch, and the steps from the free slots on r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
@@ -16,7 +15,7 @@ from typing import NamedTuple
 from diagnosis.commands import collect, describe, events_about
 from diagnosis.dra_objects import Dra
 from diagnosis.model import Diagnosis, Fix, PodVerdict
-from diagnosis.objects import Object, mapping, name, namespace, spec
+from diagnosis.objects import Object, name, namespace
 from diagnosis.relations import node_name, nominated_node, waiting_since
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.devices import SHOWN_NODES
@@ -45,7 +44,7 @@ from diagnosis.triage.funnel import (
 from diagnosis.triage.kueue import admitted_at
 from diagnosis.triage.prepared import NOTHING, Prepared
 from diagnosis.triage.resources import effective_requests
-from diagnosis.triage.scheduling import constrained, gate_names, node_selector, selector_keys
+from diagnosis.triage.scheduling import constrained, gate_names, node_selector, placement_key, selector_keys
 from diagnosis.views import TriageView
 
 FIX_NODES = 64
@@ -190,14 +189,6 @@ def _free_slots(
     return Stage(step, nodes, kept, tuple(drop for drop in drops if drop is not None))
 
 
-def _placement_key(pod: Object, requests: Mapping[str, int]) -> str:
-    """What the steps before the free slots read of the pod, in a few hundred bytes of JSON: its
-    nodeSelector, node affinity and tolerations, and the devices it asks."""
-    pod_spec = spec(pod)
-    read = (pod_spec.get("nodeSelector"), mapping(pod_spec.get("affinity")).get("nodeAffinity"))
-    return json.dumps([*read, pod_spec.get("tolerations"), requests], sort_keys=True, default=repr)
-
-
 def _claims_key(pod: Object, dra: Dra) -> tuple[int, ...]:
     """What the DRA part of the steps before the free slots reads, by identity: the device inventory
     and the pod's own claims (`Shared` keeps them alive)."""
@@ -220,7 +211,7 @@ def _before_pods(
     (and reader) for those, whatever a fix that ends pods, or asks less cpu, changes. `findings`: what
     earlier questions found on these nodes, kept by the reader; a pod that asks no claims takes them
     as found for its placement."""
-    shared, placement = ask.shared, _placement_key(ask.pod, ask.requests)
+    shared, placement = ask.shared, placement_key(ask.pod, ask.requests)
     key: tuple[object, ...] = (placement, id(nodes))
     if ask.devices is not None and dra is not None:
         key += _claims_key(ask.pod, dra)

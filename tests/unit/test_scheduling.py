@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from devtools.corpus import ROOT
+from diagnosis.objects import labels
 from diagnosis.triage.scheduling import (
     CORDON,
     Taint,
@@ -304,3 +305,14 @@ def test_constrained_and_selector_keys() -> None:
         affinity=required({"matchExpressions": [expr("a.io/k", "Exists"), expr("bad key!", "Exists")]}),
     )
     assert selector_keys(pod) == ("a.io/k", "z.io/k")
+
+
+def test_a_label_value_that_is_not_a_string_is_no_label() -> None:
+    """`labels()` hands over the node's own labels when every value is a string, and leaves the
+    others out otherwise: a selector never matches a value the API would not serve."""
+    served = {"metadata": {"labels": {"pool": "h100"}}}
+    assert labels(served) is served["metadata"]["labels"]
+    hostile = {"metadata": {"labels": {"pool": 100, "zone": "a"}}}
+    assert labels(hostile) == {"zone": "a"}
+    assert selector_mismatch({"spec": {"nodeSelector": {"pool": 100}}}, hostile) is not None
+    assert selector_mismatch({"spec": {"nodeSelector": {"zone": "a"}}}, hostile) is None

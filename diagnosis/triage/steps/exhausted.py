@@ -35,7 +35,7 @@ from diagnosis.triage.fixes import (
 from diagnosis.triage.freeing import ended_until, freeing_change, holder_of, may_end, who
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Room, Step, and_, by_headroom, names, tightest
 from diagnosis.triage.resources import Holder, Members, effective_requests, offer
-from diagnosis.triage.scheduling import Placement
+from diagnosis.triage.scheduling import Placement, placement_key
 from diagnosis.views import TriageView
 from diagnosis.workloads import Owner, priority, top_owner
 
@@ -167,6 +167,7 @@ def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> t
     of higher priority first (the scheduler tries them first)."""
     me = (namespace(ask.pod), name(ask.pod))
     nodes = tuple(nodes)
+    admits: dict[str, bool] = {}  # by placement: a workload's pending pods are checked against the nodes once
     found = []
     for other in pending:
         if (namespace(other), name(other)) == me or spec(other).get("schedulingGates"):
@@ -174,8 +175,11 @@ def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> t
         asks = {r: n for r, n in effective_requests(other).items() if r in ask.requests}
         if not asks:
             continue
-        placement = Placement.of(other)
-        if any(placement.mismatch(n) is None and not placement.untolerated(n) for n in nodes):
+        key = placement_key(other)
+        if key not in admits:
+            placement = Placement.of(other)
+            admits[key] = any(placement.mismatch(n) is None and not placement.untolerated(n) for n in nodes)
+        if admits[key]:
             found.append((priority(other), namespace(other), name(other), asks))
     found.sort(key=lambda f: (-f[0], f[1], f[2]))
     return tuple(

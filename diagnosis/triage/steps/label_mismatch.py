@@ -56,12 +56,15 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
     lack a selected key, a change in the cluster. Which nodes each opens is what the check finds."""
     pod, requests = funnel.view.pod, funnel.ask.requests
     seen: dict[str, tuple[tuple[float, bool, str], Change]] = {}
+    closeness: dict[str, float] = {}  # by patch: a pool's nodes all select the same values
     for node in funnel.last.entered:
         patch = selecting(pod, node)
         if patch is None:
             continue
         key = patch_text(patch)
-        rank = (-_closeness(pod, patch), not all(offer(node, r).allocatable for r in requests), name(node))
+        if key not in closeness:
+            closeness[key] = _closeness(pod, patch)
+        rank = (-closeness[key], not all(offer(node, r).allocatable for r in requests), name(node))
         if key in seen and seen[key][0] <= rank:
             continue
         shown = _selector_words(patch)
