@@ -45,10 +45,17 @@ def compact_node(node: Object) -> dict[str, Any]:
     kept: dict[str, Any] = {"apiVersion": node.get("apiVersion") or "v1", "kind": "Node"}
     for part, fields in _NODE_FIELDS.items():
         kept[part] = _pick(mapping(node.get(part)), fields)
-    if isinstance(listed := kept["status"].get("conditions"), list):
+    node_meta, node_status = kept["metadata"], kept["status"]
+    if isinstance(found := node_meta.get("labels"), dict):
+        # A pool's nodes repeat every label value but the hostname.
+        node_meta["labels"] = {k: _shared(v) for k, v in found.items()}
+    for resources in ("capacity", "allocatable"):
+        if isinstance(found := node_status.get(resources), dict):
+            node_status[resources] = _same(found)
+    if isinstance(listed := node_status.get("conditions"), list):
         # The kubelet writes lastHeartbeatTime every few minutes; nothing reads it.
-        kept["status"]["conditions"] = [
-            {k: v for k, v in c.items() if k != "lastHeartbeatTime"} if isinstance(c, dict) else c
+        node_status["conditions"] = [
+            _same({k: v for k, v in c.items() if k != "lastHeartbeatTime"}) if isinstance(c, dict) else c
             for c in listed
         ]
     if isinstance(taints := kept["spec"].get("taints"), list):
@@ -76,10 +83,10 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     kept_meta = _pick(pod_meta, _POD_META)
     owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
     if owners:
-        kept_meta["ownerReferences"] = owners
+        kept_meta["ownerReferences"] = _same_list(owners)
     owner_labels = _pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
     if owner_labels:
-        kept_meta["labels"] = owner_labels
+        kept_meta["labels"] = _same(owner_labels)
     priority = pod_spec.get("priority")
     shape = _Shape(
         text(pod_spec.get("nodeName")),
@@ -184,3 +191,34 @@ def _pick(source: Object, fields: Iterable[str]) -> dict[str, Any]:
 
 def _shared(value: object) -> object:
     return sys.intern(value) if isinstance(value, str) else value
+
+
+def _same(found: dict[str, Any]) -> dict[str, Any]:
+    """One dict for every equal one of flat, hashable values (a workload's owner labels, a pool's
+    capacity, a common node condition), never changed: the diagnosis only reads it; any other dict as
+    it is. Held by a bounded cache: past `SAME_HELD` kinds, equal dicts are no longer all one."""
+    try:
+        return _one_dict(tuple(found.items()))
+    except TypeError:  # a value that is not hashable (a list): not one the API writes in these fields
+        return found
+
+
+def _same_list(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`_same` for a list of such dicts (a workload's pods' owner references)."""
+    try:
+        return _one_list(tuple(tuple(d.items()) for d in found))
+    except TypeError:
+        return found
+
+
+SAME_HELD = 65536
+
+
+@lru_cache(maxsize=SAME_HELD)
+def _one_dict(items: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    return dict(items)
+
+
+@lru_cache(maxsize=SAME_HELD)
+def _one_list(items: tuple[tuple[tuple[str, Any], ...], ...]) -> list[dict[str, Any]]:
+    return [_one_dict(d) for d in items]

@@ -3,6 +3,7 @@ of calls on any cluster size, and no read lists every pod of the cluster."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -239,3 +240,45 @@ async def test_a_pod_decided_by_itself_reads_no_node_list_and_no_pods(name: str,
         async with live_reader(small) as reader:
             await reader.triage_view(namespace, name)
     assert sorted(f"{r.resource}/{r.verb}" for r in small.requests) == sorted(reads)
+
+
+async def test_the_cache_holds_what_repeats_once_and_keeps_the_collector_off_what_it_listed(
+    sim: Simulator, generated: Generated
+) -> None:
+    """A workload's pods share one list of owner references and one dict of owner labels, a pool's
+    nodes one capacity; what a LIST brought is frozen out of the cyclic collector's passes."""
+    frozen = gc.get_freeze_count()
+    async with cached_reader(sim) as reader:
+        cache = reader.cache
+        assert cache is not None
+        nodes = cache.nodes()
+        pods = cache.bound_pods(name(n) for n in nodes)
+        assert gc.get_freeze_count() > frozen
+    by_owner: dict[str, list[Object]] = {}
+    for pod in pods:
+        owners = pod["metadata"].get("ownerReferences", [])
+        if owners and owners[0]["kind"] == "ReplicaSet":
+            by_owner.setdefault(owners[0]["name"], []).append(pod)
+    replicated = next(group for group in by_owner.values() if len(group) > 1)
+    first, second = replicated[:2]
+    assert first["metadata"]["ownerReferences"] is second["metadata"]["ownerReferences"]
+    assert first["metadata"]["labels"] is second["metadata"]["labels"]
+    capacities = {id(n["status"]["capacity"]) for n in nodes}
+    assert len(capacities) < len(nodes) / 10
+
+
+def test_an_owner_reference_that_cannot_be_shared_is_kept_as_it_is() -> None:
+    """A value the API never writes there (a list) is kept, not shared, and not an error."""
+    pod = {
+        "metadata": {
+            "name": "odd",
+            "namespace": "ml",
+            "ownerReferences": [{"kind": "ReplicaSet", "name": ["not", "a", "name"], "uid": "u"}],
+            "labels": {"pod-template-hash": "abc"},
+        },
+        "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+    }
+    kept = compact_pod(pod)
+    odd = {"kind": "ReplicaSet", "name": ["not", "a", "name"], "uid": "u"}
+    assert kept["metadata"]["ownerReferences"] == [odd]
+    assert kept["metadata"]["labels"] == {"pod-template-hash": "abc"}
