@@ -110,7 +110,8 @@ def _parts(value: str) -> tuple[str, ...]:
 
 
 def _sizes(value: str) -> tuple[Size, ...]:
-    """`1000x10,5000x100`: the default plan's measurement of each size (`LARGE`'s for 100 pods a node);
+    """`1000x10,5000x100`: the default plan's measurement of each size (as planned where `FULL` has
+    it, so `65000x10` also sweeps; `LARGE`'s for 100 pods a node);
     `5000x10dra`: the cluster with its GPUs served by the DRA driver; `5000x10autoscaling`: with
     cluster-autoscaler speaking."""
     sizes = []
@@ -125,8 +126,12 @@ def _sizes(value: str) -> tuple[Size, ...]:
                 "a size is NODESxPODS_PER_NODE, e.g. 5000x10, or 5000x10dra for GPUs by DRA, or"
                 f" 5000x10autoscaling for cluster-autoscaler speaking (not {part!r})"
             )
+        wanted = (int(nodes), int(per_node), kind == "dra", kind == "autoscaling")
+        planned = [s for s in FULL.sizes if (s.nodes, s.pods_per_node, s.dra, s.autoscaling) == wanted]
         like = (
-            next(s for s in FULL.sizes if getattr(s, kind))
+            planned[0]
+            if planned
+            else next(s for s in FULL.sizes if getattr(s, kind))
             if kind
             else (LARGE if int(per_node) >= LARGE.pods_per_node else FULL.sizes[0])
         )

@@ -209,6 +209,15 @@ def test_a_size_may_ask_for_gpus_by_dra_or_an_autoscaler_that_speaks() -> None:
         _sizes("5000autoscaling")
 
 
+def test_a_size_the_plan_has_is_measured_as_planned() -> None:
+    """`--sizes 65000x10` alone measures what `make bench` measures there: 1,000 pending pods and
+    the sentinel's sweeps; a size the plan lacks takes the smallest size's measurement."""
+    huge, huge_dra, other = _sizes("65000x10,65000x10dra,20000x10")
+    assert (huge.pending, huge.sweeps, huge.baseline_runs) == (1000, 3, 0)
+    assert (huge_dra.dra, huge_dra.sweeps) == (True, 0)
+    assert (other.nodes, other.pending, other.sweeps, other.kubewhy_runs) == (20000, None, 0, 20)
+
+
 async def test_jobset_why_finds_the_pending_leader(served: Served) -> None:
     reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
     try:
