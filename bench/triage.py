@@ -236,8 +236,9 @@ def cache_row(served: Served, method: str, case: str, ours: Measured) -> Row:
 @asynccontextmanager
 async def cached_reader(served: Served, sync_timeout_s: float) -> AsyncIterator[tuple[LiveReader, Row]]:
     """A live reader with its watch-backed cache keeping the pending pods too, as `kubewhy serve`
-    keeps it, once synced (or `sync_timeout_s` has passed), and a row for the sync: how long it took,
-    what the cache holds (in all, a node, a bound pod), and how much this process grew."""
+    keeps it, once synced with every resource it keeps (or `sync_timeout_s` has passed), and a row
+    for the sync: how long it took, what the cache holds (in all, a node, a bound pod), and how much
+    this process grew."""
     before = current_rss_mib()
     options = CacheOptions(max_objects=CACHE_MAX_OBJECTS, pending=True)
     reader = LiveReader.from_kubeconfig(served.kubeconfig, None, cache=options)
@@ -245,7 +246,7 @@ async def cached_reader(served: Served, sync_timeout_s: float) -> AsyncIterator[
     try:
         started = time.perf_counter()
         reader.cache.start()
-        synced = await reader.cache.wait_synced(sync_timeout_s)
+        synced = await reader.cache.wait_synced(sync_timeout_s, complete=True)
         took = time.perf_counter() - started
         stats = reader.cache.stats
         nodes = reader.cache.nodes()

@@ -581,14 +581,19 @@ class ClusterCache:
             task.add_done_callback(self._ended)
             self._tasks.append(task)
 
-    async def wait_synced(self, timeout: float) -> bool:  # noqa: ASYNC109 (an answer, not an error, on timeout)
-        """Wait up to `timeout` seconds for the cache to be synced; whether it is (not an error when
-        it is not: the reader reads directly meanwhile)."""
+    async def wait_synced(self, timeout: float, complete: bool = False) -> bool:  # noqa: ASYNC109 (an answer, not an error, on timeout)
+        """Wait up to `timeout` seconds for the cache to be synced (and, if `complete`, for every other
+        resource it keeps too); whether it is (not an error when it is not: the reader reads directly
+        meanwhile)."""
+
+        def done() -> bool:
+            return self.synced and (self.complete or not complete)
+
         with suppress(TimeoutError):
             async with asyncio.timeout(timeout):
-                while not (self.synced or self.stopped):
+                while not (done() or self.stopped):
                     await self._progress.wait()
-        return self.synced
+        return done()
 
     def stop(self, why: str) -> None:
         """Stop for good: free everything, end the watches, and say why (the reader reads directly)."""
@@ -635,6 +640,12 @@ class ClusterCache:
         """Both resources are listed and watched (or reconnecting for less than `stale_seconds`)."""
         now = time.monotonic()
         return self._stopped is None and self._nodes.current(now) and self._pods.current(now)
+
+    @property
+    def complete(self) -> bool:
+        """Every resource it keeps is listed, or not served, or refused: beyond the nodes and bound
+        pods (`synced`), the pending pods, the DRA objects and the autoscalers' are there too."""
+        return all(r.listed or r.absent or r.refused for r in self._reflectors)
 
     @property
     def condition(self) -> str:

@@ -710,3 +710,20 @@ async def test_a_dra_pods_fixes_are_checked_on_the_pods_of_the_nodes_they_free(h
     assert found.verdict is offline.verdict is PodVerdict.EXHAUSTED
     assert [(f.summary, f.opens) for f in found.fixes] == [(f.summary, f.opens) for f in offline.fixes]
     assert [f.summary.split(" (")[0] for f in found.fixes][:1] == ["free dra-a100-0"]  # least harm first
+
+
+async def test_waiting_for_a_complete_cache_waits_for_every_resource_it_keeps() -> None:
+    """`wait_synced(complete=True)` returns once the pending pods, the DRA objects and the
+    autoscalers' are listed too (or not served), not only the nodes and bound pods."""
+    with serve(GPU_CLUSTER) as sim:
+        reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, cache=CacheOptions(pending=True))
+        try:
+            cache = reader.cache
+            assert cache is not None
+            assert not cache.complete
+            cache.start()
+            assert await cache.wait_synced(10, complete=True), cache.state
+            assert cache.complete
+            assert cache.pending_synced
+        finally:
+            await reader.aclose()
