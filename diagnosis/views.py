@@ -6,6 +6,7 @@ them. Given equal views, a diagnosis returns an equal result.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -94,10 +95,11 @@ class TriageView:
     pod: Object
     nodes: tuple[Object, ...]
     """The candidate nodes. All nodes of the cluster, unless `prefiltered`."""
-    bound_pods: tuple[Object, ...]
+    bound_pods: Sequence[Object]
     """Pods bound to candidate nodes (`spec.nodeName` set), in any namespace, whose phase is not
     Succeeded/Failed. They may be limited to the nodes that reach the free-slot check (see
-    `diagnosis.triage.classify.usage_candidates`); other pods may be present and must be ignored safely."""
+    `diagnosis.triage.classify.usage_candidates`); other pods may be present and must be ignored safely.
+    A reader hands over a tuple; a fix's view reads the classification's in place (`fixes.Remaining`)."""
     events: tuple[Object, ...]
     """Events whose involvedObject (v1) or regarding (events.k8s.io/v1) is the pod."""
     now: datetime
@@ -118,8 +120,9 @@ class TriageView:
     """Optional reads that failed, each a line saying what and why (the answer is given without them)."""
     pending_pods: tuple[Object, ...] = ()
     """Other pods waiting to be scheduled (no node, phase Pending), any namespace: those that want the
-    same devices on the same nodes compete with the pod. Snapshots give them; the live reader does not
-    read them yet (a cluster-wide LIST per question, which its cache does not keep)."""
+    same devices on the same nodes compete with the pod. Snapshots give them, and the live reader's
+    cache, which keeps them (`CacheOptions.pending`); read directly, none (a cluster-wide LIST per
+    question)."""
     bound_nodes: frozenset[str] | None = None
     """The nodes whose bound pods were read, when not every node's were: a fix that opens another
     node cannot be proven (its pods were not counted), so it does not claim that node."""

@@ -18,10 +18,10 @@ here (`pod_change`, `node_change`, `ending`); the check, the ordering and the re
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain, pairwise
-from typing import Any
+from itertools import islice
+from typing import Any, overload
 
 from diagnosis.commands import collect
 from diagnosis.dra_objects import Claim, Dra, Inventory, Slice
@@ -99,8 +99,7 @@ def changed(
         listed = positions or Counted.of(view.pod, view.bound_pods).positions
         gone = {i for key in change.ended for i in listed(key)}
         if gone:
-            cuts = (-1, *sorted(gone), len(view.bound_pods))
-            bound = tuple(chain.from_iterable(view.bound_pods[a + 1 : b] for a, b in pairwise(cuts)))
+            bound = Remaining(view.bound_pods, tuple(sorted(gone)))
         if any((namespace(p), name(p)) in change.ended for p in nominated):
             nominated = tuple(p for p in nominated if (namespace(p), name(p)) not in change.ended)
         peers = replace(
@@ -123,6 +122,42 @@ def changed(
         storage=storage,
         dra=dra,
     )
+
+
+class Remaining(Sequence[Object]):
+    """Pods without those at some positions, as a change that ends them leaves a view's bound pods:
+    read in place rather than copied (the pods of thousands of nodes, for each fix checked)."""
+
+    def __init__(self, pods: Sequence[Object], gone: tuple[int, ...]) -> None:
+        """`gone`: the positions taken out, sorted, each within `pods`."""
+        self._pods, self._gone = pods, gone
+
+    def __len__(self) -> int:
+        return len(self._pods) - len(self._gone)
+
+    def __iter__(self) -> Iterator[Object]:
+        pods, at = iter(self._pods), 0
+        for cut in self._gone:
+            yield from islice(pods, cut - at)
+            next(pods)
+            at = cut + 1
+        yield from pods
+
+    @overload
+    def __getitem__(self, index: int) -> Object: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Object]: ...
+    def __getitem__(self, index: int | slice) -> Object | Sequence[Object]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        position = index % len(self)
+        for cut in self._gone:
+            if cut > position:
+                break
+            position += 1
+        return self._pods[position]
 
 
 def _changed_dra(dra: Dra, change: Change) -> Dra:

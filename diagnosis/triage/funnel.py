@@ -65,12 +65,10 @@ class Shared:
     _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
     _universes: dict[tuple[int, int], Mapping[str, Object]] = field(default_factory=dict)
     free_slots: dict[
-        tuple[int, tuple[tuple[str, int], ...]],
-        tuple[Stage, Mapping[str, tuple[Holder, ...]], dict[str, int], list[Drop | None]],
+        tuple[int, tuple[tuple[str, int], ...]], tuple[Stage, Mapping[str, tuple[Holder, ...]]]
     ] = field(default_factory=dict)
     """The free-slot step of the classification's first run, by id(the nodes it ran on) and the asks:
-    the stage, the holders it read, where each node is among the nodes (by name) and the drop of each
-    node (None: kept) (`runner._free_slots`)."""
+    the stage and the holders it read (`runner._free_slots`)."""
     _named: dict[int, dict[str, Object]] = field(default_factory=dict)
     """The nodes of a tuple (by id) with a name, by name (`candidates`)."""
     kept: Findings | None = None
@@ -84,7 +82,7 @@ class Shared:
     """A `holders_of` result (by id) that is another one's with some nodes worked out again: that
     other one and those nodes."""
     _devices: dict[tuple[int, int], Devices] = field(default_factory=dict)
-    _ended: dict[int, tuple[tuple[Object, ...], frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    _ended: dict[int, tuple[Sequence[Object], frozenset[tuple[str, str]]]] = field(default_factory=dict)
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
 
     def keep(self, view: TriageView) -> None:
@@ -92,7 +90,7 @@ class Shared:
         self.alive += tuple(getattr(view, f.name) for f in fields(view))
 
     def ending(
-        self, before: tuple[Object, ...], after: tuple[Object, ...], ended: frozenset[tuple[str, str]]
+        self, before: Sequence[Object], after: Sequence[Object], ended: frozenset[tuple[str, str]]
     ) -> None:
         """Note that `after` is `before` without the pods `ended` (by namespace and name)."""
         self.alive += (before, after)
@@ -355,6 +353,26 @@ class Stage:
     kept: tuple[Object, ...]
     dropped: tuple[Drop, ...]
 
+    @cached_property
+    def by_reason(self) -> dict[str, list[Object]]:
+        """The dropped nodes by why, in order (`stage_line`): once per stage, which a reader that
+        keeps the nodes hands to every question about them (`Findings`)."""
+        found: dict[str, list[Object]] = {}
+        for drop in self.dropped:
+            found.setdefault(drop.why, []).append(drop.node)
+        return found
+
+    @cached_property
+    def drops(self) -> tuple[Drop | None, ...]:
+        """Each node entered: its drop, None where kept (`runner._free_slots` changes a few)."""
+        dropped = {id(drop.node): drop for drop in self.dropped}
+        return tuple(dropped.get(id(node)) for node in self.entered)
+
+    @cached_property
+    def at(self) -> dict[str, int]:
+        """Node name → where `entered` lists it."""
+        return {name(node): i for i, node in enumerate(self.entered)}
+
 
 @dataclass(frozen=True)
 class Funnel:
@@ -476,11 +494,8 @@ def stage_line(index: int, stage: Stage, requests: Mapping[str, int]) -> str:
     line = f"{index}. {title}: {len(stage.entered)} → {len(stage.kept)} node{plural}"
     if not stage.dropped:
         return line
-    groups: dict[str, list[Object]] = {}
-    for drop in stage.dropped:
-        groups.setdefault(drop.why, []).append(drop.node)
     shown, counted, parts = 0, 0, []
-    for why, nodes in groups.items():
+    for why, nodes in stage.by_reason.items():
         if shown >= SHOWN:
             break
         take = [name(node) for node in nodes[: SHOWN - shown]]  # only the nodes shown are named

@@ -7,9 +7,9 @@ node kubewhy calls full is one the scheduler calls full.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from typing import Any, NamedTuple, TypeVar
 
 from diagnosis.names import is_label_key
@@ -180,7 +180,9 @@ class Counted:
     Worked out for every node in one pass over the pods listed, and read per node afterwards
     (`within`): a classification runs the funnel once per fix it checks, over the same pods. The
     nodes whose pods a reader hands over as `NodePods` take them as they are, pod by pod only where
-    the pod asked about is among them."""
+    the pod asked about is among them; a group's pod listed again is found in the group of the node it
+    is listed on (bound or nominated there), not looked for in every group: a pod the scheduler bound
+    since a reader listed it as nominated elsewhere counts on both nodes, for that one question."""
 
     on: Mapping[str, tuple[Object, ...]]
     where: Mapping[tuple[str, str], str]
@@ -204,6 +206,10 @@ class Counted:
     base: Counted | None = None
     """What `without` took pods out of (the first count), and the nodes it changed there."""
     touched: frozenset[str] = frozenset()
+    _within: dict[int, tuple[Collection[str], Mapping[str, tuple[Object, ...]]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """`within` by id(the node names asked), with them."""
 
     @classmethod
     def of(
@@ -229,14 +235,19 @@ class Counted:
         relisted: dict[tuple[str, str], tuple[int, ...]] = {}
         groups: dict[str, NodePods] = {}
         offsets: dict[str, int] = {}
-        in_groups: dict[tuple[str, str], str] = {}
+
+        def in_group(key: tuple[str, str], node: str) -> bool:
+            """The pod is one the group of the node it names holds (a reader lists a pod again on
+            the node it is bound or nominated to: each group is looked into, not all of them)."""
+            group = groups.get(node)
+            return group is not None and key in group.keys
 
         def counts(
             other: Object, other_meta: Object, other_spec: Object, key: tuple[str, str], node: str
         ) -> bool:
             """Count the pod on the node, unless it has none, is the pod asked about, is counted
             already (where it was first listed) or has ended."""
-            if not node or key == me or key in where or key in in_groups or is_terminal(other):
+            if not node or key == me or key in where or in_group(key, node) or is_terminal(other):
                 return False
             if my_uid and other_meta.get("uid") == my_uid:
                 return False
@@ -251,12 +262,12 @@ class Counted:
                 other = bound_pods[position]
                 other_meta, other_spec = meta(other), spec(other)
                 key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
-                if key in listed or key in in_groups:
+                node = other_spec.get("nodeName")
+                node = node if type(node) is str else ""
+                if key in listed or in_group(key, node):
                     relisted[key] = (*relisted.get(key, ()), position)
                 else:
                     listed[key] = position
-                node = other_spec.get("nodeName")
-                node = node if type(node) is str else ""
                 # Most pods have no affinity at all: a glance at the keys spares reading the terms.
                 rules = other_spec.get("affinity")
                 counted_here = counts(other, other_meta, other_spec, key, node)
@@ -268,34 +279,45 @@ class Counted:
             if me in group.keys or (my_uid and my_uid in group.uids):
                 walk(range(start, start + len(group.pods)))
             else:
-                groups[node], offsets[node] = group, start
-                repelling += ((node, p) for p in group.repelling)
+                groups[node] = group
+                offsets[node] = start
+                if group.repelling:
+                    repelling += ((node, p) for p in group.repelling)
             start += len(group.pods)
-        rest = tuple(nominated_pods)
-        if groups and (start < len(bound_pods) or rest):
-            # Only a pod no group holds is counted pod by pod: the groups' pods are not counted again.
-            for node, group in groups.items():
-                in_groups.update(dict.fromkeys(group.keys, node))
         walk(range(start, len(bound_pods)))
-        for other in rest:
+        for other in nominated_pods:
             if priority(other) >= mine:
                 key = (namespace(other), name(other))
                 counts(other, meta(other), spec(other), key, nominated_node(other))
         return cls(
-            _merged(groups, "pods", on),
+            _merged({node: group.pods for node, group in groups.items() if group.pods}, on),
             where,
             tuple(repelling),
             listed,
             relisted,
-            _merged(groups, "holding", holding),
+            _merged({node: group.holding for node, group in groups.items() if group.holding}, holding),
             groups=groups,
             offsets=offsets,
         )
 
-    def within(self, node_names: Iterable[str]) -> dict[str, tuple[Object, ...]]:
+    def within(self, node_names: Collection[str]) -> Mapping[str, tuple[Object, ...]]:
         """Node → its counted pods, for the nodes named that have some: the result does not depend on
-        how many other pods the reader happened to fetch."""
-        return {n: self.on[n] for n in node_names if n in self.on}
+        how many other pods the reader happened to fetch. Once per collection of names; after
+        `without`, the first count's with the nodes it changed worked out again."""
+        kept = self._within.get(id(node_names))
+        if kept is not None and kept[0] is node_names:
+            return kept[1]
+        if self.base is None:
+            found = {n: self.on[n] for n in node_names if n in self.on}
+        else:
+            found = dict(self.base.within(node_names))
+            for node in self.touched:
+                if node in self.on and node in node_names:
+                    found[node] = self.on[node]
+                else:
+                    found.pop(node, None)
+        self._within[id(node_names)] = (node_names, found)
+        return found
 
     def without(self, ended: frozenset[tuple[str, str]]) -> Counted:
         """As counted once the pods `ended` (namespace, name) are gone: the other nodes keep their
@@ -311,6 +333,7 @@ class Counted:
             gone=self.gone | ended,
             base=self.base or self,
             touched=self.touched | touched,
+            _within={},
         )
 
     def node_of(self, key: tuple[str, str]) -> str | None:
@@ -375,6 +398,14 @@ class NodePods:
                 repelling.append(pod)
         return cls(tuple(kept), keys, frozenset(uids), tuple(holding), tuple(repelling))
 
+    @cached_property
+    def namespaces(self) -> dict[str, list[Object]]:
+        """Namespace → these pods in it (`Members`)."""
+        found: dict[str, list[Object]] = {}
+        for pod in self.pods:
+            found.setdefault(namespace(pod), []).append(pod)
+        return found
+
     def holders(self, pod: Object, rank: int | None) -> tuple[Holder, ...]:
         """`device_holders(pod, self.holding)`, once per what it reads of `pod`: `rank`, its
         `preempts_below`."""
@@ -406,23 +437,19 @@ class Members:
         """The pods of `owner` in namespace `ns`."""
         owned = self._owned.get(ns)
         if owned is None:
-            per_node = (self._sorted(ns, node, pods) for node, pods in self._by_node.items())
-            owned = self._owned[ns] = [by_owner for by_owner in per_node if by_owner]
+            owned = self._owned[ns] = []
+            # Thousands of nodes, few with a pod of the namespace: a group's are found in a lookup.
+            for node, pods in self._by_node.items():
+                group = self._groups.get(node)
+                if group is None or group.pods is not pods:
+                    by_owner = _by_owner(pod for pod in pods if namespace(pod) == ns)
+                elif namespaced := group.namespaces.get(ns):
+                    by_owner = group.kept(("owners", ns), partial(_by_owner, namespaced))
+                else:
+                    continue
+                if by_owner:
+                    owned.append(by_owner)
         return [pod for by_owner in owned for pod in by_owner.get(owner, ())]
-
-    def _sorted(self, ns: str, node: str, pods: Sequence[Object]) -> Mapping[Owner, list[Object]]:
-        group = self._groups.get(node)
-        if group is None or group.pods is not pods:
-            return _by_owner(pod for pod in pods if namespace(pod) == ns)
-        namespaced = group.kept("namespaces", partial(_by_namespace, pods)).get(ns)
-        return group.kept(("owners", ns), partial(_by_owner, namespaced)) if namespaced else {}
-
-
-def _by_namespace(pods: Iterable[Object]) -> dict[str, list[Object]]:
-    found: dict[str, list[Object]] = {}
-    for pod in pods:
-        found.setdefault(namespace(pod), []).append(pod)
-    return found
 
 
 def _by_owner(pods: Iterable[Object]) -> dict[Owner, list[Object]]:
@@ -445,14 +472,13 @@ def in_order(groups: Mapping[str, NodePods]) -> dict[str, NodePods]:
 
 
 def _merged(
-    groups: Mapping[str, NodePods], part: str, counted: Mapping[str, list[Object]]
+    grouped: dict[str, tuple[Object, ...]], counted: Mapping[str, list[Object]]
 ) -> dict[str, tuple[Object, ...]]:
-    """Node → its group's pods (`part`: "pods" or "holding"), then those counted pod by pod; the
-    nodes with none left out."""
-    merged = {node: found for node, group in groups.items() if (found := getattr(group, part))}
+    """Node → its group's pods (`grouped`, the nodes with none left out), then those counted pod by
+    pod."""
     for node, more in counted.items():
-        merged[node] = (*merged.get(node, ()), *more)
-    return merged
+        grouped[node] = (*grouped.get(node, ()), *more)
+    return grouped
 
 
 def _without(
@@ -473,9 +499,9 @@ def _without(
 def counted(
     pod: Object,
     bound_pods: Sequence[Object],
-    node_names: Iterable[str],
+    node_names: Collection[str],
     nominated_pods: Iterable[Object] = (),
-) -> dict[str, tuple[Object, ...]]:
+) -> Mapping[str, tuple[Object, ...]]:
     """`Counted` on the nodes named."""
     return Counted.of(pod, bound_pods, nominated_pods).within(node_names)
 
@@ -483,7 +509,7 @@ def counted(
 def holders(
     pod: Object,
     bound_pods: Sequence[Object],
-    node_names: Iterable[str],
+    node_names: Collection[str],
     nominated_pods: Iterable[Object] = (),
 ) -> dict[str, tuple[Holder, ...]]:
     """Node name → the pods counted there (`counted`) that hold some extended resource."""

@@ -171,18 +171,15 @@ def _free_slots(
     first = shared.free_slots.get(key)
     if first is None:
         stage = run((step,), ask, nodes)[0] if findings is None else findings.free_slots(step, ask, nodes)
-        dropped = {id(drop.node): drop for drop in stage.dropped}
-        drops = [dropped.get(id(node)) for node in nodes]
-        index = {name(node): i for i, node in enumerate(nodes)}
-        shared.free_slots[key] = (stage, ask.holders, index, drops)
+        shared.free_slots[key] = (stage, ask.holders)
         return stage
-    stage, holders, index, drops = first
+    stage, holders = first
     changed = shared.changed_holders(holders, ask.holders)
     if not changed:
         return stage
-    drops = list(drops)
+    drops = list(stage.drops)
     for host in changed:
-        if (i := index.get(host)) is not None:
+        if (i := stage.at.get(host)) is not None:
             why = step.check(ask, nodes[i])
             drops[i] = None if why is None else Drop(nodes[i], why)
     kept = tuple(node for node, drop in zip(nodes, drops, strict=True) if drop is None)

@@ -17,7 +17,7 @@ from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, passing
-from diagnosis.triage.fixes import UNCHECKED
+from diagnosis.triage.fixes import UNCHECKED, Remaining
 from diagnosis.triage.resources import Members, group_pods
 from diagnosis.views import TriageView
 from diagnosis.workloads import Owner
@@ -569,3 +569,21 @@ def test_merge_patch_follows_rfc_7386(target: Any, patch: Any, result: Any) -> N
     before = repr(target)
     assert merge_patch(target, patch) == result
     assert repr(target) == before  # the target is never changed
+
+
+@pytest.mark.parametrize("gone", [(), (0,), (9,), (3, 4), (0, 2, 5, 9), tuple(range(10))])
+def test_the_pods_a_fix_leaves_read_as_a_copy_without_the_ended_ones(gone: tuple[int, ...]) -> None:
+    """`Remaining` reads the view's bound pods in place: its length, order, items (from either end),
+    slices and bounds are those of the copy without the positions taken out."""
+    pods = tuple({"metadata": {"name": f"p{i}"}} for i in range(10))
+    copied = tuple(p for i, p in enumerate(pods) if i not in gone)
+    remaining = Remaining(pods, gone)
+    assert len(remaining) == len(copied)
+    assert tuple(remaining) == copied
+    assert [remaining[i] for i in range(-len(copied), len(copied))] == [*copied, *copied]
+    assert remaining[1:4] == copied[1:4]
+    assert remaining[::-1] == copied[::-1]
+    assert list(reversed(remaining)) == list(reversed(copied))
+    for index in (len(copied), -len(copied) - 1):
+        with pytest.raises(IndexError):
+            remaining[index]

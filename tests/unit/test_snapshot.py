@@ -7,6 +7,7 @@ import copy
 import gc
 import json
 import os
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ def cluster() -> dict[str, Any]:
     return loaded
 
 
-def names(objects: list[dict[str, Any]] | tuple[Any, ...]) -> list[str]:
+def names(objects: Sequence[Mapping[str, Any]]) -> list[str]:
     return [name(o) for o in objects]
 
 
