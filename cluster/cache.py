@@ -556,6 +556,8 @@ class ClusterCache:
         """What was worked out of the nodes (`until_nodes_change`), at the node reflector's version."""
         self._dra_objects: tuple[int, Dra] | None = None
         """The Dra of the claims at their reflector's version, on that Inventory (`dra`)."""
+        self._pending_tuple: tuple[int, tuple[Object, ...] | None] = (-1, None)
+        """Every pending pod, at the pending reflector's version (`pending_pods`)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()
@@ -799,9 +801,14 @@ class ClusterCache:
 
     def pending_pods(self, namespaces: Iterable[str] | None = None) -> tuple[Object, ...]:
         """The unscheduled pods that ask for a device (in these namespaces; None: all), while
-        `pending_synced`."""
+        `pending_synced`; all of them as the same tuple until one changes (what questions work out
+        of them is kept with it, `Findings.of_nodes`)."""
         if namespaces is None:
-            return tuple(self._pending.items.values())
+            version, found = self._pending_tuple
+            if version != self._pending.version or found is None:
+                found = tuple(self._pending.items.values())
+                self._pending_tuple = (self._pending.version, found)
+            return found
         on = self._pending.indexed
         return tuple(pod for ns in sorted(set(namespaces)) for pod in on.get(ns, {}).values())
 

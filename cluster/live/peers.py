@@ -98,7 +98,8 @@ class PeerReads:
         if wanted:  # most clusters have no such pod off the nodes read: no pass over every node then
             wanted -= self._nodes.names(nodes) | {name(n) for n in peers.nodes}
         their_nodes = await self._nodes.named(wanted)
-        return (*bound, *more), replace(peers, nodes=(*peers.nodes, *their_nodes), all_pods=True)
+        with_more = (*bound, *more) if more else bound
+        return with_more, replace(peers, nodes=(*peers.nodes, *their_nodes), all_pods=True)
 
     async def own_namespace(
         self,
@@ -111,15 +112,21 @@ class PeerReads:
         matching it against the pod needs the labels of the pod's own namespace. Of the pods in
         groups (which `bound` begins with), only those with an anti-affinity are looked at."""
         ns = namespace(pod)
-        groups = (grouped or {}).values()
-        rest = bound[sum(len(group.pods) for group in groups) :]
-        repelling = (p for group in groups for p in group.repelling)
-        if any(name(n) == ns for n in peers.namespaces) or not any(
-            affinity.has_namespace_selector(p) for p in chain(repelling, rest, peers.pods)
-        ):
+        if any(name(n) == ns for n in peers.namespaces):
+            return peers
+        # Off the event loop: the groups of thousands of nodes are looked into.
+        if not await asyncio.to_thread(_selecting_namespaces, peers, bound, grouped or {}):
             return peers
         found = await self._source.get_or_none(Target("get", "namespaces", name=ns, kind="namespace"))
         return replace(peers, namespaces=(*peers.namespaces, *([found] if found else [])))
+
+
+def _selecting_namespaces(peers: Peers, bound: Sequence[Object], grouped: Mapping[str, NodePods]) -> bool:
+    """Some existing pod's anti-affinity, or a peer's, picks namespaces by label (`own_namespace`)."""
+    groups = grouped.values()
+    rest = bound[sum(len(group.pods) for group in groups) :]
+    repelling = (p for group in groups if group.repelling for p in group.repelling)
+    return any(affinity.has_namespace_selector(p) for p in chain(repelling, rest, peers.pods))
 
 
 def _lists(queries: Iterable[Query], namespaces: Mapping[str, Object]) -> list[tuple[str | None, str]]:

@@ -44,8 +44,9 @@ class Findings:
         """`work()`, worked out of `nodes` alone, once per tuple of nodes (and `what`): a reader that
         keeps the nodes hands over the same tuple until one of them changes (`ClusterCache.nodes`),
         so each question about them takes it as worked out (the nodes sorted by name, their pools,
-        the steps before the free slots for a placement), while `holds(it)` when given. The tuple is
-        kept with it: its id is not another's meanwhile."""
+        the steps before the free slots for a placement), while `holds(it)` when given; so too of
+        the pending pods, handed over as the same tuple until one changes (`ClusterCache.pending_pods`).
+        The tuple is kept with it: its id is not another's meanwhile."""
         key = (id(nodes), what)
         found = self._whole.get(key)
         if found is not None and found[0] is nodes and (holds is None or holds(found[1])):

@@ -243,6 +243,24 @@ async def test_a_change_of_nothing_the_diagnosis_reads_leaves_the_nodes_as_they_
             assert FULL not in cache.findings
 
 
+async def test_a_question_about_the_same_nodes_gets_the_same_pods_until_one_changes() -> None:
+    """Asked again about the same nodes, the cache hands over the very groups and list of pods it did
+    (no new copy of every pod); once a pod of one of those nodes changes, new ones that hold it."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            first, _ = await reader.triage_view(*ANYWHERE)
+            again, prepared = await reader.triage_view(*ANYWHERE)
+            assert again.bound_pods is first.bound_pods
+            assert prepared.grouped is not None
+            assert HALF in prepared.grouped
+            sim.store.put(taker())
+            await settled(lambda: TAKER in held_on(reader, HALF))
+            changed, _ = await reader.triage_view(*ANYWHERE)
+    assert changed.bound_pods is not first.bound_pods
+    assert TAKER in {name(p) for p in changed.bound_pods}
+    assert TAKER not in {name(p) for p in first.bound_pods}
+
+
 async def test_every_bound_pod_is_kept_and_counts_against_its_node() -> None:
     """A CPU-only pod holds cpu, memory and a pod slot on its node: the cache keeps it as it arrives,
     listed or watched, as it keeps a GPU pod, and both count against `max_objects`."""
@@ -695,6 +713,30 @@ async def test_the_pods_that_compete_for_the_nodes_come_from_the_cache_as_in_the
     assert cached.competing == from_snapshot.competing
     assert direct.verdict == cached.verdict == PodVerdict.EXHAUSTED
     assert direct.competing == ()
+
+
+async def test_the_pending_pods_are_the_same_tuple_until_one_changes() -> None:
+    """The cache hands over its pending pods as the same tuple while none changes, so what a question
+    works out of them (which compete, `Findings.of_nodes`) serves the next one; a new pending pod makes
+    a new tuple, and the next answer names it."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim, CacheOptions(pending=True)) as reader:
+            cache = reader.cache
+            assert cache is not None
+            first = classify(*await reader.triage_view(*PINNED))
+            pending = cache.pending_pods()
+            assert cache.pending_pods() is pending
+            assert classify(*await reader.triage_view(*PINNED)) == first
+            named = first.competing[0].split(" ")[0]
+            served = (o for o in load_objects(GPU_CLUSTER) if kind(o) == "Pod")
+            rival = copy.deepcopy(next(p for p in served if f"{meta(p)['namespace']}/{name(p)}" == named))
+            rival["metadata"] |= {"name": "llama-ft-rival-0", "uid": "5f0c2a9e-6d3b-4c1e-9a7f-2b8d4e6c1a30"}
+            sim.store.put(rival)
+            await settled(lambda: cache.pending_pods() is not pending)
+            assert len(cache.pending_pods()) == len(pending) + 1
+            again = classify(*await reader.triage_view(*PINNED))
+    assert any("/llama-ft-rival-0 " in line for line in again.competing), again.competing
+    assert set(first.competing) < set(again.competing)
 
 
 @pytest.mark.parametrize("how", ["direct", "cached"])

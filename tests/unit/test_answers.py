@@ -8,11 +8,19 @@ import copy
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from bot import messages
 from diagnosis.model import PodState, PodVerdict
+from diagnosis.objects import Object
 from diagnosis.triage.classify import classify
 from diagnosis.triage.devices import role_of
+from diagnosis.triage.findings import Findings
 from diagnosis.triage.fixes import UNCHECKED
+from diagnosis.triage.funnel import Ask, Shared
+from diagnosis.triage.resources import effective_requests
+from diagnosis.triage.scheduling import Placement
+from diagnosis.triage.steps.exhausted import competing
 from tests.unit.test_gpu import lab, lab_view
 
 
@@ -124,3 +132,37 @@ def test_other_pending_pods_after_the_same_nodes_are_named() -> None:
     elsewhere = copy.deepcopy(rival)
     elsewhere["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "lab-node-2"}
     assert classify(replace(view, pending_pods=(elsewhere,))).competing == ()
+
+
+def test_which_placements_the_nodes_admit_is_kept_with_the_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that keeps the nodes keeps which of the pending pods' placements they admit: the next
+    question about the same nodes checks no node for them, and other nodes are checked again."""
+    rival = lab("Pod", "case-exhaust")
+    rival["metadata"].update(name="rival-0", uid="rival-0")
+    elsewhere = copy.deepcopy(rival)
+    elsewhere["metadata"].update(name="elsewhere-0", uid="elsewhere-0")
+    elsewhere["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "lab-node-2"}
+    view = lab_view("case-exhaust")
+    nodes = tuple(n for n in view.nodes if n["metadata"]["name"] != "lab-node-2")
+    checked: list[Object] = []
+    mismatch = Placement.mismatch
+
+    def counting(placement: Placement, node: Object) -> str | None:
+        checked.append(node)
+        return mismatch(placement, node)
+
+    monkeypatch.setattr(Placement, "mismatch", counting)
+    kept = Findings()
+
+    def asked(on: tuple[Object, ...]) -> tuple[str, ...]:
+        ask = Ask(view.pod, effective_requests(view.pod), shared=Shared(kept=kept))
+        return competing(ask, (rival, elsewhere), on)
+
+    named = ("gpu-triage/rival-0 (priority 0, asks 2 nvidia.com/gpu)",)
+    assert asked(nodes) == named
+    assert checked
+    checked.clear()
+    assert asked(nodes) == named
+    assert checked == []
+    assert asked(tuple(view.nodes)) == ("gpu-triage/elsewhere-0 (priority 0, asks 2 nvidia.com/gpu)", *named)
+    assert checked

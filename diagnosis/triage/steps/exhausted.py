@@ -161,30 +161,44 @@ def _holdings(ask: Ask, nodes: tuple[Object, ...]) -> tuple[tuple[Holding, Owner
     return tuple(found)
 
 
-def competing(ask: Ask, pending: Iterable[Object], nodes: Iterable[Object]) -> tuple[str, ...]:
+def competing(ask: Ask, pending: tuple[Object, ...], nodes: Iterable[Object]) -> tuple[str, ...]:
     """The other pending pods that ask for some of the same devices and may land on these nodes (their
     selector and tolerations admit at least one): `ns/name (priority P, asks 2 nvidia.com/gpu)`, those
     of higher priority first (the scheduler tries them first)."""
     me = (namespace(ask.pod), name(ask.pod))
     nodes = tuple(nodes)
-    admits: dict[str, bool] = {}  # by placement: a workload's pending pods are checked against the nodes once
+    # By placement: a workload's pending pods are checked against the nodes once. A reader that keeps
+    # the nodes and the pending pods keeps these for every question asked while they are unchanged.
+    kept = ask.shared.kept
+    admits: dict[str, bool] = {} if kept is None else kept.of_nodes(nodes, "admits", dict)
+    read = partial(_waiting_pods, pending)
+    waiting = read() if kept is None else kept.of_nodes(pending, "waiting", read)
     found = []
-    for other in pending:
-        if (namespace(other), name(other)) == me or spec(other).get("schedulingGates"):
+    for other, key, placement, asked, rank in waiting:
+        asks = {r: n for r, n in asked.items() if r in ask.requests}
+        if not asks or key == me:
             continue
-        asks = {r: n for r, n in effective_requests(other).items() if r in ask.requests}
-        if not asks:
-            continue
-        key = placement_key(other)
-        if key not in admits:
-            placement = Placement.of(other)
-            admits[key] = any(placement.mismatch(n) is None and not placement.untolerated(n) for n in nodes)
-        if admits[key]:
-            found.append((priority(other), namespace(other), name(other), asks))
+        if placement not in admits:
+            held = Placement.of(other)
+            admits[placement] = any(held.mismatch(n) is None and not held.untolerated(n) for n in nodes)
+        if admits[placement]:
+            found.append((rank, *key, asks))
     found.sort(key=lambda f: (-f[0], f[1], f[2]))
     return tuple(
         f"{ns}/{pod} (priority {rank}, asks {', '.join(f'{n} {r}' for r, n in asks.items())})"
         for rank, ns, pod, asks in found[:SHOWN]
+    )
+
+
+def _waiting_pods(
+    pending: Iterable[Object],
+) -> tuple[tuple[Object, tuple[str, str], str, Mapping[str, int], int], ...]:
+    """The pending pods not held by a scheduling gate that ask for an extended resource, each with its
+    (namespace, name), placement key, extended asks and priority (`competing`)."""
+    return tuple(
+        (pod, (namespace(pod), name(pod)), placement_key(pod), asked, priority(pod))
+        for pod in pending
+        if not spec(pod).get("schedulingGates") and (asked := effective_requests(pod))
     )
 
 
