@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import os
 import platform
 import shlex
@@ -33,7 +32,7 @@ from bench.apiserver import ROOT, simulated
 from bench.clusters import Plan, Size, isolated
 from bench.timing import Row, table
 from bench.triage import Caps
-from bot.cli import GC_THRESHOLDS
+from bot.cli import tune
 from devtools.botenv import KUBECTL
 from devtools.cluster import generate
 from devtools.dra_cluster import on_dra
@@ -191,7 +190,7 @@ async def main(argv: list[str]) -> int:
         help="clusters for triage, e.g. 1000x10,5000x100 (nodes x pods per node; 5000x10dra: GPUs by DRA)",
     )
     args = parser.parse_args(argv)
-    gc.set_threshold(*GC_THRESHOLDS)  # as every kubewhy process runs (bot.cli.main)
+    tune()  # as every kubewhy process runs (bot.cli.main)
     plan = QUICK if args.quick else FULL
     if args.sizes:
         plan = replace(plan, sizes=args.sizes)

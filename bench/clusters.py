@@ -5,7 +5,6 @@ own (`isolated`)."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -15,7 +14,7 @@ from bench import jobset, sweep, triage
 from bench.apiserver import ROOT, Served, simulated
 from bench.timing import Row
 from bench.triage import Caps, Measured
-from bot.cli import GC_THRESHOLDS
+from bot.cli import tune
 from cluster.live import LiveReader
 
 
@@ -169,7 +168,7 @@ async def isolated(size: Size, plan: Plan) -> list[Row]:
 
 def measure_size(size: Size, plan: Plan) -> list[Row]:
     """`/triage` and `/jobset why` on one simulated cluster (`run_size`, `run_p95_size`)."""
-    gc.set_threshold(*GC_THRESHOLDS)
+    tune()
     os.chdir(ROOT)
 
     async def measure() -> list[Row]:
