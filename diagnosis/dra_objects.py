@@ -12,6 +12,7 @@ ResourceSlices does not parse them again for every question.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -426,6 +427,9 @@ def pools(slices: Iterable[Slice]) -> tuple[Pool, ...]:
 # --- everything a diagnosis reads -----------------------------------------------------------------
 
 
+_SERIALS = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class Inventory:
     """The cluster's devices: its DeviceClasses and ResourceSlices. They change far less often than
@@ -436,6 +440,10 @@ class Inventory:
     slices: tuple[Slice, ...] = ()
     memo: dict[object, object] = field(default_factory=dict, repr=False, compare=False, hash=False)
     """Results of pure functions of these devices, by their arguments (`diagnosis.triage.dra.devices`)."""
+    serial: int = field(default_factory=lambda: next(_SERIALS), init=False, compare=False, repr=False)
+    """A number for this very Inventory among all made in the process, never reused as an id is once
+    its object is gone: what questions find of its devices on each node is kept under it between
+    questions (`diagnosis.triage.findings.Findings`)."""
 
     @cached_property
     def class_index(self) -> Mapping[str, DeviceClass]:

@@ -186,10 +186,15 @@ def _free_slots(
     return Stage(step, nodes, kept, tuple(drop for drop in drops if drop is not None))
 
 
-def _claims_key(pod: Object, dra: Dra) -> tuple[int, ...]:
-    """What the DRA part of the steps before the free slots reads, by identity: the device inventory
-    and the pod's own claims (`Shared` keeps them alive)."""
-    return (id(dra.devices), *(id(r.claim) for r in resolve(pod, dra)))
+def _claims_key(pod: Object, dra: Dra) -> str:
+    """What the DRA part of the steps before the free slots reads: the device inventory (by its
+    serial) and the pod's own claims: which (their drops name them), what they ask and where they are
+    allocated. A claim read again unchanged (another object) is found alike on a node."""
+    claims = [
+        (str(c), c.spec, c.allocated, c.results, c.node_selector) if (c := r.claim) is not None else None
+        for r in resolve(pod, dra)
+    ]
+    return f"devices {dra.devices.serial}, claims {claims!r}"
 
 
 def _before_pods(
@@ -206,15 +211,15 @@ def _before_pods(
     The steps before the free slots read only the pod's placement and asks, the nodes and the DRA
     objects its claims lead to (`dra`, when `ask.devices` is set): they run once per classification
     (and reader) for those, whatever a fix that ends pods, or asks less cpu, changes. `findings`: what
-    earlier questions found on these nodes, kept by the reader; a pod that asks no claims takes them
-    as found for its placement."""
+    earlier questions found on these nodes, kept by the reader: a pod takes them as found for its
+    placement (and, asking claims, for the same devices and what its claims ask)."""
     shared, placement = ask.shared, placement_key(ask.pod, ask.requests)
-    key: tuple[object, ...] = (placement, id(nodes))
     if ask.devices is not None and dra is not None:
-        key += _claims_key(ask.pod, dra)
+        placement = f"{placement}; {_claims_key(ask.pod, dra)}"
         shared.alive.append(dra)
-    kept, free = (findings if ask.devices is None else None), _free_slot(steps)
-    filtered, reached = _cached_run(shared, key, steps[:free], ask, nodes, kept, placement)
+    key: tuple[object, ...] = (placement, id(nodes))
+    free = _free_slot(steps)
+    filtered, reached = _cached_run(shared, key, steps[:free], ask, nodes, findings, placement)
     if _claims_only(ask) and filtered[-1].kept and dra is not None:
         # Its free-slot step reads every claim's allocation, which a fix that ends pods changes.
         free_slot = steps[free : free + 1]

@@ -10,6 +10,7 @@ outcome means here. Rows a snapshot cannot express are listed at the end, with w
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from itertools import pairwise
@@ -24,6 +25,8 @@ from diagnosis.dra_objects import Device, Dra, Semver, claim, claim_spec, resour
 from diagnosis.model import PodVerdict
 from diagnosis.triage.classify import classify
 from diagnosis.triage.dra.cel import Outcome, evaluate, parse_semver
+from diagnosis.triage.findings import Findings
+from diagnosis.triage.prepared import Prepared
 from diagnosis.views import TriageView
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
@@ -226,6 +229,29 @@ def _claim(name: str = "my-claim", count: int = 1, **more: Any) -> dict[str, Any
 MINE = [{"name": "gpu", "resourceClaimName": "my-claim"}]
 ALLOCATED_A = dra.allocation("node-a", [("gpu", "gpu-0")])
 SELECT_GPU = "device.attributes['gpu.nvidia.com'].type == 'gpu'"
+
+def test_what_questions_find_of_a_pods_claims_on_the_nodes_is_kept_with_the_devices() -> None:
+    """A reader that keeps the nodes keeps what the steps before the free slots found of a pod's claims
+    on each node, under the devices and the claims: the pod asked about again, its claim read again
+    unchanged, takes it and is answered as checking every node answers; another claim, or devices
+    that changed, are checked again."""
+    nodes = tuple(dra.node(n, H100, 1) for n in ("node-a", "node-b", "node-c"))
+    # The reader keeps one inventory while the devices are unchanged.
+    devices = Dra.of([_gpus("node-a"), _gpus("node-b"), *dra.device_classes()]).devices
+    findings = Findings()
+
+    def asked(pod: str, own: str, on: Dra) -> list[int]:
+        mine = dra.pod(NS, pod, [{"name": "gpu", "resourceClaimName": own}])
+        view = TriageView(mine, nodes, (), (), NOW, dra=replace(on, claims=(claim(_claim(own)),)))
+        assert classify(view, Prepared(findings=findings)) == classify(view)
+        return sorted(len(found) for found in findings.kept())
+
+    assert asked("my-pod", "my-claim", Dra(devices=devices)) == [1, 1, 1]
+    assert asked("my-pod", "my-claim", Dra(devices=devices)) == [1, 1, 1]
+    assert asked("my-pod-2", "my-pod-2-gpu", Dra(devices=devices)) == [2, 2, 2]
+    fewer = Dra.of([_gpus("node-a"), *dra.device_classes()])
+    assert asked("my-pod", "my-claim", fewer) == [3, 3, 3]
+
 
 ROWS: list[tuple[str, Any]] = [
     # dynamicresources_test.go
