@@ -3,12 +3,12 @@ tuple of nodes, kept between questions by a reader that keeps the nodes (`cluste
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 from diagnosis.objects import Object, name
 from diagnosis.triage.funnel import Ask, Drop, Room, Stage, Step, holders_key
-from diagnosis.triage.resources import Holder, Offer
+from diagnosis.triage.resources import Holder, NodePods, Offer
 
 T = TypeVar("T")
 
@@ -31,12 +31,12 @@ class Findings:
     def __init__(self) -> None:
         self._on: dict[str, tuple[Object, dict[object, Any]]] = {}
         """Node name → the node object and what was found on it, by what the check read."""
-        self._whole: dict[tuple[int, Hashable], tuple[tuple[Object, ...], Any]] = {}
+        self._whole: dict[tuple[int, Hashable], tuple[object, Any]] = {}
         """(id(nodes), what) → the nodes and what was worked out of them (`of_nodes`)."""
 
     def of_nodes(
         self,
-        nodes: tuple[Object, ...],
+        nodes: tuple[Object, ...] | Mapping[str, NodePods],
         what: Hashable,
         work: Callable[[], T],
         holds: Callable[[T], bool] | None = None,
@@ -45,7 +45,9 @@ class Findings:
         keeps the nodes hands over the same tuple until one of them changes (`ClusterCache.nodes`),
         so each question about them takes it as worked out (the nodes sorted by name, their pools,
         the steps before the free slots for a placement), while `holds(it)` when given; so too of
-        the pending pods, handed over as the same tuple until one changes (`ClusterCache.pending_pods`).
+        the pending pods, handed over as the same tuple until one changes (`ClusterCache.pending_pods`),
+        and of the groups of pods bound to the nodes, the same mapping while none changes
+        (`resources.Groups`).
         The tuple is kept with it: its id is not another's meanwhile."""
         key = (id(nodes), what)
         found = self._whole.get(key)

@@ -24,7 +24,16 @@ from diagnosis.triage.fit import Shortage, Usage, pod_requests, shortages, usage
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
-from diagnosis.triage.resources import Counted, Holder, Members, NodePods, Offer, device_holders, offer
+from diagnosis.triage.resources import (
+    Counted,
+    Groups,
+    Holder,
+    Members,
+    NodePods,
+    Offer,
+    device_holders,
+    offer,
+)
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
 from diagnosis.workloads import preempts_below
@@ -107,7 +116,11 @@ class Shared:
                 before, ended = self._ended[id(view.bound_pods)]
                 found = self.counted(replace(view, bound_pods=before), grouped).without(ended)
             else:
-                found = Counted.of(view.pod, view.bound_pods, view.nominated_pods, self.extended, grouped)
+                whole = None
+                if grouped and self.kept is not None:
+                    whole = self.kept.of_nodes(grouped, "groups", partial(Groups.of, grouped))
+                pod, bound, nominated = view.pod, view.bound_pods, view.nominated_pods
+                found = Counted.of(pod, bound, nominated, self.extended, grouped, whole)
             self.alive += (view.bound_pods, view.nominated_pods, found)
             self._counted[key] = found
         return found

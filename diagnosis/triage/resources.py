@@ -219,9 +219,11 @@ class Counted:
         nominated_pods: Iterable[Object] = (),
         extended: dict[int, Mapping[str, int]] | None = None,
         grouped: Mapping[str, NodePods] | None = None,
+        whole: Groups | None = None,
     ) -> Counted:
         """`extended`: what pods ask of extended resources, by `template_key`, as far as known.
-        `grouped`: the first of `bound_pods`, node by node (`diagnosis.triage.prepared.Prepared.grouped`).
+        `grouped`: the first of `bound_pods`, node by node (`diagnosis.triage.prepared.Prepared.grouped`);
+        `whole`: what is worked out of them as a whole (`Groups.of(grouped)`), when kept.
 
         The loop reads each pod's parts once and inline: it runs for every pod the reader fetched
         that no group holds."""
@@ -233,8 +235,8 @@ class Counted:
         repelling = []
         listed: dict[tuple[str, str], int] = {}
         relisted: dict[tuple[str, str], tuple[int, ...]] = {}
-        groups: dict[str, NodePods] = {}
-        offsets: dict[str, int] = {}
+        groups: Mapping[str, NodePods] = {}
+        offsets: Mapping[str, int] = {}
 
         def in_group(key: tuple[str, str], node: str) -> bool:
             """The pod is one the group of the node it names holds (a reader lists a pod again on
@@ -274,28 +276,39 @@ class Counted:
                 if counted_here and rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
                     repelling.append((node, other))
 
-        start = 0
-        for node, group in (grouped or {}).items():
-            if me in group.keys or (my_uid and my_uid in group.uids):
-                walk(range(start, start + len(group.pods)))
-            else:
-                groups[node] = group
-                offsets[node] = start
-                if group.repelling:
+        grouped = grouped or {}
+        part = None
+        if not any(me in group.keys or (my_uid and my_uid in group.uids) for group in grouped.values()):
+            # No group holds the pod asked about: every group is taken as it is, as worked out once.
+            part = whole if whole is not None and whole.grouped is grouped else Groups.of(grouped)
+            groups, offsets, start = part.grouped, part.offsets, part.listed
+            repelling += part.repelling
+        else:
+            start = 0
+            taken: dict[str, NodePods] = {}
+            at: dict[str, int] = {}
+            groups, offsets = taken, at
+            for node, group in grouped.items():
+                if me in group.keys or (my_uid and my_uid in group.uids):
+                    walk(range(start, start + len(group.pods)))
+                else:
+                    taken[node] = group
+                    at[node] = start
                     repelling += ((node, p) for p in group.repelling)
-            start += len(group.pods)
+                start += len(group.pods)
         walk(range(start, len(bound_pods)))
         for other in nominated_pods:
             if priority(other) >= mine:
                 key = (namespace(other), name(other))
                 counts(other, meta(other), spec(other), key, nominated_node(other))
+        whole = part or Groups.of(groups)  # (only its pods and holders, for the groups taken)
         return cls(
-            _merged({node: group.pods for node, group in groups.items() if group.pods}, on),
+            _merged(whole.on, on),
             where,
             tuple(repelling),
             listed,
             relisted,
-            _merged({node: group.holding for node, group in groups.items() if group.holding}, holding),
+            _merged(whole.holding, holding),
             groups=groups,
             offsets=offsets,
         )
@@ -472,13 +485,47 @@ def in_order(groups: Mapping[str, NodePods]) -> dict[str, NodePods]:
 
 
 def _merged(
-    grouped: dict[str, tuple[Object, ...]], counted: Mapping[str, list[Object]]
-) -> dict[str, tuple[Object, ...]]:
+    grouped: Mapping[str, tuple[Object, ...]], counted: Mapping[str, list[Object]]
+) -> Mapping[str, tuple[Object, ...]]:
     """Node → its group's pods (`grouped`, the nodes with none left out), then those counted pod by
-    pod."""
+    pod: `grouped` itself when none was."""
+    if not counted:
+        return grouped
+    merged = dict(grouped)
     for node, more in counted.items():
-        grouped[node] = (*grouped.get(node, ()), *more)
-    return grouped
+        merged[node] = (*merged.get(node, ()), *more)
+    return merged
+
+
+@dataclass(frozen=True)
+class Groups:
+    """What `Counted` takes of a reader's groups of pods (`Prepared.grouped`) when none holds the pod
+    asked about, worked out once for the mapping of groups: a reader that hands over the same one
+    again (`cluster.live.nodes.NodeReads.bound_groups`) has it kept (`Findings.of_nodes`)."""
+
+    grouped: Mapping[str, NodePods]
+    offsets: Mapping[str, int]
+    """Node → where the bound pods list its group's first pod."""
+    listed: int
+    """How many pods the groups hold: where the bound pods after them begin."""
+    on: Mapping[str, tuple[Object, ...]]
+    holding: Mapping[str, tuple[Object, ...]]
+    repelling: tuple[tuple[str, Object], ...]
+
+    @classmethod
+    def of(cls, grouped: Mapping[str, NodePods]) -> Groups:
+        offsets, start = {}, 0
+        for node, group in grouped.items():
+            offsets[node] = start
+            start += len(group.pods)
+        return cls(
+            grouped,
+            offsets,
+            start,
+            {node: group.pods for node, group in grouped.items() if group.pods},
+            {node: group.holding for node, group in grouped.items() if group.holding},
+            tuple((node, p) for node, group in grouped.items() for p in group.repelling),
+        )
 
 
 def _without(

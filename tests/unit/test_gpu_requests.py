@@ -15,6 +15,7 @@ from diagnosis.objects import name, namespace
 from diagnosis.quantity import count
 from diagnosis.triage.resources import (
     Counted,
+    Groups,
     NodePods,
     Offer,
     device_holders,
@@ -327,7 +328,12 @@ def test_pods_grouped_by_node_count_as_the_same_pods_listed(asked_on: str) -> No
     pods = (*(p for group in grouped.values() for p in group.pods), *rest)
     nominees = [nominated("h", "n3", 100), nominated("low", "n3", -1), nominated("d", "n2", 100)]
     as_listed = Counted.of(asking, pods, nominees)
-    as_grouped = Counted.of(asking, pods, nominees, grouped=grouped)
+    whole = Groups.of(grouped)
+    as_grouped = Counted.of(asking, pods, nominees, grouped=grouped, whole=whole)
+    assert as_grouped == Counted.of(asking, pods, nominees, grouped=grouped)
+    # The groups alone, worked out once for the mapping, are the count when nothing else is listed.
+    alone = Counted.of(asking, pods[: whole.listed], (), grouped=grouped, whole=whole)
+    assert (alone.on is whole.on) is not bool(asked_on)
     assert grouped["n1"].pods == (on_node["n1"][0], on_node["n1"][1], on_node["n1"][4])
     assert as_grouped.on == as_listed.on
     assert as_grouped.holding == as_listed.holding
