@@ -257,6 +257,8 @@ class _Reflector:
         """RBAC refused this (refusable) resource: the reader reads it directly."""
         self.version = 0
         """Counts the changes to `items`: what is worked out from them is worked out again."""
+        self._work: tuple[int, dict[Hashable, Any]] = (-1, {})
+        """What was worked out of `items` (`until_change`), at its `version`."""
         self.listing = 0
         """Objects read so far by a LIST in progress (they count against the cap)."""
         self.listed = False
@@ -430,6 +432,17 @@ class _Reflector:
 
     # — the objects —
 
+    def until_change(self, what: Hashable, work: Callable[[], T]) -> T:
+        """`work()`, worked out of these objects alone (`what` says which work), once until one of
+        them changes: every question about the same objects takes it as worked out."""
+        if self._work[0] != self.version:
+            self._work = (self.version, {})
+        kept = self._work[1]
+        if what not in kept:
+            kept[what] = work()
+        found: T = kept[what]
+        return found
+
     def replace(self, items: dict[Key, dict[str, Any]]) -> None:
         if (changed := self.resource.changed) is not None:
             for key in self.items:
@@ -552,12 +565,8 @@ class ClusterCache:
         self.threads = ThreadPoolExecutor(len(self._reflectors), thread_name_prefix="kubewhy-watch")
         self._inventory: tuple[tuple[int, int], Inventory] | None = None
         """The Inventory of the DeviceClasses and ResourceSlices at their reflectors' versions."""
-        self._node_work: tuple[int, dict[Hashable, Any]] = (-1, {})
-        """What was worked out of the nodes (`until_nodes_change`), at the node reflector's version."""
         self._dra_objects: tuple[int, Dra] | None = None
         """The Dra of the claims at their reflector's version, on that Inventory (`dra`)."""
-        self._pending_tuple: tuple[int, tuple[Object, ...] | None] = (-1, None)
-        """Every pending pod, at the pending reflector's version (`pending_pods`)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped: str | None = None
         self._progress = asyncio.Event()
@@ -774,13 +783,7 @@ class ClusterCache:
     def until_nodes_change(self, what: Hashable, work: Callable[[], T]) -> T:
         """`work()`, worked out of the nodes alone (`what` says which work), once until a node
         changes: every question about the same nodes takes it as worked out."""
-        if self._node_work[0] != self._nodes.version:
-            self._node_work = (self._nodes.version, {})
-        kept = self._node_work[1]
-        if what not in kept:
-            kept[what] = work()
-        found: T = kept[what]
-        return found
+        return self._nodes.until_change(what, work)
 
     def nodes(self) -> tuple[Object, ...]:
         """Every node; the same tuple until a node changes (`diagnosis.triage.findings.Findings.of_nodes`
@@ -804,11 +807,7 @@ class ClusterCache:
         `pending_synced`; all of them as the same tuple until one changes (what questions work out
         of them is kept with it, `Findings.of_nodes`)."""
         if namespaces is None:
-            version, found = self._pending_tuple
-            if version != self._pending.version or found is None:
-                found = tuple(self._pending.items.values())
-                self._pending_tuple = (self._pending.version, found)
-            return found
+            return self._pending.until_change("all", lambda: tuple(self._pending.items.values()))
         on = self._pending.indexed
         return tuple(pod for ns in sorted(set(namespaces)) for pod in on.get(ns, {}).values())
 

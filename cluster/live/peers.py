@@ -125,7 +125,7 @@ def _selecting_namespaces(peers: Peers, bound: Sequence[Object], grouped: Mappin
     """Some existing pod's anti-affinity, or a peer's, picks namespaces by label (`own_namespace`)."""
     groups = grouped.values()
     rest = bound[sum(len(group.pods) for group in groups) :]
-    repelling = (p for group in groups if group.repelling for p in group.repelling)
+    repelling = (p for group in groups for p in group.repelling)
     return any(affinity.has_namespace_selector(p) for p in chain(repelling, rest, peers.pods))
 
 

@@ -235,8 +235,7 @@ class Counted:
         repelling = []
         listed: dict[tuple[str, str], int] = {}
         relisted: dict[tuple[str, str], tuple[int, ...]] = {}
-        groups: Mapping[str, NodePods] = {}
-        offsets: Mapping[str, int] = {}
+        groups: Mapping[str, NodePods] = {}  # the groups taken as they are, once known
 
         def in_group(key: tuple[str, str], node: str) -> bool:
             """The pod is one the group of the node it names holds (a reader lists a pod again on
@@ -276,39 +275,32 @@ class Counted:
                 if counted_here and rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
                     repelling.append((node, other))
 
-        grouped = grouped or {}
-        part = None
-        if not any(me in group.keys or (my_uid and my_uid in group.uids) for group in grouped.values()):
-            # No group holds the pod asked about: every group is taken as it is, as worked out once.
-            part = whole if whole is not None and whole.grouped is grouped else Groups.of(grouped)
-            groups, offsets, start = part.grouped, part.offsets, part.listed
-            repelling += part.repelling
-        else:
-            start = 0
-            taken: dict[str, NodePods] = {}
-            at: dict[str, int] = {}
-            groups, offsets = taken, at
-            for node, group in grouped.items():
-                if me in group.keys or (my_uid and my_uid in group.uids):
-                    walk(range(start, start + len(group.pods)))
+        part = whole if whole is not None and whole.grouped is grouped else Groups.of(grouped or {})
+        itself = {n for n, g in part.grouped.items() if me in g.keys or (my_uid and my_uid in g.uids)}
+        if itself:
+            # A group holding the pod asked about (a reader that saw it bound) is counted pod by pod,
+            # in its place among the groups.
+            for node, group in part.grouped.items():
+                if node in itself:
+                    walk(range(part.offsets[node], part.offsets[node] + len(group.pods)))
                 else:
-                    taken[node] = group
-                    at[node] = start
                     repelling += ((node, p) for p in group.repelling)
-                start += len(group.pods)
-        walk(range(start, len(bound_pods)))
+            part = part.without(itself)
+        else:
+            repelling += part.repelling
+        groups, offsets = part.grouped, part.offsets
+        walk(range(part.listed, len(bound_pods)))
         for other in nominated_pods:
             if priority(other) >= mine:
                 key = (namespace(other), name(other))
                 counts(other, meta(other), spec(other), key, nominated_node(other))
-        whole = part or Groups.of(groups)  # (only its pods and holders, for the groups taken)
         return cls(
-            _merged(whole.on, on),
+            _merged(part.on, on),
             where,
             tuple(repelling),
             listed,
             relisted,
-            _merged(whole.holding, holding),
+            _merged(part.holding, holding),
             groups=groups,
             offsets=offsets,
         )
@@ -525,6 +517,16 @@ class Groups:
             {node: group.pods for node, group in grouped.items() if group.pods},
             {node: group.holding for node, group in grouped.items() if group.holding},
             tuple((node, p) for node, group in grouped.items() for p in group.repelling),
+        )
+
+    def without(self, nodes: Collection[str]) -> Groups:
+        """Without the groups of these nodes; where the bound pods list each group is kept."""
+        return replace(
+            self,
+            grouped={node: group for node, group in self.grouped.items() if node not in nodes},
+            on={node: pods for node, pods in self.on.items() if node not in nodes},
+            holding={node: pods for node, pods in self.holding.items() if node not in nodes},
+            repelling=tuple((node, p) for node, p in self.repelling if node not in nodes),
         )
 
 
