@@ -133,7 +133,7 @@ def _unindexed(_: Object) -> tuple[str, ...]:
 
 
 def compact_whole(obj: Object) -> dict[str, Any]:
-    """A DRA or autoscaler object without its managed fields (all the rest is read, or names what
+    """An autoscaler object without its managed fields (all the rest is read, or names what
     is read)."""
     kept = dict(obj)
     metadata = dict(meta(obj))
@@ -211,13 +211,15 @@ class Ungrouped:
 class _Resource:
     plural: str
     field_selector: str | None
-    compact: Callable[[Object], dict[str, Any]]
-    keep: Callable[[Object], bool]
+    compact: Callable[[Object], Any]
+    """What is kept of each object as it arrives: what the diagnosis reads of it in the object's shape
+    (`cluster.compact`), or for DRA objects, that read into the diagnosis's own shape
+    (`diagnosis.dra_objects`), and nothing more: a ResourceSlice's JSON decoded took 26 KB, what the
+    diagnosis reads of it 16 KB."""
+    keep: Callable[[Any], bool]
     """Whether a compacted object is kept (the others are dropped as they arrive)."""
-    index: Callable[[Object], tuple[str, ...]]
+    index: Callable[[Any], tuple[str, ...]]
     """What the objects are looked up by: pods by their node's name, nodes by their labels."""
-    parse: Callable[[Object], Any] | None = None
-    """For DRA objects: read once into the diagnosis's shape as they arrive (`parsed`)."""
     optional: bool = False
     """A group the cluster may not serve (`resource.k8s.io` where DRA is off): a 404 ends the
     reflector, and the cache is synced without it."""
@@ -239,11 +241,10 @@ class _Reflector:
     def __init__(self, cache: ClusterCache, resource: _Resource) -> None:
         self.cache = cache
         self.resource = resource
-        self.items: dict[Key, dict[str, Any]] = {}
-        self.indexed: dict[str, dict[Key, dict[str, Any]]] = {}
+        self.items: dict[Key, Any] = {}
+        """What is kept of each object (`resource.compact`), by its namespace and name."""
+        self.indexed: dict[str, dict[Key, Any]] = {}
         """The objects by each of their `resource.index` values."""
-        self.parsed: dict[Key, Any] = {}
-        """`resource.parse` of each object, when the resource has one."""
         self.grouped: dict[str, NodePods] = {}
         """The objects of an index value as one group (a node's pods: `ClusterCache.groups`), made
         when first asked for and dropped when any of them changes."""
@@ -318,7 +319,7 @@ class _Reflector:
     async def _list(self) -> None:
         self.phase = "listing"
         self.cache.changed()
-        found: dict[Key, dict[str, Any]] = {}
+        found: dict[Key, Any] = {}
         revision = ""
         try:
             async for page in self.cache.api.pages(
@@ -330,7 +331,7 @@ class _Reflector:
                 for item in page_items(page):
                     obj = self.resource.compact(item)
                     if self.resource.keep(obj):
-                        found[_key(obj)] = obj
+                        found[_key(item)] = obj
                 self.listing = len(found)
                 self.phase = f"listing ({len(found):,} so far)"
                 self.cache.check_size()
@@ -400,13 +401,13 @@ class _Reflector:
                 raise Expired(f"the watch of {self.resource.plural} expired ({said})", "list again")
             raise ClusterError(f"the watch of {self.resource.plural} failed ({said})")
         if kind in ("ADDED", "MODIFIED"):
-            compact = self.resource.compact(obj)
+            compact, key = self.resource.compact(obj), _key(obj)
             if not self.resource.keep(compact):
-                self._remove(_key(compact))
-            elif self.items.get(_key(compact)) != compact:
+                self._remove(key)
+            elif self.items.get(key) != compact:
                 # A change of nothing kept (a node's heartbeat, a pod's IP) leaves the object as it
                 # was: what questions worked out of it still holds.
-                self._put(compact)
+                self._put(key, compact)
                 self.cache.check_size()
         elif kind == "DELETED":
             self._remove(_key(obj))
@@ -443,24 +444,21 @@ class _Reflector:
         found: T = kept[what]
         return found
 
-    def replace(self, items: dict[Key, dict[str, Any]]) -> None:
+    def replace(self, items: dict[Key, Any]) -> None:
         if (changed := self.resource.changed) is not None:
             for key in self.items:
                 changed(key)
-        self.items, self.indexed, self.parsed, self.grouped, self.changes = {}, {}, {}, {}, {}
+        self.items, self.indexed, self.grouped, self.changes = {}, {}, {}, {}
         self.listings += 1
         self.version += 1
-        for obj in items.values():
-            self._put(obj)
+        for key, obj in items.items():
+            self._put(key, obj)
         self.cache.changed()
 
-    def _put(self, obj: dict[str, Any]) -> None:
-        key = _key(obj)
+    def _put(self, key: Key, obj: Any) -> None:
         self.version += 1
         self._remove(key)
         self.items[key] = obj
-        if self.resource.parse is not None:
-            self.parsed[key] = self.resource.parse(obj)
         for value in self.resource.index(obj):
             self.indexed.setdefault(value, {})[key] = obj
             self._regroup(value)
@@ -469,7 +467,6 @@ class _Reflector:
         old = self.items.pop(key, None)
         if old is not None and self.resource.changed is not None:
             self.resource.changed(key)
-        self.parsed.pop(key, None)
         self.version += old is not None
         for value in self.resource.index(old) if old is not None else ():
             self._regroup(value)
@@ -512,9 +509,7 @@ class ClusterCache:
         self._dra = {
             plural: _Reflector(
                 self,
-                _Resource(
-                    plural, None, compact_whole, _everything, _unindexed, parse, optional=True, group=GROUP
-                ),
+                _Resource(plural, None, parse, _everything, _unindexed, optional=True, group=GROUP),
             )
             for plural, parse in (
                 ("deviceclasses", device_class),
@@ -759,13 +754,13 @@ class ClusterCache:
         classes, claims, slices = self._dra.values()
         version = (classes.version, slices.version)
         if self._inventory is None or self._inventory[0] != version:
-            devices = Inventory(tuple(classes.parsed.values()), tuple(slices.parsed.values()))
+            devices = Inventory(tuple(classes.items.values()), tuple(slices.items.values()))
             self._inventory = (version, devices)
         # One Dra while the claims are unchanged: who holds each device is then worked out once.
         devices = self._inventory[1]
         kept = self._dra_objects
         if kept is None or kept[0] != claims.version or kept[1].devices is not devices:
-            kept = (claims.version, Dra(claims=tuple(claims.parsed.values()), devices=devices))
+            kept = (claims.version, Dra(claims=tuple(claims.items.values()), devices=devices))
             self._dra_objects = kept
         return kept[1]
 

@@ -7,18 +7,21 @@ itself and the device's under `basic`. Everything below reads all three, and any
 or malformed (snapshots are written by people too): such a field reads as empty, never raises.
 
 The cluster layer parses objects once (`Dra.of`) when it reads them, so a diagnosis over thousands of
-ResourceSlices does not parse them again for every question.
+ResourceSlices does not parse them again for every question. What repeats across objects is held once
+(`_shared`): the watch cache keeps every slice and claim of a cluster parsed, and a pool's devices
+repeat every attribute but their identity, a workload's claims their spec.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from diagnosis import objects
@@ -58,6 +61,31 @@ class Semver:
 
 
 AttributeValue = int | bool | str | Semver
+
+SHARED_HELD = 65536
+"""Distinct values of each kind held once (`_shared`); past it, equal values are no longer all one."""
+
+
+def _shared(value: str) -> str:
+    """One string for every equal one: a driver, a pool, a device's name and attribute values repeat
+    across thousands of slices and claims."""
+    return sys.intern(value)
+
+
+@lru_cache(maxsize=SHARED_HELD)
+def _semver(version: str) -> Semver:
+    return Semver(_shared(version))
+
+
+@lru_cache(maxsize=SHARED_HELD)
+def _from_json(listed: str) -> Any:
+    """One value for every equal one (`listed`: it as JSON), never changed: the diagnosis only reads it."""
+    return json.loads(listed)
+
+
+def _one(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`_from_json` of a mapping read from an object (a claim's allocated node selector)."""
+    return mapping(_from_json(json.dumps(value, sort_keys=True)))
 
 
 # --- the pod's side -------------------------------------------------------------------------------
@@ -242,14 +270,21 @@ def claim_spec(value: object) -> ClaimSpec:
     return ClaimSpec(tuple(requests), constraints)
 
 
+@lru_cache(maxsize=SHARED_HELD)
+def _claim_spec(listed: str) -> ClaimSpec:
+    """One ClaimSpec for the claims of equal specs (`listed`: the spec as JSON): a workload's claims
+    are made from one template."""
+    return claim_spec(json.loads(listed))
+
+
 def claim(obj: Object) -> Claim:
     allocation = status(obj).get("allocation")
     results = tuple(
         Result(
-            text(r.get("request")),
-            text(r.get("driver")),
-            text(r.get("pool")),
-            text(r.get("device")),
+            _shared(text(r.get("request"))),
+            _shared(text(r.get("driver"))),
+            _shared(text(r.get("pool"))),
+            _shared(text(r.get("device"))),
             r.get("adminAccess") is True,
         )
         for r in map(mapping, sequence(mapping(mapping(allocation).get("devices")).get("results")))
@@ -268,10 +303,10 @@ def claim(obj: Object) -> Claim:
         name=name(obj),
         uid=uid(obj),
         deleting=meta(obj).get("deletionTimestamp") is not None,
-        spec=claim_spec(spec(obj)),
+        spec=_claim_spec(json.dumps(spec(obj), sort_keys=True)),
         allocated=isinstance(allocation, Mapping),
         results=results,
-        node_selector=selector if isinstance(selector, Mapping) else None,
+        node_selector=_one(selector) if isinstance(selector, Mapping) else None,
         reserved_for=tuple(
             (text(r.get("name")), text(r.get("uid")))
             for r in map(mapping, sequence(status(obj).get("reservedFor")))
@@ -352,7 +387,7 @@ def _attribute(value: Mapping[str, Any]) -> AttributeValue | None:
         if isinstance(found, kind_) and (kind_ is bool or not isinstance(found, bool)):
             return found
     version = value.get("version")
-    return Semver(version) if isinstance(version, str) else None
+    return _semver(version) if isinstance(version, str) else None
 
 
 def _device(driver: str, pool: str, item: Mapping[str, Any]) -> Device:
@@ -363,7 +398,7 @@ def _device(driver: str, pool: str, item: Mapping[str, Any]) -> Device:
         parsed = _attribute(mapping(value))
         if isinstance(key, str) and parsed is not None:
             domain, ident = _qualified(driver, key)
-            attributes[domain][ident] = parsed
+            attributes[domain][ident] = _shared(parsed) if isinstance(parsed, str) else parsed
     capacity: defaultdict[str, dict[str, Decimal]] = defaultdict(dict)
     for key, value in mapping(body.get("capacity")).items():
         amount = exact(mapping(value).get("value") if isinstance(value, Mapping) else value)
@@ -374,14 +409,30 @@ def _device(driver: str, pool: str, item: Mapping[str, Any]) -> Device:
         DeviceTaint(text(t.get("key")), text(t.get("value")), text(t.get("effect")))
         for t in map(mapping, sequence(body.get("taints")))
     )
-    return Device(driver, pool, text(item.get("name")), dict(attributes), dict(capacity), taints)
+    return Device(
+        driver, pool, _shared(text(item.get("name"))), dict(attributes), _capacity(_frozen(capacity)), taints
+    )
+
+
+Frozen = tuple[tuple[str, tuple[tuple[str, Decimal], ...]], ...]
+"""A device's capacity as a key: domain → name → amount, as tuples."""
+
+
+def _frozen(capacity: Mapping[str, Mapping[str, Decimal]]) -> Frozen:
+    return tuple((domain, tuple(amounts.items())) for domain, amounts in capacity.items())
+
+
+@lru_cache(maxsize=SHARED_HELD)
+def _capacity(frozen: Frozen) -> Mapping[str, Mapping[str, Decimal]]:
+    """One capacity for the devices of equal capacity (a pool's GPUs all have the same memory)."""
+    return {domain: dict(amounts) for domain, amounts in frozen}
 
 
 def resource_slice(obj: Object) -> Slice:
     body = spec(obj)
-    driver = text(body.get("driver"))
+    driver = _shared(text(body.get("driver")))
     pool = mapping(body.get("pool"))
-    pool_name = text(pool.get("name"))
+    pool_name = _shared(text(pool.get("name")))
     generation, count = pool.get("generation"), pool.get("resourceSliceCount")
     selector = body.get("nodeSelector")
     return Slice(

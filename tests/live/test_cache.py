@@ -615,7 +615,8 @@ async def test_a_cluster_without_karpenter_or_with_them_refused_keeps_the_cache(
 
 async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
     """On the DRA lab: the verdict through the cache is the direct one; a claim freed by the watch
-    turns exhausted into schedulable without a LIST of claims or slices."""
+    turns exhausted into schedulable without a LIST of claims or slices. A write that changes
+    nothing the diagnosis reads of a claim (a label) leaves the claim as the cache parsed it."""
     with serve(DRA_LAB) as sim:
         async with cached_reader(sim) as reader:
             cache = reader.cache
@@ -625,9 +626,15 @@ async def test_dra_objects_come_from_the_cache_and_follow_changes() -> None:
             # One Dra while the claims stay as they are: their holders are worked out once.
             held = cache.dra()
             assert cache.dra() is held
+            kept = ("dra-lab", "pretrain-8x")
+            claim = next(o for o in load_objects(DRA_LAB) if (kind(o), name(o)) == ("ResourceClaim", kept[1]))
+            labelled = sim.store.put({**claim, "metadata": {**meta(claim), "labels": {"team": "ml"}}})
             sim.store.delete("ResourceClaim", "dra-lab", "llm-finetune-gpus", "resource.k8s.io/v1")
+            # The watch sends the label's write first: once the deletion is applied, so is it.
             await settled(lambda: ("dra-lab", "llm-finetune-gpus") not in cache.dra().claim_index)
             assert cache.dra() is not held
+            assert labelled["metadata"]["labels"] == {"team": "ml"}
+            assert cache.dra().claim_index[kept] is held.claim_index[kept]
             start = len(sim.requests)
             assert await verdict(reader, ("dra-lab", "case-dra-exhaust")) is PodVerdict.SCHEDULABLE
     read = [r.path for r in sim.requests[start:]]

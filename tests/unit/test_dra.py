@@ -99,6 +99,34 @@ def test_attributes_are_qualified_by_the_driver_and_typed() -> None:
     assert gpu.attribute("gpu.nvidia.com/productName") == "NVIDIA H100 80GB HBM3"
 
 
+def test_what_repeats_across_slices_and_claims_is_held_once() -> None:
+    """The cache keeps every slice and claim parsed: equal capacities, versions and specs are one
+    object, equal strings one string; what differs stays apart, and reads as parsed alone."""
+    encoded = [json.dumps(dra.resource_slice(node, dra.gpu_devices(node, H100, range(2)))) for node in "ab"]
+    first, second = (resource_slice(json.loads(text)) for text in encoded)
+    a, b = first.devices[0], second.devices[1]
+    assert a.capacity is b.capacity
+    assert a.attributes["gpu.nvidia.com"]["driverVersion"] is b.attributes["gpu.nvidia.com"]["driverVersion"]
+    assert a.attributes["gpu.nvidia.com"]["productName"] is b.attributes["gpu.nvidia.com"]["productName"]
+    assert a.attributes["gpu.nvidia.com"]["uuid"] != b.attributes["gpu.nvidia.com"]["uuid"]
+    assert first.driver is second.driver
+    small = resource_slice(dra.resource_slice("c", dra.gpu_devices("c", A100_40, range(1))))
+    assert small.devices[0].capacity == {"gpu.nvidia.com": {"memory": Decimal(40 * 2**30)}}
+
+    spec = dra.claim_spec([dra.request("gpus", count=8)])
+    on = {"x": "a", "y": "a", "z": "b"}  # claim → the node it is allocated on
+    gpu0 = [("gpus", "gpu-0")]
+    served = (dra.resource_claim(NS, n, spec, dra.allocation(at, gpu0)) for n, at in on.items())
+    x, y, z = (claim(json.loads(json.dumps(obj))) for obj in served)
+    assert x.spec is y.spec is z.spec
+    assert x.node_selector is y.node_selector
+    assert x.node_selector != z.node_selector
+    assert x.results[0].driver is z.results[0].driver
+    other = claim(dra.resource_claim(NS, "w", dra.claim_spec([dra.request("gpus", count=4)])))
+    assert other.spec is not x.spec
+    assert [r.alternatives[0].count for r in other.spec.requests] == [4]
+
+
 def test_malformed_objects_read_as_empty() -> None:
     broken = claim(
         {
