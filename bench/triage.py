@@ -253,12 +253,16 @@ async def cached_reader(served: Served, sync_timeout_s: float) -> AsyncIterator[
         pods = reader.cache.bound_pods(name(n) for n in nodes) if synced else []
         in_nodes = deep_size([nodes])
         in_pods = deep_size([pods], held=[nodes])
+        # The DRA objects, parsed as the cache keeps them.
+        in_dra = deep_size([reader.cache.dra()]) if served.dra and reader.cache.dra_synced else 0
         grew = current_rss_mib() - before
-        held = (in_nodes + in_pods) / 2**20
+        held = (in_nodes + in_pods + in_dra) / 2**20
         result = (
             f"{reader.cache.state}; {stats.calls} calls, {stats.bytes / 1e6:.0f} MB; "
             f"holds {held:,.0f} MiB ({in_nodes / max(1, len(nodes)) / 1024:.1f} KiB a node, "
-            f"{in_pods / max(1, len(pods)):,.0f} B a bound pod); RSS +{grew:,} MiB"
+            f"{in_pods / max(1, len(pods)):,.0f} B a bound pod"
+            + (f", {in_dra / 2**20:,.0f} MiB of DRA objects" if in_dra else "")
+            + f"); RSS +{grew:,} MiB"
         )
         huge = served.nodes >= HUGE
         met = took < SYNC_S and max(held, grew) < HOLDS_GIB * 1024

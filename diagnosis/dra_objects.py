@@ -547,6 +547,11 @@ class Dra:
     """False when the cluster serves no `resource.k8s.io` (DRA is not enabled there)."""
     derived: Derived | None = field(default=None, compare=False, repr=False)
     """What is already known of these claims' holders (`with_claims`, `holding`)."""
+    memo: dict[object, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    """What the diagnosis works out of these very objects, by what it is (`diagnosis.triage.dra.devices`):
+    a reader that keeps them hands over the same Dra while no claim changes."""
 
     @classmethod
     def of(cls, objects: Iterable[Object], served: bool = True) -> Dra:

@@ -193,8 +193,11 @@ class Shared:
         found = self._devices.get(key)
         if found is None:
             self.alive += (pod, dra)
-            base = self._devices.get((id(pod), id(dra.base))) if dra.base is not None else None
-            found = self._devices[key] = Devices(pod, dra, base)
+            if dra.base is None:
+                found = self._devices[key] = Devices.of(pod, dra)
+            else:
+                base = self._devices.get((id(pod), id(dra.base)))
+                found = self._devices[key] = Devices(pod, dra, base)
         return found
 
     def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:

@@ -25,6 +25,7 @@ from diagnosis.dra_objects import Device, Dra, Semver, claim, claim_spec, resour
 from diagnosis.model import PodVerdict
 from diagnosis.triage.classify import classify
 from diagnosis.triage.dra.cel import Outcome, evaluate, parse_semver
+from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.findings import Findings
 from diagnosis.triage.prepared import Prepared
 from diagnosis.views import TriageView
@@ -279,6 +280,24 @@ def test_what_questions_find_of_a_pods_claims_on_the_nodes_is_kept_with_the_devi
     assert asked("my-pod-2", "my-pod-2-gpu", Dra(devices=devices)) == [2, 2, 2]
     fewer = Dra.of([_gpus("node-a"), *dra.device_classes()])
     assert asked("my-pod", "my-claim", fewer) == [3, 3, 3]
+
+
+def test_a_pods_devices_are_kept_with_the_dra_objects_a_reader_keeps() -> None:
+    """On the same DRA objects (a reader hands over the same while no claim changes), a pod whose
+    claims are the very same claims takes the Devices worked out before, and what it found on each
+    node; another claim, or other DRA objects, are worked out afresh."""
+    nodes = [dra.node(n, H100, 1) for n in ("node-a", "node-b")]
+    held = claim(_claim("held", alloc=dra.allocation("node-a", [("gpu", "gpu-0")])))
+    kept = Dra.of([_gpus("node-a"), _gpus("node-b"), *dra.device_classes()])
+    kept = replace(kept, claims=(claim(_claim()), claim(_claim("other")), held))
+    mine = dra.pod(NS, "my-pod", MINE)
+    devices = Devices.of(mine, kept)
+    full = "request gpu of claim my-claim: 0 free of 1 matching (1 held), 1 asked"
+    assert [devices.unallocatable(n) for n in nodes] == [full, None]
+    assert Devices.of(dra.pod(NS, "my-pod", MINE), kept) is devices
+    other = dra.pod(NS, "my-pod-2", [{"name": "gpu", "resourceClaimName": "other"}])
+    assert Devices.of(other, kept) is not devices
+    assert Devices.of(mine, replace(kept)) is not devices
 
 
 ROWS: list[tuple[str, Any]] = [

@@ -20,13 +20,16 @@ from diagnosis.dra_objects import (
     Slice,
     Subrequest,
 )
-from diagnosis.objects import Object, name
+from diagnosis.objects import Object, name, namespace
 from diagnosis.triage.dra.allocator import Ask, Choice, allocate, needed
 from diagnosis.triage.dra.claims import Resolved, node_filter, resolve
 from diagnosis.triage.scheduling import BLOCKING_EFFECTS, Placement, Taint, tolerates
 
 MEMO_LIMIT = 200_000
 """Offers an Inventory remembers (a node and a distinct subrequest each) before it starts over."""
+
+KEPT = 8
+"""Pods' `Devices` a reader's DRA objects keep (`Devices.of`) before they start over."""
 
 
 @dataclass(frozen=True)
@@ -38,17 +41,35 @@ class Devices:
     base: Devices | None = field(default=None, compare=False, repr=False)
     """The same pod's Devices on `dra.base`: a node none of whose pools `dra.touched` names finds
     what it found there."""
-    _per_node: dict[int, tuple[tuple[Choice, ...], ...]] = field(
+    _per_node: dict[int, tuple[Object, tuple[tuple[Choice, ...], ...]]] = field(
         default_factory=dict, compare=False, repr=False
     )
-    """By id(node): the nodes are those of the views the classification keeps alive (`Shared`)."""
-    _unallocatable: dict[int, str | None] = field(default_factory=dict, compare=False, repr=False)
+    """By id(node), each with its node: a Devices may outlive the question (`of`), and no id is reused
+    for another node meanwhile."""
+    _unallocatable: dict[int, tuple[Object, str | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
     _ranked: dict[int, tuple[Sequence[Object], tuple[Object, ...]]] = field(
         default_factory=dict, compare=False, repr=False
     )
     """`ranked`, by id(nodes): each entry keeps its nodes, so no id is reused for others meanwhile."""
     problems: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     """Selector → why it could not be evaluated, or the runtime error the scheduler also meets."""
+
+    @classmethod
+    def of(cls, pod: Object, dra: Dra) -> Devices:
+        """The pod's Devices on a reader's own DRA objects: kept with them, for the pods whose claims
+        resolve to the very same claims, since a reader that keeps the DRA objects hands over the same
+        ones while no claim changes (`ClusterCache.dra`): a question asked again, or about another pod
+        of the same claims, takes what was worked out on each node (every node with devices, for the
+        free slots of a pod that asks claims alone)."""
+        key = ("devices", namespace(pod), tuple((r.entry, id(r.claim)) for r in resolve(pod, dra)))
+        found = dra.memo.get(key)
+        if not isinstance(found, Devices):
+            if len(dra.memo) >= KEPT:
+                dra.memo.clear()
+            found = dra.memo[key] = cls(pod, dra)
+        return found
 
     @cached_property
     def _touched_hosts(self) -> frozenset[str] | None:
@@ -121,20 +142,19 @@ class Devices:
 
     def choices(self, node: Object) -> tuple[tuple[Choice, ...], ...]:
         """Per ask, per alternative: the devices of the node that could serve it."""
-        found = self._per_node.get(id(node))
-        if found is None:
-            host = name(node)
-            base = self._as_base(host)
-            inventory = self.dra.devices
-            if base is not None:
-                found = base.choices(node)
-            elif host not in inventory.by_node and not inventory.unpinned:
-                found = self._nowhere  # most nodes of a cluster reach no device at all
-            else:
-                found = tuple(
-                    tuple(self._choice(sub, node, host) for sub in a.alternatives) for a in self.asks
-                )
-            self._per_node[id(node)] = found
+        kept = self._per_node.get(id(node))
+        if kept is not None:
+            return kept[1]
+        host = name(node)
+        base = self._as_base(host)
+        inventory = self.dra.devices
+        if base is not None:
+            found = base.choices(node)
+        elif host not in inventory.by_node and not inventory.unpinned:
+            found = self._nowhere  # most nodes of a cluster reach no device at all
+        else:
+            found = tuple(tuple(self._choice(sub, node, host) for sub in a.alternatives) for a in self.asks)
+        self._per_node[id(node)] = (node, found)
         return found
 
     @cached_property
@@ -214,11 +234,13 @@ class Devices:
 
     def unallocatable(self, node: Object) -> str | None:
         """`exhausted`: the allocator finds no devices for all requests at once among the free ones."""
-        if id(node) not in self._unallocatable:
-            base = self._as_base(name(node))
-            found = base.unallocatable(node) if base is not None else self._unallocated(node)
-            self._unallocatable[id(node)] = found
-        return self._unallocatable[id(node)]
+        kept = self._unallocatable.get(id(node))
+        if kept is not None:
+            return kept[1]
+        base = self._as_base(name(node))
+        found = base.unallocatable(node) if base is not None else self._unallocated(node)
+        self._unallocatable[id(node)] = (node, found)
+        return found
 
     def _unallocated(self, node: Object) -> str | None:
         options = self.choices(node)
