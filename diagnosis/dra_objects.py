@@ -565,7 +565,24 @@ class Dra:
 
     @cached_property
     def claim_index(self) -> Mapping[tuple[str, str], Claim]:
+        known = self._known
+        if known is not None and known.index is not None:
+            return known.index
         return {(c.namespace, c.name): c for c in self.claims}
+
+    @cached_property
+    def _positions(self) -> Mapping[tuple[str, str], int]:
+        """Where each claim is in `claims`, by (namespace, name)."""
+        return {(c.namespace, c.name): at for at, c in enumerate(self.claims)}
+
+    @cached_property
+    def reserving(self) -> Mapping[tuple[str, str], tuple[Claim, ...]]:
+        """(namespace, pod name) → the claims reserved for that pod."""
+        found: defaultdict[tuple[str, str], list[Claim]] = defaultdict(list)
+        for c in self.claims:
+            for pod_name, _ in c.reserved_for:
+                found[(c.namespace, pod_name)].append(c)
+        return {k: tuple(v) for k, v in found.items()}
 
     def pinning(self, pod: Object) -> tuple[str, ...]:
         """The nodes the pod's allocated claims name (`status.allocation.nodeSelector` with
@@ -627,29 +644,46 @@ class Dra:
         """This Dra, with its holders worked out, to be kept by a copy (`replace`) of other fields."""
         return replace(self, derived=Derived(self.claims, self.holders))
 
-    def with_claims(self, claims: Iterable[Claim], inventory: Inventory) -> Dra:
-        """These claims instead of this one's, on this inventory: what they hold is worked out from
-        what this one's hold, for the claims that differ (a fix changes a few of thousands)."""
-        claims = tuple(claims)
+    def with_claims(self, replaced: Mapping[tuple[str, str], Claim | None], inventory: Inventory) -> Dra:
+        """These DRA objects with some claims replaced ((namespace, name) → the claim now; None: it is
+        gone; a claim this one does not hold is left out), on `inventory`. A fix changes a few claims
+        of thousands: the claims by name and what they hold are worked out from this one's, for the
+        claims that differ."""
+        index, positions = self.claim_index, self._positions
+        now = {key: claim for key, claim in replaced.items() if key in index}
+        listed, dropped = list(self.claims), []
+        for key, claim in now.items():
+            if claim is None:
+                dropped.append(positions[key])
+            else:
+                listed[positions[key]] = claim
+        for at in sorted(dropped, reverse=True):
+            del listed[at]
+        claims = tuple(listed)
         if inventory is not self.devices:
             return replace(self, claims=claims, devices=inventory, derived=None)
-        kept, ours = {id(c) for c in claims}, {id(c) for c in self.claims}
-        differ = (*(c for c in self.claims if id(c) not in kept), *(c for c in claims if id(c) not in ours))
-        touched = frozenset((r.driver, r.pool) for c in differ for r in c.results)
-        changed = replace(self, claims=claims, derived=Derived(claims, None, self, touched))
+        gone = [index[key] for key in now]
+        added = [c for c in now.values() if c is not None]
+        touched = frozenset((r.driver, r.pool) for c in (*gone, *added) for r in c.results)
+        named = dict(index)
+        for key, claim in now.items():
+            if claim is None:
+                del named[key]
+            else:
+                named[key] = claim
+        changed = replace(self, claims=claims, derived=Derived(claims, None, self, touched, named))
         found, clash = self._holdings
         if clash:
             return changed
         found = dict(found)
-        for claim in self.claims:
-            if id(claim) not in kept:
-                for result in claim.results:
-                    if found.get(result.device_id, (None,))[0] is claim:
-                        del found[result.device_id]
-        for claim in claims:
-            if id(claim) not in ours and _hold(found, claim):
+        for claim in gone:
+            for result in claim.results:
+                if found.get(result.device_id, (None,))[0] is claim:
+                    del found[result.device_id]
+        for claim in added:
+            if _hold(found, claim):
                 return changed
-        return replace(changed, derived=Derived(claims, found, self, touched))
+        return replace(changed, derived=Derived(claims, found, self, touched, named))
 
 
 @dataclass(frozen=True)
@@ -662,6 +696,8 @@ class Derived:
     """`Dra.holders`; None: to be worked out."""
     base: Dra | None = None
     touched: frozenset[tuple[str, str]] = frozenset()
+    index: Mapping[tuple[str, str], Claim] | None = None
+    """`Dra.claim_index`; None: to be worked out."""
 
 
 def _hold(holders: dict[str, tuple[Claim, str]], claim: Claim) -> bool:

@@ -164,25 +164,20 @@ def _changed_dra(dra: Dra, change: Change) -> Dra:
     """The DRA objects after the change: claims replaced; those reserved only for pods that end
     freed (a claim made for an ended pod is deleted, another one deallocated); slices replaced. What
     is unchanged stays the same object (the device inventory, whose offers are remembered)."""
-    claims = []
-    # Thousands of claims, few of them in a namespace where pods end: only those are looked into.
-    ending_in = {ns for ns, _ in change.ended}
-    for claim in dra.claims:
-        if change.claims:
-            claim = change.claims.get((claim.namespace, claim.name), claim)
-        if (
-            claim.reserved_for
-            and claim.namespace in ending_in
-            and all((claim.namespace, n) in change.ended for n, _ in claim.reserved_for)
-        ):
-            if claim.controller is not None and claim.controller[0] == "Pod":
-                continue
-            claim = replace(claim, allocated=False, results=(), node_selector=None, reserved_for=())
-        claims.append(claim)
+    replaced: dict[tuple[str, str], Claim | None] = dict(change.claims)
+    # Thousands of claims, few of them reserved for the pods that end: only those are looked into.
+    reserved = {(c.namespace, c.name): c for pod in change.ended for c in dra.reserving.get(pod, ())}
+    for key, claim in {**reserved, **change.claims}.items():
+        claim = change.claims.get(key, claim)
+        if claim.reserved_for and all((claim.namespace, n) in change.ended for n, _ in claim.reserved_for):
+            gone = claim.controller is not None and claim.controller[0] == "Pod"
+            replaced[key] = None if gone else replace(
+                claim, allocated=False, results=(), node_selector=None, reserved_for=()
+            )
     devices = dra.devices
     if change.slices:
         devices = Inventory(devices.classes, tuple(change.slices.get(s.name, s) for s in devices.slices))
-    return dra.with_claims(claims, devices)
+    return dra.with_claims(replaced, devices)
 
 
 def pod_change(summary: str, patch: Mapping[str, Any], harm: Harm = Harm.KEEPS) -> Change:

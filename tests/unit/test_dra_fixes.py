@@ -159,18 +159,24 @@ def test_a_holder_is_freed_when_the_free_devices_break_the_claims_constraint() -
 
 def test_who_holds_a_device_after_a_fix_is_worked_out_from_before() -> None:
     """A fix that ends pods frees a few claims of thousands: the changed DRA objects derive their
-    holders from the view's, name the pools whose holders changed, and hold what they would hold
-    worked out afresh."""
+    holders and claims by name from the view's, name the pools whose holders changed, and hold what
+    they would hold worked out afresh, their claims in the same order as before."""
     view = view_of(LAB, "dra-lab", "case-dra-exhaust")
     for claim in view.dra.claims:
         users = [(claim.namespace, name) for name, _ in claim.reserved_for]
         if not claim.allocated or not users:
             continue
         after = changed_view(view, ending("", users)).dra
+        afresh = Dra(claims=after.claims, devices=after.devices)
         assert after.base is view.dra
         assert after.touched == {(r.driver, r.pool) for r in claim.results}
-        assert after.holders == Dra(claims=after.claims, devices=after.devices).holders
+        assert after.holders == afresh.holders
+        assert after.claim_index == afresh.claim_index
         assert not any(holder is claim for holder, _ in after.holders.values())
+        made_for_the_pod = claim.controller is not None and claim.controller[0] == "Pod"  # deleted with it
+        assert [c.name for c in after.claims] == [
+            c.name for c in view.dra.claims if not (made_for_the_pod and c is claim)
+        ]
 
 
 def test_two_claims_holding_one_device_are_worked_out_afresh() -> None:
@@ -182,7 +188,7 @@ def test_two_claims_holding_one_device_are_worked_out_afresh() -> None:
     both = Dra(claims=(first, second), devices=view.dra.devices)
     device = first.results[0].device_id
     assert both.holders[device][0] is second
-    assert both.with_claims((first,), both.devices).holders[device][0] is first
+    assert both.with_claims({(second.namespace, second.name): None}, both.devices).holders[device][0] is first
 
 
 def test_a_fixs_devices_reuse_what_the_nodes_it_leaves_alone_found() -> None:
