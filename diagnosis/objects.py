@@ -103,9 +103,10 @@ def conditions(obj: object) -> tuple[Mapping[str, Any], ...]:
 
 
 def condition(obj: object, type_: str) -> Mapping[str, Any] | None:
-    """The status condition of this type, or None."""
-    for c in conditions(obj):
-        if c.get("type") == type_:
+    """The status condition of this type, or None. (Read of every pod a reader keeps: the conditions
+    are looked through as they are.)"""
+    for c in sequence(status(obj).get("conditions")):
+        if (type(c) is dict or isinstance(c, Mapping)) and c.get("type") == type_:
             return c
     return None
 
