@@ -214,8 +214,8 @@ class _Resource:
     compact: Callable[[Object], Any]
     """What is kept of each object as it arrives: what the diagnosis reads of it in the object's shape
     (`cluster.compact`), or for DRA objects, that read into the diagnosis's own shape
-    (`diagnosis.dra_objects`), and nothing more: a ResourceSlice's JSON decoded took 26 KB, what the
-    diagnosis reads of it 16 KB."""
+    (`diagnosis.dra_objects`), and nothing more: a ResourceSlice of 8 GPUs takes 26 KB decoded, 7 KB
+    parsed."""
     keep: Callable[[Any], bool]
     """Whether a compacted object is kept (the others are dropped as they arrive)."""
     index: Callable[[Any], tuple[str, ...]]

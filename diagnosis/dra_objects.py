@@ -63,7 +63,8 @@ class Semver:
 AttributeValue = int | bool | str | Semver
 
 SHARED_HELD = 65536
-"""Distinct values of each kind held once (`_shared`); past it, equal values are no longer all one."""
+"""Distinct values of each kind (versions, capacities, claim specs, node selectors) held once; past it,
+equal values are no longer all one."""
 
 
 def _shared(value: str) -> str:
@@ -546,7 +547,8 @@ class Dra:
     served: bool = True
     """False when the cluster serves no `resource.k8s.io` (DRA is not enabled there)."""
     derived: Derived | None = field(default=None, compare=False, repr=False)
-    """What is already known of these claims' holders (`with_claims`, `holding`)."""
+    """What is already known of these claims: who holds each device, and the claims by name
+    (`with_claims`, `holding`)."""
     memo: dict[object, object] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
@@ -651,36 +653,31 @@ class Dra:
         claims that differ."""
         index, positions = self.claim_index, self._positions
         now = {key: claim for key, claim in replaced.items() if key in index}
-        listed, dropped = list(self.claims), []
+        listed, named, dropped = list(self.claims), dict(index), []
         for key, claim in now.items():
             if claim is None:
                 dropped.append(positions[key])
+                del named[key]
             else:
-                listed[positions[key]] = claim
+                listed[positions[key]] = named[key] = claim
         for at in sorted(dropped, reverse=True):
             del listed[at]
         claims = tuple(listed)
         if inventory is not self.devices:
             return replace(self, claims=claims, devices=inventory, derived=None)
-        gone = [index[key] for key in now]
-        added = [c for c in now.values() if c is not None]
-        touched = frozenset((r.driver, r.pool) for c in (*gone, *added) for r in c.results)
-        named = dict(index)
-        for key, claim in now.items():
-            if claim is None:
-                del named[key]
-            else:
-                named[key] = claim
+        before = [index[key] for key in now]
+        after = [c for c in now.values() if c is not None]
+        touched = frozenset((r.driver, r.pool) for c in (*before, *after) for r in c.results)
         changed = replace(self, claims=claims, derived=Derived(claims, None, self, touched, named))
         found, clash = self._holdings
         if clash:
             return changed
         found = dict(found)
-        for claim in gone:
+        for claim in before:
             for result in claim.results:
                 if found.get(result.device_id, (None,))[0] is claim:
                     del found[result.device_id]
-        for claim in added:
+        for claim in after:
             if _hold(found, claim):
                 return changed
         return replace(changed, derived=Derived(claims, found, self, touched, named))
