@@ -650,7 +650,7 @@ class Dra:
         """These DRA objects with some claims replaced ((namespace, name) → the claim now; None: it is
         gone; a claim this one does not hold is left out), on `inventory`. A fix changes a few claims
         of thousands: the claims by name and what they hold are worked out from this one's, for the
-        claims that differ."""
+        claims that differ, whatever the inventory."""
         index, positions = self.claim_index, self._positions
         now = {key: claim for key, claim in replaced.items() if key in index}
         listed, named, dropped = list(self.claims), dict(index), []
@@ -663,12 +663,12 @@ class Dra:
         for at in sorted(dropped, reverse=True):
             del listed[at]
         claims = tuple(listed)
-        if inventory is not self.devices:
-            return replace(self, claims=claims, devices=inventory, derived=None)
         before = [index[key] for key in now]
         after = [c for c in now.values() if c is not None]
         touched = frozenset((r.driver, r.pool) for c in (*before, *after) for r in c.results)
-        changed = replace(self, claims=claims, derived=Derived(claims, None, self, touched, named))
+        # Who holds a device is read of the claims alone; on another inventory `base` is None.
+        derived = Derived(claims, None, self, touched, named)
+        changed = replace(self, claims=claims, devices=inventory, derived=derived)
         found, clash = self._holdings
         if clash:
             return changed

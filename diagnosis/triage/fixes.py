@@ -168,7 +168,6 @@ def _changed_dra(dra: Dra, change: Change) -> Dra:
     # Thousands of claims, few of them reserved for the pods that end: only those are looked into.
     reserved = {(c.namespace, c.name): c for pod in change.ended for c in dra.reserving.get(pod, ())}
     for key, claim in {**reserved, **change.claims}.items():
-        claim = change.claims.get(key, claim)
         if claim.reserved_for and all((claim.namespace, n) in change.ended for n, _ in claim.reserved_for):
             gone = claim.controller is not None and claim.controller[0] == "Pod"
             replaced[key] = None if gone else replace(

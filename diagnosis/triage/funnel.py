@@ -90,7 +90,6 @@ class Shared:
     _redone: dict[int, tuple[Mapping[str, tuple[Holder, ...]], frozenset[str]]] = field(default_factory=dict)
     """A `holders_of` result (by id) that is another one's with some nodes worked out again: that
     other one and those nodes."""
-    _devices: dict[tuple[int, int], Devices] = field(default_factory=dict)
     _ended: dict[int, tuple[Sequence[Object], frozenset[tuple[str, str]]]] = field(default_factory=dict)
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
 
@@ -186,19 +185,11 @@ class Shared:
         return found
 
     def devices(self, pod: Object, dra: Dra) -> Devices:
-        """The pod's `Devices` on these DRA objects, once: what it works out per node is reused by
-        every run, and by the runs on DRA objects changed from these (`Dra.with_claims`) on the nodes
-        the change leaves alone."""
-        key = (id(pod), id(dra))
-        found = self._devices.get(key)
-        if found is None:
-            self.alive += (pod, dra)
-            if dra.base is None:
-                found = self._devices[key] = Devices.of(pod, dra)
-            else:
-                base = self._devices.get((id(pod), id(dra.base)))
-                found = self._devices[key] = Devices(pod, dra, base)
-        return found
+        """The pod's `Devices` on these DRA objects, kept with them (`Devices.of`): what it works out
+        per node is reused by every run, and by the runs on DRA objects changed from these
+        (`Dra.with_claims`) on the nodes the change leaves alone."""
+        base = self.devices(pod, dra.base) if dra.base is not None else None
+        return Devices.of(pod, dra, base)
 
     def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:
         """`candidates(nodes)`, worked out once per tuple of nodes."""
