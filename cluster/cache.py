@@ -49,13 +49,13 @@ from functools import partial
 from itertools import islice
 from typing import Any, TypeVar
 
-import orjson
+import msgspec
 import urllib3
 
-from cluster.compact import compact_node, compact_pending, compact_pod
+from cluster.compact import BOUND_POD, compact_node, compact_pending
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.kube import ApiClient, iter_resp_lines
-from cluster.transport import Expired, ReadStats, Retry, Target, Transport, page_items, truncate
+from cluster.transport import WHOLE, Expired, ReadStats, Retry, Target, Transport, page_items, truncate
 from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, resource_slice
 from diagnosis.objects import (
     Object,
@@ -233,6 +233,9 @@ class _Resource:
     refusable: bool = False
     """A read RBAC may leave out (the autoscalers' objects): a 403 ends the reflector, not the cache,
     and the reader reads them directly."""
+    page: msgspec.json.Decoder[Any] = WHOLE
+    """How a LIST's page is decoded: into the fields `compact` reads, for the bound pods
+    (`cluster.compact.BOUND_POD`)."""
 
 
 class _Reflector:
@@ -324,6 +327,7 @@ class _Reflector:
         try:
             async for page in self.cache.api.pages(
                 Target("list", self.resource.plural, self.resource.namespace, self.resource.group),
+                self.resource.page,
                 fieldSelector=self.resource.field_selector,
             ):
                 revision = revision or text(mapping(page.get("metadata")).get("resourceVersion"))
@@ -388,8 +392,8 @@ class _Reflector:
         if line is None:
             return None
         try:
-            return dict(mapping(orjson.loads(line))), len(line)
-        except orjson.JSONDecodeError as err:
+            return dict(mapping(WHOLE.decode(line))), len(line)
+        except msgspec.DecodeError as err:
             raise Unavailable(server, f"a watch event is not JSON: {truncate(line)}") from err
 
     def _apply(self, event: dict[str, Any]) -> None:
@@ -500,7 +504,7 @@ class ClusterCache:
         self._nodes = _Reflector(
             self, _Resource("nodes", None, compact_node, _everything, _labels_of, changed=forget)
         )
-        pods = _Resource("pods", BOUND_PODS, compact_pod, _everything, _node_of)
+        pods = _Resource("pods", BOUND_PODS, BOUND_POD.item, _everything, _node_of, page=BOUND_POD.page)
         self._pods = _Reflector(self, pods)
         unscheduled = _Resource(
             "pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of, label="unscheduled-pods"

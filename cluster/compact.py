@@ -10,8 +10,11 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
+import msgspec
+
+from cluster.transport import Kept
 from diagnosis.objects import Object, condition, mapping, meta, sequence, spec, status, text
 from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.peers import spec_terms
@@ -47,8 +50,8 @@ def compact_node(node: Object) -> dict[str, Any]:
         kept[part] = _pick(mapping(node.get(part)), fields)
     node_meta, node_status = kept["metadata"], kept["status"]
     if isinstance(found := node_meta.get("labels"), dict):
-        # A pool's nodes repeat every label value but the hostname.
-        node_meta["labels"] = {k: _shared(v) for k, v in found.items()}
+        # Every node repeats the label keys, and a pool's nodes every value but the hostname.
+        node_meta["labels"] = {_shared(k): _shared(v) for k, v in found.items()}
     for resources in ("capacity", "allocatable"):
         if isinstance(found := node_status.get(resources), dict):
             node_status[resources] = _same(found)
@@ -116,6 +119,97 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     if kept_status.get("phase") != "Running" or disruption is not None:
         kept["status"] = kept_status  # a missing phase reads as not terminal, as every kept pod is
     return kept
+
+
+class _OwnerReference(TypedDict, total=False):
+    kind: Any
+    name: Any
+    uid: Any
+    controller: Any
+
+
+class _PodMeta(TypedDict, total=False):
+    name: Any
+    namespace: Any
+    uid: Any
+    deletionTimestamp: Any
+    deletionGracePeriodSeconds: Any
+    ownerReferences: list[_OwnerReference]
+    labels: Any
+
+
+class _Container(TypedDict, total=False):
+    name: Any
+    resources: Any
+    ports: Any
+    restartPolicy: Any
+
+
+class _Affinity(TypedDict, total=False):
+    podAntiAffinity: Any
+
+
+class _Volume(TypedDict, total=False):
+    name: Any
+    persistentVolumeClaim: Any
+    ephemeral: Any
+
+
+class _PodSpec(TypedDict, total=False):
+    nodeName: Any
+    priority: Any
+    priorityClassName: Any
+    hostNetwork: Any
+    containers: list[_Container]
+    initContainers: list[_Container]
+    overhead: Any
+    resources: Any
+    affinity: _Affinity
+    volumes: list[_Volume]
+
+
+class _Condition(TypedDict, total=False):
+    type: Any
+    status: Any
+    reason: Any
+
+
+class _ContainerStatus(TypedDict, total=False):
+    name: Any
+    resources: Any
+    allocatedResources: Any
+
+
+class _PodStatus(TypedDict, total=False):
+    phase: Any
+    conditions: list[_Condition]
+    containerStatuses: list[_ContainerStatus]
+    initContainerStatuses: list[_ContainerStatus]
+    resize: Any
+
+
+class _BoundPod(TypedDict, total=False):
+    metadata: _PodMeta
+    spec: _PodSpec
+    status: _PodStatus
+
+
+class _BoundPods(TypedDict, total=False):
+    apiVersion: Any
+    kind: Any
+    metadata: Any
+    items: list[_BoundPod]
+
+
+BOUND_POD = Kept(compact_pod, msgspec.json.Decoder(_BoundPods))
+"""A LIST of bound pods, each kept as `compact_pod` keeps it, decoded into only the fields it reads
+(`_BoundPod`, those of `compact_pod`, `fit.pod_requests`, `resources.effective_requests`,
+`ports.host_ports` and `peers.spec_terms`): the rest of a pod (its images, environment, mounts,
+probes, most of its status: two thirds of its JSON) is parsed past and never made into objects, which
+then need not be freed either. On the bound pods of 10,000 nodes, decoding and freeing a pod takes
+7.5 µs instead of 17.5, and compacting it 15 µs instead of 22 (`make bench`, a: the sync row, and
+the direct reads). `tests/unit/test_compact.py` checks that a pod read this way is kept as the whole
+pod is."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from functools import partial
 from itertools import chain
 from typing import Any
 
-from cluster.compact import compact_pod
+from cluster.compact import BOUND_POD, compact_pod
 from cluster.live.source import Source
 from cluster.transport import Kept, Target
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
@@ -122,11 +122,12 @@ class NodeReads:
         if not self._source.all_pods:
             return None
 
-        def repels(pod: dict[str, Any]) -> dict[str, Any] | None:
+        def repels(pod: Object) -> dict[str, Any] | None:
             return compact_pod(pod) if spec_terms(pod, ANTI_AFFINITY) else None
 
         bound = f"spec.nodeName!=,{NOT_TERMINAL}"
-        return tuple(await self._source.api.items(Target("list", "pods"), repels, fieldSelector=bound))
+        kept = Kept(repels, BOUND_POD.page)
+        return tuple(await self._source.api.items(Target("list", "pods"), kept, fieldSelector=bound))
 
     async def pods_on(self, node_names: Iterable[str], kept: Kept | None = None) -> tuple[Object, ...]:
         """Every non-terminated pod bound to these few nodes (or what `kept` keeps of each), read
@@ -177,14 +178,14 @@ class NodeReads:
             return (), None
         # Held as the cache holds them (`compact_pod`): what the diagnosis reads of a bound pod.
         if _per_node(len(wanted), cluster_nodes):
-            return await self.pods_on(wanted, compact_pod), None
+            return await self.pods_on(wanted, BOUND_POD), None
         keep = set(wanted)
 
-        def on_wanted(pod: dict[str, Any]) -> dict[str, Any] | None:
+        def on_wanted(pod: Object) -> dict[str, Any] | None:
             return compact_pod(pod) if node_name(pod) in keep else None
 
         every = await self._source.api.items(
-            target, on_wanted, fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}"
+            target, Kept(on_wanted, BOUND_POD.page), fieldSelector=f"spec.nodeName!=,{NOT_TERMINAL}"
         )
         return tuple(every), None
 

@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 
 from cluster.cache import BOUND_PODS, CacheOptions
-from cluster.compact import compact_node, compact_pod
+from cluster.compact import BOUND_POD, compact_node, compact_pod
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader, load_objects
 from cluster.transport import Retry
 from devtools import autoscaling_corpus
 from devtools.apisim import Request, Simulator, serve
 from devtools.corpus import ROOT, cases
+from devtools.random_clusters import scenario
 from diagnosis.model import PodVerdict
 from diagnosis.objects import kind, labels, meta, name, sequence, spec
 from diagnosis.relations import holds_node
@@ -282,14 +283,19 @@ async def test_every_bound_pod_is_kept_and_counts_against_its_node() -> None:
             assert await verdict(reader, ANYWHERE) is PodVerdict.EXHAUSTED
 
 
+def corpus_pods() -> list[dict[str, Any]]:
+    """Every pod of the triage and JobSet corpora and of the GPU cluster."""
+    snapshots = sorted({c.snapshot for k in ("triage", "jobset") for c in cases(k)} | {GPU_CLUSTER})
+    pods = [o for snapshot in snapshots for o in load_objects(snapshot) if kind(o) == "Pod"]
+    assert len(pods) > 100
+    return pods
+
+
 def test_a_compact_pod_holds_what_the_pod_holds() -> None:
     """Over every pod of the corpus: the same device request, the same requests of every other
     resource, the same host ports, owner and priority, the same hold on its node, the same identity
     and terminating state (all the diagnosis reads of a bound pod)."""
-    snapshots = sorted({c.snapshot for k in ("triage", "jobset") for c in cases(k)} | {GPU_CLUSTER})
-    pods = [o for snapshot in snapshots for o in load_objects(snapshot) if kind(o) == "Pod"]
-    assert len(pods) > 100
-    for pod in pods:
+    for pod in corpus_pods():
         compact = compact_pod(pod)
         assert effective_requests(compact) == effective_requests(pod), name(pod)
         assert pod_requests(compact) == pod_requests(pod), name(pod)
@@ -298,6 +304,58 @@ def test_a_compact_pod_holds_what_the_pod_holds() -> None:
         assert holds_node(compact) == holds_node(pod), name(pod)
         for field in ("name", "namespace", "uid", "deletionTimestamp"):
             assert meta(compact).get(field) == meta(pod).get(field), (name(pod), field)
+
+
+def test_a_pod_decoded_into_what_compact_pod_reads_is_kept_as_the_whole_pod() -> None:
+    """Over every pod of the corpus and of 200 random clusters (pods resized in place among them),
+    and pods on the host's network, with pod-level resources or an ephemeral volume, served as one
+    PodList: each pod decoded into only the fields `compact_pod` reads (`BOUND_POD.page`, how bound
+    pods are read) is kept as the whole pod is, and most of each pod is left out."""
+    drawn = [o for seed in range(200) for o in scenario(seed)["items"] if kind(o) == "Pod"]
+    base = lab("Pod", HOLDER)
+    on_host = copy.deepcopy(base)
+    on_host["spec"]["hostNetwork"] = True
+    on_host["spec"]["containers"][0]["ports"] = [{"containerPort": 9400, "protocol": "TCP"}]
+    pod_level = copy.deepcopy(base)
+    pod_level["spec"]["resources"] = {"requests": {"cpu": "12", "memory": "96Gi"}}
+    scratch = copy.deepcopy(base)
+    claim = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Ti"}}}}
+    scratch["spec"]["volumes"] = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": claim}}]
+    # A resize the kubelet found infeasible, said by the field older kubelets write; a sidecar resized.
+    infeasible = copy.deepcopy(base)
+    held = {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"}
+    infeasible["status"] |= {
+        "resize": "Infeasible",
+        "containerStatuses": [{"name": "main", "resources": {"requests": held}, "allocatedResources": held}],
+    }
+    sidecar = copy.deepcopy(base)
+    agent = {"name": "log-agent", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}}
+    sidecar["spec"]["initContainers"] = [agent]
+    resized = {"cpu": "3", "memory": "64Mi"}
+    sidecar["status"]["initContainerStatuses"] = [
+        {"name": "log-agent", "resources": {"requests": resized}, "allocatedResources": resized}
+    ]
+    pods = [*corpus_pods(), *drawn, on_host, pod_level, scratch, infeasible, sidecar]
+    listed = {"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": pods}
+    page = json.dumps(listed).encode()
+    read = BOUND_POD.page.decode(page)
+    assert read["metadata"] == listed["metadata"]
+    assert [compact_pod(p) for p in read["items"]] == [compact_pod(p) for p in pods]
+    assert len(json.dumps(read)) < len(page) / 2
+
+
+async def test_a_page_shaped_as_no_api_server_serves_it_is_read_whole() -> None:
+    """A bound pod whose containers are not a list does not fit the schema bound pods are decoded by:
+    its page is decoded whole, by the direct reader and by the cache's LIST, which both count it."""
+    odd = lab("Pod", "router-6b8f9c7d4d-2lmwz")
+    odd["metadata"] |= {"name": "router-odd", "uid": "5d1f7e2a-8c3b-4f6d-9e0a-2b4c6d8e0f13"}
+    odd["spec"] |= {"nodeName": HALF, "containers": {"not": "a list"}}
+    with serve([*json.loads(GPU_CLUSTER.read_text())["items"], odd]) as sim:
+        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+            view, prepared = await direct.triage_view(*ANYWHERE)
+            assert "router-odd" in {name(p) for p in view.bound_pods}
+            assert "router-odd" in held_on(cached, HALF)
+            assert classify(*await cached.triage_view(*ANYWHERE)).verdict is classify(view, prepared).verdict
 
 
 def test_compact_nodes_keep_their_taints_and_share_equal_ones() -> None:
