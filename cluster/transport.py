@@ -167,8 +167,13 @@ class Retry:
 @dataclass(frozen=True)
 class Response:
     body: dict[str, Any]
-    date: datetime | None
-    """The API server's clock at the answer (its `Date` header)."""
+    headers: Any
+    """urllib3's, as the answer came (read when asked: a LIST's pages never are)."""
+
+    @property
+    def date(self) -> datetime | None:
+        """The API server's clock at the answer (its `Date` header)."""
+        return _date(self.headers)
 
 
 class Transport:
@@ -279,7 +284,7 @@ class Transport:
             )
             data = response.data
             cost.bytes += len(data)
-            return Response(_decode(data, self.server), _date(response.headers))
+            return Response(_decode(data, self.server), response.headers)
 
         return await self._in_worker(call)
 
@@ -346,7 +351,7 @@ class Transport:
         body = _decode(data, self.server, WHOLE if self.received is not None else decoder)
         if self.received is not None:
             self.received.append(body)
-        return Response(body, _date(response.headers))
+        return Response(body, response.headers)
 
     def _retried(self, target: Target, send: Callable[[], T], cost: ReadStats) -> T:
         """`send()`, retried within the policy (waiting in this thread); the client's errors made ours."""
