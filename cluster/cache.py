@@ -52,7 +52,7 @@ from typing import Any, TypeVar
 import msgspec
 import urllib3
 
-from cluster.compact import BOUND_POD, compact_node, compact_pending
+from cluster.compact import BOUND_POD, NODE, compact_node, compact_pending, compact_pod
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.kube import ApiClient, iter_resp_lines
 from cluster.transport import WHOLE, Expired, ReadStats, Retry, Target, Transport, page_items, truncate
@@ -501,10 +501,12 @@ class ClusterCache:
         self.findings = Findings()
         """What questions found on the nodes, by placement (`Prepared.findings`)."""
         forget = partial(_forget, self.findings)
-        self._nodes = _Reflector(
-            self, _Resource("nodes", None, compact_node, _everything, _labels_of, changed=forget)
+        # Each page decoded into the fields compact_node and compact_pod read (`NODE`, `BOUND_POD`).
+        nodes = _Resource(
+            "nodes", None, compact_node, _everything, _labels_of, changed=forget, page=NODE.page
         )
-        pods = _Resource("pods", BOUND_PODS, BOUND_POD.item, _everything, _node_of, page=BOUND_POD.page)
+        self._nodes = _Reflector(self, nodes)
+        pods = _Resource("pods", BOUND_PODS, compact_pod, _everything, _node_of, page=BOUND_POD.page)
         self._pods = _Reflector(self, pods)
         unscheduled = _Resource(
             "pods", UNSCHEDULED_PODS, compact_pending, asks_devices, _namespace_of, label="unscheduled-pods"

@@ -81,8 +81,8 @@ class Kept:
     the cyclic collector walks again and again while they are read (on 5,000 nodes, a third of a
     direct `/triage`)."""
 
-    item: Callable[[Object], dict[str, Any] | None]
-    """What is kept of an item (None: nothing)."""
+    item: Callable[[Object], dict[str, Any] | None] | None = None
+    """What is kept of an item (returning None: nothing); None: the item as decoded."""
     page: msgspec.json.Decoder[Any] = WHOLE
     """How a page is decoded: into the fields `item` reads, when it is given their schema. A page that
     does not fit the schema (an item shaped as no API server serves it) is decoded whole."""
@@ -314,7 +314,8 @@ class Transport:
         decoder = WHOLE if kept is None else kept.page
         for page in self._paged(target, query, accept, cost, decoder):
             items = page_items(page)
-            found.extend(items if kept is None else (k for i in items if (k := kept.item(i)) is not None))
+            keep = None if kept is None else kept.item
+            found.extend(items if keep is None else (k for i in items if (k := keep(i)) is not None))
         return found
 
     def _paged(

@@ -13,6 +13,7 @@ from functools import partial
 from itertools import chain
 from typing import Any
 
+from cluster.compact import NODE
 from cluster.errors import NotFound
 from cluster.live.source import Source, optional
 from cluster.transport import Target
@@ -88,7 +89,7 @@ class CapacityReads:
     async def _others(self, pinned: list[tuple[str, str]]) -> list[Object]:
         """The nodes that carry one of the pinned pool labels with another value."""
         queries = [{"labelSelector": f"{key},{key}!={value}"} for key, value in pinned]
-        return list(chain.from_iterable(await self._source.api.lists(Target("list", "nodes"), queries)))
+        return list(chain.from_iterable(await self._source.api.lists(Target("list", "nodes"), queries, NODE)))
 
     async def _status(self) -> list[Object]:
         kept = self._kept("configmaps")

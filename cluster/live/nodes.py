@@ -9,7 +9,7 @@ from functools import partial
 from itertools import chain
 from typing import Any
 
-from cluster.compact import BOUND_POD, compact_pod
+from cluster.compact import BOUND_POD, NODE, compact_pod
 from cluster.live.source import Source
 from cluster.transport import Kept, Target
 from diagnosis.names import is_dns1123_subdomain, is_label_key, is_label_value
@@ -67,7 +67,7 @@ class NodeReads:
         nodeSelector alone, as the API server applies the label selector."""
         cache = self._source.cached()
         if cache is None:
-            return await self._source.api.items(Target("list", "nodes"), labelSelector=selector)
+            return await self._source.api.items(Target("list", "nodes"), NODE, labelSelector=selector)
         wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
 
         def matching() -> tuple[Object, ...]:
@@ -85,13 +85,13 @@ class NodeReads:
         cache = self._source.cached()
         if cache is not None:
             return cache.nodes_labelled(key, value)
-        return await self._source.api.items(Target("list", "nodes"), labelSelector=f"{key}={value}")
+        return await self._source.api.items(Target("list", "nodes"), NODE, labelSelector=f"{key}={value}")
 
     async def every(self) -> Sequence[Object]:
         cache = self._source.cached()
         if cache is not None:
             return cache.nodes()
-        return await self._source.api.items(Target("list", "nodes"))
+        return await self._source.api.items(Target("list", "nodes"), NODE)
 
     def names(self, nodes: Sequence[Object]) -> frozenset[str]:
         """The names of these nodes; of a tuple the cache handed over, once while it hands it over."""

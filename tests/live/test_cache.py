@@ -21,7 +21,7 @@ from devtools.apisim import Request, Simulator, serve
 from devtools.corpus import ROOT, cases
 from devtools.random_clusters import scenario
 from diagnosis.model import PodVerdict
-from diagnosis.objects import kind, labels, meta, name, sequence, spec
+from diagnosis.objects import kind, labels, meta, name, sequence, spec, status
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
 from diagnosis.triage.fit import owner, pod_requests
@@ -342,6 +342,20 @@ def test_a_pod_decoded_into_what_compact_pod_reads_is_kept_as_the_whole_pod() ->
     assert read["metadata"] == listed["metadata"]
     assert [compact_pod(p) for p in read["items"]] == [compact_pod(p) for p in pods]
     assert len(json.dumps(read)) < len(page) / 2
+
+
+async def test_nodes_are_read_directly_with_what_the_cache_keeps_of_them() -> None:
+    """The direct reader lists the nodes decoded into the fields `compact_node` keeps (`NODE`), no
+    more: the diagnosis reads what the cache keeps either way."""
+    with serve(GPU_CLUSTER) as sim:
+        async with live_reader(sim) as direct, cached_reader(sim) as cached:
+            assert cached.cache is not None
+            kept = {name(n): n for n in cached.cache.nodes()}
+            for target in (ANYWHERE, ("ml-train", "h100-probe")):
+                view, _ = await direct.triage_view(*target)
+                assert view.nodes
+                assert all(compact_node(node) == kept[name(node)] for node in view.nodes), target
+                assert not any("images" in status(node) or "annotations" in meta(node) for node in view.nodes)
 
 
 async def test_a_page_shaped_as_no_api_server_serves_it_is_read_whole() -> None:
