@@ -55,7 +55,17 @@ import urllib3
 from cluster.compact import BOUND_POD, NODE, compact_node, compact_pending, compact_pod
 from cluster.errors import ClusterError, Forbidden, NotFound, Unavailable
 from cluster.kube import ApiClient, iter_resp_lines
-from cluster.transport import WHOLE, Expired, ReadStats, Retry, Target, Transport, page_items, truncate
+from cluster.transport import (
+    WHOLE,
+    Decoder,
+    Expired,
+    ReadStats,
+    Retry,
+    Target,
+    Transport,
+    page_items,
+    truncate,
+)
 from diagnosis.dra_objects import GROUP, Dra, Inventory, claim, device_class, resource_slice
 from diagnosis.objects import (
     Object,
@@ -233,7 +243,7 @@ class _Resource:
     refusable: bool = False
     """A read RBAC may leave out (the autoscalers' objects): a 403 ends the reflector, not the cache,
     and the reader reads them directly."""
-    page: msgspec.json.Decoder[Any] = WHOLE
+    page: Decoder = WHOLE
     """How a LIST's page is decoded: into the fields `compact` reads, for the bound pods
     (`cluster.compact.BOUND_POD`)."""
 

@@ -25,39 +25,23 @@ from diagnosis.triage.steps.pod_affinity import ANTI_AFFINITY
 from diagnosis.workloads import OWNER_LABELS
 
 
-class _NodeMeta(TypedDict, total=False):
-    name: Any
-    uid: Any
-    labels: Any
-    creationTimestamp: Any
+def _fields(*names: str, **typed: object) -> Any:
+    """A schema to decode an object by (`msgspec`): these fields, any value, or those `typed` as given
+    (a schema, or a list of one: `[schema]`); none required, every other field parsed past."""
+    types = {k: list.__class_getitem__(v[0]) if isinstance(v, list) else v for k, v in typed.items()}
+    return TypedDict("Fields", {**dict.fromkeys(names, Any), **types}, total=False)  # type: ignore[operator]
 
 
-class _NodeSpec(TypedDict, total=False):
-    taints: Any
-    unschedulable: Any
+def _list_of(item: object) -> Any:
+    """A schema for a LIST page whose items are decoded by `item`."""
+    return _fields("apiVersion", "kind", "metadata", items=[item])
 
 
-class _NodeStatus(TypedDict, total=False):
-    capacity: Any
-    allocatable: Any
-    conditions: Any
-
-
-class _Node(TypedDict, total=False):
-    apiVersion: Any
-    metadata: _NodeMeta
-    spec: _NodeSpec
-    status: _NodeStatus
-
-
-class _Nodes(TypedDict, total=False):
-    apiVersion: Any
-    kind: Any
-    metadata: Any
-    items: list[_Node]
-
-
-_NODE_FIELDS = {"metadata": _NodeMeta, "spec": _NodeSpec, "status": _NodeStatus}
+_NODE_FIELDS = {
+    "metadata": ("name", "uid", "labels", "creationTimestamp"),
+    "spec": ("taints", "unschedulable"),
+    "status": ("capacity", "allocatable", "conditions"),
+}
 """What the diagnosis reads of a node: labels, taints and the cordon (`diagnosis.triage.scheduling`),
 capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diagnosis.jobset.restarts`)."""
 
@@ -77,7 +61,7 @@ def compact_node(node: Object) -> dict[str, Any]:
     the funnel then reads once for all of them (`diagnosis.triage.scheduling.Placement.untolerated`)."""
     kept: dict[str, Any] = {"apiVersion": node.get("apiVersion") or "v1", "kind": "Node"}
     for part, fields in _NODE_FIELDS.items():
-        kept[part] = _pick(mapping(node.get(part)), fields.__annotations__)
+        kept[part] = _pick(mapping(node.get(part)), fields)
     node_meta, node_status = kept["metadata"], kept["status"]
     if isinstance(found := node_meta.get("labels"), dict):
         # Every node repeats the label keys, and a pool's nodes every value but the hostname.
@@ -96,7 +80,8 @@ def compact_node(node: Object) -> dict[str, Any]:
     return kept
 
 
-NODE = Kept(page=msgspec.json.Decoder(_Nodes))
+_NODE = _fields("apiVersion", **{part: _fields(*names) for part, names in _NODE_FIELDS.items()})
+NODE = Kept(page=msgspec.json.Decoder(_list_of(_NODE)))
 """A LIST of nodes, decoded into only the fields the diagnosis reads (those `compact_node` keeps): a
 node's images, addresses, annotations and system information (most of its 6 KB) are parsed past, and
 on 10,000 nodes decoding and freeing a node takes 12 µs instead of 24. A direct read keeps each node as
@@ -158,95 +143,35 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     return kept
 
 
-class _OwnerReference(TypedDict, total=False):
-    kind: Any
-    name: Any
-    uid: Any
-    controller: Any
+_CONTAINER = _fields("name", "resources", "ports", "restartPolicy")
+_CONTAINER_STATUS = _fields("name", "resources", "allocatedResources")
+_BOUND_POD = _fields(
+    metadata=_fields(*_POD_META, "labels", ownerReferences=[_fields(*_OWNER_REF)]),
+    spec=_fields(
+        *("nodeName", "priority", "priorityClassName", "hostNetwork", "overhead", "resources"),
+        containers=[_CONTAINER],
+        initContainers=[_CONTAINER],
+        affinity=_fields(ANTI_AFFINITY),
+        volumes=[_fields("name", "persistentVolumeClaim", "ephemeral")],
+    ),
+    status=_fields(
+        "phase",
+        "resize",
+        conditions=[_fields("type", "status", "reason")],
+        containerStatuses=[_CONTAINER_STATUS],
+        initContainerStatuses=[_CONTAINER_STATUS],
+    ),
+)
+"""What `compact_pod` reads of a bound pod, and `fit.pod_requests`, `resources.effective_requests`,
+`ports.host_ports` and `peers.spec_terms` for it."""
 
-
-class _PodMeta(TypedDict, total=False):
-    name: Any
-    namespace: Any
-    uid: Any
-    deletionTimestamp: Any
-    deletionGracePeriodSeconds: Any
-    ownerReferences: list[_OwnerReference]
-    labels: Any
-
-
-class _Container(TypedDict, total=False):
-    name: Any
-    resources: Any
-    ports: Any
-    restartPolicy: Any
-
-
-class _Affinity(TypedDict, total=False):
-    podAntiAffinity: Any
-
-
-class _Volume(TypedDict, total=False):
-    name: Any
-    persistentVolumeClaim: Any
-    ephemeral: Any
-
-
-class _PodSpec(TypedDict, total=False):
-    nodeName: Any
-    priority: Any
-    priorityClassName: Any
-    hostNetwork: Any
-    containers: list[_Container]
-    initContainers: list[_Container]
-    overhead: Any
-    resources: Any
-    affinity: _Affinity
-    volumes: list[_Volume]
-
-
-class _Condition(TypedDict, total=False):
-    type: Any
-    status: Any
-    reason: Any
-
-
-class _ContainerStatus(TypedDict, total=False):
-    name: Any
-    resources: Any
-    allocatedResources: Any
-
-
-class _PodStatus(TypedDict, total=False):
-    phase: Any
-    conditions: list[_Condition]
-    containerStatuses: list[_ContainerStatus]
-    initContainerStatuses: list[_ContainerStatus]
-    resize: Any
-
-
-class _BoundPod(TypedDict, total=False):
-    metadata: _PodMeta
-    spec: _PodSpec
-    status: _PodStatus
-
-
-class _BoundPods(TypedDict, total=False):
-    apiVersion: Any
-    kind: Any
-    metadata: Any
-    items: list[_BoundPod]
-
-
-BOUND_POD = Kept(compact_pod, msgspec.json.Decoder(_BoundPods))
+BOUND_POD = Kept(compact_pod, msgspec.json.Decoder(_list_of(_BOUND_POD)))
 """A LIST of bound pods, each kept as `compact_pod` keeps it, decoded into only the fields it reads
-(`_BoundPod`, those of `compact_pod`, `fit.pod_requests`, `resources.effective_requests`,
-`ports.host_ports` and `peers.spec_terms`): the rest of a pod (its images, environment, mounts,
-probes, most of its status: two thirds of its JSON) is parsed past and never made into objects, which
-then need not be freed either. On the bound pods of 10,000 nodes, decoding and freeing a pod takes
-7.5 µs instead of 17.5, and compacting it 15 µs instead of 22 (`make bench`, a: the sync row, and
-the direct reads). `tests/unit/test_compact.py` checks that a pod read this way is kept as the whole
-pod is."""
+(`_BOUND_POD`): the rest of a pod (its images, environment, mounts, probes, most of its status: two
+thirds of its JSON) is parsed past and never made into objects, which then need not be freed either.
+On the bound pods of 10,000 nodes, decoding and freeing a pod takes 7.5 µs instead of 17.5 (`make
+bench`, a: the sync row and the direct reads). `tests/live/test_cache.py` checks that a pod read this
+way is kept as the whole pod is."""
 
 
 _TEMPLATE_SPEC = ("containers", "initContainers", "overhead", "resources", "hostNetwork")

@@ -69,7 +69,9 @@ _PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 
 T = TypeVar("T")
 
-WHOLE: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+Decoder = msgspec.json.Decoder[Any]
+
+WHOLE: Decoder = msgspec.json.Decoder()
 """Decodes JSON whole, as the API server sent it."""
 
 
@@ -83,7 +85,7 @@ class Kept:
 
     item: Callable[[Object], dict[str, Any] | None] | None = None
     """What is kept of an item (returning None: nothing); None: the item as decoded."""
-    page: msgspec.json.Decoder[Any] = WHOLE
+    page: Decoder = WHOLE
     """How a page is decoded: into the fields `item` reads, when it is given their schema. A page that
     does not fit the schema (an item shaped as no API server serves it) is decoded whole."""
 
@@ -244,7 +246,7 @@ class Transport:
         return found
 
     async def pages(
-        self, target: Target, decoder: msgspec.json.Decoder[Any] = WHOLE, **query: Query
+        self, target: Target, decoder: Decoder = WHOLE, **query: Query
     ) -> AsyncIterator[dict[str, Any]]:
         """The pages of a LIST, each as the API server sent it (its `metadata.resourceVersion` is the
         revision the whole list was read at) or as `decoder` reads it, each read in a worker thread as
@@ -319,12 +321,7 @@ class Transport:
         return found
 
     def _paged(
-        self,
-        target: Target,
-        query: Mapping[str, Query],
-        accept: str,
-        cost: ReadStats,
-        decoder: msgspec.json.Decoder[Any] = WHOLE,
+        self, target: Target, query: Mapping[str, Query], accept: str, cost: ReadStats, decoder: Decoder
     ) -> Iterator[dict[str, Any]]:
         token: str | None = None
         while True:
@@ -341,7 +338,7 @@ class Transport:
         query: Mapping[str, Query],
         accept: str,
         cost: ReadStats,
-        decoder: msgspec.json.Decoder[Any] = WHOLE,
+        decoder: Decoder = WHOLE,
     ) -> Response:
         """One GET, tried within the policy, its body read and decoded by `decoder` (a page of 500 pods
         is ~10 ms of JSON parsing: in this thread, not on the event loop); whole while the answers are
@@ -510,7 +507,7 @@ def _transport_cause(err: urllib3.exceptions.HTTPError, timeout: float) -> str:
     return truncate(f"{type(err).__name__}: {err}")
 
 
-def _decode(data: bytes, server: str, decoder: msgspec.json.Decoder[Any] = WHOLE) -> dict[str, Any]:
+def _decode(data: bytes, server: str, decoder: Decoder = WHOLE) -> dict[str, Any]:
     try:
         try:
             body = decoder.decode(data)
