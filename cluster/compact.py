@@ -47,6 +47,9 @@ capacity and allocatable (`diagnosis.triage.resources.offer`), conditions (`diag
 
 _POD_META = ("name", "namespace", "uid", "deletionTimestamp", "deletionGracePeriodSeconds")
 _OWNER_REF = ("kind", "name", "uid", "controller")
+_HELD = ("name", "resources", "allocatedResources")
+"""What a container's status says it holds (`fit.pod_requests`: a pod resized in place)."""
+_CONDITION = ("type", "status", "reason")
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
@@ -137,14 +140,14 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     kept_status = _pick(status(pod), ("phase",))
     disruption = condition(pod, "DisruptionTarget")
     if disruption is not None:
-        kept_status["conditions"] = [_pick(disruption, ("type", "status", "reason"))]
+        kept_status["conditions"] = [_pick(disruption, _CONDITION)]
     if kept_status.get("phase") != "Running" or disruption is not None:
         kept["status"] = kept_status  # a missing phase reads as not terminal, as every kept pod is
     return kept
 
 
 _CONTAINER = _fields("name", "resources", "ports", "restartPolicy")
-_CONTAINER_STATUS = _fields("name", "resources", "allocatedResources")
+_CONTAINER_STATUS = _fields(*_HELD)
 _BOUND_POD = _fields(
     metadata=_fields(*_POD_META, "labels", ownerReferences=[_fields(*_OWNER_REF)]),
     spec=_fields(
@@ -157,7 +160,7 @@ _BOUND_POD = _fields(
     status=_fields(
         "phase",
         "resize",
-        conditions=[_fields("type", "status", "reason")],
+        conditions=[_fields(*_CONDITION)],
         containerStatuses=[_CONTAINER_STATUS],
         initContainerStatuses=[_CONTAINER_STATUS],
     ),
@@ -175,23 +178,28 @@ way is kept as the whole pod is."""
 
 
 _TEMPLATE_SPEC = ("containers", "initContainers", "overhead", "resources", "hostNetwork")
-_TEMPLATE_STATUS = ("containerStatuses", "initContainerStatuses", "resize")
-"""What a pod's `_Template` is worked out from: its spec's containers and what adds to their requests
-or ports, and the resources its containers' statuses report (a pod resized in place, and whether
-the kubelet found the resize infeasible: these and its `PodResizePending` condition)."""
+"""What a pod's `_Template` is worked out from in its spec: its containers and what adds to their
+requests or ports; in its status, what its containers hold (`_HELD`: a pod resized in place) and
+whether the kubelet found the resize infeasible (`resize`, the `PodResizePending` condition)."""
 
 _TEXT = msgspec.json.Encoder()
 
 
 def _template(pod: Object, pod_spec: Object) -> _Template:
     """What the pod's containers ask and hold, worked out once per distinct text of what it is worked
-    out from: the pods of one template have the same text, the more so when read as `BOUND_POD`
-    reads them, which leaves out their containers' states. A cluster runs a few hundred templates;
-    writing the text takes a fraction of the time of working out what it asks."""
+    out from (`_TEMPLATE_SPEC`): the pods of one template have the same text (their containers'
+    states and times are left out of it). A cluster runs a few hundred templates; writing the text
+    takes a fraction of the time of working out what it asks."""
     pod_status = status(pod)
-    read_status = {k: pod_status[k] for k in _TEMPLATE_STATUS if k in pod_status}
+    read_status: dict[str, Any] = {
+        field: [_pick(mapping(item), _HELD) for item in sequence(pod_status[field])]
+        for field in ("initContainerStatuses", "containerStatuses")
+        if field in pod_status
+    }
+    if "resize" in pod_status:
+        read_status["resize"] = pod_status["resize"]
     if (pending := condition(pod, "PodResizePending")) is not None:
-        read_status["conditions"] = [pending]
+        read_status["conditions"] = [_pick(pending, _CONDITION)]
     read = {"spec": {k: pod_spec[k] for k in _TEMPLATE_SPEC if k in pod_spec}, "status": read_status}
     try:
         return _template_of(_TEXT.encode(read))

@@ -310,7 +310,8 @@ def test_a_pod_decoded_into_what_compact_pod_reads_is_kept_as_the_whole_pod() ->
     """Over every pod of the corpus and of 200 random clusters (pods resized in place among them),
     and pods on the host's network, with pod-level resources or an ephemeral volume, served as one
     PodList: each pod decoded into only the fields `compact_pod` reads (`BOUND_POD.page`, how bound
-    pods are read) is kept as the whole pod is, and most of each pod is left out."""
+    pods are read) is kept as the whole pod is, asking and holding what the whole pod does, and most
+    of each pod is left out."""
     drawn = [o for seed in range(200) for o in scenario(seed)["items"] if kind(o) == "Pod"]
     base = lab("Pod", HOLDER)
     on_host = copy.deepcopy(base)
@@ -340,7 +341,10 @@ def test_a_pod_decoded_into_what_compact_pod_reads_is_kept_as_the_whole_pod() ->
     page = json.dumps(listed).encode()
     read = BOUND_POD.page.decode(page)
     assert read["metadata"] == listed["metadata"]
-    assert [compact_pod(p) for p in read["items"]] == [compact_pod(p) for p in pods]
+    kept = [compact_pod(p) for p in read["items"]]
+    assert kept == [compact_pod(p) for p in pods]
+    for worked_out in (pod_requests, effective_requests, host_ports):
+        assert [worked_out(p) for p in kept] == [worked_out(p) for p in pods], worked_out
     assert len(json.dumps(read)) < len(page) / 2
 
 
