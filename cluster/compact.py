@@ -201,18 +201,12 @@ def _template(pod: Object, pod_spec: Object) -> _Template:
     if (pending := condition(pod, "PodResizePending")) is not None:
         read_status["conditions"] = [_pick(pending, _CONDITION)]
     read = {"spec": {k: pod_spec[k] for k in _TEMPLATE_SPEC if k in pod_spec}, "status": read_status}
-    try:
-        return _template_of(_TEXT.encode(read))
-    except (TypeError, msgspec.EncodeError):  # a value JSON cannot hold (a snapshot's YAML may have some)
-        return _worked_out(read)
+    return _template_of(_TEXT.encode(read))  # the pod was decoded from JSON: so is what it read
 
 
 @lru_cache(maxsize=4096)
 def _template_of(text: bytes) -> _Template:
-    return _worked_out(WHOLE.decode(text))
-
-
-def _worked_out(pod: Object) -> _Template:
+    pod = WHOLE.decode(text)
     requests, extended = pod_requests(pod), effective_requests(pod)
     return _Template(tuple(requests.items()), tuple(extended.items()), host_ports(pod))
 
