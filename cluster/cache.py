@@ -244,8 +244,8 @@ class _Resource:
     """A read RBAC may leave out (the autoscalers' objects): a 403 ends the reflector, not the cache,
     and the reader reads them directly."""
     page: Decoder = WHOLE
-    """How a LIST's page is decoded: into the fields `compact` reads, for the bound pods
-    (`cluster.compact.BOUND_POD`)."""
+    """How a LIST's page is decoded: into the fields `compact` reads, for the nodes and the bound pods
+    (`cluster.compact.NODE`, `BOUND_POD`)."""
 
 
 class _Reflector:
