@@ -86,9 +86,10 @@ def compact_node(node: Object) -> dict[str, Any]:
 _NODE = _fields("apiVersion", **{part: _fields(*names) for part, names in _NODE_FIELDS.items()})
 NODE = Kept(page=msgspec.json.Decoder(_list_of(_NODE)))
 """A LIST of nodes, decoded into only the fields the diagnosis reads (those `compact_node` keeps): a
-node's images, addresses, annotations and system information (most of its 6 KB) are parsed past, and
-on 10,000 nodes decoding and freeing a node takes 12 µs instead of 24. A direct read keeps each node as
-decoded: making it compact would take 32 µs more, for memory only the cache keeps for long."""
+node's images, addresses, annotations and system information (most of its 6 KB) are parsed past: on
+the bench's 10,000-node cluster, by hand, decoding and freeing a node takes 12 µs instead of 24. A
+direct read keeps each node as decoded: making it compact would take 32 µs more, for memory only the
+cache keeps for long."""
 
 
 @lru_cache(maxsize=1024)
@@ -172,9 +173,9 @@ BOUND_POD = Kept(compact_pod, msgspec.json.Decoder(_list_of(_BOUND_POD)))
 """A LIST of bound pods, each kept as `compact_pod` keeps it, decoded into only the fields it reads
 (`_BOUND_POD`): the rest of a pod (its images, environment, mounts, probes, most of its status: two
 thirds of its JSON) is parsed past and never made into objects, which then need not be freed either.
-On the bound pods of 10,000 nodes, decoding and freeing a pod takes 7.5 µs instead of 17.5 (`make
-bench`, a: the sync row and the direct reads). `tests/live/test_cache.py` checks that a pod read this
-way is kept as the whole pod is."""
+On the bench's 10,000-node cluster, by hand, decoding and freeing a pod takes 7.5 µs instead of 17.5
+(`make bench`, a, shows it in the sync row and the direct reads, `bench/RESULTS.md` round 16).
+`tests/live/test_cache.py` checks that a pod read this way is kept as the whole pod is."""
 
 
 _TEMPLATE_SPEC = ("containers", "initContainers", "overhead", "resources", "hostNetwork")

@@ -169,8 +169,8 @@ class Retry:
 @dataclass(frozen=True)
 class Response:
     body: dict[str, Any]
-    headers: Any
-    """urllib3's, as the answer came (read when asked: a LIST's pages never are)."""
+    headers: Mapping[str, str]
+    """As the answer came (read when asked: a LIST's pages never are)."""
 
     @property
     def date(self) -> datetime | None:
@@ -519,8 +519,8 @@ def _decode(data: bytes, server: str, decoder: Decoder = WHOLE) -> dict[str, Any
     return dict(mapping(body))
 
 
-def _date(headers: Any) -> datetime | None:
-    value = mapping(headers).get("Date") if isinstance(headers, Mapping) else None
+def _date(headers: Mapping[str, str]) -> datetime | None:
+    value = headers.get("Date")
     try:
         return parsedate_to_datetime(value) if isinstance(value, str) else None
     except (TypeError, ValueError):
