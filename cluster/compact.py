@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 import msgspec
 
 from cluster.transport import WHOLE, Kept
-from diagnosis.objects import Object, condition, mapping, meta, sequence, spec, status, text
+from diagnosis.objects import Object, mapping, meta, sequence, spec, status, text
 from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
@@ -116,16 +116,19 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     owner_labels = _pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
     if owner_labels:
         kept_meta["labels"] = _same(owner_labels)
+    pod_status = status(pod)
+    disruption, resize_pending = _conditions(pod_status)
     priority = pod_spec.get("priority")
     shape = _Shape(
         text(pod_spec.get("nodeName")),
         priority if isinstance(priority, int) else None,
         text(pod_spec.get("priorityClassName")),
-        _template(pod, pod_spec),
+        _template(pod_spec, pod_status, resize_pending),
     )
     kept_spec = _spec(shape)
     # The few pods with a required anti-affinity or PVCs get a spec of their own beside the shared one.
-    repels = spec_terms(pod, ANTI_AFFINITY)
+    # Most pods have no affinity at all: a glance at the keys spares reading the terms.
+    repels = spec_terms(pod, ANTI_AFFINITY) if "affinity" in pod_spec else ()
     claims = [
         _pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
         for v in sequence(pod_spec.get("volumes"))
@@ -138,8 +141,7 @@ def compact_pod(pod: Object) -> dict[str, Any]:
         if claims:
             kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
     kept: dict[str, Any] = {"metadata": kept_meta, "spec": kept_spec}
-    kept_status = _pick(status(pod), ("phase",))
-    disruption = condition(pod, "DisruptionTarget")
+    kept_status = _pick(pod_status, ("phase",))
     if disruption is not None:
         kept_status["conditions"] = [_pick(disruption, _CONDITION)]
     if kept_status.get("phase") != "Running" or disruption is not None:
@@ -186,12 +188,24 @@ whether the kubelet found the resize infeasible (`resize`, the `PodResizePending
 _TEXT = msgspec.json.Encoder()
 
 
-def _template(pod: Object, pod_spec: Object) -> _Template:
+def _conditions(pod_status: Object) -> tuple[Object | None, Object | None]:
+    """The pod's `DisruptionTarget` and `PodResizePending` conditions (None where absent), looked for
+    in one pass: every pod a reader keeps is."""
+    disruption = resize_pending = None
+    for found in sequence(pod_status.get("conditions")):
+        kind = mapping(found).get("type")
+        if kind == "DisruptionTarget" and disruption is None:
+            disruption = found
+        elif kind == "PodResizePending" and resize_pending is None:
+            resize_pending = found
+    return disruption, resize_pending
+
+
+def _template(pod_spec: Object, pod_status: Object, resize_pending: Object | None) -> _Template:
     """What the pod's containers ask and hold, worked out once per distinct text of what it is worked
     out from (`_TEMPLATE_SPEC`): the pods of one template have the same text (their containers'
     states and times are left out of it). A cluster runs a few hundred templates; writing the text
     takes a fraction of the time of working out what it asks."""
-    pod_status = status(pod)
     read_status: dict[str, Any] = {
         field: [_pick(mapping(item), _HELD) for item in sequence(pod_status[field])]
         for field in ("initContainerStatuses", "containerStatuses")
@@ -199,8 +213,8 @@ def _template(pod: Object, pod_spec: Object) -> _Template:
     }
     if "resize" in pod_status:
         read_status["resize"] = pod_status["resize"]
-    if (pending := condition(pod, "PodResizePending")) is not None:
-        read_status["conditions"] = [_pick(pending, _CONDITION)]
+    if resize_pending is not None:
+        read_status["conditions"] = [_pick(resize_pending, _CONDITION)]
     read = {"spec": {k: pod_spec[k] for k in _TEMPLATE_SPEC if k in pod_spec}, "status": read_status}
     return _template_of(_TEXT.encode(read))  # the pod was decoded from JSON: so is what it read
 
