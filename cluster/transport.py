@@ -93,41 +93,37 @@ class Kept:
     does not fit the schema (an item shaped as no API server serves it) is decoded whole."""
 
 
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
 class Pace:
-    """How many of a `lists`' workers send at once: `START`, and more while they leave the CPU idle:
-    their calls then wait on the network or the API server, and more of them in flight hide that
-    wait. More workers than keep one core busy do not go faster: they take turns at the interpreter's
-    lock, and every answer read and decoded hands it over between threads. On the bench's
-    10,000-node cluster served on the same machine, a pinned pod's 1,441 LISTs took 1.1 s 16 at a
-    time and 0.83 s 2 at a time (by hand), the process 80–100% busy either way. Across a 10 ms round
-    trip, 2 at a time keep it 10% busy, and the first two `WINDOW`s take it to 16: 900 LISTs took
-    0.75–0.86 s so, 0.66–0.69 s 16 at a time from the first (by hand, the simulator with `latency`,
-    in a process of its own). What is measured is the workers' own CPU time: the rest of the process
-    (the cache's sync, in `kubewhy serve`) does not keep them few."""
+    """How many of a `lists`' workers send at once: `START`, and more while this process leaves its
+    CPU idle: its calls then wait on the network or the API server, and more of them in flight hide
+    that wait. More workers than keep the process busy do not go faster: they take turns at the
+    interpreter's lock, and every answer read and decoded hands it over between threads. On the
+    bench's 10,000-node cluster served on the same machine, a pinned pod's 1,441 LISTs took 1.1 s
+    16 at a time and 0.83 s 2 at a time (by hand), and the process was 80–100% busy either way;
+    across a 10 ms round trip, 2 at a time keep it 10% busy, and the first `WINDOW` takes it to 16."""
 
     START = 2
     """Workers sending at first: one reads and decodes an answer while the other's is on its way."""
     IDLE = 0.6
-    """Below this share of one core (the workers' CPU time over the time passed), in two `WINDOW`s
-    running, the workers sending are too few; above it, what is measured is mostly the machine's
-    noise. One window alone may be a pause of the API server's (its collector), which more calls in
-    flight would not shorten."""
+    """Below this share of one core (all the process's threads' CPU time over the time passed), the
+    workers sending are too few; above it, what is measured is mostly the machine's noise."""
     AIM = 0.9
     """The share of one core more workers are started for: as many as the share measured says."""
     WINDOW = 0.05
     """Seconds over which that share is measured, at least: tens of answers on a near API server."""
 
-    def __init__(self, most: int, clock: Callable[[], float] = time.perf_counter) -> None:
-        """`most` workers; `clock` reads the time passed, in seconds."""
+    def __init__(self, most: int, clock: Callable[[], tuple[float, float]] = _clock) -> None:
+        """`most` workers; `clock` reads the time passed and the process's CPU time, in seconds."""
         self._most = most
         self._sending = min(self.START, most)
         self._stopped = False
         self._changed = threading.Condition()
         self._clock = clock
         self._since = clock()
-        self._worked = 0.0
-        self._idle: float | None = None
-        """The share measured over the last window, when it was below `IDLE`."""
 
     @property
     def sending(self) -> int:
@@ -139,27 +135,19 @@ class Pace:
             self._changed.wait_for(lambda: rank < self._sending or self._stopped)
             return not self._stopped
 
-    def answered(self, worked: float) -> None:
-        """One call done, which took `worked` seconds of its thread's CPU time: after each `WINDOW`,
-        more workers send if they were idle in it and in the one before, as many as the busier of
-        the two says."""
+    def answered(self) -> None:
+        """One call done: after each `WINDOW`, more workers send if the process was idle."""
         now = self._clock()
         with self._changed:
-            self._worked += worked
-            passed = now - self._since
-            if passed < self.WINDOW:
+            (wall, cpu), (then_wall, then_cpu) = now, self._since
+            if wall - then_wall < self.WINDOW:
                 return
-            busy, self._since, self._worked = self._worked / passed, now, 0.0
-            if busy >= self.IDLE or self._sending >= self._most:
-                self._idle = None
-                return
-            if self._idle is None:
-                self._idle = busy
-                return
-            busy, self._idle = max(busy, self._idle), None
-            wanted = math.ceil(self._sending * self.AIM / busy) if busy > 0 else self._most
-            self._sending = min(self._most, max(self._sending + 1, wanted))
-            self._changed.notify_all()
+            self._since = now
+            busy = (cpu - then_cpu) / (wall - then_wall)
+            if busy < self.IDLE and self._sending < self._most:
+                wanted = math.ceil(self._sending * self.AIM / busy) if busy > 0 else self._most
+                self._sending = min(self._most, max(self._sending + 1, wanted))
+                self._changed.notify_all()
 
     def stop(self) -> None:
         """No more calls: the waiting workers return."""
@@ -312,13 +300,12 @@ class Transport:
                 except Empty:
                     pace.stop()
                     return
-                started = time.thread_time()
                 try:
                     found[index] = self._items(target, query, _JSON, cost, kept)
                 except (ClusterError, NotFound) as err:
                     failed.append(err)
                     pace.stop()  # the others stop after their current LIST
-                pace.answered(time.thread_time() - started)
+                pace.answered()
 
         try:
             await asyncio.gather(*(self._in_worker(partial(drain, rank)) for rank in range(workers)))
