@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import random
 import threading
 import time
@@ -32,7 +31,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from functools import partial
 from queue import Empty, SimpleQueue
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -50,12 +48,11 @@ PAGE_SIZE = 500
 """Items per LIST page: kubectl's default `--chunk-size`."""
 
 WORKERS = 16
-"""Calls in flight at once, at most, per reader. Also the size of urllib3's connection pool, so that
-every worker keeps its connection alive between calls. The per-node LISTs of a pod's pool are hundreds
-of small answers, each waiting mostly for the network: at a 10 ms round trip, 700 of them take 0.9 s
-8 at a time, 0.45 s 16 at a time. The API server's priority and fairness (APF) bounds what it serves
-of them at once, and answers a 429 beyond it, which is retried. `lists` sends fewer at once while
-fewer keep this process busy (`Pace`)."""
+"""Calls in flight at once, per reader. Also the size of urllib3's connection pool, so that every
+worker keeps its connection alive between calls. The per-node LISTs of a pod's pool are hundreds of
+small answers, each waiting mostly for the network: at a 10 ms round trip, 700 of them take 0.9 s
+8 at a time, 0.45 s 16 at a time. The API server's priority and fairness (APF) bounds what it
+serves of them at once, and answers a 429 beyond it, which is retried."""
 
 _RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
 """Throttling (API Priority and Fairness) and transient server errors. Other errors will not mend in
@@ -91,69 +88,6 @@ class Kept:
     page: Decoder = WHOLE
     """How a page is decoded: into the fields `item` reads, when it is given their schema. A page that
     does not fit the schema (an item shaped as no API server serves it) is decoded whole."""
-
-
-def _clock() -> tuple[float, float]:
-    return time.perf_counter(), time.process_time()
-
-
-class Pace:
-    """How many of a `lists`' workers send at once: `START`, and more while this process leaves its
-    CPU idle: its calls then wait on the network or the API server, and more of them in flight hide
-    that wait. More workers than keep the process busy do not go faster: they take turns at the
-    interpreter's lock, and every answer read and decoded hands it over between threads. On the
-    bench's 10,000-node cluster served on the same machine, a pinned pod's 1,441 LISTs took 1.1 s
-    16 at a time and 0.83 s 2 at a time (by hand), and the process was 80–100% busy either way;
-    across a 10 ms round trip, 2 at a time keep it 10% busy, and the first `WINDOW` takes it to 16."""
-
-    START = 2
-    """Workers sending at first: one reads and decodes an answer while the other's is on its way."""
-    IDLE = 0.6
-    """Below this share of one core (all the process's threads' CPU time over the time passed), the
-    workers sending are too few; above it, what is measured is mostly the machine's noise."""
-    AIM = 0.9
-    """The share of one core more workers are started for: as many as the share measured says."""
-    WINDOW = 0.05
-    """Seconds over which that share is measured, at least: tens of answers on a near API server."""
-
-    def __init__(self, most: int, clock: Callable[[], tuple[float, float]] = _clock) -> None:
-        """`most` workers; `clock` reads the time passed and the process's CPU time, in seconds."""
-        self._most = most
-        self._sending = min(self.START, most)
-        self._stopped = False
-        self._changed = threading.Condition()
-        self._clock = clock
-        self._since = clock()
-
-    @property
-    def sending(self) -> int:
-        return self._sending
-
-    def turn(self, rank: int) -> bool:
-        """Wait until worker `rank` (0 to `most` - 1) may send; False once `stop` was called."""
-        with self._changed:
-            self._changed.wait_for(lambda: rank < self._sending or self._stopped)
-            return not self._stopped
-
-    def answered(self) -> None:
-        """One call done: after each `WINDOW`, more workers send if the process was idle."""
-        now = self._clock()
-        with self._changed:
-            (wall, cpu), (then_wall, then_cpu) = now, self._since
-            if wall - then_wall < self.WINDOW:
-                return
-            self._since = now
-            busy = (cpu - then_cpu) / (wall - then_wall)
-            if busy < self.IDLE and self._sending < self._most:
-                wanted = math.ceil(self._sending * self.AIM / busy) if busy > 0 else self._most
-                self._sending = min(self._most, max(self._sending + 1, wanted))
-                self._changed.notify_all()
-
-    def stop(self) -> None:
-        """No more calls: the waiting workers return."""
-        with self._changed:
-            self._stopped = True
-            self._changed.notify_all()
 
 
 class Expired(ClusterError):
@@ -283,35 +217,30 @@ class Transport:
         Each worker thread takes the next query as soon as it is done with one, and returns to the
         event loop only when none is left: hundreds of small LISTs cost the API server's time and the
         decoding of their answers, not a hand-over between threads for every one of them (with one
-        per request, a 700-node read took 6× the time of the same requests sent in a loop). How many
-        of the workers send at once is paced (`Pace`)."""
+        per request, a 700-node read took 6× the time of the same requests sent in a loop)."""
         waiting: SimpleQueue[tuple[int, Mapping[str, Query]]] = SimpleQueue()
         for numbered in enumerate(queries):
             waiting.put(numbered)
         found: list[list[dict[str, Any]]] = [[] for _ in queries]
         failed: list[ClusterError | NotFound] = []
-        workers = min(WORKERS, len(queries))
-        pace = Pace(workers)
+        stop = threading.Event()
 
-        def drain(rank: int, cost: ReadStats) -> None:
-            while pace.turn(rank):
+        def drain(cost: ReadStats) -> None:
+            while not stop.is_set():
                 try:
                     index, query = waiting.get_nowait()
                 except Empty:
-                    pace.stop()
                     return
                 try:
                     found[index] = self._items(target, query, _JSON, cost, kept)
                 except (ClusterError, NotFound) as err:
                     failed.append(err)
-                    pace.stop()  # the others stop after their current LIST
-                pace.answered()
+                    stop.set()  # the others stop after their current LIST
 
         try:
-            await asyncio.gather(*(self._in_worker(partial(drain, rank)) for rank in range(workers)))
+            await asyncio.gather(*(self._in_worker(drain) for _ in range(min(WORKERS, len(queries)))))
         finally:
-            pace.stop()  # the caller gave up (cancelled): no more LISTs for it
-        log.debug("%d LISTs of %s, at most %d at once", len(queries), target.resource, pace.sending)
+            stop.set()  # the caller gave up (cancelled): no more LISTs for it
         if failed:
             raise failed[0]
         return found

@@ -117,10 +117,6 @@ class Simulator:
         """The cluster's clock: the `Date` of every answer and the reference for ages in Tables."""
         self.absent = absent
         self.requests: list[Request] = []
-        self.most_at_once = 0
-        """The most requests waiting at once on `faults.latency` or `faults.hold()` so far: how many
-        calls a client had in flight."""
-        self._at_once = 0
         self.url = ""
         self.kubeconfig = ""
         self.bookmark_seconds = 60.0
@@ -165,16 +161,10 @@ class Simulator:
         request, route = self._route(method, url.path, query, accept)
         with self._lock:
             self.requests.append(request)
-            self._at_once += 1
-            self.most_at_once = max(self.most_at_once, self._at_once)
-        try:
-            fault = self.faults.take(request)
-            if self.faults.latency:
-                time.sleep(self.faults.latency)
-            self.faults.wait_for_release()
-        finally:
-            with self._lock:
-                self._at_once -= 1
+        fault = self.faults.take(request)
+        if self.faults.latency:
+            time.sleep(self.faults.latency)
+        self.faults.wait_for_release()
         if fault is not None and fault.status != 403:
             return request, fault
         if fault is not None:

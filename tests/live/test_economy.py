@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from kubernetes.config import new_client_from_config
 
 from cluster.compact import compact_pod
 from cluster.errors import Forbidden
 from cluster.live.nodes import PER_NODE_ALWAYS, _per_node
 from cluster.snapshot import SnapshotReader
-from cluster.transport import PAGE_SIZE, WORKERS, Pace, Target, Transport
-from devtools.apisim import Faults, Request, Simulator, serve
+from cluster.transport import PAGE_SIZE, WORKERS
+from devtools.apisim import Request, Simulator, serve
 from diagnosis.model import PodVerdict
 from diagnosis.objects import Object, name, namespace
-from diagnosis.relations import node_name
 from diagnosis.triage.classify import classify
 from tests.live.generated import NAMESPACE, PINNED, UNPINNED, Generated, cluster
 from tests.live.support import GPU_CLUSTER, cached_reader, live_reader
@@ -193,42 +190,6 @@ async def test_a_refused_per_node_list_stops_the_others_and_is_named(generated: 
                 await reader.triage_view(NAMESPACE, UNPINNED)
     assert (refused.value.verb, refused.value.resource, refused.value.namespace) == ("list", "pods", None)
     assert 1 <= len(_lists_of_pods(refusing.requests)) <= WORKERS < len(generated.gpu_nodes)
-
-
-async def test_per_node_lists_across_a_slow_network_are_sent_many_at_once(generated: Generated) -> None:
-    """Every answer 50 ms late: the process idles while they travel, so more than `Pace.START` are
-    sent at once after the first answers, never more than `WORKERS`; each node's pods come back in
-    the order asked."""
-    nodes = sorted(generated.gpu_nodes)
-    queries = [{"fieldSelector": f"spec.nodeName={n},{NOT_TERMINAL}"} for n in nodes]
-    with serve(generated.objects, Faults(latency=0.05)) as slow:
-        api = Transport(new_client_from_config(config_file=slow.kubeconfig))  # type: ignore[no-untyped-call]  # untyped in kubernetes
-        try:
-            found = await api.lists(Target("list", "pods"), queries)
-        finally:
-            await api.close()
-    assert Pace.START < slow.most_at_once <= WORKERS
-    assert [{node_name(p) for p in pods} for pods in found] == [{n} for n in nodes]
-
-
-def test_the_pace_starts_more_workers_only_while_the_process_idles() -> None:
-    """Measured once a `WINDOW` has passed: 90% busy keeps two; 25% busy starts as many as make it
-    90% busy (eight); 5% busy, all of them. A worker beyond those sending waits for its turn, and
-    returns False once the pace stops."""
-    now = [0.0, 0.0]
-    pace = Pace(16, clock=lambda: (now[0], now[1]))
-    with ThreadPoolExecutor(1) as other:
-        waiting = other.submit(pace.turn, 5)
-        assert pace.turn(0)
-        assert pace.turn(1)
-        assert pace.sending == Pace.START == 2
-        for wall, cpu, sending in [(0.01, 0.0, 2), (0.1, 0.09, 2), (0.2, 0.115, 8), (0.3, 0.12, 16)]:
-            now[:] = [wall, cpu]
-            pace.answered()
-            assert pace.sending == sending, (wall, cpu)
-        assert waiting.result(timeout=10)  # its turn came when eight were sending
-    pace.stop()
-    assert not pace.turn(0)
 
 
 async def test_a_pod_that_fits_most_nodes_reads_bound_pods_in_pages() -> None:
