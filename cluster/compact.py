@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 import msgspec
 
 from cluster.transport import WHOLE, Kept
-from diagnosis.objects import Object, mapping, meta, sequence, spec, status, text
+from diagnosis.objects import Object, condition, mapping, meta, sequence, spec, status, text
 from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
@@ -117,18 +117,16 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     if owner_labels:
         kept_meta["labels"] = _same(owner_labels)
     pod_status = status(pod)
-    disruption, resize_pending = _conditions(pod_status)
     priority = pod_spec.get("priority")
     shape = _Shape(
         text(pod_spec.get("nodeName")),
         priority if isinstance(priority, int) else None,
         text(pod_spec.get("priorityClassName")),
-        _template(pod_spec, pod_status, resize_pending),
+        _template(pod_spec, pod_status, condition(pod, "PodResizePending")),
     )
     kept_spec = _spec(shape)
     # The few pods with a required anti-affinity or PVCs get a spec of their own beside the shared one.
-    # Most pods have no affinity at all: a glance at the keys spares reading the terms.
-    repels = spec_terms(pod, ANTI_AFFINITY) if "affinity" in pod_spec else ()
+    repels = spec_terms(pod, ANTI_AFFINITY)
     claims = [
         _pick(mapping(v), ("name", "persistentVolumeClaim", "ephemeral"))
         for v in sequence(pod_spec.get("volumes"))
@@ -142,6 +140,7 @@ def compact_pod(pod: Object) -> dict[str, Any]:
             kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
     kept: dict[str, Any] = {"metadata": kept_meta, "spec": kept_spec}
     kept_status = _pick(pod_status, ("phase",))
+    disruption = condition(pod, "DisruptionTarget")
     if disruption is not None:
         kept_status["conditions"] = [_pick(disruption, _CONDITION)]
     if kept_status.get("phase") != "Running" or disruption is not None:
@@ -186,19 +185,6 @@ requests or ports; in its status, what its containers hold (`_HELD`: a pod resiz
 whether the kubelet found the resize infeasible (`resize`, the `PodResizePending` condition)."""
 
 _TEXT = msgspec.json.Encoder()
-
-
-def _conditions(pod_status: Object) -> tuple[Object | None, Object | None]:
-    """The pod's `DisruptionTarget` and `PodResizePending` conditions (None where absent), looked for
-    in one pass: every pod a reader keeps is."""
-    disruption = resize_pending = None
-    for found in sequence(pod_status.get("conditions")):
-        kind = mapping(found).get("type")
-        if kind == "DisruptionTarget" and disruption is None:
-            disruption = found
-        elif kind == "PodResizePending" and resize_pending is None:
-            resize_pending = found
-    return disruption, resize_pending
 
 
 def _template(pod_spec: Object, pod_status: Object, resize_pending: Object | None) -> _Template:

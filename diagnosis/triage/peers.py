@@ -137,6 +137,10 @@ def pods_text(pods: Iterable[Object], limit: int = 3) -> str:
 
 
 def spec_terms(pod: Object, kind: str) -> tuple[Mapping[str, object], ...]:
-    """The required terms of the pod's `podAffinity` or `podAntiAffinity`."""
-    rules = mapping(mapping(spec(pod).get("affinity")).get(kind))
+    """The required terms of the pod's `podAffinity` or `podAntiAffinity`. Most pods have no affinity
+    at all: read of every bound pod a reader keeps, that is looked at first."""
+    affinity = spec(pod).get("affinity")
+    if not affinity:
+        return ()
+    rules = mapping(mapping(affinity).get(kind))
     return tuple(map(mapping, sequence(rules.get("requiredDuringSchedulingIgnoredDuringExecution"))))
