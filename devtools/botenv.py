@@ -8,7 +8,8 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from bot.localslack import LocalSlack
@@ -39,9 +40,20 @@ def kubectl(args: Sequence[str], kubeconfig: str, home: Path) -> subprocess.Comp
 
 
 def free_port() -> int:
+    """A port free now, for a server about to bind it; another server may take it first."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextmanager
+def refused_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses every connection while this is held: bound and never
+    listening, so no server of the test run can take it. A port merely found free (`free_port`) can
+    be given to a simulator later, and a cluster meant to be down then answers."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield int(held.getsockname()[1])
 
 
 def bot_env(slack: LocalSlack, port: int, config: Path | None, **extra: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ import yaml
 
 from devtools import corpus
 from devtools.apisim import serve
-from devtools.botenv import free_port
+from devtools.botenv import refused_port
 from devtools.slack import DevSlack
 from tests.slack.support import (
     GPU_LAB,
@@ -36,8 +36,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     folder = tmp_path_factory.mktemp("world")
     snapshots = sorted({case.snapshot for case in corpus.every_case()})
     down = folder / "down.kubeconfig"
-    down.write_text(yaml.safe_dump(kubeconfig_for(f"http://127.0.0.1:{free_port()}")))
     with ExitStack() as stack:
+        port = stack.enter_context(refused_port())
+        down.write_text(yaml.safe_dump(kubeconfig_for(f"http://127.0.0.1:{port}")))
         slack = stack.enter_context(DevSlack(bot_token=TOKEN))
         sims = {path: stack.enter_context(serve(path)) for path in snapshots}
         faulty = stack.enter_context(serve(GPU_LAB))

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from bot.settings import Config, SettingsError, load_config
-from devtools.botenv import KUBEWHY, bot_env, free_port
+from devtools.botenv import KUBEWHY, bot_env, free_port, refused_port
 from devtools.slack import DevSlack
 from tests.slack.support import TOKEN, kubeconfig_for
 
@@ -59,8 +59,9 @@ def test_a_refused_token_stops_the_start(tmp_path: Path) -> None:
 
 def test_slack_unreachable_stops_the_start() -> None:
     env = bot_env(DevSlack(bot_token=TOKEN), free_port(), None)
-    env["KUBEWHY_SLACK_API_URL"] = f"http://127.0.0.1:{free_port()}/api/"
-    done = serve_fails(env)
+    with refused_port() as nowhere:
+        env["KUBEWHY_SLACK_API_URL"] = f"http://127.0.0.1:{nowhere}/api/"
+        done = serve_fails(env)
     assert done.returncode == 3
     assert "cannot reach Slack's Web API at http://127.0.0.1:" in done.stderr
 
