@@ -620,6 +620,11 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = False
     block_on_close = True
+    request_queue_size = 128
+    """Connections the kernel holds before they are accepted. socketserver's default, 5, is overrun
+    when a client opens its pool's 16 connections at once: the kernel drops the SYNs past it, and the
+    client sends them again a second later (a second's stall that no real API server shows: Go listens
+    with the kernel's own maximum, `net.core.somaxconn`)."""
 
     def __init__(self, sim: Simulator) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
