@@ -74,6 +74,7 @@ for _package in SKIPPED_INITS:
 from kubernetes.client.api_client import ApiClient  # noqa: E402
 from kubernetes.client.configuration import Configuration  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
+from kubernetes.client.rest import should_bypass_proxies  # noqa: E402
 from kubernetes.config.config_exception import ConfigException  # noqa: E402
 from kubernetes.config.incluster_config import load_incluster_config  # noqa: E402
 from kubernetes.config.kube_config import (  # noqa: E402
@@ -102,4 +103,5 @@ __all__ = [
     "iter_resp_lines",
     "load_incluster_config",
     "load_kube_config_from_dict",
+    "should_bypass_proxies",
 ]

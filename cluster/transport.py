@@ -9,7 +9,9 @@ validates its arguments with pydantic before it sends anything. A `Target` names
 RBAC does, and its URL path follows the API's own layout (`/api/v1/…`, `/apis/GROUP/VERSION/…`).
 
 The client is blocking (urllib3), so every call runs in this transport's own small thread pool,
-tries, waits and pages included. Responses are read as raw JSON bytes and decoded in the worker:
+tries, waits and pages included; but for the many small LISTs of `lists` (the bound pods of a pool,
+node by node), which go over aiohttp on the event loop itself (see `lists`). Responses are read as
+raw JSON bytes and decoded in the worker (for those LISTs, on the loop, answer by answer):
 the generated models cost seconds of CPU on large lists (kubernetes-client/python#1921, #2284).
 They are decoded by msgspec: on whole pages of pods as fast as orjson (the standard library's `json`
 took 1.6× orjson's time), and it can decode a page into only the fields its reader keeps
@@ -24,23 +26,26 @@ import asyncio
 import json
 import logging
 import random
-import threading
+import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from queue import Empty, SimpleQueue
-from typing import Any, TypeVar
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import msgspec
 import urllib3
 
 from cluster.errors import ClusterError, Conflict, Forbidden, NotFound, Unavailable
-from cluster.kube import ApiClient, ApiException
+from cluster.kube import ApiClient, ApiException, should_bypass_proxies
 from diagnosis.objects import Object, mapping, sequence, text
+
+if TYPE_CHECKING:
+    import aiohttp
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +54,11 @@ PAGE_SIZE = 500
 
 WORKERS = 16
 """Calls in flight at once, per reader. Also the size of urllib3's connection pool, so that every
-worker keeps its connection alive between calls. The per-node LISTs of a pod's pool are hundreds of
-small answers, each waiting mostly for the network: at a 10 ms round trip, 700 of them take 0.9 s
-8 at a time, 0.45 s 16 at a time. The API server's priority and fairness (APF) bounds what it
-serves of them at once, and answers a 429 beyond it, which is retried."""
+worker keeps its connection alive between calls, and of the connections `lists` opens. The
+per-node LISTs of a pod's pool are hundreds of small answers, each waiting mostly for the network:
+at a 10 ms round trip, 700 of them take 0.9 s 8 at a time, 0.45 s 16 at a time. The API server's
+priority and fairness (APF) bounds what it serves of them at once, and answers a 429 beyond it, which
+is retried."""
 
 _RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
 """Throttling (API Priority and Fairness) and transient server errors. Other errors will not mend in
@@ -71,6 +77,9 @@ T = TypeVar("T")
 
 Decoder = msgspec.json.Decoder[Any]
 
+Keep = Callable[[Object], dict[str, Any] | None]
+"""What a reader keeps of an item it lists (returning None: nothing)."""
+
 WHOLE: Decoder = msgspec.json.Decoder()
 """Decodes JSON whole, as the API server sent it."""
 
@@ -83,7 +92,7 @@ class Kept:
     the cyclic collector walks again and again while they are read (on 5,000 nodes, a third of a
     direct `/triage`)."""
 
-    item: Callable[[Object], dict[str, Any] | None] | None = None
+    item: Keep | None = None
     """What is kept of an item (returning None: nothing); None: the item as decoded."""
     page: Decoder = WHOLE
     """How a page is decoded: into the fields `item` reads, when it is given their schema. A page that
@@ -183,9 +192,9 @@ class Transport:
 
     A call runs whole in a worker thread: its tries, the waits between them, the reading of each
     answer and its decoding, every page of a LIST. The event loop is woken once per call, not once per
-    try or page; `lists` reads many LISTs with one wake-up per worker. Each wake-up is a hand-over of
-    the GIL between threads, and on a busy process each costs milliseconds: per request, they cost more
-    than the request itself (see `lists`)."""
+    try or page. Each wake-up is a hand-over of the GIL between threads, and on a busy process each
+    costs milliseconds: per request, they cost more than the request itself. Many LISTs at once
+    (`lists`) go over aiohttp on the event loop instead, in no thread at all."""
 
     def __init__(self, api_client: ApiClient, timeout: float = 5.0, retry: Retry | None = None) -> None:
         self.api_client = api_client
@@ -212,37 +221,39 @@ class Transport:
         self, target: Target, queries: Sequence[Mapping[str, Query]], kept: Kept | None = None
     ) -> list[list[dict[str, Any]]]:
         """The items of one LIST of `target` per query (or what `kept` keeps of them), in order: the
-        per-node reads of bound pods.
+        per-node reads of bound pods, a few to tens of thousands of small LISTs.
 
-        Each worker thread takes the next query as soon as it is done with one, and returns to the
-        event loop only when none is left: hundreds of small LISTs cost the API server's time and the
-        decoding of their answers, not a hand-over between threads for every one of them (with one
-        per request, a 700-node read took 6× the time of the same requests sent in a loop)."""
-        waiting: SimpleQueue[tuple[int, Mapping[str, Query]]] = SimpleQueue()
-        for numbered in enumerate(queries):
-            waiting.put(numbered)
+        Up to `WORKERS` of them, each is a call of its own in the worker threads (one round). More go
+        over aiohttp on the event loop, `WORKERS` at once over as many connections, each answer
+        decoded as it comes: with urllib3 in worker threads, the threads' hand-overs of the GIL and
+        urllib3's own work cost more CPU than decoding the answers (on the bench's 10,000-node
+        cluster, by hand, the 1,432 LISTs of a pinned pod, decoded and kept: 0.75 s of CPU over
+        urllib3 in 16 threads, 0.6 s in one, 0.35 s over aiohttp; `bench/RESULTS.md`, round 18).
+        aiohttp takes 80 ms to import, a quarter of a CLI run on a small cluster: it is imported
+        only for such a read. The requests (their URLs and the ApiClient's headers, refreshing its
+        token when due: a credential plugin may take seconds) are made in a worker thread, all at
+        once. The first LIST that fails stops the others."""
+        if len(queries) <= WORKERS:
+            return list(await asyncio.gather(*(self.items(target, kept, **query) for query in queries)))
+        asked = [{**query, "limit": PAGE_SIZE} for query in queries]
+        requests = await self._in_worker(lambda _: [self._prepared(target, query, _JSON) for query in asked])
+        waiting = iter(enumerate(zip(asked, requests, strict=True)))
         found: list[list[dict[str, Any]]] = [[] for _ in queries]
-        failed: list[ClusterError | NotFound] = []
-        stop = threading.Event()
+        cost = ReadStats()
 
-        def drain(cost: ReadStats) -> None:
-            while not stop.is_set():
-                try:
-                    index, query = waiting.get_nowait()
-                except Empty:
-                    return
-                try:
-                    found[index] = self._items(target, query, _JSON, cost, kept)
-                except (ClusterError, NotFound) as err:
-                    failed.append(err)
-                    stop.set()  # the others stop after their current LIST
+        async def drain(session: aiohttp.ClientSession) -> None:
+            for index, (query, request) in waiting:
+                found[index] = await self._listed(session, target, query, request, cost, kept)
 
         try:
-            await asyncio.gather(*(self._in_worker(drain) for _ in range(min(WORKERS, len(queries)))))
+            async with self._session() as session, asyncio.TaskGroup() as group:
+                for _ in range(WORKERS):
+                    group.create_task(drain(session))
+        except* (ClusterError, NotFound) as failed:
+            first = failed.exceptions[0]
+            raise first from first.__cause__  # its own cause, not the group
         finally:
-            stop.set()  # the caller gave up (cancelled): no more LISTs for it
-        if failed:
-            raise failed[0]
+            self.stats.add(cost)
         return found
 
     async def pages(
@@ -294,6 +305,165 @@ class Transport:
         self._executor.shutdown(wait=False, cancel_futures=True)
         await asyncio.get_running_loop().run_in_executor(None, self.api_client.close)
 
+    # — on the event loop (`lists`) —
+
+    def _session(self) -> aiohttp.ClientSession:
+        """A session for one `lists`: `WORKERS` connections, the client configuration's TLS, the
+        timeouts of the urllib3 calls (`timeout` to connect, and for each read), and no header beyond
+        the ApiClient's (aiohttp would ask for gzip, which urllib3 does not). One per call, closed with
+        it: a session belongs to one event loop, a reader may outlive several (its tests').
+
+        aiohttp sends a GET whose connection closed before its answer again at once, uncounted
+        (RFC 9112 §9.3.1.1); kubewhy's own policy does (`Retry`), as urllib3's retries are off
+        (`cluster.live.connect`). aiohttp has no public switch for it; `tests/live/test_lists.py`
+        fails if the one it has stops working."""
+        import aiohttp
+
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=WORKERS, ssl=self._tls),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.timeout, sock_read=self.timeout),
+            skip_auto_headers=("Accept-Encoding",),
+        )
+        session._retry_connection = False
+        return session
+
+    @cached_property
+    def _tls(self) -> ssl.SSLContext | bool:
+        """The TLS context of the client configuration, as urllib3 builds it from the same fields
+        (`kubernetes.client.rest.RESTClientObject`): its CA, client certificate, verification; True
+        (aiohttp's default) for a plain-HTTP server."""
+        config = self.api_client.configuration
+        if not self.server.startswith("https:"):
+            return True
+        context = ssl.create_default_context(cafile=config.ssl_ca_cert, cadata=config.ca_cert_data)
+        if not config.verify_ssl or config.assert_hostname is False:
+            context.check_hostname = False
+        if not config.verify_ssl:
+            context.verify_mode = ssl.CERT_NONE
+        if config.cert_file:
+            context.load_cert_chain(config.cert_file, config.key_file)
+        return context
+
+    @cached_property
+    def _route(self) -> dict[str, Any]:
+        """How each request of `lists` goes, as urllib3's pool does: through the configuration's
+        proxy unless its `no_proxy` spares the server, with the TLS server name it asks for."""
+        config = self.api_client.configuration
+        route: dict[str, Any] = {}
+        checked = config.assert_hostname
+        name = config.tls_server_name or (checked if isinstance(checked, str) else None)
+        if name:
+            route["server_hostname"] = name
+        if config.proxy and not should_bypass_proxies(self.server, config.no_proxy or ""):
+            route |= {"proxy": config.proxy, "proxy_headers": config.proxy_headers}
+        return route
+
+    async def _listed(
+        self,
+        session: aiohttp.ClientSession,
+        target: Target,
+        query: Mapping[str, Query],
+        request: Prepared,
+        cost: ReadStats,
+        kept: Kept | None,
+    ) -> list[dict[str, Any]]:
+        """The items of one LIST of `lists`, page after page (`request`: its first page's)."""
+        decoder, keep = _how(kept)
+        found: list[dict[str, Any]] = []
+        while True:
+            page = self._body(await self._got(session, target, request, cost), cost, decoder)
+            found.extend(_kept(page, keep))
+            token = _continued(page)
+            if token is None:
+                return found
+            request = await self._in_worker(partial(self._next_page, target, {**query, "continue": token}))
+
+    def _next_page(self, target: Target, query: Mapping[str, Query], _: ReadStats) -> Prepared:
+        return self._prepared(target, query, _JSON)
+
+    async def _got(
+        self, session: aiohttp.ClientSession, target: Target, request: Prepared, cost: ReadStats
+    ) -> bytes:
+        """One GET's body, tried within the policy (`_retried`, on the loop)."""
+        import aiohttp
+
+        dropped = (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, aiohttp.ClientOSError)
+        attempt = 0
+        while True:
+            attempt += 1
+            cost.calls += 1
+            try:
+                async with session.get(request.url, headers=request.headers, **self._route) as answer:
+                    data = await answer.read()
+                if 200 <= answer.status <= 299:
+                    return data
+                refused = ApiException(answer.status, answer.reason, body=data.decode("utf-8", "replace"))
+                refused.headers = answer.headers
+                wait = self._answered(target, refused, attempt)
+            except aiohttp.ClientConnectorError as err:
+                raise Unavailable(self.server, _connector_cause(err)) from err
+            except TimeoutError as err:
+                raise Unavailable(self.server, f"no answer within {self.timeout:g} s (timed out)") from err
+            except dropped as err:  # closed before its answer: a GET may be sent again
+                wait = self._dropped(attempt, err)
+            except aiohttp.ClientError as err:
+                raise Unavailable(self.server, truncate(f"{type(err).__name__}: {err}")) from err
+            self._retrying(target, attempt, wait, cost)
+            await asyncio.sleep(wait)
+
+    # — either —
+
+    def _answered(self, target: Target, err: ApiException, attempt: int) -> float:
+        """Seconds to wait before trying again after the API server answered `err` (throttled, or a
+        transient error), or the error it makes ours."""
+        retried = err.status in _RETRIED_STATUS
+        wait = self.retry.delay(attempt, _retry_after(err)) if retried else None
+        if wait is None:
+            raise self._error(target, err, attempt) from _truncated(err)
+        return wait
+
+    def _dropped(self, attempt: int, err: Exception) -> float:
+        """Seconds to wait before sending a GET again whose connection closed before its answer."""
+        wait = self.retry.delay(attempt, None)
+        if wait is None:
+            raise Unavailable(
+                self.server, f"the connection was closed without an answer ({attempt} tries)"
+            ) from err
+        return wait
+
+    def _retrying(self, target: Target, attempt: int, wait: float, cost: ReadStats) -> None:
+        cost.retries += 1
+        log.info("retrying %s %s in %.2f s (try %d failed)", target.verb, target.resource, wait, attempt)
+
+    def _body(self, data: bytes, cost: ReadStats, decoder: Decoder) -> dict[str, Any]:
+        """An answer decoded by `decoder`; whole while the answers are recorded (`received`)."""
+        cost.bytes += len(data)
+        body = _decode(data, self.server, WHOLE if self.received is not None else decoder)
+        if self.received is not None:
+            self.received.append(body)
+        return body
+
+    def _prepared(
+        self,
+        target: Target,
+        query: Mapping[str, Query],
+        accept: str,
+        verb: str = "GET",
+        content: Mapping[str, Any] | None = None,
+    ) -> Prepared:
+        """A request as the generated API methods make it: the ApiClient's URL and headers, its
+        BearerToken authentication (refreshed by an exec plugin when due: in a worker thread)."""
+        json_body = {"Content-Type": _JSON} if content is not None else {}
+        method, url, headers, body, _ = self.api_client.param_serialize(
+            verb,
+            target.path,
+            query_params=[(k, v) for k, v in query.items() if v is not None],
+            header_params={"Accept": accept, **json_body},
+            body=None if content is None else dict(content),
+            auth_settings=["BearerToken"],
+        )
+        return Prepared(method, url, headers, body)
+
     async def _in_worker(self, call: Callable[[ReadStats], T]) -> T:
         """`call(cost)` in a worker thread; what it cost is added to the statistics, failed or not."""
         cost = ReadStats()
@@ -313,10 +483,9 @@ class Transport:
         kept: Kept | None = None,
     ) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
-        decoder, keep = (WHOLE, None) if kept is None else (kept.page, kept.item)
+        decoder, keep = _how(kept)
         for page in self._paged(target, query, accept, cost, decoder):
-            items = page_items(page)
-            found.extend(items if keep is None else (k for i in items if (k := keep(i)) is not None))
+            found.extend(_kept(page, keep))
         return found
 
     def _paged(
@@ -327,7 +496,7 @@ class Transport:
             ask = {**query, "limit": PAGE_SIZE, "continue": token}
             page = self._fetch(target, ask, accept, cost, decoder).body
             yield page
-            token = text(mapping(page.get("metadata")).get("continue")) or None
+            token = _continued(page)
             if token is None:
                 return
 
@@ -343,12 +512,7 @@ class Transport:
         is ~10 ms of JSON parsing: in this thread, not on the event loop); whole while the answers are
         recorded (`received`)."""
         response = self._retried(target, lambda: self._open(target, query, accept, self.timeout), cost)
-        data = response.data
-        cost.bytes += len(data)
-        body = _decode(data, self.server, WHOLE if self.received is not None else decoder)
-        if self.received is not None:
-            self.received.append(body)
-        return Response(body, response.headers)
+        return Response(self._body(response.data, cost, decoder), response.headers)
 
     def _retried(self, target: Target, send: Callable[[], T], cost: ReadStats) -> T:
         """`send()`, retried within the policy (waiting in this thread); the client's errors made ours."""
@@ -359,20 +523,12 @@ class Transport:
             try:
                 return send()
             except ApiException as err:
-                retried = err.status in _RETRIED_STATUS
-                wait = self.retry.delay(attempt, _retry_after(err)) if retried else None
-                if wait is None:
-                    raise self._error(target, err, attempt) from _truncated(err)
+                wait = self._answered(target, err, attempt)
             except urllib3.exceptions.ProtocolError as err:  # dropped before an answer: a GET may be re-sent
-                wait = self.retry.delay(attempt, None)
-                if wait is None:
-                    raise Unavailable(
-                        self.server, f"the connection was closed without an answer ({attempt} tries)"
-                    ) from err
+                wait = self._dropped(attempt, err)
             except urllib3.exceptions.HTTPError as err:
                 raise Unavailable(self.server, _transport_cause(err, self.timeout)) from err
-            cost.retries += 1
-            log.info("retrying %s %s in %.2f s (try %d failed)", target.verb, target.resource, wait, attempt)
+            self._retrying(target, attempt, wait, cost)
             time.sleep(wait)
 
     def _open(
@@ -384,20 +540,13 @@ class Transport:
         verb: str = "GET",
         content: Mapping[str, Any] | None = None,
     ) -> urllib3.BaseHTTPResponse:
-        """Send a request (a GET, unless `verb` says otherwise, with `content` as its JSON body) as the
-        generated API methods do (the ApiClient's headers, its BearerToken authentication, refreshed by
-        an exec plugin when due) and return the response unread; an answer that is not 2xx raises the
-        client's ApiException, its body read."""
-        json_body = {"Content-Type": _JSON} if content is not None else {}
-        method, url, headers, body, form = self.api_client.param_serialize(
-            verb,
-            target.path,
-            query_params=[(k, v) for k, v in query.items() if v is not None],
-            header_params={"Accept": accept, **json_body},
-            body=None if content is None else dict(content),
-            auth_settings=["BearerToken"],
+        """Send a request (a GET, unless `verb` says otherwise, with `content` as its JSON body,
+        `_prepared`) and return the response unread; an answer that is not 2xx raises the client's
+        ApiException, its body read."""
+        sent = self._prepared(target, query, accept, verb, content)
+        answer = self.api_client.call_api(
+            sent.method, sent.url, sent.headers, sent.body, _request_timeout=timeout
         )
-        answer = self.api_client.call_api(method, url, headers, body, form, _request_timeout=timeout)
         if not 200 <= answer.status <= 299:
             answer.read()  # type: ignore[no-untyped-call]  # untyped in kubernetes.client.rest
             raise ApiException.from_response(http_resp=answer, body=None, data=None)
@@ -465,6 +614,31 @@ def page_items(page: Mapping[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A request made by the ApiClient (`Transport._prepared`)."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: Any
+
+
+def _how(kept: Kept | None) -> tuple[Decoder, Keep | None]:
+    """How a LIST's pages are decoded, and what is kept of each item (None: the item)."""
+    return (WHOLE, None) if kept is None else (kept.page, kept.item)
+
+
+def _kept(page: Mapping[str, Any], keep: Keep | None) -> list[dict[str, Any]]:
+    items = page_items(page)
+    return items if keep is None else [k for i in items if (k := keep(i)) is not None]
+
+
+def _continued(page: Mapping[str, Any]) -> str | None:
+    """The `continue` token of a LIST page, when more pages follow."""
+    return text(mapping(page.get("metadata")).get("continue")) or None
+
+
 def _truncated(err: ApiException) -> ApiException:
     """The exception, its body cut short: it stays in the chain, and may reach a log."""
     if isinstance(err.body, str):
@@ -504,6 +678,19 @@ def _transport_cause(err: urllib3.exceptions.HTTPError, timeout: float) -> str:
     if isinstance(err, urllib3.exceptions.SSLError):
         return f"TLS failed: {truncate(str(err))}"
     return truncate(f"{type(err).__name__}: {err}")
+
+
+def _connector_cause(err: aiohttp.ClientConnectorError) -> str:
+    """Why a connection of `lists` failed, in the words of `_transport_cause`."""
+    import aiohttp
+
+    if isinstance(err, aiohttp.ClientConnectorDNSError):
+        return "the server's host name does not resolve (DNS)"
+    if isinstance(err, aiohttp.ClientSSLError):
+        return f"TLS failed: {truncate(str(err))}"
+    if isinstance(err, aiohttp.ClientProxyConnectionError):
+        return truncate(f"the proxy refused the connection: {err}")
+    return "connection refused" if isinstance(err.os_error, ConnectionRefusedError) else truncate(str(err))
 
 
 def _decode(data: bytes, server: str, decoder: Decoder = WHOLE) -> dict[str, Any]:
