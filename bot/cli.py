@@ -67,10 +67,20 @@ _M_MMAP_THRESHOLD = -3
 """`mallopt`'s parameter for it (glibc's malloc.h)."""
 
 
+SWITCH_INTERVAL = 0.001
+"""Seconds a thread keeps the GIL while another waits for it (Python's default: 0.005). In `kubewhy
+serve` the event loop waits for the GIL after each of its wake-ups behind the worker threads that
+diagnose (a sentinel's sweep runs several at once): over eight sweeps of 901 pending pods on 65,000
+nodes, by hand, its longest stalls were 48–142 ms at 5 ms, 19–59 ms at 1 ms, for the same CPU time
+(`bench/RESULTS.md`, round 18; the target is no stall over 100 ms)."""
+
+
 def tune() -> None:
     """Set how every kubewhy process runs (`main`, and the benchmarks measuring it): the collector's
-    thresholds (`GC_THRESHOLDS`) and, where the C library is glibc, a fixed `MMAP_THRESHOLD`."""
+    thresholds (`GC_THRESHOLDS`), the GIL's switch interval (`SWITCH_INTERVAL`) and, where the C
+    library is glibc, a fixed `MMAP_THRESHOLD`."""
     gc.set_threshold(*GC_THRESHOLDS)
+    sys.setswitchinterval(SWITCH_INTERVAL)
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
     if mallopt is not None:
         mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)

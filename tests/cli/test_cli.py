@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
+from bot.cli import SWITCH_INTERVAL
 from devtools.apisim import serve
 from tests.reliability.conftest import plugin_kubeconfig
 
@@ -559,3 +560,11 @@ def test_every_command_keeps_large_blocks_mapped_on_their_own() -> None:
         for how in ("as glibc runs", "tuned")
     }
     assert found == {"as glibc runs": "False", "tuned": "True"}
+
+
+def test_every_command_hands_the_gil_over_within_a_millisecond() -> None:
+    """`bot.cli.tune` shortens the GIL's switch interval: the event loop of `kubewhy serve` waits less
+    behind the threads that diagnose (the sentinel's sweep, `make bench`, g)."""
+    probe = "import sys; from bot.cli import tune; tune(); print(sys.getswitchinterval())"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert float(done.stdout) == SWITCH_INTERVAL < sys.getswitchinterval()
