@@ -28,6 +28,7 @@ import logging
 import random
 import ssl
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -53,12 +54,12 @@ PAGE_SIZE = 500
 """Items per LIST page: kubectl's default `--chunk-size`."""
 
 WORKERS = 16
-"""Calls in flight at once, per reader. Also the size of urllib3's connection pool, so that every
-worker keeps its connection alive between calls, and of the connections `lists` opens. The
-per-node LISTs of a pod's pool are hundreds of small answers, each waiting mostly for the network:
-at a 10 ms round trip, 700 of them take 0.9 s 8 at a time, 0.45 s 16 at a time. The API server's
-priority and fairness (APF) bounds what it serves of them at once, and answers a 429 beyond it, which
-is retried."""
+"""Calls in flight at once, per reader: in its worker threads, and (apart) the LISTs of `lists`
+over aiohttp. Also the size of urllib3's connection pool, so that every worker keeps its connection
+alive between calls, and of the connections one `lists` opens. The per-node LISTs of a pod's pool
+are hundreds of small answers, each waiting mostly for the network: at a 10 ms round trip, 700 of
+them take 0.9 s 8 at a time, 0.45 s 16 at a time. The API server's priority and fairness (APF)
+bounds what it serves of them at once, and answers a 429 beyond it, which is retried."""
 
 _RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
 """Throttling (API Priority and Fairness) and transient server errors. Other errors will not mend in
@@ -206,6 +207,9 @@ class Transport:
         """When a list, every answer decoded is added to it, Lists and objects as the server sent
         them (`cluster.capture`)."""
         self._executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="kubewhy-api")
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def get(self, target: Target, **query: Query) -> Response:
         """GET one object (or /version). A 404 raises NotFound for `target`."""
@@ -232,7 +236,9 @@ class Transport:
         aiohttp takes 80 ms to import, a quarter of a CLI run on a small cluster: it is imported
         only for such a read. The requests (their URLs and the ApiClient's headers, refreshing its
         token when due: a credential plugin may take seconds) are made in a worker thread, all at
-        once. The first LIST that fails stops the others."""
+        once. The first LIST that fails stops the others. However many `lists` run at once (a burst
+        of questions to `kubewhy serve`), this reader has at most `WORKERS` of their LISTs in flight
+        (`_in_flight`), as it has at most `WORKERS` calls in its threads."""
         if len(queries) <= WORKERS:
             return list(await asyncio.gather(*(self.items(target, kept, **query) for query in queries)))
         asked = [{**query, "limit": PAGE_SIZE} for query in queries]
@@ -358,6 +364,15 @@ class Transport:
             route |= {"proxy": config.proxy, "proxy_headers": config.proxy_headers}
         return route
 
+    def _in_flight(self) -> asyncio.Semaphore:
+        """A slot for one LIST of `lists`, shared by all of this reader's on the running event loop
+        (a semaphore belongs to one loop; a reader may outlive several, its tests')."""
+        loop = asyncio.get_running_loop()
+        slots = self._slots.get(loop)
+        if slots is None:
+            slots = self._slots[loop] = asyncio.Semaphore(WORKERS)
+        return slots
+
     async def _listed(
         self,
         session: aiohttp.ClientSession,
@@ -393,7 +408,9 @@ class Transport:
             attempt += 1
             cost.calls += 1
             try:
-                async with session.get(request.url, headers=request.headers, **self._route) as answer:
+                async with self._in_flight(), session.get(
+                    request.url, headers=request.headers, **self._route
+                ) as answer:
                     data = await answer.read()
                 if 200 <= answer.status <= 299:
                     return data

@@ -192,6 +192,25 @@ async def test_the_caller_giving_up_stops_the_lists(sim: Simulator) -> None:
     assert len(sim.requests) - start == WORKERS
 
 
+@pytest.mark.usefixtures("one_at_a_time")
+async def test_lists_at_once_share_the_readers_slots(sim: Simulator) -> None:
+    """Two reads at once (two questions to `kubewhy serve`) have `WORKERS` LISTs in flight between
+    them, not each: here one, the other read's waiting for it."""
+    async with api(sim) as reader:
+        start = len(sim.requests)
+        sim.faults.hold()
+        try:
+            both = asyncio.gather(reader.lists(PODS, [L4, L4]), reader.lists(PODS, [L4, L4]))
+            await settled(lambda: len(sim.requests) - start == 1)
+            with pytest.raises(TimeoutError):  # nothing more comes while the one LIST is held
+                await asyncio.wait_for(settled(lambda: len(sim.requests) - start > 1), 0.5)
+        finally:
+            sim.faults.release()
+        first, second = await both
+    assert first == second != []
+    assert len(sim.requests) - start == 4
+
+
 def _kubeconfig(tmp_path: Path, sim: Simulator, server: str) -> str:
     """The simulator's kubeconfig, naming `server` instead (TLS left unverified)."""
     config = yaml.safe_load(Path(sim.kubeconfig).read_text())
