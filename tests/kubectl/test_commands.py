@@ -11,7 +11,7 @@ import json
 import shlex
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from bot.settings import Config
 from cluster.live import LiveReader
 from cluster.reader import Reader
 from devtools.apisim import Simulator, serve
-from devtools.botenv import KUBEWHY, free_port, kubectl
+from devtools.botenv import KUBEWHY, kubectl, refused_port
 from devtools.corpus import Case, cases
 from handlers.reply import Reply
 from handlers.requests import Kind, Target
@@ -122,16 +122,24 @@ CLOUD_CLIS = frozenset({"gcloud", "aws", "az"})
 """The clouds' CLIs a fix that raises a node group's max size runs (`diagnosis.autoscaling.advice`)."""
 
 
-def _kubeconfig(sim: Simulator, contexts: Sequence[str], current: str) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def nowhere() -> Iterator[int]:
+    """A port that refuses every connection for as long as the module's tests run: the server of the
+    `elsewhere` context (a port merely found free could be given to a simulator, which would answer)."""
+    with refused_port() as port:
+        yield port
+
+
+def _kubeconfig(sim: Simulator, contexts: Sequence[str], current: str, nowhere: int) -> dict[str, Any]:
     """The simulator's kubeconfig with its context under each name of `contexts`, and one more,
-    `elsewhere`, whose server does not answer; `current` is the current context."""
+    `elsewhere`, whose server (`nowhere`, a port) does not answer; `current` is the current context."""
     served: dict[str, Any] = yaml.safe_load(Path(sim.kubeconfig).read_text())
     (context,) = served["contexts"]
-    nowhere = {"name": "elsewhere", "cluster": {"server": f"http://127.0.0.1:{free_port()}"}}
+    elsewhere = {"name": "elsewhere", "cluster": {"server": f"http://127.0.0.1:{nowhere}"}}
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [*served["clusters"], nowhere],
+        "clusters": [*served["clusters"], elsewhere],
         "users": served["users"],
         "contexts": [
             *({"name": name, "context": context["context"]} for name in contexts),
@@ -141,12 +149,12 @@ def _kubeconfig(sim: Simulator, contexts: Sequence[str], current: str) -> dict[s
     }
 
 
-def _answered_by_the_bot(sim: Simulator, case: Case, cluster: str, folder: Path) -> Reply:
+def _answered_by_the_bot(sim: Simulator, case: Case, cluster: str, folder: Path, nowhere: int) -> Reply:
     """The answer `kubewhy serve` gives for the case asked on `cluster`, with CONFIG and the bot's
     kubeconfig in `folder`. An in-cluster cluster is read here through the simulator's own
     kubeconfig, as the test runs in no pod: what is tested is how its commands are aimed."""
     folder.mkdir()
-    (folder / "kubeconfig").write_text(yaml.safe_dump(_kubeconfig(sim, NAMED, current="lab-admin")))
+    (folder / "kubeconfig").write_text(yaml.safe_dump(_kubeconfig(sim, NAMED, "lab-admin", nowhere)))
     config = Config.model_validate(CONFIG).relative_to(folder)
     target = Target(
         kind=ASKED_AS[case.kind],
@@ -174,19 +182,21 @@ def _answered_by_the_bot(sim: Simulator, case: Case, cluster: str, folder: Path)
 
 
 @pytest.mark.parametrize(("case", "cluster"), AIMED, ids=lambda v: v.id if isinstance(v, Case) else v)
-def test_the_bots_commands_run_pasted_on_a_persons_machine(case: Case, cluster: str, tmp_path: Path) -> None:
+def test_the_bots_commands_run_pasted_on_a_persons_machine(
+    case: Case, cluster: str, tmp_path: Path, nowhere: int
+) -> None:
     """The person's kubeconfig has the configured contexts, and a current one that answers nothing,
     but for a cluster whose commands name no context: then the current one is that cluster. The
     bot's own files are gone. A command that carried the bot's kubeconfig, a context the person has
     not, or no context where one is known, fails."""
     context = CONTEXTS[cluster]
     with serve(case.snapshot) as sim:
-        reply = _answered_by_the_bot(sim, case, cluster, tmp_path / "bot")
+        reply = _answered_by_the_bot(sim, case, cluster, tmp_path / "bot", nowhere)
         shutil.rmtree(tmp_path / "bot")
         assert (reply.diagnosis.verdict, reply.cluster) == (case.verdict, cluster)
         person = tmp_path / "kubeconfig"
         current = "elsewhere" if context else "mine"
-        person.write_text(yaml.safe_dump(_kubeconfig(sim, [*NAMED, "mine"], current)))
+        person.write_text(yaml.safe_dump(_kubeconfig(sim, [*NAMED, "mine"], current, nowhere)))
         aim = ["kubectl", *(("--context", context) if context else ())]
         diagnosis = reply.diagnosis
         commands = [*diagnosis.next_commands, *(c for f in diagnosis.fixes for c in f.commands)]
@@ -213,7 +223,7 @@ LAB_CASES = [c for c in cases("triage") if c.snapshot.name == "gpu-lab.json"]
 
 @pytest.mark.parametrize("case", LAB_CASES, ids=lambda c: c.id)
 def test_the_clis_commands_carry_the_kubeconfig_the_person_named_and_the_context(
-    case: Case, tmp_path: Path
+    case: Case, tmp_path: Path, nowhere: int
 ) -> None:
     """`kubewhy triage … --kubeconfig PATH` runs on the person's machine: its commands carry that
     path (theirs: they typed it) and the context it was read through (the current one, none being
@@ -240,7 +250,7 @@ def test_the_clis_commands_carry_the_kubeconfig_the_person_named_and_the_context
         answer = json.loads(done.stdout)
         assert (answer["verdict"], answer["cluster"]) == (case.verdict, "apisim")
         elsewhere = tmp_path / "elsewhere"
-        elsewhere.write_text(yaml.safe_dump(_kubeconfig(sim, [], current="elsewhere")))
+        elsewhere.write_text(yaml.safe_dump(_kubeconfig(sim, [], "elsewhere", nowhere)))
         aim = ["kubectl", "--kubeconfig", sim.kubeconfig, "--context", "apisim"]
         assert answer["next_commands"]
         for text in answer["next_commands"]:
