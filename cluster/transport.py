@@ -42,7 +42,7 @@ import msgspec
 import urllib3
 
 from cluster.errors import ClusterError, Conflict, Forbidden, NotFound, Unavailable
-from cluster.kube import ApiClient, ApiException, should_bypass_proxies
+from cluster.kube import ApiClient, ApiException, Configuration, should_bypass_proxies
 from diagnosis.objects import Object, mapping, sequence, text
 
 if TYPE_CHECKING:
@@ -242,7 +242,7 @@ class Transport:
         if len(queries) <= WORKERS:
             return list(await asyncio.gather(*(self.items(target, kept, **query) for query in queries)))
         asked = [{**query, "limit": PAGE_SIZE} for query in queries]
-        requests = await self._in_worker(lambda _: [self._prepared(target, query, _JSON) for query in asked])
+        requests = await self._in_worker(partial(self._requests, target, asked))
         waiting = iter(enumerate(zip(asked, requests, strict=True)))
         found: list[list[dict[str, Any]]] = [[] for _ in queries]
         cost = ReadStats()
@@ -326,7 +326,7 @@ class Transport:
         import aiohttp
 
         session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=WORKERS, ssl=self._tls),
+            connector=aiohttp.TCPConnector(limit=WORKERS),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.timeout, sock_read=self.timeout),
             skip_auto_headers=("Accept-Encoding",),
         )
@@ -334,28 +334,12 @@ class Transport:
         return session
 
     @cached_property
-    def _tls(self) -> ssl.SSLContext | bool:
-        """The TLS context of the client configuration, as urllib3 builds it from the same fields
-        (`kubernetes.client.rest.RESTClientObject`): its CA, client certificate, verification; True
-        (aiohttp's default) for a plain-HTTP server."""
-        config = self.api_client.configuration
-        if not self.server.startswith("https:"):
-            return True
-        context = ssl.create_default_context(cafile=config.ssl_ca_cert, cadata=config.ca_cert_data)
-        if not config.verify_ssl or config.assert_hostname is False:
-            context.check_hostname = False
-        if not config.verify_ssl:
-            context.verify_mode = ssl.CERT_NONE
-        if config.cert_file:
-            context.load_cert_chain(config.cert_file, config.key_file)
-        return context
-
-    @cached_property
     def _route(self) -> dict[str, Any]:
-        """How each request of `lists` goes, as urllib3's pool does: through the configuration's
-        proxy unless its `no_proxy` spares the server, with the TLS server name it asks for."""
+        """How each request of `lists` goes, as urllib3's pool does from the same configuration
+        (`kubernetes.client.rest.RESTClientObject`): its TLS (`_tls`) and the server name it checks,
+        and its proxy unless its `no_proxy` spares the server."""
         config = self.api_client.configuration
-        route: dict[str, Any] = {}
+        route: dict[str, Any] = {"ssl": _tls(config) if self.server.startswith("https:") else True}
         checked = config.assert_hostname
         name = config.tls_server_name or (checked if isinstance(checked, str) else None)
         if name:
@@ -391,10 +375,19 @@ class Transport:
             token = _continued(page)
             if token is None:
                 return found
-            request = await self._in_worker(partial(self._next_page, target, {**query, "continue": token}))
+            asked = [{**query, "continue": token}]
+            (request,) = await self._in_worker(partial(self._requests, target, asked))
 
-    def _next_page(self, target: Target, query: Mapping[str, Query], _: ReadStats) -> Prepared:
-        return self._prepared(target, query, _JSON)
+    def _requests(
+        self, target: Target, queries: Sequence[Mapping[str, Query]], _cost: ReadStats
+    ) -> list[Prepared]:
+        """The requests of `lists` for `queries`, made in a worker thread, where no wait holds the event
+        loop: the ApiClient may run a credential plugin (seconds), and the first call loads aiohttp
+        (80 ms) and reads the client's TLS files (`_route`)."""
+        import aiohttp  # noqa: F401  (loaded here for `_session` and `_got`)
+
+        self._route  # noqa: B018  (worked out here, once)
+        return [self._prepared(target, query, _JSON) for query in queries]
 
     async def _got(
         self, session: aiohttp.ClientSession, target: Target, request: Prepared, cost: ReadStats
@@ -420,11 +413,11 @@ class Transport:
             except aiohttp.ClientConnectorError as err:
                 raise Unavailable(self.server, _connector_cause(err)) from err
             except TimeoutError as err:
-                raise Unavailable(self.server, f"no answer within {self.timeout:g} s (timed out)") from err
+                raise Unavailable(self.server, _timed_out(self.timeout)) from err
             except dropped as err:  # closed before its answer: a GET may be sent again
                 wait = self._dropped(attempt, err)
             except aiohttp.ClientError as err:
-                raise Unavailable(self.server, truncate(f"{type(err).__name__}: {err}")) from err
+                raise Unavailable(self.server, _other(err)) from err
             self._retrying(target, attempt, wait, cost)
             await asyncio.sleep(wait)
 
@@ -686,15 +679,26 @@ def _transport_cause(err: urllib3.exceptions.HTTPError, timeout: float) -> str:
     """What went wrong on the way, in words: DNS, refused, timeout, TLS. (urllib3 makes a failed
     connection a kind of timeout, so the connection errors are told apart first.)"""
     if isinstance(err, urllib3.exceptions.NameResolutionError):
-        return "the server's host name does not resolve (DNS)"
+        return _DNS
     if isinstance(err, urllib3.exceptions.NewConnectionError):
-        refused = isinstance(err.__cause__ or err.__context__, ConnectionRefusedError)
-        return "connection refused" if refused else truncate(str(err))
+        return _refused(err, err.__cause__ or err.__context__)
     if isinstance(err, urllib3.exceptions.TimeoutError):
-        return f"no answer within {timeout:g} s (timed out)"
+        return _timed_out(timeout)
     if isinstance(err, urllib3.exceptions.SSLError):
-        return f"TLS failed: {truncate(str(err))}"
-    return truncate(f"{type(err).__name__}: {err}")
+        return _tls_failed(err)
+    return _other(err)
+
+
+def _tls(config: Configuration) -> ssl.SSLContext:
+    """The TLS context of the client configuration: its CA, client certificate, verification."""
+    context = ssl.create_default_context(cafile=config.ssl_ca_cert, cadata=config.ca_cert_data)
+    if not config.verify_ssl or config.assert_hostname is False:
+        context.check_hostname = False
+    if not config.verify_ssl:
+        context.verify_mode = ssl.CERT_NONE
+    if config.cert_file:
+        context.load_cert_chain(config.cert_file, config.key_file)
+    return context
 
 
 def _connector_cause(err: aiohttp.ClientConnectorError) -> str:
@@ -702,12 +706,32 @@ def _connector_cause(err: aiohttp.ClientConnectorError) -> str:
     import aiohttp
 
     if isinstance(err, aiohttp.ClientConnectorDNSError):
-        return "the server's host name does not resolve (DNS)"
+        return _DNS
     if isinstance(err, aiohttp.ClientSSLError):
-        return f"TLS failed: {truncate(str(err))}"
+        return _tls_failed(err)
     if isinstance(err, aiohttp.ClientProxyConnectionError):
         return truncate(f"the proxy refused the connection: {err}")
-    return "connection refused" if isinstance(err.os_error, ConnectionRefusedError) else truncate(str(err))
+    return _refused(err, err.os_error)
+
+
+_DNS = "the server's host name does not resolve (DNS)"
+
+
+def _refused(err: Exception, why: BaseException | None) -> str:
+    """A connection that failed: refused, or what else the system said."""
+    return "connection refused" if isinstance(why, ConnectionRefusedError) else truncate(str(err))
+
+
+def _timed_out(timeout: float) -> str:
+    return f"no answer within {timeout:g} s (timed out)"
+
+
+def _tls_failed(err: Exception) -> str:
+    return f"TLS failed: {truncate(str(err))}"
+
+
+def _other(err: Exception) -> str:
+    return truncate(f"{type(err).__name__}: {err}")
 
 
 def _decode(data: bytes, server: str, decoder: Decoder = WHOLE) -> dict[str, Any]:

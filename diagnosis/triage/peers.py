@@ -137,8 +137,8 @@ def pods_text(pods: Iterable[Object], limit: int = 3) -> str:
 
 
 def spec_terms(pod: Object, kind: str) -> tuple[Mapping[str, object], ...]:
-    """The required terms of the pod's `podAffinity` or `podAntiAffinity`. Most pods have no affinity
-    at all: read of every bound pod a reader keeps, that is looked at first."""
+    """The required terms of the pod's `podAffinity` or `podAntiAffinity`. It is asked of every bound
+    pod a reader keeps, and most pods have no affinity at all: that is looked at first."""
     affinity = spec(pod).get("affinity")
     if not affinity:
         return ()
