@@ -58,6 +58,19 @@ def status(obj: object) -> Mapping[str, Any]:
     return _part(obj, "status")
 
 
+def parts(obj: object) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
+    """`meta`, `spec` and `status` of the object in one call, for loops over every pod a reader
+    fetched; decoded JSON takes the first lines (a compact pod leaves out a Running pod's status)."""
+    if type(obj) is dict:
+        found_meta, found_spec, found_status = obj.get("metadata"), obj.get("spec"), obj.get("status")
+        if type(found_meta) is dict and type(found_spec) is dict:
+            if type(found_status) is dict:
+                return found_meta, found_spec, found_status
+            if found_status is None:
+                return found_meta, found_spec, _NOTHING
+    return meta(obj), spec(obj), status(obj)
+
+
 def name(obj: object) -> str:
     return _field(obj, "name")
 

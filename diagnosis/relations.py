@@ -41,9 +41,13 @@ def nominated_node(pod: Object) -> str:
     return "" if spec(pod).get("nodeName") else text(status(pod).get("nominatedNodeName"))
 
 
+ENDED = ("Succeeded", "Failed")
+"""The phases of a pod that will not run again and holds no resources on its node."""
+
+
 def is_terminal(pod: Object) -> bool:
-    """Succeeded or Failed: the pod will not run again and holds no resources on its node."""
-    return status(pod).get("phase") in ("Succeeded", "Failed")
+    """Succeeded or Failed (`ENDED`)."""
+    return status(pod).get("phase") in ENDED
 
 
 def holds_node(pod: Object) -> bool:

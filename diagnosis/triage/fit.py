@@ -96,9 +96,12 @@ def _resized(pod: Object) -> dict[str, dict[str, int]]:
     `allocatedResources`. A container being resized in place holds the larger of these and its spec's
     requests until the kubelet has applied the change; with a resize the kubelet found infeasible
     (`PodResizePending`, reason `Infeasible`), the spec is ignored."""
-    found = {}
+    found: dict[str, dict[str, int]] = {}
+    pod_status = status(pod)
+    if not pod_status:  # a compact Running pod that holds what it asks (`cluster.compact`)
+        return found
     for field in ("initContainerStatuses", "containerStatuses"):
-        for item in map(mapping, sequence(status(pod).get(field))):
+        for item in map(mapping, sequence(pod_status.get(field))):
             if item.get("resources") is None:
                 continue
             held = _asks(mapping(item.get("resources")).get("requests"))

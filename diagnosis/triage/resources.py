@@ -13,9 +13,9 @@ from functools import cached_property, lru_cache, partial
 from typing import Any, NamedTuple, TypeVar
 
 from diagnosis.names import is_label_key
-from diagnosis.objects import Object, mapping, meta, name, namespace, sequence, spec, status, text, uid
+from diagnosis.objects import Object, mapping, meta, name, namespace, parts, sequence, spec, status, text, uid
 from diagnosis.quantity import count
-from diagnosis.relations import is_terminal, nominated_node
+from diagnosis.relations import ENDED, is_terminal, nominated_node
 from diagnosis.triage.peers import spec_terms
 from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
 
@@ -244,11 +244,13 @@ class Counted:
             return group is not None and key in group.keys
 
         def counts(
-            other: Object, other_meta: Object, other_spec: Object, key: tuple[str, str], node: str
+            other: Object, parts_of: tuple[Object, Object, Object], key: tuple[str, str], node: str
         ) -> bool:
             """Count the pod on the node, unless it has none, is the pod asked about, is counted
-            already (where it was first listed) or has ended."""
-            if not node or key == me or key in where or in_group(key, node) or is_terminal(other):
+            already (where it was first listed; the caller looks in the node's group) or has ended.
+            `parts_of`: the pod's `parts`."""
+            other_meta, other_spec, other_status = parts_of
+            if not node or key == me or key in where or other_status.get("phase") in ENDED:
                 return False
             if my_uid and other_meta.get("uid") == my_uid:
                 return False
@@ -261,18 +263,21 @@ class Counted:
         def walk(positions: range) -> None:
             for position in positions:
                 other = bound_pods[position]
-                other_meta, other_spec = meta(other), spec(other)
+                other_parts = parts(other)
+                other_meta, other_spec = other_parts[0], other_parts[1]
                 key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
                 node = other_spec.get("nodeName")
                 node = node if type(node) is str else ""
-                if key in listed or in_group(key, node):
+                grouped = bool(groups) and in_group(key, node)  # no group to look in: raw pods
+                if grouped or key in listed:
                     relisted[key] = (*relisted.get(key, ()), position)
                 else:
                     listed[key] = position
+                if grouped or not counts(other, other_parts, key, node):
+                    continue
                 # Most pods have no affinity at all: a glance at the keys spares reading the terms.
                 rules = other_spec.get("affinity")
-                counted_here = counts(other, other_meta, other_spec, key, node)
-                if counted_here and rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
+                if rules and mapping(rules).get(_ANTI) and spec_terms(other, _ANTI):
                     repelling.append((node, other))
 
         part = whole if whole is not None and whole.grouped is grouped else Groups.of(grouped or {})
@@ -292,8 +297,9 @@ class Counted:
         walk(range(part.listed, len(bound_pods)))
         for other in nominated_pods:
             if priority(other) >= mine:
-                key = (namespace(other), name(other))
-                counts(other, meta(other), spec(other), key, nominated_node(other))
+                key, node = (namespace(other), name(other)), nominated_node(other)
+                if not in_group(key, node):
+                    counts(other, parts(other), key, node)
         return cls(
             _merged(part.on, on),
             where,

@@ -164,8 +164,8 @@ async def test_the_classifier_is_timed_on_dra_views_as_the_live_reader_reads_the
             await reader.aclose()
     rows = classifier.measure(cluster, "tiny, GPUs by DRA", runs=1, budget_s=5, dra=dra)
     assert [r.case for r in rows] == [
-        "unpinned pod, all nodes",
-        "pinned pod, nodes prefiltered",
+        "unpinned pod, all nodes, read directly",
+        "pinned pod, nodes prefiltered, read directly",
         "unpinned pod, as the cache serves it",
         "pinned pod, as the cache serves it",
     ]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 
 from diagnosis import events
+from diagnosis.objects import meta, parts, spec, status
 from diagnosis.relations import holds_node, is_terminal, owned_by
 
 POD: dict[str, Any] = {
@@ -185,6 +188,25 @@ def test_what_holds_a_node(pod_status: dict[str, Any], node: str | None, termina
     pod = {**POD, "spec": {"nodeName": node} if node is not None else {}, "status": pod_status}
     assert is_terminal(pod) is terminal
     assert holds_node(pod) is holds
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        {**POD, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}},
+        {**POD, "spec": {"nodeName": "n1"}},  # a compact Running pod: no status
+        {**POD, "spec": {"nodeName": "n1"}, "status": None},
+        {**POD, "spec": {"nodeName": "n1"}, "status": ["Running"]},
+        {**POD, "spec": "n1", "status": {"phase": "Running"}},
+        {"metadata": None, "spec": {"nodeName": "n1"}},
+        MappingProxyType({**POD, "spec": {"nodeName": "n1"}, "status": {"phase": "Failed"}}),
+        ["not", "a", "pod"],
+    ],
+)
+def test_parts_reads_each_part_as_its_own_accessor_does(pod: object) -> None:
+    """`parts` is `meta`, `spec` and `status` in one call, a malformed part read as empty."""
+    assert parts(pod) == (meta(pod), spec(pod), status(pod))
+    assert all(isinstance(part, Mapping) for part in parts(pod))
 
 
 def test_a_terminating_pod_still_holds_its_node() -> None:
