@@ -9,8 +9,7 @@ and `--sizes 1000x10,5000x100` for the clusters `triage` is measured on (nodes Ã
 
 Order: the live CLI's floor, the classifier in this process (it generates its own clusters), then one
 API simulator process per cluster size for `/triage` and `/jobset why`, measured from a fresh process
-of its own (`isolated`: the cache synced first, as `kubewhy serve` syncs it, then the direct reads),
-then the Slack burst; each simulator is stopped before the next starts, so
+of its own (`isolated`), then the Slack burst; each simulator is stopped before the next starts, so
 only one large cluster is in memory at a time.
 """
 

@@ -71,16 +71,10 @@ def cached_runs(size: Size) -> int:
 
 async def run_p95_size(size: Size, plan: Plan, served: Served) -> list[Row]:
     """`/triage` on a cluster whose GPUs are DRA devices, or whose autoscaler speaks about its pending
-    pods, for the pinned and the unpinned pod: kubewhy through its cache (target: a p95 under 100 ms),
-    synced first (`run_size`), then reading the cluster directly."""
+    pods, for the pinned and the unpinned pod: kubewhy reading the cluster directly, then through its
+    cache (target: a p95 under 100 ms)."""
     pods = {"pinned pod": served.pinned, "unpinned pod": served.unpinned}
-    cached_rows: list[Row] = []
-    async with triage.cached_reader(served, plan.sync_timeout_s) as (cached, sync):
-        if cached.cache is not None and cached.cache.synced:
-            for case, pod in pods.items():
-                ours = await triage.measure_kubewhy(cached, pod, cached_runs(size), plan.budget_s)
-                cached_rows.append(triage.p95_row(served, "kubewhy + cache", case, ours))
-    rows: list[Row] = [sync]
+    rows: list[Row] = []
     reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
     try:
         for case, pod in pods.items():
@@ -88,21 +82,24 @@ async def run_p95_size(size: Size, plan: Plan, served: Served) -> list[Row]:
             rows.append(triage.p95_row(served, "kubewhy", case, ours))
     finally:
         await reader.aclose()
-    return rows + cached_rows
+    async with triage.cached_reader(served, plan.sync_timeout_s) as (cached, sync):
+        rows.insert(0, sync)
+        if cached.cache is not None and cached.cache.synced:
+            for case, pod in pods.items():
+                ours = await triage.measure_kubewhy(cached, pod, cached_runs(size), plan.budget_s)
+                rows.append(triage.p95_row(served, "kubewhy + cache", case, ours))
+    return rows
 
 
 async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
     """`/triage` for the pinned and the unpinned pod by the baseline, by kubewhy reading the cluster
     directly, and by kubewhy with its watch-backed cache once synced; `/jobset why` both ways.
 
-    The cache is synced first, in the size's new process (`isolated`), as a `kubewhy serve` syncs it
-    when it starts: what the process grows by is then what the cache takes, not memory the direct
-    reads freed before it. A baseline stopped by the watchdog is not repeated for the other pod (its
-    kubectl calls are the same but for the pod's own GET), and none is run where
-    `size.baseline_runs` is 0 (on 10,000 nodes kubectl is stopped already); `size.direct_pods`
-    limits the direct reads where one takes minutes."""
+    A baseline stopped by the watchdog is not repeated for the other pod (its kubectl calls are the
+    same but for the pod's own GET), and none is run where `size.baseline_runs` is 0 (on 10,000 nodes
+    kubectl is stopped already); `size.direct_pods` limits the direct reads where one takes
+    minutes."""
     pods = {"pinned pod": served.pinned, "unpinned pod": served.unpinned}
-    cached_by_pod, sync, rows = await _cached(size, plan, served)
     baselines: dict[str, Measured] = {}
     for case, pod in pods.items() if size.baseline_runs else ():
         stopped = [m for m in baselines.values() if m.floor_s]
@@ -116,12 +113,14 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
     by_pod: dict[str, list[Row]] = {case: [] for case in pods} | {
         case: [triage.baseline_row(served, case, m)] for case, m in baselines.items()
     }
+    unmeasured = triage.Measured(None, "")
+    rows: list[Row] = []
     reader = LiveReader.from_kubeconfig(served.kubeconfig, None)
     try:
         for case in list(pods)[: size.direct_pods]:
             ours = await triage.measure_kubewhy(reader, pods[case], size.kubewhy_runs, plan.budget_s)
             by_pod[case].append(
-                triage.kubewhy_row(served, "kubewhy", case, ours, baselines.get(case, UNMEASURED))
+                triage.kubewhy_row(served, "kubewhy", case, ours, baselines.get(case, unmeasured))
             )
             if case == "pinned pod":  # its pool's nodes are read one LIST each
                 bare, reads = await triage.measure_bare(
@@ -129,36 +128,12 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
                 )
                 by_pod[case].append(triage.bare_row(served, case, bare, ours, reads))
         if size.direct_jobset:
-            rows.insert(0, await jobset.measure(reader, served, "kubewhy", size.jobset_runs, plan.budget_s))
+            rows.append(await jobset.measure(reader, served, "kubewhy", size.jobset_runs, plan.budget_s))
     finally:
         await reader.aclose()
-    for case, cached in cached_by_pod.items():
-        by_pod[case] += (
-            triage.kubewhy_row(served, "kubewhy + cache", case, ours, baselines.get(case, UNMEASURED))
-            if isinstance(ours, Measured)
-            else ours
-            for ours in cached
-        )
-    return [sync, *(row for case in pods for row in by_pod[case]), *rows]
-
-
-UNMEASURED = Measured(None, "")
-
-
-Cached = dict[str, list[Row | Measured]]
-"""Pod → its rows through the cache, in order; a question measured whose row is not made yet."""
-
-
-async def _cached(size: Size, plan: Plan, served: Served) -> tuple[Cached, Row, list[Row]]:
-    """The cache synced (its row), then for each pod: the first question after the sync (the unpinned
-    pod's funnel reaches the most nodes: asked first, it finds the cache cold), the first question of
-    its placement, and every question after (measured here, its row made once the baseline it is
-    compared with is known); `/jobset why` and the sentinel's sweeps."""
-    pods = {"pinned pod": served.pinned, "unpinned pod": served.unpinned}
-    by_pod: Cached = {case: [] for case in pods}
-    rows: list[Row] = []
     async with triage.cached_reader(served, plan.sync_timeout_s) as (cached, sync):
         if cached.cache is not None and cached.cache.synced:
+            # The unpinned pod's funnel reaches the most nodes: asked first, it finds the cache cold.
             first = await triage.first_question(cached, pods["unpinned pod"])
             after_sync = "kubewhy + cache, first question after the sync"
             by_pod["unpinned pod"].append(triage.cache_row(served, after_sync, "unpinned pod", first))
@@ -168,13 +143,17 @@ async def _cached(size: Size, plan: Plan, served: Served) -> tuple[Cached, Row, 
                     triage.cache_row(served, "kubewhy + cache, first question of its placement", case, ours)
                 )
                 ours = await triage.measure_kubewhy(cached, pod, cached_runs(size), plan.budget_s)
-                by_pod[case].append(ours)
+                by_pod[case].append(
+                    triage.kubewhy_row(
+                        served, "kubewhy + cache", case, ours, baselines.get(case, unmeasured)
+                    )
+                )
             rows.append(
                 await jobset.measure(cached, served, "kubewhy + cache", size.jobset_runs, plan.budget_s)
             )
             if size.sweeps:
                 rows += await sweep.measure(served, cached, size.sweeps)
-    return by_pod, sync, rows
+    return [sync, *(row for case in pods for row in by_pod[case]), *rows]
 
 
 async def isolated(size: Size, plan: Plan) -> list[Row]:
