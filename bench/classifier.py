@@ -19,10 +19,10 @@ import msgspec
 from bench.timing import Row, repeat
 from cluster.compact import BOUND_POD, NODE, compact_node, compact_pod
 from cluster.reader import TriageRead
-from cluster.transport import Kept
+from cluster.transport import Kept, kept_items
 from devtools.cluster import NOW, Cluster
 from diagnosis.dra_objects import NO_DRA, Dra
-from diagnosis.objects import Object, name, namespace, spec
+from diagnosis.objects import Object, labels, name, namespace, spec
 from diagnosis.relations import holds_node, node_name
 from diagnosis.triage.classify import classify, usage_candidates
 from diagnosis.triage.findings import Findings
@@ -48,8 +48,7 @@ def view_of(
     reads (`compact_node`, `compact_pod`) and grouped by node."""
     (pod,) = [p for p in cluster.pods if (p["metadata"]["namespace"], p["metadata"]["name"]) == target]
     selector = pod["spec"].get("nodeSelector", {}) if prefiltered else {}
-    labelled = [(n, n["metadata"]["labels"]) for n in cluster.nodes]
-    selected = [n for n, on in labelled if all(on.get(k) == v for k, v in selector.items())]
+    selected = [n for n in cluster.nodes if all(labels(n).get(k) == v for k, v in selector.items())]
     wanted = set(usage_candidates(pod, selected, dra))
     on_wanted = [p for p in cluster.pods if holds_node(p) and node_name(p) in wanted]
     events = tuple(e for e in cluster.events if e["involvedObject"].get("uid") == pod["metadata"]["uid"])
@@ -71,8 +70,7 @@ def as_read(objects: Iterable[Object], kept: Kept) -> tuple[Object, ...]:
     """The objects as a direct read keeps them: a LIST page of them decoded as `kept` decodes it, and
     what `kept` keeps of each item."""
     page = kept.page.decode(msgspec.json.encode({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
-    items = page["items"]
-    return tuple(items) if kept.item is None else tuple(k for i in items if (k := kept.item(i)) is not None)
+    return tuple(kept_items(page, kept.item))
 
 
 def cache_groups(pods: Iterable[Object]) -> dict[str, NodePods]:

@@ -371,7 +371,7 @@ class Transport:
         found: list[dict[str, Any]] = []
         while True:
             page = self._body(await self._got(session, target, request, cost), cost, decoder)
-            found.extend(_kept(page, keep))
+            found.extend(kept_items(page, keep))
             token = _continued(page)
             if token is None:
                 return found
@@ -495,7 +495,7 @@ class Transport:
         found: list[dict[str, Any]] = []
         decoder, keep = _how(kept)
         for page in self._paged(target, query, accept, cost, decoder):
-            found.extend(_kept(page, keep))
+            found.extend(kept_items(page, keep))
         return found
 
     def _paged(
@@ -639,7 +639,8 @@ def _how(kept: Kept | None) -> tuple[Decoder, Keep | None]:
     return (WHOLE, None) if kept is None else (kept.page, kept.item)
 
 
-def _kept(page: Mapping[str, Any], keep: Keep | None) -> list[dict[str, Any]]:
+def kept_items(page: Mapping[str, Any], keep: Keep | None) -> list[dict[str, Any]]:
+    """What a reader keeps of a LIST page's items (`page_items`): each as `keep` keeps it, or whole."""
     items = page_items(page)
     return items if keep is None else [k for i in items if (k := keep(i)) is not None]
 

@@ -244,12 +244,16 @@ class Counted:
             return group is not None and key in group.keys
 
         def counts(
-            other: Object, parts_of: tuple[Object, Object, Object], key: tuple[str, str], node: str
+            other: Object,
+            other_meta: Object,
+            other_spec: Object,
+            other_status: Object,
+            key: tuple[str, str],
+            node: str,
         ) -> bool:
-            """Count the pod on the node, unless it has none, is the pod asked about, is counted
-            already (where it was first listed; the caller looks in the node's group) or has ended.
-            `parts_of`: the pod's `parts`."""
-            other_meta, other_spec, other_status = parts_of
+            """Count the pod on the node (its `parts` given), unless it has none, is the pod asked
+            about, is counted already (where it was first listed; the caller looks in the node's
+            group) or has ended."""
             if not node or key == me or key in where or other_status.get("phase") in ENDED:
                 return False
             if my_uid and other_meta.get("uid") == my_uid:
@@ -263,8 +267,7 @@ class Counted:
         def walk(positions: range) -> None:
             for position in positions:
                 other = bound_pods[position]
-                other_parts = parts(other)
-                other_meta, other_spec = other_parts[0], other_parts[1]
+                other_meta, other_spec, other_status = parts(other)
                 key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
                 node = other_spec.get("nodeName")
                 node = node if type(node) is str else ""
@@ -273,7 +276,7 @@ class Counted:
                     relisted[key] = (*relisted.get(key, ()), position)
                 else:
                     listed[key] = position
-                if grouped or not counts(other, other_parts, key, node):
+                if grouped or not counts(other, other_meta, other_spec, other_status, key, node):
                     continue
                 # Most pods have no affinity at all: a glance at the keys spares reading the terms.
                 rules = other_spec.get("affinity")
@@ -299,7 +302,7 @@ class Counted:
             if priority(other) >= mine:
                 key, node = (namespace(other), name(other)), nominated_node(other)
                 if not in_group(key, node):
-                    counts(other, parts(other), key, node)
+                    counts(other, *parts(other), key, node)
         return cls(
             _merged(part.on, on),
             where,
