@@ -73,6 +73,13 @@ def _shared(value: str) -> str:
     return sys.intern(value)
 
 
+def _device_id(driver: str, pool: str, device: str) -> str:
+    """A device's id, one string for the device and every allocation result that holds it: the cache
+    keeps both for every device of a cluster (a slotted instance keeps it without an attribute dict,
+    which a cached property would make for each)."""
+    return _shared(f"{driver}/{pool}/{device}")
+
+
 @lru_cache(maxsize=SHARED_HELD)
 def _semver(version: str) -> Semver:
     return Semver(_shared(version))
@@ -178,7 +185,7 @@ class ClaimSpec:
     constraints: tuple[Constraint, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Result:
     """One allocated device (`status.allocation.devices.results[]`)."""
 
@@ -187,13 +194,14 @@ class Result:
     pool: str
     device: str
     admin_access: bool
+    device_id: str = field(init=False, compare=False, repr=False)
+    """The id of the device it holds (`Device.id`): the very string the device has (`_device_id`)."""
 
-    @cached_property
-    def device_id(self) -> str:
-        return f"{self.driver}/{self.pool}/{self.device}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "device_id", _device_id(self.driver, self.pool, self.device))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A ResourceClaim. Hashed by the fields that hold no mapping (equal claims hash alike), so that
     claims can key the evidence's groupings."""
@@ -314,7 +322,7 @@ def claim(obj: Object) -> Claim:
             if text(r.get("resource")) in ("pods", "")
         ),
         controller=controller,
-        pod_claim_name=objects.annotations(obj).get(POD_CLAIM_NAME, ""),
+        pod_claim_name=_shared(text(objects.annotations(obj).get(POD_CLAIM_NAME))),
     )
 
 
@@ -331,7 +339,7 @@ def device_class(obj: Object) -> DeviceClass:
     return DeviceClass(name(obj), _selectors(spec(obj).get("selectors")))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceTaint:
     key: str
     value: str
@@ -341,7 +349,7 @@ class DeviceTaint:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Device:
     """One device of a slice, hashed by its identity and taints (its mappings are compared, not
     hashed)."""
@@ -353,10 +361,11 @@ class Device:
     """Domain → attribute name → value; a name written without a domain is the driver's."""
     capacity: Mapping[str, Mapping[str, Decimal]] = field(hash=False)
     taints: tuple[DeviceTaint, ...]
+    id: str = field(init=False, compare=False, repr=False)
+    """`driver/pool/name` (`_device_id`)."""
 
-    @cached_property
-    def id(self) -> str:
-        return f"{self.driver}/{self.pool}/{self.name}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", _device_id(self.driver, self.pool, self.name))
 
     def attribute(self, qualified: str) -> AttributeValue | None:
         """A fully qualified attribute (`gpu.nvidia.com/productName`), or None when it lacks it."""
@@ -364,7 +373,7 @@ class Device:
         return self.attributes.get(domain, {}).get(ident)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Slice:
     name: str
     driver: str
@@ -379,7 +388,7 @@ class Slice:
 
 def _qualified(driver: str, key: str) -> tuple[str, str]:
     domain, _, ident = key.rpartition("/")
-    return domain or driver, ident
+    return _shared(domain or driver), _shared(ident)
 
 
 def _attribute(value: Mapping[str, Any]) -> AttributeValue | None:
@@ -410,9 +419,18 @@ def _device(driver: str, pool: str, item: Mapping[str, Any]) -> Device:
         DeviceTaint(text(t.get("key")), text(t.get("value")), text(t.get("effect")))
         for t in map(mapping, sequence(body.get("taints")))
     )
-    return Device(
-        driver, pool, _shared(text(item.get("name"))), dict(attributes), _capacity(_frozen(capacity)), taints
-    )
+    kept = {
+        domain: _standard(tuple(found.items())) if domain == STANDARD_DOMAIN else found
+        for domain, found in attributes.items()
+    }
+    return Device(driver, pool, _shared(text(item.get("name"))), kept, _capacity(_frozen(capacity)), taints)
+
+
+@lru_cache(maxsize=SHARED_HELD)
+def _standard(items: tuple[tuple[str, AttributeValue], ...]) -> Mapping[str, AttributeValue]:
+    """One map of the standard attributes (`pciBusID`, `pcieRoot`: where a device sits in its machine)
+    for the devices that sit alike: the same slot of every machine of a kind."""
+    return dict(items)
 
 
 Frozen = tuple[tuple[str, tuple[tuple[str, Decimal], ...]], ...]
@@ -702,10 +720,11 @@ def _hold(holders: dict[str, tuple[Claim, str]], claim: Claim) -> bool:
     another claim already held one of them."""
     clash = False
     if claim.allocated:
+        held: dict[str, tuple[Claim, str]] = {}  # one pair per request: a claim holds 8 GPUs for one
         for result in claim.results:
             if not result.admin_access:
                 clash = clash or result.device_id in holders
-                holders[result.device_id] = (claim, result.request)
+                holders[result.device_id] = held.setdefault(result.request, (claim, result.request))
     return clash
 
 

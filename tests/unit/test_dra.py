@@ -10,6 +10,7 @@ outcome means here. Rows a snapshot cannot express are listed at the end, with w
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -18,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from cluster.cache import deep_size
 from devtools import dra
 from devtools.dra import A100_40, H100, L4, Mig
 from devtools.dra_lab import FILES, ROOT
-from diagnosis.dra_objects import Device, Dra, Semver, claim, claim_spec, resource_slice
+from diagnosis.dra_objects import STANDARD_DOMAIN, Device, Dra, Semver, claim, claim_spec, resource_slice
 from diagnosis.model import PodVerdict
 from diagnosis.triage.classify import classify
 from diagnosis.triage.dra.cel import Outcome, evaluate, parse_semver
@@ -110,7 +112,12 @@ def test_what_repeats_across_slices_and_claims_is_held_once() -> None:
     assert a.attributes["gpu.nvidia.com"]["driverVersion"] is b.attributes["gpu.nvidia.com"]["driverVersion"]
     assert a.attributes["gpu.nvidia.com"]["productName"] is b.attributes["gpu.nvidia.com"]["productName"]
     assert a.attributes["gpu.nvidia.com"]["uuid"] != b.attributes["gpu.nvidia.com"]["uuid"]
+    assert [*a.attributes["gpu.nvidia.com"]][1] is [*b.attributes["gpu.nvidia.com"]][1]  # "uuid"
     assert first.driver is second.driver
+    # Where a device sits (the standard domain's PCI attributes) repeats in every machine of a kind.
+    same_slot, other_slot = second.devices[0], second.devices[1]
+    assert a.attributes[STANDARD_DOMAIN] is same_slot.attributes[STANDARD_DOMAIN]
+    assert a.attributes[STANDARD_DOMAIN] != other_slot.attributes[STANDARD_DOMAIN]
     small = resource_slice(dra.resource_slice("c", dra.gpu_devices("c", A100_40, range(1))))
     assert small.devices[0].capacity == {"gpu.nvidia.com": {"memory": Decimal(40 * 2**30)}}
 
@@ -123,9 +130,25 @@ def test_what_repeats_across_slices_and_claims_is_held_once() -> None:
     assert x.node_selector is y.node_selector
     assert x.node_selector != z.node_selector
     assert x.results[0].driver is z.results[0].driver
+    # A result and the device it holds share one id string.
+    assert x.results[0].device_id == a.id == f"{a.driver}/{a.pool}/gpu-0"
+    assert x.results[0].device_id is a.id
     other = claim(dra.resource_claim(NS, "w", dra.claim_spec([dra.request("gpus", count=4)])))
     assert other.spec is not x.spec
     assert [r.alternatives[0].count for r in other.spec.requests] == [4]
+
+
+def test_the_deep_size_counts_what_slotted_objects_hold() -> None:
+    """Devices and allocation results keep their fields in slots (no attribute dict each): the cache's
+    deep size reads them there, each string once."""
+    result = claim(
+        dra.resource_claim(NS, "x", dra.claim_spec([dra.request("gpus")]), dra.allocation("a", [("gpus", "gpu-0")]))
+    ).results[0]
+    held = {id(v): v for v in (result.request, result.driver, result.pool, result.device, result.device_id)}
+    assert not hasattr(result, "__dict__")
+    assert deep_size([result]) == sys.getsizeof(result) + sum(map(sys.getsizeof, held.values())) + sys.getsizeof(
+        result.admin_access
+    )
 
 
 def test_malformed_objects_read_as_empty() -> None:
