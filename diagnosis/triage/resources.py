@@ -284,7 +284,7 @@ class Counted:
                     repelling.append((node, other))
 
         part = whole if whole is not None and whole.grouped is grouped else Groups.of(grouped or {})
-        itself = {n for n, g in part.grouped.items() if me in g.keys or (my_uid and my_uid in g.uids)}
+        itself = {n for n, g in part.grouped.items() if me in g.keys}
         if itself:
             # A group holding the pod asked about (a reader that saw it bound) is counted pod by pod,
             # in its place among the groups.
@@ -380,8 +380,8 @@ class NodePods:
     pods: tuple[Object, ...]
     """Not terminal, each (namespace, name) once, in the order given."""
     keys: Mapping[tuple[str, str], int]
-    """(namespace, name) → where `pods` lists it."""
-    uids: frozenset[str]
+    """(namespace, name) → where `pods` lists it. (The API server names one pod by its namespace and
+    name at a time: a pod of the same uid is the pod of the same key.)"""
     holding: tuple[Object, ...]
     """Those that ask for an extended resource."""
     repelling: tuple[Object, ...]
@@ -394,7 +394,7 @@ class NodePods:
         `extended`: what pods ask of extended resources, by `template_key`, as far as known."""
         kept: list[Object] = []
         keys: dict[tuple[str, str], int] = {}
-        holding, repelling, uids = [], [], set()
+        holding, repelling = [], []
         asks = {} if extended is None else extended
         for pod in pods:
             key = (namespace(pod), name(pod))
@@ -402,15 +402,13 @@ class NodePods:
                 continue
             keys[key] = len(kept)
             kept.append(pod)
-            if pod_uid := uid(pod):
-                uids.add(pod_uid)
             pod_spec = spec(pod)
             if extended_of(pod, pod_spec, asks):
                 holding.append(pod)
             # Most pods have no affinity at all: a glance at the keys spares reading the terms.
             if pod_spec.get("affinity") and spec_terms(pod, _ANTI):
                 repelling.append(pod)
-        return cls(tuple(kept), keys, frozenset(uids), tuple(holding), tuple(repelling))
+        return cls(tuple(kept), keys, tuple(holding), tuple(repelling))
 
     @cached_property
     def namespaces(self) -> dict[str, list[Object]]:

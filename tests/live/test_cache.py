@@ -244,6 +244,48 @@ async def test_a_change_of_nothing_the_diagnosis_reads_leaves_the_nodes_as_they_
             assert FULL not in cache.findings
 
 
+async def test_the_nodes_of_a_label_follow_the_labels_as_they_change() -> None:
+    """The nodes with a label are worked out of the nodes for each label key asked, again once a node
+    changes: a label put on a node finds it, and taken off, no longer."""
+    pool = "cloud.google.com/gke-nodepool"
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            a100 = labels(cache.node(FULL))[pool]
+            assert {name(n) for n in cache.nodes_labelled(pool, a100)} == {FULL, HALF}
+            assert cache.nodes_labelled("team", "research") == ()
+            node = lab("Node", FULL)
+            node["metadata"]["labels"]["team"] = "research"
+            sim.store.put(node)
+            await settled(lambda: labels(cache.node(FULL)).get("team") == "research")
+            assert [name(n) for n in cache.nodes_labelled("team", "research")] == [FULL]
+            assert cache.nodes_labelled("team", "search") == ()
+            del node["metadata"]["labels"]["team"]
+            sim.store.put(node)
+            await settled(lambda: "team" not in labels(cache.node(FULL)))
+            assert cache.nodes_labelled("team", "research") == ()
+
+
+async def test_a_pod_deleted_and_made_again_under_its_name_is_kept_once() -> None:
+    """The cache keeps bound pods by their uid: a pod deleted and made again under the same name (a
+    StatefulSet's replica) is the new pod alone, on its node, as the API server serves it."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            old = lab("Pod", HOLDER)
+            sim.store.delete("Pod", old["metadata"]["namespace"], HOLDER)
+            await settled(lambda: HOLDER not in held_on(reader, HALF))
+            again = copy.deepcopy(old)
+            again["metadata"]["uid"] = "0b6f4a52-8c1e-4d0a-9e57-2f3c6d1a9b84"
+            sim.store.put(again)
+            await settled(lambda: HOLDER in held_on(reader, HALF))
+            kept = [p for p in cache.pods_in(old["metadata"]["namespace"]) if name(p) == HOLDER]
+            assert [meta(p)["uid"] for p in kept] == ["0b6f4a52-8c1e-4d0a-9e57-2f3c6d1a9b84"]
+            assert [name(p) for p in cache.bound_pods([HALF])].count(HOLDER) == 1
+
+
 async def test_a_question_about_the_same_nodes_gets_the_same_pods_until_one_changes() -> None:
     """Asked again about the same nodes, the cache hands over the very groups and list of pods it did
     (no new copy of every pod); once a pod of one of those nodes changes, new ones that hold it."""
