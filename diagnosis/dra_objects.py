@@ -286,6 +286,15 @@ def _claim_spec(listed: str) -> ClaimSpec:
     return claim_spec(json.loads(listed))
 
 
+def _controller(obj: Object, same: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """The object's controlling owner: (kind, name, uid), the name and uid as `same` holds them."""
+    for ref in map(mapping, sequence(meta(obj).get("ownerReferences"))):
+        if ref.get("controller") is True:
+            owner, owner_uid = text(ref.get("name")), text(ref.get("uid"))
+            return _shared(text(ref.get("kind"))), same.get(owner, owner), same.get(owner_uid, owner_uid)
+    return None
+
+
 def claim(obj: Object) -> Claim:
     allocation = status(obj).get("allocation")
     results = tuple(
@@ -299,14 +308,14 @@ def claim(obj: Object) -> Claim:
         for r in map(mapping, sequence(mapping(mapping(allocation).get("devices")).get("results")))
     )
     selector = mapping(allocation).get("nodeSelector")
-    controller = next(
-        (
-            (text(ref.get("kind")), text(ref.get("name")), text(ref.get("uid")))
-            for ref in map(mapping, sequence(meta(obj).get("ownerReferences")))
-            if ref.get("controller") is True
-        ),
-        None,
+    reserved_for = tuple(
+        (text(r.get("name")), text(r.get("uid")))
+        for r in map(mapping, sequence(status(obj).get("reservedFor")))
+        if text(r.get("resource")) in ("pods", "")
     )
+    # A template's claim is reserved for the pod that owns it: its name and uid, held once.
+    same = {value: value for consumer in reserved_for for value in consumer}
+    controller = _controller(obj, same)
     return Claim(
         namespace=namespace(obj),
         name=name(obj),
@@ -316,11 +325,7 @@ def claim(obj: Object) -> Claim:
         allocated=isinstance(allocation, Mapping),
         results=results,
         node_selector=_one(selector) if isinstance(selector, Mapping) else None,
-        reserved_for=tuple(
-            (text(r.get("name")), text(r.get("uid")))
-            for r in map(mapping, sequence(status(obj).get("reservedFor")))
-            if text(r.get("resource")) in ("pods", "")
-        ),
+        reserved_for=reserved_for,
         controller=controller,
         pod_claim_name=_shared(text(objects.annotations(obj).get(POD_CLAIM_NAME))),
     )

@@ -133,6 +133,14 @@ def test_what_repeats_across_slices_and_claims_is_held_once() -> None:
     # A result and the device it holds share one id string.
     assert x.results[0].device_id == a.id == f"{a.driver}/{a.pool}/gpu-0"
     assert x.results[0].device_id is a.id
+    # A template's claim names the pod that owns it twice (its owner, its consumer): one name, one uid.
+    owned = dra.resource_claim(
+        NS, "t", spec, dra.allocation("a", gpu0), reserved_for=["p"], owner_pod="p", pod_claim="gpus"
+    )
+    made = claim(json.loads(json.dumps(owned)))
+    assert made.controller is not None
+    assert made.controller[1:] == made.reserved_for[0]
+    assert made.controller[1] is made.reserved_for[0][0] and made.controller[2] is made.reserved_for[0][1]
     other = claim(dra.resource_claim(NS, "w", dra.claim_spec([dra.request("gpus", count=4)])))
     assert other.spec is not x.spec
     assert [r.alternatives[0].count for r in other.spec.requests] == [4]
