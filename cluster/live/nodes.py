@@ -69,9 +69,9 @@ class NodeReads:
         if cache is None:
             return await self._source.api.items(Target("list", "nodes"), NODE, labelSelector=selector)
         wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
+        rarest = min([await cache.nodes_labelled(k, v) for k, v in wanted.items()], key=len)
 
         def matching() -> tuple[Object, ...]:
-            rarest = min((cache.nodes_labelled(k, v) for k, v in wanted.items()), key=len)
             placement = Placement.of({"spec": {"nodeSelector": wanted}})
             return tuple(n for n in rarest if placement.mismatch(n) is None)
 
@@ -84,7 +84,7 @@ class NodeReads:
             return ()
         cache = self._source.cached()
         if cache is not None:
-            return cache.nodes_labelled(key, value)
+            return await cache.nodes_labelled(key, value)
         return await self._source.api.items(Target("list", "nodes"), NODE, labelSelector=f"{key}={value}")
 
     async def every(self) -> Sequence[Object]:

@@ -245,26 +245,26 @@ async def test_a_change_of_nothing_the_diagnosis_reads_leaves_the_nodes_as_they_
 
 
 async def test_the_nodes_of_a_label_follow_the_labels_as_they_change() -> None:
-    """The nodes with a label are worked out of the nodes for each label key asked, again once a node
-    changes: a label put on a node finds it, and taken off, no longer."""
+    """The nodes with a label are worked out of the nodes for each label key asked (off the event
+    loop), again once a node changes: a label put on a node finds it, and taken off, no longer."""
     pool = "cloud.google.com/gke-nodepool"
     with serve(GPU_CLUSTER) as sim:
         async with cached_reader(sim) as reader:
             cache = reader.cache
             assert cache is not None
             a100 = labels(cache.node(FULL))[pool]
-            assert {name(n) for n in cache.nodes_labelled(pool, a100)} == {FULL, HALF}
-            assert cache.nodes_labelled("team", "research") == ()
+            assert {name(n) for n in await cache.nodes_labelled(pool, a100)} == {FULL, HALF}
+            assert await cache.nodes_labelled("team", "research") == ()
             node = lab("Node", FULL)
             node["metadata"]["labels"]["team"] = "research"
             sim.store.put(node)
             await settled(lambda: labels(cache.node(FULL)).get("team") == "research")
-            assert [name(n) for n in cache.nodes_labelled("team", "research")] == [FULL]
-            assert cache.nodes_labelled("team", "search") == ()
+            assert [name(n) for n in await cache.nodes_labelled("team", "research")] == [FULL]
+            assert await cache.nodes_labelled("team", "search") == ()
             del node["metadata"]["labels"]["team"]
             sim.store.put(node)
             await settled(lambda: "team" not in labels(cache.node(FULL)))
-            assert cache.nodes_labelled("team", "research") == ()
+            assert await cache.nodes_labelled("team", "research") == ()
 
 
 async def test_a_pod_deleted_and_made_again_under_its_name_is_kept_once() -> None:
