@@ -6,6 +6,7 @@ while it cannot be trusted the reader reads the cluster directly."""
 from __future__ import annotations
 
 import copy
+import gc
 import json
 from typing import Any
 
@@ -20,10 +21,12 @@ from devtools import autoscaling_corpus
 from devtools.apisim import Request, Simulator, serve
 from devtools.corpus import ROOT, cases
 from devtools.random_clusters import scenario
+from diagnosis.dra_objects import Dra
 from diagnosis.model import PodVerdict
-from diagnosis.objects import kind, labels, meta, name, sequence, spec, status
+from diagnosis.objects import kind, labels, meta, name, namespace, sequence, spec, status
 from diagnosis.relations import holds_node
 from diagnosis.triage.classify import classify
+from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.fit import owner, pod_requests
 from diagnosis.triage.ports import host_ports
 from diagnosis.triage.resources import effective_requests, group_pods
@@ -877,6 +880,33 @@ async def test_a_dra_pods_fixes_are_checked_on_the_pods_of_the_nodes_they_free(h
     assert found.verdict is offline.verdict is PodVerdict.EXHAUSTED
     assert [(f.summary, f.opens) for f in found.fixes] == [(f.summary, f.opens) for f in offline.fixes]
     assert [f.summary.split(" (")[0] for f in found.fixes][:1] == ["free dra-a100-0"]  # least harm first
+
+
+async def test_a_dra_question_leaves_no_cycle_of_the_dra_objects_for_the_collector() -> None:
+    """The DRA objects a fix changes (`Dra.with_claims`) and what the pod's claims found on them
+    (`Devices`) are freed when the question ends: a Devices kept in its own objects' memo made a
+    cycle, which held what it found on every node until the cyclic collector ran (on 65,000 nodes,
+    hundreds of MiB after forty questions). The cache's own objects, when a claim changes, likewise."""
+    with serve(DRA_LAB) as sim:
+        async with cached_reader(sim) as reader:
+            assert reader.cache is not None
+            await reader.triage_view("dra-lab", "case-dra-exhaust")  # what a first question keeps
+            gc.collect()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            try:
+                found = classify(*await reader.triage_view("dra-lab", "case-dra-exhaust"))
+                assert found.fixes  # checked on DRA objects the fixes change
+                before = reader.cache.dra()
+                claim = next(o for o in load_objects(DRA_LAB) if kind(o) == "ResourceClaim")
+                sim.store.delete("ResourceClaim", namespace(claim), name(claim), claim["apiVersion"])
+                await settled(lambda: reader.cache is not None and reader.cache.dra() is not before)
+                del found, before
+                gc.collect()
+                cycled = [type(o).__name__ for o in gc.garbage if isinstance(o, Dra | Devices)]
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+    assert cycled == []
 
 
 async def test_waiting_for_a_complete_cache_waits_for_every_resource_it_keeps() -> None:

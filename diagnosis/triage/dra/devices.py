@@ -57,19 +57,22 @@ class Devices:
     """Selector → why it could not be evaluated, or the runtime error the scheduler also meets."""
 
     @classmethod
-    def of(cls, pod: Object, dra: Dra, base: Devices | None = None) -> Devices:
-        """The pod's Devices on these DRA objects (`base`: on `dra.base`), kept with them, for the pods
-        whose claims resolve to the very same claims: the runs of a classification share it, and since
-        a reader that keeps the DRA objects hands over the same ones while no claim changes
-        (`ClusterCache.dra`), so do a question asked again and one about another pod of the same
-        claims: each takes what was worked out on each node (every node with devices, for the free
-        slots of a pod that asks claims alone)."""
-        key = ("devices", namespace(pod), tuple((r.entry, id(r.claim)) for r in resolve(pod, dra)))
-        found = dra.memo.get(key)
+    def of(
+        cls, pod: Object, dra: Dra, base: Devices | None = None, memo: dict[object, object] | None = None
+    ) -> Devices:
+        """The pod's Devices on these DRA objects (`base`: on `dra.base`), kept in `memo` (by default
+        with the DRA objects, `dra.memo`), for the pods whose claims resolve to the very same claims:
+        the runs of a classification share it, and since a reader that keeps the DRA objects hands
+        over the same ones while no claim changes (`ClusterCache.dra`), so do a question asked again
+        and one about another pod of the same claims: each takes what was worked out on each node
+        (every node with devices, for the free slots of a pod that asks claims alone)."""
+        kept = dra.memo if memo is None else memo
+        key = ("devices", id(dra), namespace(pod), tuple((r.entry, id(r.claim)) for r in resolve(pod, dra)))
+        found = kept.get(key)
         if not isinstance(found, Devices):
-            if len(dra.memo) >= KEPT:
-                dra.memo.clear()
-            found = dra.memo[key] = cls(pod, dra, base)
+            if len(kept) >= KEPT:
+                kept.clear()
+            found = kept[key] = cls(pod, dra, base)
         return found
 
     @cached_property
