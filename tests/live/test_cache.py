@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import gc
 import json
+import weakref
 from typing import Any
 
 import pytest
@@ -896,11 +897,11 @@ async def test_a_dra_question_leaves_no_cycle_of_the_dra_objects_for_the_collect
             try:
                 found = classify(*await reader.triage_view("dra-lab", "case-dra-exhaust"))
                 assert found.fixes  # checked on DRA objects the fixes change
-                before = reader.cache.dra()
+                before = weakref.ref(reader.cache.dra())
                 claim = next(o for o in load_objects(DRA_LAB) if kind(o) == "ResourceClaim")
                 sim.store.delete("ResourceClaim", namespace(claim), name(claim), claim["apiVersion"])
-                await settled(lambda: reader.cache is not None and reader.cache.dra() is not before)
-                del found, before
+                await settled(lambda: reader.cache is not None and reader.cache.dra() is not before())
+                del found
                 gc.collect()
                 cycled = [type(o).__name__ for o in gc.garbage if isinstance(o, Dra | Devices)]
             finally:

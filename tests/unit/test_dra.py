@@ -140,7 +140,8 @@ def test_what_repeats_across_slices_and_claims_is_held_once() -> None:
     made = claim(json.loads(json.dumps(owned)))
     assert made.controller is not None
     assert made.controller[1:] == made.reserved_for[0]
-    assert made.controller[1] is made.reserved_for[0][0] and made.controller[2] is made.reserved_for[0][1]
+    assert made.controller[1] is made.reserved_for[0][0]
+    assert made.controller[2] is made.reserved_for[0][1]
     other = claim(dra.resource_claim(NS, "w", dra.claim_spec([dra.request("gpus", count=4)])))
     assert other.spec is not x.spec
     assert [r.alternatives[0].count for r in other.spec.requests] == [4]
@@ -149,14 +150,12 @@ def test_what_repeats_across_slices_and_claims_is_held_once() -> None:
 def test_the_deep_size_counts_what_slotted_objects_hold() -> None:
     """Devices and allocation results keep their fields in slots (no attribute dict each): the cache's
     deep size reads them there, each string once."""
-    result = claim(
-        dra.resource_claim(NS, "x", dra.claim_spec([dra.request("gpus")]), dra.allocation("a", [("gpus", "gpu-0")]))
-    ).results[0]
+    allocated = dra.allocation("a", [("gpus", "gpu-0")])
+    result = claim(dra.resource_claim(NS, "x", dra.claim_spec([dra.request("gpus")]), allocated)).results[0]
     held = {id(v): v for v in (result.request, result.driver, result.pool, result.device, result.device_id)}
     assert not hasattr(result, "__dict__")
-    assert deep_size([result]) == sys.getsizeof(result) + sum(map(sys.getsizeof, held.values())) + sys.getsizeof(
-        result.admin_access
-    )
+    sizes = [sys.getsizeof(result), *map(sys.getsizeof, held.values()), sys.getsizeof(result.admin_access)]
+    assert deep_size([result]) == sum(sizes)
 
 
 def test_malformed_objects_read_as_empty() -> None:
