@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
-from diagnosis.objects import Object, condition, mapping, name, namespace, sequence, spec, status, text
+from diagnosis.objects import Object, condition, mapping, name, namespace, parts, sequence, spec, status, text
 from diagnosis.quantity import count, milli
 from diagnosis.triage.resources import add_to, combined, is_extended, template_key
 
@@ -90,6 +91,11 @@ def pod_requests(pod: Object) -> dict[str, int]:
 
 
 def _resized(pod: Object) -> dict[str, dict[str, int]]:
+    """`_resized_in` the pod's status."""
+    return _resized_in(status(pod))
+
+
+def _resized_in(pod_status: Object) -> dict[str, dict[str, int]]:
     """Container name → what the kubelet reports it holds, for the containers whose status carries
     `resources` (InPlacePodVerticalScaling, on by default since 1.33: `determineContainerReqs` in
     `component-helpers/resource/helpers.go`): the larger of `resources.requests` and
@@ -97,7 +103,6 @@ def _resized(pod: Object) -> dict[str, dict[str, int]]:
     requests until the kubelet has applied the change; with a resize the kubelet found infeasible
     (`PodResizePending`, reason `Infeasible`), the spec is ignored."""
     found: dict[str, dict[str, int]] = {}
-    pod_status = status(pod)
     if not pod_status:  # a compact Running pod that holds what it asks (`cluster.compact`)
         return found
     for field in ("initContainerStatuses", "containerStatuses"):
@@ -139,12 +144,17 @@ def native_asks(pod: Object) -> tuple[str, ...]:
 
 
 def allocatable(node: Object, resource: str) -> int:
-    """What the node offers of `resource`: allocatable, or capacity when the node has no allocatable."""
+    """What the node offers of `resource` (`_offered`)."""
+    return amount(resource, _offered(node).get(resource))
+
+
+def _offered(node: Object) -> Mapping[str, Any]:
+    """The node's allocatable, or its capacity when it has no allocatable."""
     node_status = status(node)
     offered = node_status.get("allocatable")
     if offered is None:
         offered = node_status.get("capacity")
-    return amount(resource, mapping(offered).get(resource))
+    return mapping(offered)
 
 
 @dataclass(frozen=True)
@@ -188,11 +198,12 @@ def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = No
     number = 0
     for pod in pods:
         number += 1
-        if _resized(pod):
+        _, pod_spec, pod_status = parts(pod)
+        if pod_status and _resized_in(pod_status):
             # What the kubelet holds for it is the pod's own, not its template's.
             add_to(total, pod_requests(pod))
             continue
-        key = template_key(spec(pod))
+        key = template_key(pod_spec)
         asks = memo.get(key)
         if asks is None:
             asks = memo[key] = pod_requests(pod)
@@ -205,7 +216,8 @@ def shortages(asked: Mapping[str, int], node: Object, used: Usage, devices: Iter
     memory, ephemeral-storage, then the scalar resources), leaving out the `devices` the earlier
     steps judge."""
     found = []
-    pods_allowed = allocatable(node, PODS)
+    offered = _offered(node)
+    pods_allowed = amount(PODS, offered.get(PODS))
     if used.pods + 1 > pods_allowed:
         found.append(Shortage(PODS, pods_allowed, used.pods, 1))
     judged = set(devices)
@@ -213,7 +225,7 @@ def shortages(asked: Mapping[str, int], node: Object, used: Usage, devices: Iter
         wanted = asked[resource]
         if resource in judged or wanted <= 0:
             continue
-        have, held = allocatable(node, resource), used.requested.get(resource, 0)
+        have, held = amount(resource, offered.get(resource)), used.requested.get(resource, 0)
         if wanted > have - held:
             found.append(Shortage(resource, have, held, wanted))
     return found
