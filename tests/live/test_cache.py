@@ -271,6 +271,30 @@ async def test_the_nodes_of_a_label_follow_the_labels_as_they_change() -> None:
             assert await cache.nodes_labelled("team", "research") == ()
 
 
+async def test_a_node_that_changes_while_the_labels_are_read_is_read_again() -> None:
+    """The nodes of a pod's nodeSelector come from the nodes by label, worked out off the event loop:
+    a node that changes meanwhile (here FULL leaves the pinned pod's pool) is read again, not taken as
+    it was before."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            read = cache.nodes_labelled
+            moved = lab("Node", FULL)
+            moved["metadata"]["labels"]["cloud.google.com/gke-nodepool"] = "a100-spare"
+
+            async def while_a_node_changes(key: str, value: str) -> tuple[Any, ...]:
+                found = await read(key, value)
+                if labels(cache.node(FULL)).get(key) == value:
+                    sim.store.put(moved)
+                    await settled(lambda: labels(cache.node(FULL))[key] == "a100-spare")
+                return found
+
+            cache.nodes_labelled = while_a_node_changes  # type: ignore[method-assign]
+            view = (await reader.triage_view(*PINNED)).view
+    assert [name(n) for n in view.nodes] == [HALF]
+
+
 async def test_a_pod_deleted_and_made_again_under_its_name_is_kept_once() -> None:
     """The cache keeps bound pods by their uid: a pod deleted and made again under the same name (a
     StatefulSet's replica) is the new pod alone, on its node, as the API server serves it."""
