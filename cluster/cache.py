@@ -815,10 +815,6 @@ class ClusterCache:
         devices = self._inventory[1]
         kept = self._dra_objects
         if kept is None or kept[0] != claims.version or kept[1].devices is not devices:
-            if kept is not None:
-                # What questions kept with the old objects holds them (`Devices`): a cycle, which only
-                # the cyclic collector would free.
-                kept[1].memo.clear()
             kept = (claims.version, Dra(claims=tuple(claims.items.values()), devices=devices))
             self._dra_objects = kept
         return kept[1]

@@ -572,12 +572,6 @@ class Dra:
     derived: Derived | None = field(default=None, compare=False, repr=False)
     """What is already known of these claims: who holds each device, and the claims by name
     (`with_claims`, `holding`)."""
-    memo: dict[object, object] = field(
-        default_factory=dict, init=False, repr=False, compare=False, hash=False
-    )
-    """What the diagnosis works out of these very objects, by what it is (`diagnosis.triage.dra.devices`):
-    a reader that keeps them hands over the same Dra while no claim changes."""
-
     @classmethod
     def of(cls, objects: Iterable[Object], served: bool = True) -> Dra:
         found = [o for o in objects if kind(o) in KINDS and text(o.get("apiVersion")).startswith(f"{GROUP}/")]

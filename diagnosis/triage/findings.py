@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
+from diagnosis.dra_objects import Dra
 from diagnosis.objects import Object, name
 from diagnosis.triage.funnel import Ask, Drop, Room, Stage, Step, holders_key
 from diagnosis.triage.resources import Holder, NodePods, Offer
@@ -33,6 +34,16 @@ class Findings:
         """Node name → the node object and what was found on it, by what the check read."""
         self._whole: dict[tuple[int, Hashable], tuple[object, Any]] = {}
         """(id(nodes), what) → the nodes and what was worked out of them (`of_nodes`)."""
+        self._dra: tuple[Dra | None, dict[object, object]] = (None, {})
+        """The reader's DRA objects of the moment and what pods' claims found on them (`devices_of`)."""
+
+    def devices_of(self, dra: Dra) -> dict[object, object]:
+        """Where pods' `Devices` on these DRA objects are kept (`Devices.of`): a reader that keeps
+        them hands over the same while no claim changes; other objects start it over, and the old
+        ones go with what was found on them."""
+        if self._dra[0] is not dra:
+            self._dra = (dra, {})
+        return self._dra[1]
 
     def of_nodes(
         self,

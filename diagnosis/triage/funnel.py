@@ -84,7 +84,7 @@ class Shared:
     """What a reader that keeps the nodes keeps between questions (`Prepared.findings`): the
     candidates of a tuple of nodes it hands over again are taken from there."""
     _devices: dict[object, object] = field(default_factory=dict)
-    """The pod's `Devices` on DRA objects a fix changed (`devices`)."""
+    """The pod's `Devices` (`devices`)."""
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
     _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
     _holders: dict[tuple[int, int], dict[str, tuple[Holder, ...]]] = field(default_factory=dict)
@@ -187,15 +187,13 @@ class Shared:
         return found
 
     def devices(self, pod: Object, dra: Dra) -> Devices:
-        """The pod's `Devices` on these DRA objects, kept with them (`Devices.of`): what it works out
-        per node is reused by every run, and by the runs on DRA objects changed from these
-        (`Dra.with_claims`) on the nodes the change leaves alone. Those a fix changed live as long as
-        the classification: their Devices are kept here (`_devices`), not in their own memo, which a
-        Devices holding them would make a cycle of: garbage with what it found on every node, that
-        only the cyclic collector frees."""
-        if dra.base is None:
-            return Devices.of(pod, dra)
-        return Devices.of(pod, dra, self.devices(pod, dra.base), self._devices)
+        """The pod's `Devices` on these DRA objects (`Devices.of`): what it works out per node is
+        reused by every run, and by the runs on DRA objects changed from these (`Dra.with_claims`) on
+        the nodes the change leaves alone. Kept here for the classification (`_devices`), and, on the
+        objects a reader that keeps the nodes hands over, with its findings for the next questions."""
+        base = self.devices(pod, dra.base) if dra.base is not None else None
+        memo = self.kept.devices_of(dra) if self.kept is not None and base is None else self._devices
+        return Devices.of(pod, dra, base, memo)
 
     def candidates(self, nodes: Sequence[object]) -> tuple[Object, ...]:
         """`candidates(nodes)`, worked out once per tuple of nodes."""

@@ -313,21 +313,24 @@ def test_what_questions_find_of_a_pods_claims_on_the_nodes_is_kept_with_the_devi
 
 
 def test_a_pods_devices_are_kept_with_the_dra_objects_a_reader_keeps() -> None:
-    """On the same DRA objects (a reader hands over the same while no claim changes), a pod whose
-    claims are the very same claims takes the Devices worked out before, and what it found on each
-    node; another claim, or other DRA objects, are worked out afresh."""
+    """On the same DRA objects (a reader hands over the same while no claim changes, and keeps what
+    pods' claims found on them with its findings), a pod whose claims are the very same claims takes
+    the Devices worked out before, and what it found on each node; another claim, or other DRA
+    objects, are worked out afresh."""
     nodes = [dra.node(n, H100, 1) for n in ("node-a", "node-b")]
     held = claim(_claim("held", alloc=dra.allocation("node-a", [("gpu", "gpu-0")])))
     kept = Dra.of([_gpus("node-a"), _gpus("node-b"), *dra.device_classes()])
     kept = replace(kept, claims=(claim(_claim()), claim(_claim("other")), held))
     mine = dra.pod(NS, "my-pod", MINE)
-    devices = Devices.of(mine, kept)
+    findings = Findings()
+    devices = Devices.of(mine, kept, None, findings.devices_of(kept))
     full = "request gpu of claim my-claim: 0 free of 1 matching (1 held), 1 asked"
     assert [devices.unallocatable(n) for n in nodes] == [full, None]
-    assert Devices.of(dra.pod(NS, "my-pod", MINE), kept) is devices
+    assert Devices.of(dra.pod(NS, "my-pod", MINE), kept, None, findings.devices_of(kept)) is devices
     other = dra.pod(NS, "my-pod-2", [{"name": "gpu", "resourceClaimName": "other"}])
-    assert Devices.of(other, kept) is not devices
-    assert Devices.of(mine, replace(kept)) is not devices
+    assert Devices.of(other, kept, None, findings.devices_of(kept)) is not devices
+    changed = replace(kept)
+    assert Devices.of(mine, changed, None, findings.devices_of(changed)) is not devices
 
 
 ROWS: list[tuple[str, Any]] = [

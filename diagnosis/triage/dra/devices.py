@@ -29,7 +29,7 @@ MEMO_LIMIT = 200_000
 """Offers an Inventory remembers (a node and a distinct subrequest each) before it starts over."""
 
 KEPT = 8
-"""Pods' `Devices` a reader's DRA objects keep (`Devices.of`) before they start over."""
+"""Pods' `Devices` a memo keeps (`Devices.of`) before it starts over."""
 
 
 @dataclass(frozen=True)
@@ -57,22 +57,20 @@ class Devices:
     """Selector → why it could not be evaluated, or the runtime error the scheduler also meets."""
 
     @classmethod
-    def of(
-        cls, pod: Object, dra: Dra, base: Devices | None = None, memo: dict[object, object] | None = None
-    ) -> Devices:
-        """The pod's Devices on these DRA objects (`base`: on `dra.base`), kept in `memo` (by default
-        with the DRA objects, `dra.memo`), for the pods whose claims resolve to the very same claims:
-        the runs of a classification share it, and since a reader that keeps the DRA objects hands
-        over the same ones while no claim changes (`ClusterCache.dra`), so do a question asked again
-        and one about another pod of the same claims: each takes what was worked out on each node
-        (every node with devices, for the free slots of a pod that asks claims alone)."""
-        kept = dra.memo if memo is None else memo
+    def of(cls, pod: Object, dra: Dra, base: Devices | None, memo: dict[object, object]) -> Devices:
+        """The pod's Devices on these DRA objects (`base`: on `dra.base`), kept in `memo` for the pods
+        whose claims resolve to the very same claims: the runs of a classification share it, and a
+        reader that keeps the DRA objects keeps a memo with them (`Findings.devices_of`), so a
+        question asked again and one about another pod of the same claims take what was worked out
+        on each node (every node with devices, for the free slots of a pod that asks claims alone).
+        The memo is never the DRA objects' own: a Devices holds them, and that would be a cycle,
+        garbage with what it found on every node that only the cyclic collector frees."""
         key = ("devices", id(dra), namespace(pod), tuple((r.entry, id(r.claim)) for r in resolve(pod, dra)))
-        found = kept.get(key)
+        found = memo.get(key)
         if not isinstance(found, Devices):
-            if len(kept) >= KEPT:
-                kept.clear()
-            found = kept[key] = cls(pod, dra, base)
+            if len(memo) >= KEPT:
+                memo.clear()
+            found = memo[key] = cls(pod, dra, base)
         return found
 
     @cached_property
