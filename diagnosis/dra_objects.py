@@ -18,7 +18,7 @@ import itertools
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property, lru_cache
@@ -405,6 +405,42 @@ def _attribute(value: Mapping[str, Any]) -> AttributeValue | None:
     return _semver(version) if isinstance(version, str) else None
 
 
+class _Row(Mapping[str, Any]):
+    """A map that keeps its values alone, never changed: its keys, and where each value is, are one
+    map for every row of the same keys (`_layout`). A pool's devices have the same attributes, each
+    in a domain: at 65,000 nodes, 360,000 devices kept two dicts each."""
+
+    __slots__ = ("_at", "_values")
+
+    def __init__(self, found: Mapping[str, Any]) -> None:
+        self._at = _layout(tuple(found))
+        self._values = tuple(found.values())
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[self._at[key]]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        at = self._at.get(key)
+        return default if at is None else self._values[at]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+@lru_cache(maxsize=SHARED_HELD)
+def _layout(keys: tuple[str, ...]) -> Mapping[str, int]:
+    return {key: at for at, key in enumerate(keys)}
+
+
 def _device(driver: str, pool: str, item: Mapping[str, Any]) -> Device:
     basic = mapping(item.get("basic"))
     body = basic or item  # v1beta1 nests the device's fields under `basic`
@@ -424,10 +460,12 @@ def _device(driver: str, pool: str, item: Mapping[str, Any]) -> Device:
         DeviceTaint(text(t.get("key")), text(t.get("value")), text(t.get("effect")))
         for t in map(mapping, sequence(body.get("taints")))
     )
-    kept = {
-        domain: _standard(tuple(found.items())) if domain == STANDARD_DOMAIN else found
-        for domain, found in attributes.items()
-    }
+    kept = _Row(
+        {
+            domain: _standard(tuple(found.items())) if domain == STANDARD_DOMAIN else _Row(found)
+            for domain, found in attributes.items()
+        }
+    )
     return Device(driver, pool, _shared(text(item.get("name"))), kept, _capacity(_frozen(capacity)), taints)
 
 
@@ -435,7 +473,7 @@ def _device(driver: str, pool: str, item: Mapping[str, Any]) -> Device:
 def _standard(items: tuple[tuple[str, AttributeValue], ...]) -> Mapping[str, AttributeValue]:
     """One map of the standard attributes (`pciBusID`, `pcieRoot`: where a device sits in its machine)
     for the devices that sit alike: the same slot of every machine of a kind."""
-    return dict(items)
+    return _Row(dict(items))
 
 
 Frozen = tuple[tuple[str, tuple[tuple[str, Decimal], ...]], ...]
@@ -465,14 +503,14 @@ def resource_slice(obj: Object) -> Slice:
         pool=pool_name,
         generation=generation if isinstance(generation, int) else 0,
         slice_count=count if isinstance(count, int) else 1,
-        node_name=text(body.get("nodeName")),
+        node_name=_shared(text(body.get("nodeName"))),  # the node's own name (`cluster.compact`)
         node_selector=selector if isinstance(selector, Mapping) else None,
         all_nodes=body.get("allNodes") is True,
         devices=tuple(_device(driver, pool_name, mapping(d)) for d in sequence(body.get("devices"))),
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pool:
     """The slices of one driver's pool at its newest generation (older ones are being replaced)."""
 
@@ -591,7 +629,11 @@ class Dra:
 
     @cached_property
     def _positions(self) -> Mapping[tuple[str, str], int]:
-        """Where each claim is in `claims`, by (namespace, name)."""
+        """Where each claim is in `claims`, by (namespace, name): the keys of `claim_index`, which are
+        in the order of `claims` where no two claims share a name (45,000 claims at 65,000 nodes)."""
+        index = self.claim_index
+        if len(index) == len(self.claims):
+            return {key: at for at, key in enumerate(index)}
         return {(c.namespace, c.name): at for at, c in enumerate(self.claims)}
 
     @cached_property

@@ -466,6 +466,20 @@ def test_compact_nodes_keep_their_taints_and_share_equal_ones() -> None:
             first = by_taints.setdefault(json.dumps(listed, sort_keys=True), listed)
             assert first is listed
     assert len(by_taints) < sum(1 for kept in compact if spec(kept).get("taints"))
+    # A pool's nodes share one spec and one list of conditions; each node's name is the one string of
+    # its hostname label.
+    for part, field in (("spec", None), ("status", "conditions")):
+        by_text: dict[str, object] = {}
+        for node, kept in zip(nodes, compact, strict=True):
+            found = kept[part] if field is None else kept[part].get(field)
+            if found is not None:
+                assert by_text.setdefault(json.dumps(found, sort_keys=True), found) is found, name(node)
+        assert len(by_text) < len(nodes) / 4, part
+    for node, kept in zip(nodes, compact, strict=True):
+        assert [c for c in status(kept).get("conditions", []) if "lastHeartbeatTime" in c] == []
+        assert len(status(kept).get("conditions", [])) == len(status(node).get("conditions", []))
+        hostname = meta(kept).get("labels", {}).get("kubernetes.io/hostname")
+        assert hostname != name(kept) or hostname is name(kept)
 
 
 async def test_compact_copies_keep_what_makes_an_init_container_a_sidecar() -> None:

@@ -147,6 +147,28 @@ def test_what_repeats_across_slices_and_claims_is_held_once() -> None:
     assert [r.alternatives[0].count for r in other.spec.requests] == [4]
 
 
+def test_a_pools_devices_keep_their_attribute_names_once() -> None:
+    """A device's attributes read as a map of maps (what CEL and the evidence read); the names of a
+    pool's devices' attributes, and where each value sits, are one map for them all: each device
+    keeps its values alone."""
+    first, second = resource_slice(dra.resource_slice("a", dra.gpu_devices("a", H100, range(2)))).devices
+    assert dict(first.attributes) == {
+        domain: dict(first.attributes[domain]) for domain in ("gpu.nvidia.com", STANDARD_DOMAIN)
+    }
+    driver = first.attributes["gpu.nvidia.com"]
+    assert driver == dict(driver)
+    assert driver.get("type") == "gpu"
+    assert driver.get("missing", "none") == "none"
+    assert "uuid" in driver
+    assert "missing" not in driver
+    assert first.attribute("gpu.nvidia.com/nothing") is None
+    plain = [{d: dict(m) for d, m in device.attributes.items()} for device in (first, second)]
+    assert second.attributes == plain[1]
+    # What the second device adds to the first's: its values, not the names again (nor two dicts).
+    own = deep_size([first.attributes, second.attributes]) - deep_size([first.attributes])
+    assert own < (deep_size(plain) - deep_size(plain[:1])) * 0.7
+
+
 def test_the_deep_size_counts_what_slotted_objects_hold() -> None:
     """Devices and allocation results keep their fields in slots (no attribute dict each): the cache's
     deep size reads them there, each string once."""
@@ -259,6 +281,51 @@ def test_semver_precedence() -> None:
 
 
 # --- kube-scheduler's Filter rows, as snapshots --------------------------------------------------------
+
+
+def test_a_pods_devices_keep_only_what_each_node_with_devices_offers() -> None:
+    """The pod's choices are kept for the nodes that reach devices alone (most nodes of a cluster
+    reach none, and share one answer); where no device is tainted or held, what matches, what is
+    untainted and what is free are one tuple; nodes that say the same say it with one string."""
+    nodes = [dra.node(n, H100, 1) for n in ("node-a", "node-b", "node-c", "cpu-a", "cpu-b")]
+    both_gpus = [("gpu", "gpu-0"), ("gpu", "gpu-1")]
+    held = claim(_claim("held", count=2, alloc=dra.allocation("node-a", both_gpus)))
+    both = claim(_claim("both", count=2, alloc=dra.allocation("node-b", both_gpus)))
+    objects = [_gpus(n, 2) for n in ("node-a", "node-b", "node-c")]
+    found = replace(Dra.of([*objects, *dra.device_classes()]), claims=(claim(_claim(count=2)), held, both))
+    devices = Devices.of(dra.pod(NS, "my-pod", MINE), found, None, {})
+    said = [devices.unallocatable(n) for n in nodes]
+    assert said[0] == "request gpu of claim my-claim: 0 free of 2 matching (2 held), 2 asked"
+    assert said[0] is said[1]
+    assert said[2] is None
+    assert said[3] == "request gpu of claim my-claim: 0 free of 0 matching, 2 asked"
+    assert said[3] is said[4]
+    assert [devices.no_device(n) for n in nodes[:3]] == [None, None, None]
+    assert devices.choices(nodes[3]) is devices.choices(nodes[4])
+    assert {id(n) for n, _ in devices._per_node.values()} == {id(n) for n in nodes[:3]}
+    ((free_c,),) = devices.choices(nodes[2])
+    assert free_c.free is free_c.untainted is free_c.matching
+    ((full_a,),) = devices.choices(nodes[0])
+    assert full_a.untainted is full_a.matching
+    assert full_a.free == ()
+
+
+def test_a_change_of_claims_puts_each_where_it_stood() -> None:
+    """`Dra.with_claims` (a fix's claims): a changed claim takes its place, a gone one leaves, and the
+    claims by name follow, change after change; of two claims of one name (a snapshot may hold them),
+    the later, the one read by its name, is changed."""
+    x, y, z = (claim(_claim(n)) for n in "xyz")
+    base = Dra(claims=(x, y, z))
+    y2 = replace(y, deleting=True)
+    changed = base.with_claims({(NS, "y"): y2, (NS, "z"): None}, base.devices)
+    assert changed.claims == (x, y2)
+    assert changed.claim_index == {(NS, "x"): x, (NS, "y"): y2}
+    again = changed.with_claims({(NS, "x"): None, (NS, "y"): y}, base.devices)
+    assert again.claims == (y,)
+    later = replace(x, uid="later")
+    twice = Dra(claims=(x, y, later))
+    x2 = replace(later, deleting=True)
+    assert twice.with_claims({(NS, "x"): x2}, base.devices).claims == (x, y, x2)
 
 
 def _world(

@@ -7,6 +7,7 @@ every request at once among those no other claim holds (`exhausted`, `allocator`
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -148,12 +149,12 @@ class Devices:
         if kept is not None:
             return kept[1]
         host = name(node)
-        base = self._as_base(host)
         inventory = self.dra.devices
+        if host not in inventory.by_node and not inventory.unpinned:
+            return self._nowhere  # most nodes of a cluster reach no device at all: none kept for them
+        base = self._as_base(host)
         if base is not None:
             found = base.choices(node)
-        elif host not in inventory.by_node and not inventory.unpinned:
-            found = self._nowhere  # most nodes of a cluster reach no device at all
         else:
             found = tuple(tuple(self._choice(sub, node, host) for sub in a.alternatives) for a in self.asks)
         self._per_node[id(node)] = (node, found)
@@ -161,7 +162,9 @@ class Devices:
 
     @cached_property
     def _nowhere(self) -> tuple[tuple[Choice, ...], ...]:
-        """The choices on a node that reaches no pool."""
+        """The choices on a node that reaches no pool: `base`'s, where it has the same claims."""
+        if self.base is not None and self._touched_hosts is not None:
+            return self.base._nowhere
         return tuple(tuple(Choice(sub, (), (), ()) for sub in a.alternatives) for a in self.asks)
 
     def _choice(self, sub: Subrequest, node: Object, host: str) -> Choice:
@@ -169,8 +172,11 @@ class Devices:
         for expression, problem in offer.problems:
             self.problems.setdefault(expression, problem)
         held = self.dra.holders
-        free = offer.untainted if sub.admin_access else tuple(d for d in offer.untainted if d.id not in held)
-        return Choice(sub, offer.matching, offer.untainted, free, offer.updating if sub.all_devices else "")
+        untainted = offer.untainted
+        free = untainted
+        if not sub.admin_access:  # a request with admin access uses devices others hold
+            free = _same(untainted, tuple(d for d in untainted if d.id not in held))
+        return Choice(sub, offer.matching, untainted, free, offer.updating if sub.all_devices else "")
 
     def offer(self, sub: Subrequest, node: Object) -> Offer:
         """What the node's devices are to the subrequest, whoever holds them. It depends on the devices
@@ -214,7 +220,7 @@ class Devices:
             for a, options in zip(self.asks, choices, strict=True)
             if not any(c.matching for c in options)
         ]
-        return f"no device matches {', '.join(short)}" if short else None
+        return _said(f"no device matches {', '.join(short)}") if short else None
 
     def elsewhere(self, node: Object) -> list[str]:
         """The pod's allocated claims whose allocation does not reach the node."""
@@ -232,7 +238,7 @@ class Devices:
                     f"{_ask_name(a)}: {sum(len(c.matching) for c in options)} matching devices tainted "
                     f"{', '.join(taints)}"
                 )
-        return "; ".join(short) or None
+        return _said("; ".join(short)) if short else None
 
     def unallocatable(self, node: Object) -> str | None:
         """`exhausted`: the allocator finds no devices for all requests at once among the free ones."""
@@ -265,7 +271,7 @@ class Devices:
         ]
         if all(any(len(c.free) >= needed(c) and not c.updating for c in choices) for choices in options):
             parts.append("the free ones break the claim's constraints")
-        return "; ".join(parts)
+        return _said("; ".join(parts))
 
     def free(self, node: Object) -> int:
         """How many devices the node has free for the pod: per request, its best alternative's."""
@@ -292,7 +298,7 @@ class Devices:
         return tuple(seen.values())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Offer:
     """A node's devices for one subrequest, before asking which are held."""
 
@@ -311,7 +317,7 @@ def _offer(inventory: Inventory, sub: Subrequest, reached: Sequence[tuple[Pool, 
     selectors = (*device_class.selectors, *sub.selectors)
     problems: dict[str, str] = {}
     matching = tuple(d for _, item in reached for d in item.devices if _matches(selectors, d, problems))
-    untainted = tuple(d for d in matching if not blocking_taints(sub, d))
+    untainted = _same(matching, tuple(d for d in matching if not blocking_taints(sub, d)))
     return Offer(matching, untainted, updating, tuple(problems.items()))
 
 
@@ -331,6 +337,18 @@ def _matches(selectors: Sequence[str], device: Device, problems: dict[str, str])
             # Never guessed: the device is kept (kubewhy does not drop a node on what it cannot tell).
             problems.setdefault(expression, f"cannot be evaluated by kubewhy: {result.detail}")
     return True
+
+
+def _same(devices: tuple[Device, ...], kept: tuple[Device, ...]) -> tuple[Device, ...]:
+    """`kept`, some of `devices`: `devices` itself when it kept them all (a node's devices are mostly
+    all untainted, and all free or all held; the pod's choices on every node are kept)."""
+    return devices if len(kept) == len(devices) else kept
+
+
+def _said(why: str) -> str:
+    """One string for every equal reason: thousands of nodes of a pool say the same, and a reader that
+    keeps the nodes keeps what each said (`Findings`)."""
+    return sys.intern(why)
 
 
 def _ask_name(ask: Ask) -> str:
