@@ -11,13 +11,14 @@ import json
 import weakref
 from typing import Any
 
+import msgspec
 import pytest
 
 from cluster.cache import BOUND_PODS, CacheOptions
-from cluster.compact import BOUND_POD, compact_node, compact_pod
+from cluster.compact import BOUND_POD, NODE, compact_node, compact_pod
 from cluster.live import LiveReader
 from cluster.snapshot import SnapshotReader, load_objects
-from cluster.transport import Retry
+from cluster.transport import Retry, kept_items
 from devtools import autoscaling_corpus
 from devtools.apisim import Request, Simulator, serve
 from devtools.corpus import ROOT, cases
@@ -480,6 +481,28 @@ def test_compact_nodes_keep_their_taints_and_share_equal_ones() -> None:
         assert len(status(kept).get("conditions", [])) == len(status(node).get("conditions", []))
         hostname = meta(kept).get("labels", {}).get("kubernetes.io/hostname")
         assert hostname != name(kept) or hostname is name(kept)
+
+
+def test_nodes_read_directly_share_what_a_pool_carries_alike() -> None:
+    """A LIST page of nodes decoded as a direct read keeps them (`NODE`): what the diagnosis reads, as
+    the whole node has it, with equal taints, capacities and allocatables one object each (the funnel
+    reads a pool's taints once); and the cache, which compacts the page's nodes as decoded, keeps
+    them as it keeps the whole nodes."""
+    snapshots = sorted({c.snapshot for k in ("triage", "jobset") for c in cases(k)} | {GPU_CLUSTER})
+    nodes = [o for snapshot in snapshots for o in load_objects(snapshot) if kind(o) == "Node"]
+    page = msgspec.json.encode({"apiVersion": "v1", "kind": "NodeList", "items": nodes})
+    read = kept_items(NODE.page.decode(page), NODE.item)
+    assert len(read) == len(nodes) > 100
+    by_text: dict[str, object] = {}
+    for node, kept in zip(nodes, read, strict=True):
+        assert labels(kept) == labels(node), name(node)
+        assert taints(kept) == taints(node), name(node)
+        for field in ("capacity", "allocatable"):
+            assert status(kept).get(field) == status(node).get(field), name(node)
+            found = status(kept).get(field)
+            assert by_text.setdefault(json.dumps(found, sort_keys=True), found) is found
+        assert compact_node(kept) == compact_node(node), name(node)
+    assert len(by_text) < len(nodes) / 4
 
 
 async def test_compact_copies_keep_what_makes_an_init_container_a_sidecar() -> None:
