@@ -420,6 +420,11 @@ class _Reflector:
                 self._apply(event)
         finally:
             response, self.response = self.response, None
+            # A watch cancelled (as asyncio.run cancels what is left of a loop) leaves a thread blocked
+            # reading it, which holds the response until the server's next line, a bookmark a minute
+            # on: closing it would block the event loop that long. Shut down first, it wakes that thread.
+            with suppress(ValueError, RuntimeError, OSError):
+                response.shutdown()
             response.close()
             response.release_conn()
         self._failures = 0

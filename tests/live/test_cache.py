@@ -5,9 +5,11 @@ while it cannot be trusted the reader reads the cluster directly."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import gc
 import json
+import threading
 import weakref
 from typing import Any
 
@@ -36,7 +38,7 @@ from diagnosis.triage.scheduling import Placement, taints
 from diagnosis.workloads import priority
 from handlers.reply import Scope
 from handlers.triage import triage
-from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled
+from tests.live.support import GPU_CLUSTER, cached_reader, live_reader, settled, start_cache
 from tests.unit.test_gpu_corpus import view_of
 
 DRA_LAB = ROOT / "bot" / "demo" / "gpu-dra.json"
@@ -481,6 +483,30 @@ def test_compact_nodes_keep_their_taints_and_share_equal_ones() -> None:
         assert len(status(kept).get("conditions", [])) == len(status(node).get("conditions", []))
         hostname = meta(kept).get("labels", {}).get("kubernetes.io/hostname")
         assert hostname != name(kept) or hostname is name(kept)
+
+
+def test_a_loop_that_ends_with_the_cache_watching_ends_at_once() -> None:
+    """`asyncio.run` cancels what is left of its loop (a question that failed, and a reader never
+    closed): each watch is cancelled while a thread of the cache waits on its next line. Closing it
+    then waited for that line, with the loop blocked: the next bookmark, a minute on (here never).
+    The watch is shut down first, which wakes the thread. Run in a thread of its own, so that the
+    test sees a loop that never ends as one."""
+    with serve(json.loads(GPU_CLUSTER.read_text())["items"]) as sim:
+        sim.bookmark_seconds = 3600
+        readers: list[LiveReader] = []
+
+        async def left_watching() -> None:
+            reader = LiveReader.from_kubeconfig(sim.kubeconfig, None, 5.0, cache=CacheOptions())
+            readers.append(reader)
+            await start_cache(reader, sim)
+
+        loop = threading.Thread(target=asyncio.run, args=(left_watching(),), daemon=True)
+        loop.start()
+        loop.join(30)
+        assert not loop.is_alive(), "the loop is still closing a watch"
+        (reader,) = readers
+        assert reader.cache is not None
+        reader.cache.threads.shutdown()
 
 
 def test_nodes_read_directly_share_what_a_pool_carries_alike() -> None:
