@@ -408,7 +408,7 @@ def _attribute(value: Mapping[str, Any]) -> AttributeValue | None:
 class _Row(Mapping[str, Any]):
     """A map that keeps its values alone, never changed: its keys, and where each value is, are one
     map for every row of the same keys (`_layout`). A pool's devices have the same attributes, each
-    in a domain: at 65,000 nodes, 360,000 devices kept two dicts each."""
+    in a domain: at 65,000 nodes, the bench's 175,000 devices kept two dicts each."""
 
     __slots__ = ("_at", "_values")
 
@@ -630,7 +630,7 @@ class Dra:
     @cached_property
     def _positions(self) -> Mapping[tuple[str, str], int]:
         """Where each claim is in `claims`, by (namespace, name): the keys of `claim_index`, which are
-        in the order of `claims` where no two claims share a name (45,000 claims at 65,000 nodes)."""
+        in the order of `claims` where no two claims share a name (46,216 claims at 65,000 nodes)."""
         index = self.claim_index
         if len(index) == len(self.claims):
             return {key: at for at, key in enumerate(index)}
