@@ -63,7 +63,7 @@ def pod_requests(pod: Object) -> dict[str, int]:
     """Resource → the pod's request as NodeResourcesFit counts it, 0s omitted, keys sorted."""
     pod_spec = spec(pod)
     containers = sequence(pod_spec.get("containers"))
-    resized = _resized(pod)
+    resized = _resized(status(pod))
     if (
         len(containers) == 1
         and not resized
@@ -90,18 +90,13 @@ def pod_requests(pod: Object) -> dict[str, int]:
     return {k: peak[k] for k in sorted(peak) if peak[k] > 0}
 
 
-def _resized(pod: Object) -> dict[str, dict[str, int]]:
-    """`_resized_in` the pod's status."""
-    return _resized_in(status(pod))
-
-
-def _resized_in(pod_status: Object) -> dict[str, dict[str, int]]:
-    """Container name → what the kubelet reports it holds, for the containers whose status carries
-    `resources` (InPlacePodVerticalScaling, on by default since 1.33: `determineContainerReqs` in
-    `component-helpers/resource/helpers.go`): the larger of `resources.requests` and
-    `allocatedResources`. A container being resized in place holds the larger of these and its spec's
-    requests until the kubelet has applied the change; with a resize the kubelet found infeasible
-    (`PodResizePending`, reason `Infeasible`), the spec is ignored."""
+def _resized(pod_status: Object) -> dict[str, dict[str, int]]:
+    """Container name → what the kubelet reports it holds (the pod's status), for the containers whose
+    status carries `resources` (InPlacePodVerticalScaling, on by default since 1.33:
+    `determineContainerReqs` in `component-helpers/resource/helpers.go`): the larger of
+    `resources.requests` and `allocatedResources`. A container being resized in place holds the
+    larger of these and its spec's requests until the kubelet has applied the change; with a resize
+    the kubelet found infeasible (`PodResizePending`, reason `Infeasible`), the spec is ignored."""
     found: dict[str, dict[str, int]] = {}
     if not pod_status:  # a compact Running pod that holds what it asks (`cluster.compact`)
         return found
@@ -141,11 +136,6 @@ def native_asks(pod: Object) -> tuple[str, ...]:
     node that lacks them never takes the pod (`fit_test.go` "kubernetes.io resource capacity
     enforced"), so such a pod goes through the funnel even when it asks for no device."""
     return tuple(r for r in pod_requests(pod) if "kubernetes.io/" in r)
-
-
-def allocatable(node: Object, resource: str) -> int:
-    """What the node offers of `resource` (`_offered`)."""
-    return amount(resource, _offered(node).get(resource))
 
 
 def _offered(node: Object) -> Mapping[str, Any]:
@@ -199,7 +189,7 @@ def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = No
     for pod in pods:
         number += 1
         _, pod_spec, pod_status = parts(pod)
-        if pod_status and _resized_in(pod_status):
+        if pod_status and _resized(pod_status):
             # What the kubelet holds for it is the pod's own, not its template's.
             add_to(total, pod_requests(pod))
             continue
