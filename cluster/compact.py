@@ -6,7 +6,6 @@ alone (`NODE`, `BOUND_POD`): the rest of each object is parsed past, never made 
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -85,7 +84,7 @@ def compact_node(node: Object) -> dict[str, Any]:
             for c in listed
         ]
         node_status["conditions"] = _same_list(read) if all(isinstance(c, dict) for c in read) else read
-    kept["spec"] = _node_spec(json.dumps(kept["spec"], sort_keys=True))
+    kept["spec"] = _from_text(_SORTED.encode(kept["spec"]))
     return kept
 
 
@@ -113,7 +112,12 @@ def _read_parts(node: Object) -> dict[str, Any]:
 
 @lru_cache(maxsize=4096)
 def _from_text(text: bytes) -> Any:
+    """One value for every equal JSON text, never changed: the diagnosis only reads it."""
     return msgspec.json.decode(text)
+
+
+_SORTED = msgspec.json.Encoder(order="sorted")
+"""JSON text of a value whose equal values give the same text (`_from_text`)."""
 
 
 NODE = Kept(_read_parts, msgspec.json.Decoder(_list_of(_NODE)))
@@ -124,14 +128,6 @@ direct read keeps each node as decoded, with its taints, capacity and allocatabl
 nodes that carry the same (`_read_parts`: by hand, the bench's 5,000 nodes took 72 ms to decode and
 keep with them decoded each, 62 ms so): making it compact would take 32 µs more, for memory only the
 cache keeps for long."""
-
-
-@lru_cache(maxsize=1024)
-def _node_spec(kept: str) -> dict[str, Any]:
-    """One spec (its taints, whether it is cordoned) for the nodes of equal ones (`kept`: as JSON): a
-    pool's nodes all carry the same."""
-    found: dict[str, Any] = json.loads(kept)
-    return found
 
 
 def compact_pod(pod: Object) -> dict[str, Any]:
