@@ -420,9 +420,10 @@ class _Reflector:
                 self._apply(event)
         finally:
             response, self.response = self.response, None
-            # A watch cancelled (as asyncio.run cancels what is left of a loop) leaves a thread blocked
-            # reading it, which holds the response until the server's next line, a bookmark a minute
-            # on: closing it would block the event loop that long. Shut down first, it wakes that thread.
+            # A watch cancelled (the cache stopped, or asyncio.run cancelling what is left of a loop)
+            # leaves a thread blocked reading it, which holds the response until the server's next line,
+            # a bookmark a minute on: closing it would block the event loop that long. Shut down first,
+            # it wakes that thread.
             with suppress(ValueError, RuntimeError, OSError):
                 response.shutdown()
             response.close()
@@ -682,12 +683,10 @@ class ClusterCache:
             if task is not current:
                 task.cancel()
         for reflector in self._reflectors:
-            # A LIST in progress ends at its next await; what it read is dropped now, not then.
+            # A LIST in progress ends at its next await; what it read is dropped now, not then. A watch
+            # ends as it is cancelled (`_watch`).
             reflector.listed, reflector.listing = False, 0
             reflector.replace({})
-            if reflector.response is not None:
-                with suppress(ValueError, RuntimeError, OSError):
-                    reflector.response.shutdown()  # wakes the thread blocked reading it
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         """A reflector that ends by a bug stops the cache (the reader still answers), and is logged."""
