@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import msgspec
 import pytest
 
+from cluster.compact import NODE
+from cluster.transport import kept_items
+from devtools.cluster import generate
 from devtools.corpus import ROOT
+from diagnosis.dra_objects import NO_DRA
 from diagnosis.model import Diagnosis, PodVerdict
-from diagnosis.objects import Object, name
+from diagnosis.objects import Object, name, namespace
 from diagnosis.triage.classify import FUNNEL, classify, usage_candidates
+from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.findings import Findings
-from diagnosis.triage.funnel import Ask, Drop, Stage, run, stage_line
+from diagnosis.triage.funnel import Ask, Drop, Stage, Step, candidates, offered, run, stage_line
 from diagnosis.triage.prepared import Prepared
 from diagnosis.triage.resources import effective_requests
 from diagnosis.views import TriageView
@@ -450,6 +457,40 @@ def test_a_node_is_checked_once_per_placement_until_it_changes() -> None:
     checked.clear()
     found("another placement", nodes)
     assert set(checked) == {name(n) for n in nodes}
+
+
+def test_a_step_that_reads_a_few_parts_of_a_node_checks_one_node_of_each_shape() -> None:
+    """Taints, cordons and what a node offers of the pod's extended resources: the steps that read
+    only these (`Step.shape`) check one node of each shape; nodes read as a direct read keeps them
+    (`cluster.compact.NODE`) share a pool's parts, and the stages are those of checking every node.
+    A pod that asks DRA devices has its nodes checked one by one (the devices differ per node)."""
+    generated = generate(300, 10, slices=2, hosts_per_slice=16)
+    page = msgspec.json.encode({"apiVersion": "v1", "kind": "NodeList", "items": generated.nodes})
+    nodes = candidates(kept_items(NODE.page.decode(page), NODE.item))
+    (pod,) = [p for p in generated.pods if (namespace(p), name(p)) == generated.unpinned]
+    checked: Counter[str] = Counter()
+
+    def counted(step: Step) -> Step:
+        def counting(ask: Ask, node: Object) -> str | None:
+            checked[step.verdict] += 1
+            return step.check(ask, node)
+
+        return replace(step, check=counting)
+
+    shaped = tuple(map(counted, FUNNEL[:4]))
+    assert [bool(step.shape) for step in shaped] == [False, True, True, True]
+    ask = Ask(pod, effective_requests(pod))
+    stages = run(shaped, ask, nodes)
+    every = run(tuple(replace(step, shape=None) for step in FUNNEL[:4]), ask, nodes)
+    assert [(s.entered, s.kept, s.dropped) for s in stages] == [(s.entered, s.kept, s.dropped) for s in every]
+    assert [len(s.kept) for s in stages] == [300, 232, 82, 80]
+    assert checked[PodVerdict.LABEL_MISMATCH] == 300
+    for step, stage in zip(shaped[1:], stages[1:], strict=True):
+        assert step.shape is not None
+        shapes = {step.shape(ask, node) for node in stage.entered}
+        assert checked[step.verdict] == len(shapes) < len(stage.entered) / 4
+    asking_devices = replace(ask, devices=Devices.of(pod, NO_DRA, None, {}))
+    assert {offered(asking_devices, node) for node in nodes} == {None}
 
 
 def test_what_is_kept_of_a_tuple_of_nodes_serves_only_those_nodes_with_the_same_holders() -> None:

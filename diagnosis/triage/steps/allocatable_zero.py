@@ -23,7 +23,7 @@ from diagnosis.triage.dra.changes import edit_request, request_words
 from diagnosis.triage.dra.devices import Devices, blocking_taints
 from diagnosis.triage.dra.evidence import claim_commands, node_commands, per_node
 from diagnosis.triage.fixes import Change, toleration
-from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, and_
+from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step, and_, offered
 from diagnosis.triage.resources import offer
 from diagnosis.triage.scheduling import Taint
 from diagnosis.views import TriageView
@@ -243,4 +243,5 @@ STEP = Step(
     allocatable_zero,
     advise,
     ("NodeResourcesFit", "DynamicResources"),
+    offered,
 )

@@ -22,7 +22,7 @@ from diagnosis.triage.dra.changes import choices_of, edit_request, request_words
 from diagnosis.triage.dra.devices import Devices
 from diagnosis.triage.dra.evidence import claim_commands, node_commands, published
 from diagnosis.triage.fixes import CHECKED, UNCHECKED, Change, hardware_count
-from diagnosis.triage.funnel import Advice, Ask, Funnel, Step, and_, names
+from diagnosis.triage.funnel import Advice, Ask, Funnel, Step, and_, names, offered
 from diagnosis.triage.resources import offer, reported_resources
 
 
@@ -239,4 +239,5 @@ STEP = Step(
     no_gpu_node,
     advise,
     ("NodeResourcesFit", "DynamicResources"),
+    offered,
 )

@@ -24,6 +24,13 @@ def taint(ask: Ask, node: Object) -> str | None:
     return ", ".join(map(taint_words, found)) if found else None
 
 
+def taints_read(ask: Ask, node: Object) -> tuple[int, bool]:
+    """All `Placement.untolerated` reads of a node: its taints (by identity: a pool's nodes share
+    one list) and whether it is cordoned."""
+    node_spec = spec(node)
+    return id(node_spec.get("taints")), node_spec.get("unschedulable") is True
+
+
 def advise(funnel: Funnel) -> Advice:
     found = {name(d.node): funnel.ask.placement.untolerated(d.node) for d in funnel.last.dropped}
     first = next(iter(found))
@@ -154,4 +161,5 @@ STEP = Step(
     taint,
     advise,
     ("NodeUnschedulable", "TaintToleration"),
+    taints_read,
 )
