@@ -40,15 +40,8 @@ def priority_class(pod: Object) -> str:
     return text(spec(pod).get("priorityClassName"))
 
 
-def may_preempt(pod: Object, other: Object) -> bool:
-    """The scheduler may evict `other` for `pod`: `other` has lower priority and `pod`'s
-    preemptionPolicy is not `Never` (kube-scheduler `defaultpreemption`: `PodEligibleToPreemptOthers`
-    and victims of strictly lower priority)."""
-    below = preempts_below(pod)
-    return below is not None and priority(other) < below
-
-
 def preempts_below(pod: Object) -> int | None:
-    """All that `may_preempt` reads of the preempting pod: the priority below which it may evict
-    others, or None when its preemptionPolicy is `Never`."""
+    """The priority below which the scheduler may evict other pods for this one, or None when its
+    preemptionPolicy is `Never` (kube-scheduler `defaultpreemption`: `PodEligibleToPreemptOthers`,
+    and victims of strictly lower priority)."""
     return None if spec(pod).get("preemptionPolicy") == "Never" else priority(pod)

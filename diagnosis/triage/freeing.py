@@ -4,17 +4,17 @@ pod fit. Shared by the steps whose fixes end pods (`exhausted`, `node-resources`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from diagnosis.commands import collect
 from diagnosis.model import Harm
-from diagnosis.objects import Object, meta, name, namespace, spec
+from diagnosis.objects import Object, name, namespace
 from diagnosis.triage import commands as kubectl
 from diagnosis.triage.fit import PODS, Shortage, pod_requests
 from diagnosis.triage.fixes import Change, delete_pods, ending
 from diagnosis.triage.funnel import Ask
-from diagnosis.triage.resources import Holder, Members
-from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
+from diagnosis.triage.resources import Holder, Members, holder_of
+from diagnosis.workloads import Owner, preempts_below, top_owner
 
 
 def who(held: list[Holder]) -> str:
@@ -24,22 +24,6 @@ def who(held: list[Holder]) -> str:
         owner = f"{h.owner.kind} {h.owner.name}, " if h.owner.kind != "Pod" else ""
         parts.append(f"{h.namespace}/{h.name} ({owner}{_rank(h)})")
     return _names(parts)
-
-
-def holder_of(pod: Object, other: Object, requests: Mapping[str, int]) -> Holder:
-    """Another pod on a node, as the fixes name it (`who`): whose, its priority, whether `pod` may
-    preempt it."""
-    return Holder(
-        namespace(other),
-        name(other),
-        requests,
-        meta(other).get("deletionTimestamp") is not None,
-        top_owner(other),
-        priority(other),
-        priority_class(other),
-        may_preempt(pod, other),
-        nominated=not spec(other).get("nodeName"),
-    )
 
 
 def may_end(pod: Object, holder: Holder) -> bool:
@@ -189,7 +173,8 @@ def _room(ask: Ask, node: Object) -> tuple[Callable[[list[Holder]], bool], tuple
 def _others(ask: Ask, node: Object) -> list[Holder]:
     """The pods counted on the node, with all they request (`pod_requests` counts the extended
     resources too: one reading serves the devices and the rest)."""
-    return [holder_of(ask.pod, other, pod_requests(other)) for other in ask.pods.get(name(node), ())]
+    rank = preempts_below(ask.pod)
+    return [holder_of(other, pod_requests(other), rank) for other in ask.pods.get(name(node), ())]
 
 
 def waiting_on(ask: Ask, node: Object) -> Change | None:
@@ -231,8 +216,9 @@ def fewest_ended(
     """`what: end …`: the fewest of `others` (lowest priority first, those the pod may preempt before
     the others of a priority) whose end is `enough` (given their namespaces and names); None when
     ending them all would not be. Pods a fix never ends are left out (`_endable`)."""
+    rank = preempts_below(pod)
     held = sorted(
-        (h for other in others if may_end(pod, h := holder_of(pod, other, {}))),
+        (h for other in others if may_end(pod, h := holder_of(other, {}, rank))),
         key=lambda h: (h.priority, not h.preemptible, h.namespace, h.name),
     )
     chosen = ended_until(held, lambda c: enough(frozenset((h.namespace, h.name) for h in c)))

@@ -17,7 +17,7 @@ from diagnosis.objects import Object, mapping, meta, name, namespace, parts, seq
 from diagnosis.quantity import count
 from diagnosis.relations import ENDED, is_terminal, nominated_node
 from diagnosis.triage.peers import spec_terms
-from diagnosis.workloads import Owner, may_preempt, priority, priority_class, top_owner
+from diagnosis.workloads import Owner, preempts_below, priority, priority_class, top_owner
 
 
 @lru_cache(maxsize=1024)
@@ -165,7 +165,7 @@ class Holder:
     priority: int = 0
     priority_class: str = ""
     preemptible: bool = False
-    """The pod asked about may preempt this one (`diagnosis.workloads.may_preempt`)."""
+    """The pod asked about may preempt this one (`holder_of`)."""
     nominated: bool = False
     """Not bound yet: the scheduler nominated the node for it, and it has the pod's priority or more."""
 
@@ -591,25 +591,29 @@ def device_holders(
     """Those of `pods` (counted on one node) that hold some extended resource, by namespace and name.
     `seen`: the extended asks already worked out, by `template_key`."""
     memo: dict[int, Mapping[str, int]] = {} if seen is None else seen
-    held = []
-    for other in pods:
-        other_spec = spec(other)
-        if asks := extended_of(other, other_spec, memo):
-            other_meta = meta(other)
-            held.append(
-                Holder(
-                    text(other_meta.get("namespace")),
-                    text(other_meta.get("name")),
-                    asks,
-                    other_meta.get("deletionTimestamp") is not None,
-                    top_owner(other),
-                    priority(other),
-                    priority_class(other),
-                    may_preempt(pod, other),
-                    nominated=not other_spec.get("nodeName"),
-                )
-            )
+    rank = preempts_below(pod)
+    held = [holder_of(other, asks, rank) for other in pods if (asks := extended_of(other, spec(other), memo))]
     return tuple(sorted(held, key=lambda h: (h.namespace, h.name)))
+
+
+def holder_of(other: Object, requests: Mapping[str, int], rank: int | None) -> Holder:
+    """Another pod on a node, as the fixes name it (`freeing.who`): whose, its priority, and whether a
+    pod that preempts pods below `rank` may preempt it (`workloads.preempts_below`: kube-scheduler
+    `defaultpreemption` evicts only pods of strictly lower priority, and none for a pod whose
+    preemptionPolicy is `Never`)."""
+    other_meta, other_spec = meta(other), spec(other)
+    its = priority(other)
+    return Holder(
+        text(other_meta.get("namespace")),
+        text(other_meta.get("name")),
+        requests,
+        other_meta.get("deletionTimestamp") is not None,
+        top_owner(other),
+        its,
+        priority_class(other),
+        rank is not None and its < rank,
+        nominated=not other_spec.get("nodeName"),
+    )
 
 
 def extended_of(pod: Object, pod_spec: Object, memo: dict[int, Mapping[str, int]]) -> Mapping[str, int]:

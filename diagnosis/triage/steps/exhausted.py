@@ -32,12 +32,12 @@ from diagnosis.triage.fixes import (
     where,
     with_asks,
 )
-from diagnosis.triage.freeing import ended_until, freeing_change, holder_of, may_end, who
+from diagnosis.triage.freeing import ended_until, freeing_change, may_end, who
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Room, Step, and_, by_headroom, names, tightest
-from diagnosis.triage.resources import Holder, Members, effective_requests, offer
+from diagnosis.triage.resources import Holder, Members, effective_requests, holder_of, offer
 from diagnosis.triage.scheduling import Placement, placement_key
 from diagnosis.views import TriageView
-from diagnosis.workloads import Owner, priority, top_owner
+from diagnosis.workloads import Owner, preempts_below, priority, top_owner
 
 
 def exhausted(ask: Ask, node: Object) -> str | None:
@@ -406,12 +406,12 @@ def _claim_holders(
 ) -> list[tuple[int, bool, str, Claim, list[Holder]]]:
     """The claims holding devices on the node whose pods a fix may end, with those pods, lowest
     priority first."""
-    candidates = []
+    candidates, rank = [], preempts_below(view.pod)
     for claim in dict.fromkeys(claim for claim, _, _ in devices.holders_on(node)):
         users = [pods.get((claim.namespace, n)) for n, _ in claim.reserved_for]
         if not users or any(u is None for u in users):
             continue  # reserved for no pod, or for pods not read: nothing known to end
-        held = [holder_of(view.pod, u, {}) for u in users if u is not None]
+        held = [holder_of(u, {}, rank) for u in users if u is not None]
         if not all(may_end(view.pod, h) for h in held):
             continue
         candidates.append(

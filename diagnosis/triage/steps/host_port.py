@@ -14,9 +14,11 @@ from diagnosis.objects import Object, mapping, name, namespace, sequence, spec, 
 from diagnosis.triage.commands import pod_columns_on_node
 from diagnosis.triage.fit import owner, pod_words
 from diagnosis.triage.fixes import Change, pod_change, where
-from diagnosis.triage.freeing import freeing_change, holder_of, may_end
+from diagnosis.triage.freeing import freeing_change, may_end
 from diagnosis.triage.funnel import SHOWN, Advice, Ask, Funnel, Step
 from diagnosis.triage.ports import HostPort, Taken, host_ports, taken
+from diagnosis.triage.resources import holder_of
+from diagnosis.workloads import preempts_below
 
 PORT_MESSAGE = "node(s) didn't have free ports for the requested pod ports"
 """NodePorts' reason (`nodeports/node_ports.go` `ErrReason`)."""
@@ -137,7 +139,8 @@ def _free_ports(ask: Ask, nodes: Sequence[Object], clashing: Sequence[HostPort])
 
 def _freeing(pod: Object, node: Object, held: Sequence[Taken]) -> Change | None:
     """End the pods holding the ports on the node, unless a fix may not end one of them."""
-    holders = list({id(t.holder): holder_of(pod, t.holder, {}) for t in held}.values())
+    rank = preempts_below(pod)
+    holders = list({id(t.holder): holder_of(t.holder, {}, rank) for t in held}.values())
     if not held or not all(may_end(pod, h) for h in holders):
         return None
     ports = ", ".join(dict.fromkeys(str(t.held) for t in held))
