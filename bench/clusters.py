@@ -142,10 +142,9 @@ async def run_size(size: Size, plan: Plan, served: Served) -> list[Row]:
             by_pod[case].append(
                 triage.kubewhy_row(served, "kubewhy", case, ours, baselines.get(case, unmeasured))
             )
-            if case == "pinned pod":  # its pool's nodes are read one LIST each
-                bare, reads = await triage.measure_bare(
-                    served, reader, pods[case], size.kubewhy_runs, plan.budget_s
-                )
+            paced = await triage.measure_bare(served, reader, pods[case], size.kubewhy_runs, plan.budget_s)
+            if paced is not None:  # the pods of its nodes are read one LIST a node
+                bare, reads = paced
                 by_pod[case].append(triage.bare_row(served, case, bare, ours, reads))
         if size.direct_jobset:
             rows.append(await jobset.measure(reader, served, "kubewhy", size.jobset_runs, plan.budget_s))

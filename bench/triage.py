@@ -30,6 +30,7 @@ from bench.timing import Row, Sample, current_rss_mib, fmt_limit, fmt_s, repeat,
 from cluster.cache import CacheOptions, deep_size
 from cluster.errors import ClusterError
 from cluster.live import LiveReader
+from cluster.live.nodes import per_node
 from cluster.transport import PAGE_SIZE, WORKERS, ReadStats
 from devtools.apisim import TOKEN
 from devtools.botenv import KUBECTL
@@ -336,14 +337,18 @@ def node_names(view: TriageView) -> tuple[str, ...]:
 
 async def measure_bare(
     served: Served, reader: LiveReader, target: Key, runs: int, budget_s: float
-) -> tuple[Bare, Sample | None]:
+) -> tuple[Bare, Sample | None] | None:
     """The server's pace: the per-node LISTs (`spec.nodeName=N`, not terminated) that reading `target`
     directly sends, sent `WORKERS` at a time over pooled connections, as raw bytes, never decoded —
     what the reads cost with no Python client work beyond sending and receiving. Beside it, kubewhy's
     reads alone for `target` (`triage_view`: every call, decoded into the view, not classified; None
     if a read failed). A run of each in turn, after one warm-up of each, so that both see the same
-    load of the machine, up to `runs` each within `budget_s`."""
-    nodes = node_names((await reader.triage_view(*target)).view)
+    load of the machine, up to `runs` each within `budget_s`. None when the reader reads the pods of
+    `target`'s nodes with one LIST of the cluster's bound pods instead (`per_node`)."""
+    view = (await reader.triage_view(*target)).view
+    nodes = node_names(view)
+    if not per_node(len(nodes), None if view.prefiltered else len(view.nodes)):
+        return None
     pool = urllib3.PoolManager(maxsize=WORKERS)
     headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
     urls = [

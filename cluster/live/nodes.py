@@ -158,7 +158,7 @@ class NodeReads:
     ) -> tuple[tuple[Object, ...], dict[str, NodePods] | None]:
         """The non-terminated pods bound to these nodes, any namespace: from the cache, node by node
         with its groups of them (`Prepared.grouped`); else read node by node, or all bound pods of
-        the cluster when that is cheaper (see `_per_node`), without groups. `cluster_nodes` is how
+        the cluster when that is cheaper (see `per_node`), without groups. `cluster_nodes` is how
         many nodes the cluster has, when all were read."""
         cache = self._source.cached()
         if cache is not None:
@@ -180,7 +180,7 @@ class NodeReads:
         if not wanted:
             return (), None
         # Held as the cache holds them (`compact_pod`): what the diagnosis reads of a bound pod.
-        if _per_node(len(wanted), cluster_nodes):
+        if per_node(len(wanted), cluster_nodes):
             return await self.pods_on(wanted, BOUND_POD), None
         keep = set(wanted)
 
@@ -216,7 +216,7 @@ def _label_selector(selector: Mapping[str, object]) -> str | None:
     return ",".join(f"{k}={v}" for k, v in sorted(pairs))
 
 
-def _per_node(candidates: int, cluster_nodes: int | None) -> bool:
+def per_node(candidates: int, cluster_nodes: int | None) -> bool:
     """Whether to read the pods bound to `candidates` nodes one node at a time rather than with one
     LIST of every bound pod of the cluster. Each per-node LIST is an index lookup in the API
     server's watch cache (`spec.nodeName`, the kubelet's own query) carrying only that node's pods;

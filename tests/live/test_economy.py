@@ -10,7 +10,7 @@ import pytest
 
 from cluster.compact import compact_pod
 from cluster.errors import Forbidden
-from cluster.live.nodes import PER_NODE_ALWAYS, _per_node
+from cluster.live.nodes import PER_NODE_ALWAYS, per_node
 from cluster.snapshot import SnapshotReader
 from cluster.transport import PAGE_SIZE, WORKERS
 from devtools.apisim import Request, Simulator, serve
@@ -48,7 +48,7 @@ def _held_compact(bound: Sequence[Object], served: Sequence[Object]) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("candidates", "cluster_nodes", "per_node"),
+    ("candidates", "cluster_nodes", "one_by_one"),
     [
         (64, 65_000, True),  # few: always one LIST each
         (2_500, 5_000, True),  # half of the cluster (measured: 5.5 s node by node, 8.5 s all at once)
@@ -59,9 +59,9 @@ def _held_compact(bound: Sequence[Object], served: Sequence[Object]) -> bool:
     ],
 )
 def test_bound_pods_are_read_node_by_node_up_to_half_of_the_cluster(
-    candidates: int, cluster_nodes: int | None, per_node: bool
+    candidates: int, cluster_nodes: int | None, one_by_one: bool
 ) -> None:
-    assert _per_node(candidates, cluster_nodes) is per_node
+    assert per_node(candidates, cluster_nodes) is one_by_one
 
 
 def _since(sim: Simulator, start: int) -> list[Request]:
