@@ -54,7 +54,7 @@ class NodeReads:
         """The nodes the pod could go to: those matching its nodeSelector, selected by the API server
         or from the cache (`prefiltered`); all nodes when it has none — or when none matches, so that
         the evidence can show which labels the nodes do have."""
-        selector = _label_selector(node_selector(pod))
+        selector = label_selector(node_selector(pod))
         if selector is not None:
             matching = await self._nodes_labelled(pod, selector)
             if matching:
@@ -203,7 +203,7 @@ def _assembled(
     return built, grouped, tuple(chain.from_iterable(group.pods for group in grouped.values()))
 
 
-def _label_selector(selector: Mapping[str, object]) -> str | None:
+def label_selector(selector: Mapping[str, object]) -> str | None:
     """The nodeSelector as a label selector, or None when it is empty or holds a key or value the
     API would refuse (the funnel then explains the mismatch from all the nodes)."""
     pairs = [(k, v) for k, v in selector.items() if isinstance(v, str)]

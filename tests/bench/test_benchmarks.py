@@ -322,7 +322,7 @@ def test_python_m_bench_quick_prints_one_table_with_every_benchmark(tmp_path: Pa
     cases = {line.split("|")[3].strip(): line for line in lines[1:]}
     live = cases["kubewhy triage through a kubeconfig, process start to exit"]
     assert "exhausted; 8 calls a run; CPU time " in live  # 5, and whether an autoscaler is there
-    bare = {c: line for c, line in cases.items() if c.startswith("the same per-node LISTs sent bare")}
+    bare = {c: line for c, line in cases.items() if c.startswith("the same LISTs sent bare")}
     # Both pods' nodes are read one LIST a node on this cluster.
     assert [case.rpartition(", ")[2] for case in bare] == ["pinned pod", "unpinned pod"]
     for line in bare.values():
