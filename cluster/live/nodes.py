@@ -69,10 +69,11 @@ class NodeReads:
         if cache is None:
             return await self._source.api.items(Target("list", "nodes"), NODE, labelSelector=selector)
         wanted = {k: v for k, v in node_selector(pod).items() if isinstance(v, str)}
-        nodes = cache.nodes()
-        rarest = min([await cache.nodes_labelled(k, v) for k, v in wanted.items()], key=len)
-        if cache.nodes() is not nodes:  # a node changed while its labels were read: read them again
-            return await self._nodes_labelled(pod, selector)
+        while True:
+            nodes = cache.nodes()
+            rarest = min([await cache.nodes_labelled(k, v) for k, v in wanted.items()], key=len)
+            if cache.nodes() is nodes:
+                break  # else a node changed while its labels were read: read them again
 
         def matching() -> tuple[Object, ...]:
             placement = Placement.of({"spec": {"nodeSelector": wanted}})

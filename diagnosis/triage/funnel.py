@@ -2,8 +2,9 @@
 
 A funnel step (`diagnosis.triage.steps.<verdict>`) exports `STEP`, a `Step`: its check reads the
 `Ask` (what the pod asks, read once for all nodes) and one node, and returns None when the node passes,
-else why not; its advice reads the whole `Funnel` run and returns an `Advice` when it is the step that
-leaves no node. A rung before the funnel is a function named after its verdict, a `Rung`: it reads
+else why not (a check that reads only a few parts of a node names them, its `shape`: one node of each
+shape is checked); its advice reads the whole `Funnel` run and returns an `Advice` when it is the step
+that leaves no node. A rung before the funnel is a function named after its verdict, a `Rung`: it reads
 what the ladder `Seen` and returns an `Answer`, or None when it does not hold. The ladder
 (`diagnosis.triage.classify`) orders them; `run` applies funnel steps and writes down what each one
 did, so the evidence can show it.

@@ -9,6 +9,7 @@ import asyncio
 import copy
 import gc
 import json
+import sys
 import threading
 import weakref
 from typing import Any
@@ -296,6 +297,28 @@ async def test_a_node_that_changes_while_the_labels_are_read_is_read_again() -> 
             cache.nodes_labelled = while_a_node_changes  # type: ignore[method-assign]
             view = (await reader.triage_view(*PINNED)).view
     assert [name(n) for n in view.nodes] == [HALF]
+
+
+async def test_nodes_that_change_at_every_read_of_their_labels_are_read_until_they_hold_still() -> None:
+    """A cluster whose nodes change faster than their labels are read (each change a new tuple of
+    nodes, as the cache hands it over) has them read again as often as it takes, past Python's
+    recursion limit, and the answer is that of the nodes that held still."""
+    with serve(GPU_CLUSTER) as sim:
+        async with cached_reader(sim) as reader:
+            cache = reader.cache
+            assert cache is not None
+            expected = [name(n) for n in (await reader.triage_view(*PINNED)).view.nodes]
+            every, changes = cache.nodes, 4 * sys.getrecursionlimit()  # a few reads a try
+
+            def changing() -> tuple[Any, ...]:
+                nonlocal changes
+                changes -= 1
+                return tuple([*every()]) if changes > 0 else every()  # a new tuple: a change
+
+            cache.nodes = changing  # type: ignore[method-assign]
+            view = (await reader.triage_view(*PINNED)).view
+    assert changes <= 0
+    assert [name(n) for n in view.nodes] == expected
 
 
 async def test_a_pod_deleted_and_made_again_under_its_name_is_kept_once() -> None:
