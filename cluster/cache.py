@@ -316,7 +316,6 @@ class _Reflector:
         self.phase = "waiting to list"
         self.lost_at: float | None = None
         """When the watch was lost (time.monotonic), while it is being reconnected."""
-        self.response: urllib3.BaseHTTPResponse | None = None
         self.heard_at: float | None = None
         """When the API server last told this resource's reflector anything (time.monotonic): a LIST
         page, a watch event or a bookmark."""
@@ -399,7 +398,7 @@ class _Reflector:
         """One watch request, from `revision` until the API server ends it (normally after
         `watch_seconds`); events are applied as they come."""
         options = self.cache.options
-        self.response = await self.cache.api.stream(
+        response = await self.cache.api.stream(
             Target("watch", self.resource.plural, self.resource.namespace, self.resource.group),
             read_timeout=options.watch_seconds + self.cache.api.timeout,
             fieldSelector=self.resource.field_selector,
@@ -409,7 +408,7 @@ class _Reflector:
         )
         self.phase, self.lost_at, self.watched = "watching", None, True
         self.cache.changed()
-        lines = iter_resp_lines(self.response)
+        lines = iter_resp_lines(response)
         loop = asyncio.get_running_loop()
         try:
             while (
@@ -419,7 +418,6 @@ class _Reflector:
                 self.cache.api.stats.bytes += size
                 self._apply(event)
         finally:
-            response, self.response = self.response, None
             # A watch cancelled (the cache stopped, or asyncio.run cancelling what is left of a loop)
             # leaves a thread blocked reading it, which holds the response until the server's next line,
             # a bookmark a minute on: closing it would block the event loop that long. Shut down first,
