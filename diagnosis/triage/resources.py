@@ -130,6 +130,13 @@ def offer(node: Object, resource: str) -> Offer:
     return _offer.__wrapped__(capacity, allocatable)
 
 
+def offer_read(node: Object) -> tuple[int, int]:
+    """All `offer` reads of a node, as a key: its capacity and allocatable by identity (the nodes of a
+    pool share them: `cluster.compact`)."""
+    node_status = status(node)
+    return id(node_status.get("capacity")), id(node_status.get("allocatable"))
+
+
 _SCALARS = (str, int, float, type(None))
 """What a quantity in JSON may be, hashable (anything else is no quantity)."""
 

@@ -51,6 +51,13 @@ _taint = lru_cache(maxsize=1024)(Taint)
 """Shared `Taint`s: a cluster repeats the same few taints over thousands of nodes."""
 
 
+def taints_read(node: Object) -> tuple[int, bool]:
+    """All `Placement.untolerated` reads of a node, as a key: its taints by identity (the nodes of a
+    pool share one list: `cluster.compact`) and whether it is cordoned."""
+    node_spec = spec(node)
+    return id(node_spec.get("taints")), node_spec.get("unschedulable") is True
+
+
 def cordoned(node: Object) -> bool:
     return spec(node).get("unschedulable") is True
 
@@ -148,9 +155,8 @@ class Placement:
     _untolerated: dict[tuple[int, bool], tuple[Taint, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
-    """By id(a node's `spec.taints` list) and its cordon: the cache's nodes with the same taints share
-    one list (`cluster.compact.compact_node`). The nodes asked about outlive this Placement (it is the
-    pod's, for one classification), so no id is reused meanwhile."""
+    """By what it reads of a node (`taints_read`). The nodes asked about outlive this Placement (it is
+    the pod's, for one classification), so no id is reused meanwhile."""
 
     @classmethod
     def of(cls, pod: Object) -> Placement:
@@ -171,15 +177,10 @@ class Placement:
         """The node's taints that keep the pod off it: the cordon first (the scheduler checks it
         before taints), then every `NoSchedule`/`NoExecute` taint no toleration of the pod tolerates.
         The scheduler names only the first; all are listed so one fix covers them."""
-        node_spec = spec(node)
-        cordon = node_spec.get("unschedulable") is True
-        listed = node_spec.get("taints")
-        if not cordon and not listed:  # most nodes: nothing to tolerate
-            return ()
-        key = (id(listed), cordon)
+        key = taints_read(node)
         known = self._untolerated.get(key)
         if known is None:
-            found = [CORDON] if cordon and self.blocks(CORDON) else []
+            found = [CORDON] if key[1] and self.blocks(CORDON) else []
             for taint in taints(node):
                 if taint.effect in BLOCKING_EFFECTS and taint not in found and self.blocks(taint):
                     found.append(taint)

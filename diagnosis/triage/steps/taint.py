@@ -16,7 +16,7 @@ from diagnosis.triage import commands as kubectl
 from diagnosis.triage.evidence import CONDITION_TAINTS, tolerations
 from diagnosis.triage.fixes import Change, node_change, pod_change, toleration, where
 from diagnosis.triage.funnel import Advice, Ask, Drop, Funnel, Step
-from diagnosis.triage.scheduling import CORDON, UNSCHEDULABLE, Taint, cordoned, taints
+from diagnosis.triage.scheduling import CORDON, UNSCHEDULABLE, Taint, cordoned, taints, taints_read
 
 
 def taint(ask: Ask, node: Object) -> str | None:
@@ -24,11 +24,8 @@ def taint(ask: Ask, node: Object) -> str | None:
     return ", ".join(map(taint_words, found)) if found else None
 
 
-def taints_read(ask: Ask, node: Object) -> tuple[int, bool]:
-    """All `Placement.untolerated` reads of a node: its taints (by identity: a pool's nodes share
-    one list) and whether it is cordoned."""
-    node_spec = spec(node)
-    return id(node_spec.get("taints")), node_spec.get("unschedulable") is True
+def shape(ask: Ask, node: Object) -> tuple[int, bool]:
+    return taints_read(node)
 
 
 def advise(funnel: Funnel) -> Advice:
@@ -161,5 +158,5 @@ STEP = Step(
     taint,
     advise,
     ("NodeUnschedulable", "TaintToleration"),
-    taints_read,
+    shape,
 )
