@@ -272,6 +272,7 @@ SELECTIONS = [
     ("", "pods", "", "", "spec.nodeName=,status.phase==Pending"),
     ("", "pods", "ml-train", "", "spec.nodeName!="),
     ("", "pods", "", "", f"spec.nodeName={A100},status.phase!=Succeeded"),
+    ("", "pods", "", "", f"spec.nodeName={A100},status.phase!=Succeeded,status.phase!=Failed"),
     ("", "pods", "", "app", "status.phase=Running"),
     ("", "pods", "", "app!=vllm,!owner", "metadata.name!=notebook-bob"),
     ("", "pods", "", "", "metadata.namespace!=kube-system,spec.restartPolicy=Never"),
