@@ -101,13 +101,19 @@ def workload(pod: Object) -> tuple[str, str]:
     pods carry), the Deployment of its ReplicaSet (named from the pod's `pod-template-hash`, without
     reading the ReplicaSet), else its controller (Job, StatefulSet, DaemonSet, …), else the pod. A
     LeaderWorkerSet's pods are its own (`leaderworkerset.sigs.k8s.io/name`)."""
-    pod_labels = mapping(meta(pod).get("labels"))
+    pod_meta = meta(pod)
+    pod_labels = mapping(pod_meta.get("labels"))
     if jobset := text(pod_labels.get(JOBSET_NAME_LABEL)):
         return "JobSet", jobset
     if lws := text(pod_labels.get(LWS_NAME_LABEL)):
         return "LeaderWorkerSet", lws
-    refs = [mapping(r) for r in sequence(meta(pod).get("ownerReferences"))]
-    owner = next((r for r in refs if r.get("controller") is True), refs[0] if refs else None)
+    owner = None  # the controller, else the first reference (a loop: read for thousands of pods)
+    for ref in sequence(pod_meta.get("ownerReferences")):
+        if mapping(ref).get("controller") is True:
+            owner = mapping(ref)
+            break
+        if owner is None:
+            owner = mapping(ref)
     if owner is None:
         return "Pod", name(pod)
     owner_kind, owner_name = text(owner.get("kind")), text(owner.get("name"))

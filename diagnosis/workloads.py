@@ -9,7 +9,7 @@ Deployment's (the ReplicaSet is named `<deployment>-<pod-template-hash>`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from diagnosis.objects import Object, spec, text
 from diagnosis.relations import JOBSET_NAME_LABEL, LWS_NAME_LABEL, POD_TEMPLATE_HASH, workload
@@ -18,8 +18,9 @@ OWNER_LABELS = (JOBSET_NAME_LABEL, LWS_NAME_LABEL, POD_TEMPLATE_HASH)
 """The labels `top_owner` reads (a copy of a pod that keeps them keeps its owner)."""
 
 
-@dataclass(frozen=True)
-class Owner:
+class Owner(NamedTuple):
+    """A workload (a tuple: the fixes work out the owner of thousands of pods, and file them by it)."""
+
     kind: str
     """`JobSet`, `LeaderWorkerSet`, `Deployment`, `StatefulSet`, `Job`, … or `Pod` for a bare pod."""
     name: str
