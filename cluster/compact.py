@@ -7,7 +7,7 @@ alone (`NODE`, `BOUND_POD`): the rest of each object is parsed past, never made 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypedDict
@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 import msgspec
 
 from cluster.transport import WHOLE, Kept
-from diagnosis.objects import Object, condition, mapping, meta, sequence, spec, status, text
+from diagnosis.objects import Object, mapping, meta, parts, sequence, spec, status, text
 from diagnosis.triage.fit import CPU, pod_requests
 from diagnosis.triage.peers import spec_terms
 from diagnosis.triage.ports import HostPort, host_ports
@@ -139,21 +139,21 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     and holds its host ports (pods asking the same share that one container: a cluster runs a few
     hundred templates); its required pod anti-affinity (`diagnosis.triage.steps.pod_affinity`) and
     the PVCs of its volumes (`diagnosis.triage.steps.volume`)."""
-    pod_meta, pod_spec = meta(pod), spec(pod)
+    pod_meta, pod_spec, pod_status = parts(pod)
     kept_meta = _pick(pod_meta, _POD_META)
-    owners = [_pick(mapping(r), _OWNER_REF) for r in sequence(pod_meta.get("ownerReferences"))]
-    if owners:
-        kept_meta["ownerReferences"] = _same_list(owners)
+    refs = sequence(pod_meta.get("ownerReferences"))
+    if refs:
+        kept_meta["ownerReferences"] = _owners(refs)
     owner_labels = _pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
     if owner_labels:
         kept_meta["labels"] = _same(owner_labels)
-    pod_status = status(pod)
+    resize_pending, disruption = _read_conditions(pod_status)
     priority = pod_spec.get("priority")
     kept_spec = _spec(
         text(pod_spec.get("nodeName")),
         priority if isinstance(priority, int) else None,
         text(pod_spec.get("priorityClassName")),
-        _template(pod_spec, pod_status, condition(pod, "PodResizePending")),
+        _template(pod_spec, pod_status, resize_pending),
     )
     # The few pods with a required anti-affinity or PVCs get a spec of their own beside the shared one.
     repels = spec_terms(pod, ANTI_AFFINITY)
@@ -169,13 +169,34 @@ def compact_pod(pod: Object) -> dict[str, Any]:
         if claims:
             kept_spec["volumes"] = [{**c, **({"ephemeral": {}} if "ephemeral" in c else {})} for c in claims]
     kept: dict[str, Any] = {"metadata": kept_meta, "spec": kept_spec}
-    kept_status = _pick(pod_status, ("phase",))
-    disruption = condition(pod, "DisruptionTarget")
-    if disruption is not None:
-        kept_status["conditions"] = [_pick(disruption, _CONDITION)]
-    if kept_status.get("phase") != "Running" or disruption is not None:
-        kept["status"] = kept_status  # a missing phase reads as not terminal, as every kept pod is
+    if pod_status.get("phase") != "Running" or disruption is not None:
+        # A missing phase reads as not terminal, as every kept pod is.
+        kept_status = _pick(pod_status, ("phase",))
+        if disruption is not None:
+            kept_status["conditions"] = [_pick(disruption, _CONDITION)]
+        kept["status"] = kept_status
     return kept
+
+
+def _read_conditions(pod_status: Object) -> tuple[Object | None, Object | None]:
+    """The pod's `PodResizePending` and `DisruptionTarget` conditions (None where it has none), found
+    in one pass over its conditions; decoded by `BOUND_POD`, they are JSON text, decoded only when it
+    names either (most pods have neither: their five conditions are never made into objects)."""
+    listed = pod_status.get("conditions")
+    if type(listed) is msgspec.Raw:
+        written = bytes(listed)
+        if b'"PodResizePending"' not in written and b'"DisruptionTarget"' not in written:
+            return None, None
+        listed = WHOLE.decode(written)
+    resize_pending = disruption = None
+    for c in sequence(listed):
+        if type(c) is dict or isinstance(c, Mapping):
+            found = c.get("type")
+            if found == "PodResizePending" and resize_pending is None:
+                resize_pending = c
+            elif found == "DisruptionTarget" and disruption is None:
+                disruption = c
+    return resize_pending, disruption
 
 
 _CONTAINER = _fields("name", "resources", "ports", "restartPolicy")
@@ -192,7 +213,7 @@ _BOUND_POD = _fields(
     status=_fields(
         "phase",
         "resize",
-        conditions=[_fields(*_CONDITION)],
+        conditions=msgspec.Raw,
         containerStatuses=[_CONTAINER_STATUS],
         initContainerStatuses=[_CONTAINER_STATUS],
     ),
@@ -320,11 +341,19 @@ def _same(found: dict[str, Any]) -> dict[str, Any]:
 
 
 def _same_list(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`_same` for a list of such dicts (a workload's pods' owner references)."""
+    """`_same` for a list of such dicts (a node's conditions)."""
     try:
         return _one_list(tuple(tuple(d.items()) for d in found))
     except TypeError:
         return found
+
+
+def _owners(refs: Iterable[object]) -> list[dict[str, Any]]:
+    """What is kept of a pod's owner references (`_OWNER_REF`): one list for a workload's pods."""
+    try:
+        return _one_list(tuple(tuple((f, r[f]) for f in _OWNER_REF if f in r) for r in map(mapping, refs)))
+    except TypeError:  # a value that is not hashable: not one the API writes in these fields
+        return [_pick(mapping(r), _OWNER_REF) for r in refs]
 
 
 SAME_HELD = 65536
