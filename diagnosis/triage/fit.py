@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from diagnosis.objects import Object, condition, mapping, name, namespace, parts, sequence, spec, status, text
 from diagnosis.quantity import count, milli
@@ -147,9 +147,8 @@ def _offered(node: Object) -> Mapping[str, Any]:
     return mapping(offered)
 
 
-@dataclass(frozen=True)
-class Shortage:
-    """One resource that does not fit on a node."""
+class Shortage(NamedTuple):
+    """One resource that does not fit on a node (a tuple: the step makes one for each of thousands)."""
 
     resource: str
     allocatable: int
@@ -224,6 +223,7 @@ def shortages(asked: Mapping[str, int], node: Object, used: Usage, devices: Iter
 _ORDER = {CPU: 0, MEMORY: 1, EPHEMERAL: 2}
 
 
+@lru_cache(maxsize=4096)
 def show(resource: str, value: int) -> str:
     """A request as a person reads it: cpu in cores (`95.5`), bytes in binary units (`1.5Gi`)."""
     if resource == CPU:
