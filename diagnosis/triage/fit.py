@@ -196,7 +196,8 @@ def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = No
         asks = memo.get(key)
         if asks is None:
             asks = memo[key] = pod_requests(pod)
-        add_to(total, asks)
+        for resource, asked in asks.items():  # `add_to`, inline: once per pod of every node reached
+            total[resource] = total.get(resource, 0) + asked
     return Usage(total, number)
 
 

@@ -152,12 +152,14 @@ def _room(ask: Ask, node: Object) -> tuple[Callable[[list[Holder]], bool], tuple
     """Whether the pod's devices and its other requests fit on the node once some of its pods end,
     and what is short there (`pods` for the pod count); None when no end of pods could make them fit
     (the pod is larger than the node)."""
-    host = name(node)
     short = ask.shortages(node)
+    if any(s.never for s in short):
+        return None
+    host = name(node)
     devices = {
         r: n for r, n in ask.requests.items() if ask.offer(node, r).allocatable - ask.used(host, r) < n
     }
-    if any(s.never for s in short) or any(ask.offer(node, r).allocatable < n for r, n in devices.items()):
+    if any(ask.offer(node, r).allocatable < n for r, n in devices.items()):
         return None
 
     def enough(chosen: list[Holder]) -> bool:
