@@ -7,7 +7,7 @@ alone (`NODE`, `BOUND_POD`): the rest of each object is parsed past, never made 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypedDict
@@ -348,7 +348,7 @@ def _same_list(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return found
 
 
-def _owners(refs: Iterable[object]) -> list[dict[str, Any]]:
+def _owners(refs: Sequence[object]) -> list[dict[str, Any]]:
     """What is kept of a pod's owner references (`_OWNER_REF`): one list for a workload's pods."""
     try:
         return _one_list(tuple(tuple((f, r[f]) for f in _OWNER_REF if f in r) for r in map(mapping, refs)))
