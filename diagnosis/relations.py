@@ -6,7 +6,9 @@ was taken from put the same objects in a view.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from diagnosis.objects import (
     Object,
@@ -96,6 +98,19 @@ POD_TEMPLATE_HASH = "pod-template-hash"
 """Set by the Deployment controller on a ReplicaSet's pods; the ReplicaSet is named DEPLOYMENT-HASH."""
 
 
+def controller_ref(obj: Object) -> Mapping[str, Any] | None:
+    """The owner reference of the object's controller, else its first one; None when it has none. (A
+    loop: it is read for thousands of pods.)"""
+    first = None
+    for ref in sequence(meta(obj).get("ownerReferences")):
+        found = mapping(ref)
+        if found.get("controller") is True:
+            return found
+        if first is None:
+            first = found
+    return first
+
+
 def workload(pod: Object) -> tuple[str, str]:
     """(kind, name) of what runs the pod, as an on-call names it: its JobSet (the label its Jobs'
     pods carry), the Deployment of its ReplicaSet (named from the pod's `pod-template-hash`, without
@@ -107,13 +122,7 @@ def workload(pod: Object) -> tuple[str, str]:
         return "JobSet", jobset
     if lws := text(pod_labels.get(LWS_NAME_LABEL)):
         return "LeaderWorkerSet", lws
-    owner = None  # the controller, else the first reference (a loop: read for thousands of pods)
-    for ref in sequence(pod_meta.get("ownerReferences")):
-        if mapping(ref).get("controller") is True:
-            owner = mapping(ref)
-            break
-        if owner is None:
-            owner = mapping(ref)
+    owner = controller_ref(pod)
     if owner is None:
         return "Pod", name(pod)
     owner_kind, owner_name = text(owner.get("kind")), text(owner.get("name"))

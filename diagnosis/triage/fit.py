@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from diagnosis.objects import Object, condition, mapping, name, namespace, parts, sequence, spec, status, text
 from diagnosis.quantity import count, milli
+from diagnosis.relations import controller_ref
 from diagnosis.triage.resources import add_to, combined, is_extended, template_key
 
 CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
@@ -245,8 +246,7 @@ def binary_size(value: int) -> str:
 
 def owner(pod: Object) -> str:
     """`Kind/name` of the pod's controller (or first owner), or "" for a bare pod."""
-    refs = [mapping(r) for r in sequence(mapping(pod.get("metadata")).get("ownerReferences"))]
-    chosen = next((r for r in refs if r.get("controller") is True), refs[0] if refs else None)
+    chosen = controller_ref(pod)
     if chosen is None:
         return ""
     return f"{text(chosen.get('kind'))}/{text(chosen.get('name'))}"
