@@ -7,7 +7,7 @@ alone (`NODE`, `BOUND_POD`): the rest of each object is parsed past, never made 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypedDict
@@ -141,9 +141,9 @@ def compact_pod(pod: Object) -> dict[str, Any]:
     the PVCs of its volumes (`diagnosis.triage.steps.volume`)."""
     pod_meta, pod_spec, pod_status = parts(pod)
     kept_meta = _pick(pod_meta, _POD_META)
-    refs = sequence(pod_meta.get("ownerReferences"))
-    if refs:
-        kept_meta["ownerReferences"] = _owners(refs)
+    refs = pod_meta.get("ownerReferences")
+    if refs and (owners := _owners(refs)):
+        kept_meta["ownerReferences"] = owners
     owner_labels = _pick(mapping(pod_meta.get("labels")), OWNER_LABELS)
     if owner_labels:
         kept_meta["labels"] = _same(owner_labels)
@@ -202,7 +202,8 @@ def _read_conditions(pod_status: Object) -> tuple[Object | None, Object | None]:
 _CONTAINER = _fields("name", "resources", "ports", "restartPolicy")
 _CONTAINER_STATUS = _fields(*_HELD)
 _BOUND_POD = _fields(
-    metadata=_fields(*_POD_META, "labels", ownerReferences=[_fields(*_OWNER_REF)]),
+    # Of its labels, those that name its owner (a pod carries a dozen); its owner references as text.
+    metadata=_fields(*_POD_META, labels=_fields(*OWNER_LABELS) | None, ownerReferences=msgspec.Raw),
     spec=_fields(
         *("nodeName", "priority", "priorityClassName", "hostNetwork", "overhead", "resources"),
         containers=[_CONTAINER],
@@ -348,8 +349,12 @@ def _same_list(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return found
 
 
-def _owners(refs: Sequence[object]) -> list[dict[str, Any]]:
-    """What is kept of a pod's owner references (`_OWNER_REF`): one list for a workload's pods."""
+def _owners(refs: object) -> list[dict[str, Any]]:
+    """What is kept of a pod's owner references (`_OWNER_REF`): one list for a workload's pods.
+    Decoded by `BOUND_POD`, they are JSON text, read once per distinct text (`_owners_of_text`)."""
+    if type(refs) is msgspec.Raw:
+        return _owners_of_text(bytes(refs))
+    refs = sequence(refs)
     try:
         return _one_list(tuple(tuple((f, r[f]) for f in _OWNER_REF if f in r) for r in map(mapping, refs)))
     except TypeError:  # a value that is not hashable: not one the API writes in these fields
@@ -357,6 +362,12 @@ def _owners(refs: Sequence[object]) -> list[dict[str, Any]]:
 
 
 SAME_HELD = 65536
+
+
+@lru_cache(maxsize=SAME_HELD)
+def _owners_of_text(text: bytes) -> list[dict[str, Any]]:
+    """`_owners` of the references in this JSON text: a workload's pods carry the same text."""
+    return _owners(WHOLE.decode(text))
 
 
 @lru_cache(maxsize=SAME_HELD)

@@ -404,13 +404,15 @@ def test_a_compact_pod_holds_what_the_pod_holds() -> None:
 
 def test_owner_references_no_api_server_writes_are_kept_as_read() -> None:
     """Owner references that are not all mappings of plain values (a name that is a list, an entry
-    that is a string) are kept field by field, as read, and name the same owner: never an error."""
+    that is a string) are kept field by field, as read, and name the same owner: never an error,
+    whether the pod was decoded whole or read from a LIST page (`BOUND_POD`)."""
     pod = copy.deepcopy(lab("Pod", HOLDER))
     job = {"kind": "Job", "name": ["odd"], "uid": "u-1", "controller": True}
     pod["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", **job}, "odd"]
-    compact = compact_pod(pod)
-    assert meta(compact)["ownerReferences"] == [job, {}]
-    assert owner(compact) == owner(pod)
+    (listed,) = BOUND_POD.page.decode(json.dumps({"kind": "PodList", "items": [pod]}))["items"]
+    for compact in (compact_pod(pod), compact_pod(listed)):
+        assert meta(compact)["ownerReferences"] == [job, {}]
+        assert owner(compact) == owner(pod)
 
 
 def test_a_pod_decoded_into_what_compact_pod_reads_is_kept_as_the_whole_pod() -> None:
