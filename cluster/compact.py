@@ -199,8 +199,9 @@ def _read_conditions(pod_status: Object) -> tuple[Object | None, Object | None]:
     return resize_pending, disruption
 
 
-_CONTAINER = _fields("name", "resources", "ports", "restartPolicy")
-_CONTAINER_STATUS = _fields(*_HELD)
+# What a container asks and holds, as JSON text: only `_template` reads it, as text (`_template_of`).
+_CONTAINER = _fields("name", "ports", "restartPolicy", resources=msgspec.Raw)
+_CONTAINER_STATUS = _fields("name", resources=msgspec.Raw, allocatedResources=msgspec.Raw)
 _BOUND_POD = _fields(
     # Of its labels, those that name its owner (a pod carries a dozen); its owner references as text.
     metadata=_fields(*_POD_META, labels=_fields(*OWNER_LABELS) | None, ownerReferences=msgspec.Raw),
