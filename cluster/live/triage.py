@@ -97,8 +97,8 @@ class TriageReads:
             self._read.nodes.repelling(),
         )
         bound += theirs
+        read = frozenset((*usage, *serving_none))
         if repelling is not None:
-            read = (*usage, *serving_none)
             bound, peers = await self._read.peers.with_repelling(bound, read, peers, nodes, repelling)
         peers = await self._read.peers.own_namespace(found, peers, bound, grouped)
         view = TriageView(
@@ -112,7 +112,7 @@ class TriageReads:
             storage=storage,
             nominated_pods=nominated,
             pending_pods=self._read.nodes.pending_pods(),
-            bound_nodes=frozenset((*usage, *serving_none)),
+            bound_nodes=read,
             dra=dra,
             notes=tuple(notes),
             capacity=capacity,

@@ -4,13 +4,13 @@ tuple of nodes, kept between questions by a reader that keeps the nodes (`cluste
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from functools import cache
+from functools import cache, partial
 from typing import Any, NamedTuple, TypeVar
 
 from diagnosis.dra_objects import Dra
 from diagnosis.objects import Object, name
 from diagnosis.triage.funnel import Ask, Drop, Room, Stage, Step, holders_key
-from diagnosis.triage.resources import Holder, NodePods, Offer
+from diagnosis.triage.resources import Groups, Holder, NodePods, Offer
 
 T = TypeVar("T")
 
@@ -71,6 +71,12 @@ class Findings:
         result = work()
         self._whole[key] = (nodes, result)
         return result
+
+    def groups(self, grouped: Mapping[str, NodePods]) -> Groups:
+        """`Groups.of(grouped)`, once per mapping of groups the reader hands over (`of_nodes`): what
+        the classifier counts (`Shared.counted`) and the reader looks into (the pods' anti-affinity,
+        `cluster.live.peers`) on each question; iterating 19,000 groups alone takes 5–10 ms."""
+        return self.of_nodes(grouped, "groups", partial(Groups.of, grouped))
 
     def forget(self, node: str) -> None:
         """The node changed or is gone: what was found on it is not kept."""

@@ -27,7 +27,6 @@ from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
 from diagnosis.triage.resources import (
     Counted,
-    Groups,
     Holder,
     Members,
     NodePods,
@@ -121,7 +120,7 @@ class Shared:
             else:
                 whole = None
                 if grouped and self.kept is not None:
-                    whole = self.kept.of_nodes(grouped, "groups", partial(Groups.of, grouped))
+                    whole = self.kept.groups(grouped)
                 pod, bound, nominated = view.pod, view.bound_pods, view.nominated_pods
                 found = Counted.of(pod, bound, nominated, self.extended, grouped, whole)
             self.alive += (view.bound_pods, view.nominated_pods, found)
