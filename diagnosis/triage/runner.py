@@ -106,7 +106,19 @@ def node_reads(
         # label value that exists) open nodes it dropped, and are checked on their pods.
         dropped = tuple(name(node) for node in last.entered[:FIX_NODES])
         return NodeReads(tuple(dict.fromkeys((*dropped, *pinned))), serving, shared)
-    return NodeReads(tuple(dict.fromkeys((*(name(node) for node in last.kept), *pinned))), serving, shared)
+    kept = _names(last.kept, findings)
+    return NodeReads(tuple(dict.fromkeys((*kept, *pinned))) if pinned else kept, serving, shared)
+
+
+def _names(nodes: tuple[Object, ...], findings: Findings | None) -> tuple[str, ...]:
+    """The names of these nodes (one each: the funnel's nodes are `candidates`); kept with the tuple
+    by a reader that keeps the nodes, which hands over the same stage for the same placement: on
+    65,000 nodes, the names of 19,000 take 5–10 ms, each name read from a node object of its own."""
+
+    def work() -> tuple[str, ...]:
+        return tuple(name(node) for node in nodes)
+
+    return work() if findings is None else findings.of_nodes(nodes, "names in order", work)
 
 
 def reaches_funnel(pod: Object) -> bool:
