@@ -137,6 +137,7 @@ async def test_from_the_cache_a_grouped_pods_namespace_selector_reads_the_pods_o
         async with cached_reader(sim) as reader:
             for _ in range(2):
                 view, prepared = await reader.triage_view(*RANKER)
+                assert prepared.grouped is not None
                 grouped = [name(p) for group in prepared.grouped.values() for p in group.repelling]
                 assert grouped == ["batch-guard-0"]
                 assert "batch-guard-0" not in {name(p) for p in view.peers.pods}
