@@ -132,13 +132,15 @@ class PeerReads:
         if any(name(n) == ns for n in peers.namespaces):
             return peers
         cache = self._source.cached()
-        if grouped and cache is not None:
-            # What the classifier counts of the groups, kept for the same groups (the first time,
-            # off the event loop: the groups of thousands of nodes are looked into).
-            whole = await asyncio.to_thread(cache.findings.groups, grouped)
-        else:
-            whole = Groups.of(grouped or {})
-        if not _selecting_namespaces(peers, bound, whole):
+
+        def selecting() -> bool:
+            # The groups as the classifier counts them, kept by the cache for the same groups;
+            # without groups, every pod one by one.
+            whole = cache.findings.groups(grouped) if grouped and cache is not None else Groups.of({})
+            return _selecting_namespaces(peers, bound, whole)
+
+        # Off the event loop: every pod a direct read fetched, or the groups of thousands of nodes.
+        if not await asyncio.to_thread(selecting):
             return peers
         found = await self._source.get_or_none(Target("get", "namespaces", name=ns, kind="namespace"))
         return replace(peers, namespaces=(*peers.namespaces, *([found] if found else [])))
