@@ -4,7 +4,7 @@ Objects come from users' snapshots and from live clusters, so any field may be m
 wrong type. The accessors here never raise: a missing or malformed field reads as empty.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
@@ -15,9 +15,10 @@ Object = Mapping[str, Any]
 
 
 def mapping(value: object) -> Mapping[str, Any]:
-    """`value` if it is a mapping, else an empty one. Decoded JSON is a plain dict: checked first, as
-    the ABC check costs ten times more and runs for every field of every object."""
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
+    """`value` if it is a mapping, else an empty one. Decoded JSON is a plain dict, or None where a
+    field is missing: both are checked first, as the ABC check costs ten times more and runs for
+    every field of every object."""
+    return value if type(value) is dict or (value is not None and isinstance(value, Mapping)) else {}
 
 
 def sequence(value: object) -> Sequence[Any]:
@@ -33,29 +34,26 @@ def text(value: object) -> str:
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
 
 
-def _part(obj: object, key: str) -> Mapping[str, Any]:
-    """`obj[key]` as a mapping. Decoded JSON takes the first lines: the funnel reads a part of each
-    of thousands of nodes and pods at every step, and the cache's pods leave out a Running pod's
-    status."""
-    if type(obj) is dict:
-        found = obj.get(key)
-        if type(found) is dict:
-            return found
-        if found is None:
-            return _NOTHING
-    return mapping(mapping(obj).get(key))
+def _part(key: str) -> Callable[[object], Mapping[str, Any]]:
+    """The reader of `obj[key]` as a mapping. Decoded JSON takes the first lines, in the reader's own
+    call: the funnel reads a part of each of thousands of nodes and pods at every step, and the
+    cache's pods leave out a Running pod's status."""
+
+    def read(obj: object) -> Mapping[str, Any]:
+        if type(obj) is dict:
+            found = obj.get(key)
+            if type(found) is dict:
+                return found
+            if found is None:
+                return _NOTHING
+        return mapping(mapping(obj).get(key))
+
+    return read
 
 
-def meta(obj: object) -> Mapping[str, Any]:
-    return _part(obj, "metadata")
-
-
-def spec(obj: object) -> Mapping[str, Any]:
-    return _part(obj, "spec")
-
-
-def status(obj: object) -> Mapping[str, Any]:
-    return _part(obj, "status")
+meta = _part("metadata")
+spec = _part("spec")
+status = _part("status")
 
 
 def parts(obj: object) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
@@ -71,21 +69,22 @@ def parts(obj: object) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[st
     return meta(obj), spec(obj), status(obj)
 
 
-def name(obj: object) -> str:
-    return _field(obj, "name")
+def _field(key: str) -> Callable[[object], str]:
+    """The reader of `metadata[key]` as a string, made as `_part` makes its readers (every step names
+    nodes and pods, thousands at each). A call made through another costs as much as the lookups."""
+
+    def read(obj: object) -> str:
+        if type(obj) is dict and type(found := obj.get("metadata")) is dict:
+            value = found.get(key)
+            if type(value) is str:
+                return value
+        return text(meta(obj).get(key))
+
+    return read
 
 
-def namespace(obj: object) -> str:
-    return _field(obj, "namespace")
-
-
-def _field(obj: object, key: str) -> str:
-    """`metadata[key]` as a string; decoded JSON takes the first lines (every step names nodes)."""
-    if type(obj) is dict and type(found := obj.get("metadata")) is dict:
-        value = found.get(key)
-        if type(value) is str:
-            return value
-    return text(_part(obj, "metadata").get(key))
+name = _field("name")
+namespace = _field("namespace")
 
 
 def uid(obj: object) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from diagnosis.objects import Object, spec, text
+from diagnosis.objects import Object, meta, spec, text
 from diagnosis.relations import JOBSET_NAME_LABEL, LWS_NAME_LABEL, POD_TEMPLATE_HASH, workload
 
 OWNER_LABELS = (JOBSET_NAME_LABEL, LWS_NAME_LABEL, POD_TEMPLATE_HASH)
@@ -26,9 +26,26 @@ class Owner(NamedTuple):
     name: str
 
 
-def top_owner(pod: Object) -> Owner:
-    """The workload the pod belongs to (`diagnosis.relations.workload`)."""
-    return Owner(*workload(pod))
+OwnersSeen = dict[tuple[int, int], Owner]
+"""`top_owner` by the identity of the owner references and labels it was read from."""
+
+
+def top_owner(pod: Object, seen: OwnersSeen | None = None) -> Owner:
+    """The workload the pod belongs to (`diagnosis.relations.workload`). `seen`: what was read of the
+    owner references and labels met already, by their identity, for pods that share both objects (a
+    workload's pods, as `cluster.compact` keeps them); whoever keeps it keeps those objects alive. A
+    pod with no owner reference is its own workload: it is never looked up there."""
+    if seen is None:
+        return Owner(*workload(pod))
+    pod_meta = meta(pod)
+    refs = pod_meta.get("ownerReferences")
+    if type(refs) is not list or not refs:
+        return Owner(*workload(pod))
+    key = (id(refs), id(pod_meta.get("labels")))
+    found = seen.get(key)
+    if found is None:
+        found = seen[key] = Owner(*workload(pod))
+    return found
 
 
 def priority(pod: Object) -> int:

@@ -37,7 +37,7 @@ from diagnosis.triage.resources import (
 )
 from diagnosis.triage.scheduling import Placement
 from diagnosis.views import TriageView
-from diagnosis.workloads import preempts_below
+from diagnosis.workloads import OwnersSeen, preempts_below
 
 if TYPE_CHECKING:
     from diagnosis.triage.findings import Findings
@@ -71,6 +71,8 @@ class Shared:
     """The free-slot step's findings on a node, by (id(node), id(its holders), the asks)."""
     extended: dict[int, Mapping[str, int]] = field(default_factory=dict)
     """A pod's extended asks (`resources.effective_requests`) by `resources.template_key`."""
+    owners: OwnersSeen = field(default_factory=dict)
+    """The pods' owners (`workloads.top_owner`) by what they were read from."""
     alive: list[object] = field(default_factory=list)
     _candidates: dict[int, tuple[Object, ...]] = field(default_factory=dict)
     _universes: dict[tuple[int, int], Mapping[str, Object]] = field(default_factory=dict)
@@ -158,7 +160,7 @@ class Shared:
                 continue
             held = self._held.get(id(pods))
             if held is None:
-                held = self._held[id(pods)] = device_holders(view.pod, pods, self.extended)
+                held = self._held[id(pods)] = device_holders(view.pod, pods, self.extended, self.owners)
             found[node] = held
         self.alive += (counted, nodes)
         self._holders[key] = found

@@ -17,7 +17,7 @@ from diagnosis.objects import Object, mapping, meta, name, namespace, parts, seq
 from diagnosis.quantity import count
 from diagnosis.relations import ENDED, is_terminal, nominated_node
 from diagnosis.triage.peers import spec_terms
-from diagnosis.workloads import Owner, preempts_below, priority, priority_class, top_owner
+from diagnosis.workloads import Owner, OwnersSeen, preempts_below, priority, priority_class, top_owner
 
 
 @lru_cache(maxsize=1024)
@@ -160,9 +160,9 @@ _NO_OWNER = Owner("Pod", "")
 _ANTI = "podAntiAffinity"
 
 
-@dataclass(frozen=True)
-class Holder:
-    """A pod that holds extended resources on a node."""
+class Holder(NamedTuple):
+    """A pod that holds extended resources on a node (a tuple: a question names the holders of every
+    node reached, thousands of them)."""
 
     namespace: str
     name: str
@@ -259,14 +259,18 @@ class Counted:
             node: str,
         ) -> bool:
             """Count the pod on the node (its `parts` given), unless it has none, is the pod asked
-            about, is counted already (where it was first listed; the caller looks in the node's
-            group) or has ended."""
-            if not node or key == me or key in where or other_status.get("phase") in ENDED:
+            about or has ended. The caller makes sure it is not counted already: where it was first
+            listed, or in the node's group."""
+            if not node or key == me or other_status.get("phase") in ENDED:
                 return False
             if my_uid and other_meta.get("uid") == my_uid:
                 return False
             where[key] = node
-            on.setdefault(node, []).append(other)
+            found = on.get(node)
+            if found is None:
+                on[node] = [other]
+            else:
+                found.append(other)
             if extended_of(other, other_spec, asks):
                 holding.setdefault(node, []).append(other)
             return True
@@ -275,15 +279,16 @@ class Counted:
             for position in positions:
                 other = bound_pods[position]
                 other_meta, other_spec, other_status = parts(other)
-                key = (text(other_meta.get("namespace")), text(other_meta.get("name")))
+                ns, pod_name = other_meta.get("namespace"), other_meta.get("name")
+                key = (ns if type(ns) is str else "", pod_name if type(pod_name) is str else "")
                 node = other_spec.get("nodeName")
                 node = node if type(node) is str else ""
                 grouped = bool(groups) and in_group(key, node)  # no group to look in: raw pods
-                if grouped or key in listed:
+                if grouped or listed.setdefault(key, position) != position:
                     relisted[key] = (*relisted.get(key, ()), position)
-                else:
-                    listed[key] = position
-                if grouped or not counts(other, other_meta, other_spec, other_status, key, node):
+                    if grouped or key in where:
+                        continue
+                if not counts(other, other_meta, other_spec, other_status, key, node):
                     continue
                 # Most pods have no affinity at all: a glance at the keys spares reading the terms.
                 rules = other_spec.get("affinity")
@@ -308,7 +313,7 @@ class Counted:
         for other in nominated_pods:
             if priority(other) >= mine:
                 key, node = (namespace(other), name(other)), nominated_node(other)
-                if not in_group(key, node):
+                if not in_group(key, node) and key not in where:
                     counts(other, *parts(other), key, node)
         return cls(
             _merged(part.on, on),
@@ -457,17 +462,15 @@ class Members:
         owned = self._owned.get(ns)
         if owned is None:
             owned = self._owned[ns] = []
+            loose = []  # the pods of the nodes whose pods are not their group's, in one pass
             # Thousands of nodes, few with a pod of the namespace: a group's are found in a lookup.
             for node, pods in self._by_node.items():
                 group = self._groups.get(node)
                 if group is None or group.pods is not pods:
-                    by_owner = _by_owner(pod for pod in pods if namespace(pod) == ns)
+                    loose.append(pods)
                 elif namespaced := group.namespaces.get(ns):
-                    by_owner = group.kept(("owners", ns), partial(_by_owner, namespaced))
-                else:
-                    continue
-                if by_owner:
-                    owned.append(by_owner)
+                    owned.append(group.kept(("owners", ns), partial(_by_owner, namespaced)))
+            owned.append(_by_owner(pod for pods in loose for pod in pods if namespace(pod) == ns))
         return [pod for by_owner in owned for pod in by_owner.get(owner, ())]
 
 
@@ -593,21 +596,27 @@ def template_key(pod_spec: Object) -> int:
 
 
 def device_holders(
-    pod: Object, pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = None
+    pod: Object,
+    pods: Iterable[Object],
+    seen: dict[int, Mapping[str, int]] | None = None,
+    owners: OwnersSeen | None = None,
 ) -> tuple[Holder, ...]:
     """Those of `pods` (counted on one node) that hold some extended resource, by namespace and name.
-    `seen`: the extended asks already worked out, by `template_key`."""
+    `seen`: the extended asks already worked out, by `template_key`; `owners`: the owners read
+    already (`top_owner`)."""
     memo: dict[int, Mapping[str, int]] = {} if seen is None else seen
     rank = preempts_below(pod)
-    held = [holder_of(other, asks, rank) for other in pods if (asks := extended_of(other, spec(other), memo))]
+    held = [holder_of(o, asks, rank, owners) for o in pods if (asks := extended_of(o, spec(o), memo))]
     return tuple(sorted(held, key=lambda h: (h.namespace, h.name)))
 
 
-def holder_of(other: Object, requests: Mapping[str, int], rank: int | None) -> Holder:
-    """Another pod on a node, as the fixes name it (`freeing.who`): whose, its priority, and whether a
-    pod that preempts pods below `rank` may preempt it (`workloads.preempts_below`: kube-scheduler
-    `defaultpreemption` evicts only pods of strictly lower priority, and none for a pod whose
-    preemptionPolicy is `Never`)."""
+def holder_of(
+    other: Object, requests: Mapping[str, int], rank: int | None, owners: OwnersSeen | None = None
+) -> Holder:
+    """Another pod on a node, as the fixes name it (`freeing.who`): whose (`owners`: as `top_owner`
+    takes them), its priority, and whether a pod that preempts pods below `rank` may preempt it
+    (`workloads.preempts_below`: kube-scheduler `defaultpreemption` evicts only pods of strictly
+    lower priority, and none for a pod whose preemptionPolicy is `Never`)."""
     other_meta, other_spec = meta(other), spec(other)
     its = priority(other)
     return Holder(
@@ -615,7 +624,7 @@ def holder_of(other: Object, requests: Mapping[str, int], rank: int | None) -> H
         text(other_meta.get("name")),
         requests,
         other_meta.get("deletionTimestamp") is not None,
-        top_owner(other),
+        top_owner(other, owners),
         its,
         priority_class(other),
         rank is not None and its < rank,
