@@ -13,7 +13,7 @@ device resources the pod asks for are the earlier steps' (`diagnosis.triage.reso
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -202,7 +202,9 @@ def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = No
     return Usage(total, number)
 
 
-def shortages(asked: Mapping[str, int], node: Object, used: Usage, devices: Iterable[str]) -> list[Shortage]:
+def shortages(
+    asked: Mapping[str, int], node: Object, used: Usage, devices: Collection[str]
+) -> list[Shortage]:
     """The resources of `asked` that do not fit on the node, in the scheduler's order (pods, cpu,
     memory, ephemeral-storage, then the scalar resources), leaving out the `devices` the earlier
     steps judge."""
@@ -211,10 +213,9 @@ def shortages(asked: Mapping[str, int], node: Object, used: Usage, devices: Iter
     pods_allowed = amount(PODS, offered.get(PODS))
     if used.pods + 1 > pods_allowed:
         found.append(Shortage(PODS, pods_allowed, used.pods, 1))
-    judged = set(devices)
-    for resource in sorted(asked, key=lambda r: (_ORDER.get(r, len(_ORDER)), r)):
+    for resource in _in_order(tuple(asked)):
         wanted = asked[resource]
-        if resource in judged or wanted <= 0:
+        if resource in devices or wanted <= 0:
             continue
         have, held = amount(resource, offered.get(resource)), used.requested.get(resource, 0)
         if wanted > have - held:
@@ -223,6 +224,12 @@ def shortages(asked: Mapping[str, int], node: Object, used: Usage, devices: Iter
 
 
 _ORDER = {CPU: 0, MEMORY: 1, EPHEMERAL: 2}
+
+
+@lru_cache(maxsize=256)
+def _in_order(resources: tuple[str, ...]) -> tuple[str, ...]:
+    """The resources in the scheduler's order (`shortages` checks thousands of nodes for one pod)."""
+    return tuple(sorted(resources, key=lambda r: (_ORDER.get(r, len(_ORDER)), r)))
 
 
 @lru_cache(maxsize=4096)
