@@ -439,6 +439,9 @@ class Step:
     """All the check reads of a node, as a key, when it reads only a few of its parts (a pool's
     nodes share them: `cluster.compact`); None for a node it reads more of. `run` checks one node
     of each shape and gives the others of that shape its answer."""
+    skips: Callable[[Ask], bool] | None = None
+    """Whether the check passes every node for the pod, read of the pod alone (the scheduler's
+    PreFilter `Skip`): `run` then reads no node."""
 
 
 @dataclass(frozen=True)
@@ -469,13 +472,28 @@ Rung = Callable[[Seen], Answer | None]
 
 
 def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
-    """Apply the steps in order until one leaves no node."""
+    """Apply the steps in order until one leaves no node. A step that reads a node's shape
+    (`Step.shape`) checks one node of each shape and gives the others of that shape its answer: on
+    5,000 nodes of a few pools, a few checks in place of thousands; a step that passes every node
+    for the pod (`Step.skips`) reads none."""
     stages = []
     for step in steps:
+        if step.skips is not None and step.skips(ask):
+            stages.append(Stage(step, nodes, nodes, ()))
+            if not nodes:
+                break
+            continue
         kept, dropped = [], []
-        check = step.check if step.shape is None else _by_shape(step.check, step.shape)
-        for node in nodes:
-            why = check(ask, node)
+        check, shape = step.check, step.shape
+        known: dict[Hashable, str | None] = {}
+        for node in nodes:  # a plain loop, its checks inline: it runs for every node of every step
+            key = None if shape is None else shape(ask, node)
+            if key is None:
+                why = check(ask, node)
+            elif key in known:
+                why = known[key]
+            else:
+                why = known[key] = check(ask, node)
             if why is None:
                 kept.append(node)
             else:
@@ -485,25 +503,6 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
             break
         nodes = tuple(kept)
     return tuple(stages)
-
-
-def _by_shape(
-    check: Callable[[Ask, Object], str | None], shape: Callable[[Ask, Object], Hashable]
-) -> Callable[[Ask, Object], str | None]:
-    """A step's check for one run, answering once per node shape (`Step.shape`): on 5,000 nodes of a
-    few pools, a few checks in place of thousands."""
-    known: dict[Hashable, str | None] = {}
-
-    def checked(ask: Ask, node: Object) -> str | None:
-        key = shape(ask, node)
-        if key is None:
-            return check(ask, node)
-        if key in known:
-            return known[key]
-        why = known[key] = check(ask, node)
-        return why
-
-    return checked
 
 
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:

@@ -187,11 +187,16 @@ class Placement:
             known = self._untolerated[key] = tuple(found)
         return known
 
+    @property
+    def constrained(self) -> bool:
+        """The pod has a nodeSelector or a required node affinity (`mismatch` reads the node)."""
+        return bool(self.selector) or self.terms is not None
+
     def mismatch(self, node: Object) -> str | None:
         """Why the node fails `GetRequiredNodeAffinity(pod).Match(node)`: the nodeSelector (every key
         present with an equal value) and then the required affinity (terms ORed, requirements ANDed)."""
         # An unconstrained pod fits every node: no need to read the node's labels.
-        if not self.selector and self.terms is None:
+        if not self.constrained:
             return None
         node_labels = labels(node)
         for key, wanted in self.selector:

@@ -463,7 +463,9 @@ def test_a_step_that_reads_a_few_parts_of_a_node_checks_one_node_of_each_shape()
     """Taints, cordons and what a node offers of the pod's extended resources: the steps that read
     only these (`Step.shape`) check one node of each shape; nodes read as a direct read keeps them
     (`cluster.compact.NODE`) share a pool's parts, and the stages are those of checking every node.
-    A pod that asks DRA devices has its nodes checked one by one (the devices differ per node)."""
+    The labels are read of no node for a pod without a nodeSelector or node affinity (`Step.skips`),
+    of every node for one with. A pod that asks DRA devices has its nodes checked one by one (the
+    devices differ per node)."""
     generated = generate(300, 10, slices=2, hosts_per_slice=16)
     page = msgspec.json.encode({"apiVersion": "v1", "kind": "NodeList", "items": generated.nodes})
     nodes = candidates(kept_items(NODE.page.decode(page), NODE.item))
@@ -481,9 +483,13 @@ def test_a_step_that_reads_a_few_parts_of_a_node_checks_one_node_of_each_shape()
     assert [bool(step.shape) for step in shaped] == [False, True, True, True]
     ask = Ask(pod, effective_requests(pod))
     stages = run(shaped, ask, nodes)
-    every = run(tuple(replace(step, shape=None) for step in FUNNEL[:4]), ask, nodes)
+    every = run(tuple(replace(step, shape=None, skips=None) for step in FUNNEL[:4]), ask, nodes)
     assert [(s.entered, s.kept, s.dropped) for s in stages] == [(s.entered, s.kept, s.dropped) for s in every]
     assert all(s.kept and s.dropped for s in stages[1:])  # each shaped step both keeps and drops nodes
+    assert checked[PodVerdict.LABEL_MISMATCH] == 0
+    selecting = copy.deepcopy(pod)
+    selecting["spec"]["nodeSelector"] = {"kubernetes.io/os": "linux"}
+    run(shaped[:1], Ask(selecting, effective_requests(selecting)), nodes)
     assert checked[PodVerdict.LABEL_MISMATCH] == 300
     for step, stage in zip(shaped[1:], stages[1:], strict=True):
         assert step.shape is not None

@@ -32,6 +32,12 @@ def label_mismatch(ask: Ask, node: Object) -> str | None:
     return ask.placement.mismatch(node)
 
 
+def unconstrained(ask: Ask) -> bool:
+    """The pod has no nodeSelector and no required node affinity: every node matches (NodeAffinity's
+    PreFilter returns `Skip` for it, `nodeaffinity/node_affinity.go`)."""
+    return not ask.placement.constrained
+
+
 def advise(funnel: Funnel) -> Advice:
     pod, nodes = funnel.view.pod, funnel.last.entered
     selector = {k: v for k, v in node_selector(pod).items() if isinstance(k, str) and isinstance(v, str)}
@@ -208,4 +214,5 @@ STEP = Step(
     label_mismatch,
     advise,
     ("NodeName", "NodeAffinity"),
+    skips=unconstrained,
 )
