@@ -230,9 +230,9 @@ class Room(NamedTuple):
     allocatable: tuple[int, ...]
     used: tuple[int, ...]
 
-    def free(self) -> tuple[int, ...]:
-        """Allocatable minus held: negative where the holders hold more than is allocatable."""
-        return tuple(a - u for a, u in zip(self.allocatable, self.used, strict=True))
+    def spare(self) -> tuple[int, ...]:
+        """Allocatable minus held: 0 where the holders hold as much or more than is allocatable."""
+        return tuple(max(a - u, 0) for a, u in zip(self.allocatable, self.used, strict=True))
 
 
 @dataclass(frozen=True)

@@ -211,8 +211,8 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
     ending the holders whose end opens a node, lowest priority first (the ones this pod may preempt
     named so)."""
     ask, nodes = funnel.ask, funnel.last.entered
-    free, ranked = ask.of_holders(nodes, "most free", partial(_most_free, ask, nodes))
-    lowered = _fewer(ask, free)
+    most, free, ranked = ask.of_holders(nodes, "most free", partial(_most_free, ask, nodes))
+    lowered = _fewer(ask, most)
     return (
         *(wait for node in ranked if (wait := _waiting(ask, free[name(node)], node)) is not None),
         *((lowered,) if lowered is not None else ()),
@@ -220,15 +220,17 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
     )
 
 
-def _most_free(ask: Ask, nodes: tuple[Object, ...]) -> tuple[dict[str, dict[str, int]], tuple[Object, ...]]:
-    """Node name → what it has free of each resource asked; and the `CHECKED` nodes with the most free."""
-    rooms = ask.room(nodes)
-    free = {
-        host: dict(zip(ask.requests, (max(f, 0) for f in room.free()), strict=True))
-        for host, room in rooms.items()
-    }
-    ranked = sorted(free, key=lambda h: (-sum(free[h].values()), h))[:CHECKED]
-    return free, tuple(rooms[host].node for host in ranked)
+def _most_free(
+    ask: Ask, nodes: tuple[Object, ...]
+) -> tuple[dict[str, int], dict[str, dict[str, int]], tuple[Object, ...]]:
+    """Resource asked → the most any node has free of it; and the `CHECKED` nodes with the most free,
+    each (by name) with what it has free of each resource asked."""
+    rooms, asked = ask.room(nodes), tuple(ask.requests)
+    free = {host: room.spare() for host, room in rooms.items()}
+    most = {resource: max((f[at] for f in free.values()), default=0) for at, resource in enumerate(asked)}
+    ranked = sorted(free, key=lambda h: (-sum(free[h]), h))[:CHECKED]
+    each = {host: dict(zip(asked, free[host], strict=True)) for host in ranked}
+    return most, each, tuple(rooms[host].node for host in ranked)
 
 
 def _waiting(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
@@ -244,13 +246,13 @@ def _waiting(ask: Ask, free: Mapping[str, int], node: Object) -> Change | None:
     )
 
 
-def _fewer(ask: Ask, free: Mapping[str, Mapping[str, int]]) -> Change | None:
+def _fewer(ask: Ask, most_free: Mapping[str, int]) -> Change | None:
     """Ask as many devices as the roomiest node has free, of each resource short everywhere."""
     patch: Mapping[str, Any] | None = None
     pod = ask.pod
     budget_words = []
     for resource, wanted in ask.requests.items():
-        most = max((free[n][resource] for n in free), default=0)
+        most = most_free[resource]
         # A TPU pod asks its host's whole share of the slice topology: fewer chips is another slice.
         if 0 < most < wanted and resource not in WHOLE_HOST:
             lowered = with_asks(patched(pod, patch), resource, most)
