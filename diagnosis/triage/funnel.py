@@ -255,6 +255,8 @@ class Ask:
     """The whole view, for the steps that look beyond the node: volumes, spread, pod affinity."""
     reached: frozenset[str] = frozenset()
     """The nodes that reached the free-slot step: those whose bound pods the view holds."""
+    counted: Counted | None = None
+    """What `pods` and `groups` were taken from."""
     memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
     _shortages: dict[int, list[Shortage]] = field(default_factory=dict, compare=False, repr=False)
     """What a step works out once for all nodes (its counts per domain, the pod's claims)."""
@@ -283,7 +285,7 @@ class Ask:
     def members(self) -> Members:
         """Every pod counted on the reached nodes (`pods`), found by workload: how many replicas a
         fix that scales a workload down starts from."""
-        return Members(self.pods, self.groups)
+        return Members(self.pods, self.groups, self.counted)
 
     def offer(self, node: Object, resource: str) -> Offer:
         """`resources.offer(node, resource)`, read once per node."""

@@ -205,7 +205,10 @@ class Counted:
     """Node name → those of its counted pods that ask for an extended resource (`device_holders`
     reads only these: most pods ask none)."""
     gone: frozenset[tuple[str, str]] = frozenset()
-    """The pods taken out by `without`: `where` still names them."""
+    """The pods taken out by `without`: `where` and `spaces` still hold them."""
+    spaces: Mapping[str, list[Object]] = field(default_factory=dict)
+    """Namespace → the pods counted in it outside `groups` (`Members` finds a workload's replicas in
+    its namespace: a pass over every pod would read thousands of objects spread over the heap)."""
     groups: Mapping[str, NodePods] = field(default_factory=dict)
     """The nodes whose counted pods are the reader's `NodePods` for them, as given."""
     offsets: Mapping[str, int] = field(default_factory=dict)
@@ -239,6 +242,7 @@ class Counted:
         on: dict[str, list[Object]] = {}
         holding: dict[str, list[Object]] = {}
         where: dict[tuple[str, str], str] = {}
+        spaces: dict[str, list[Object]] = {}
         repelling = []
         listed: dict[tuple[str, str], int] = {}
         relisted: dict[tuple[str, str], tuple[int, ...]] = {}
@@ -269,6 +273,11 @@ class Counted:
             found = on.get(node)
             if found is None:
                 on[node] = [other]
+            else:
+                found.append(other)
+            found = spaces.get(key[0])
+            if found is None:
+                spaces[key[0]] = [other]
             else:
                 found.append(other)
             if extended_of(other, other_spec, asks):
@@ -324,6 +333,7 @@ class Counted:
             _merged(part.holding, holding),
             groups=groups,
             offsets=offsets,
+            spaces=spaces,
         )
 
     def within(self, node_names: Collection[str]) -> Mapping[str, tuple[Object, ...]]:
@@ -449,12 +459,17 @@ class Members:
     about it, node by node; a node's `NodePods` keeps what it sorted for every later question."""
 
     def __init__(
-        self, by_node: Mapping[str, Sequence[Object]], groups: Mapping[str, NodePods] | None = None
+        self,
+        by_node: Mapping[str, Sequence[Object]],
+        groups: Mapping[str, NodePods] | None = None,
+        counted: Counted | None = None,
     ) -> None:
         """`by_node`: node name → its pods (any key, where the nodes do not matter); `groups`: the
-        nodes whose pods are their `NodePods`'."""
+        nodes whose pods are their `NodePods`'; `counted`: what `by_node` was taken from, whose
+        pods counted one by one are found by namespace there (`Counted.spaces`)."""
         self._by_node = by_node
         self._groups = groups or {}
+        self._counted = counted
         self._owned: dict[str, list[Mapping[Owner, list[Object]]]] = {}
 
     def of(self, ns: str, owner: Owner) -> list[Object]:
@@ -462,16 +477,25 @@ class Members:
         owned = self._owned.get(ns)
         if owned is None:
             owned = self._owned[ns] = []
-            loose = []  # the pods of the nodes whose pods are not their group's, in one pass
+            counted, read = self._counted, list[Object]()
             # Thousands of nodes, few with a pod of the namespace: a group's are found in a lookup.
             for node, pods in self._by_node.items():
                 group = self._groups.get(node)
-                if group is None or group.pods is not pods:
-                    loose.append(pods)
-                elif namespaced := group.namespaces.get(ns):
-                    owned.append(group.kept(("owners", ns), partial(_by_owner, namespaced)))
-            owned.append(_by_owner(pod for pods in loose for pod in pods if namespace(pod) == ns))
+                if group is not None and group.pods is pods:
+                    if namespaced := group.namespaces.get(ns):
+                        owned.append(group.kept(("owners", ns), partial(_by_owner, namespaced)))
+                elif counted is None or group is not None:  # a group's pods beside others: each read
+                    read += (pod for pod in pods if namespace(pod) == ns)
+            if counted is not None:
+                read += (pod for pod in counted.spaces.get(ns, ()) if self._loose(counted, pod))
+            owned.append(_by_owner(read))
         return [pod for by_owner in owned for pod in by_owner.get(owner, ())]
+
+    def _loose(self, counted: Counted, pod: Object) -> bool:
+        """The pod, counted one by one, is counted on a node of `by_node` that has no group."""
+        key = (namespace(pod), name(pod))
+        node = counted.where.get(key)
+        return node in self._by_node and node not in self._groups and key not in counted.gone
 
 
 def _by_owner(pods: Iterable[Object]) -> dict[Owner, list[Object]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, passing
 from diagnosis.triage.fixes import UNCHECKED, Remaining
-from diagnosis.triage.resources import Members, group_pods
+from diagnosis.triage.resources import Counted, Members, group_pods
 from diagnosis.views import TriageView
 from diagnosis.workloads import Owner
 from tests.unit.test_gpu_corpus import CASES, items, view_of
@@ -342,11 +343,24 @@ def test_a_workloads_members_are_the_same_read_pod_by_pod_or_by_the_groups_a_cac
     groups = group_pods(on)
     kept = {node: group.pods for node, group in groups.items()}
     vllm, embed = Owner("Deployment", "vllm-7b"), Owner("Deployment", "embed")
-    for members in (Members(on), Members(kept, groups), Members(kept, groups)):  # the last: as kept
+    asked = _pod("ml", "vllm-7b-6d9f4-z", "vllm-7b-6d9f4", "")
+    raw = Counted.of(asked, tuple(chain.from_iterable(on.values())))  # as a direct read lists them
+    # The groups of one node and the other's pods as listed after them (a cache's unsynced node).
+    gpu_a = {"gpu-a": groups["gpu-a"]}
+    mixed = Counted.of(asked, (*groups["gpu-a"].pods, *on["gpu-b"]), grouped=gpu_a)
+    read = [Members(c.within(set(on)), c.groups, c) for c in (raw, mixed)]
+    for members in (Members(on), Members(kept, groups), Members(kept, groups), *read):  # the third: as kept
         assert [name(p) for p in members.of("ml", vllm)] == ["vllm-7b-6d9f4-a", "vllm-7b-6d9f4-c"]
         assert [name(p) for p in members.of("web", vllm)] == ["vllm-7b-5c8b2-b"]  # same name, not the same
         assert [name(p) for p in members.of("ml", embed)] == ["embed-77f5c-d"]
         assert members.of("web", embed) == []
+    # Only the nodes handed over, and without the pods a fix ends.
+    for counted in (raw, mixed):
+        on_b = Members(counted.within({"gpu-b"}), counted.groups, counted)
+        assert [name(p) for p in on_b.of("ml", vllm)] == ["vllm-7b-6d9f4-c"]
+        after = counted.without(frozenset({("ml", "vllm-7b-6d9f4-c")}))
+        members = Members(after.within(set(on)), after.groups, after)
+        assert [name(p) for p in members.of("ml", vllm)] == ["vllm-7b-6d9f4-a"]
 
 
 def test_a_rollout_that_its_old_pods_keep_out_by_anti_affinity_ends_an_old_pod_first() -> None:
