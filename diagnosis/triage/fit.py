@@ -46,7 +46,16 @@ def is_fitted(resource: str) -> bool:
 
 
 def amount(resource: str, value: object) -> int:
-    """The quantity as the scheduler counts it: cpu in millicores, everything else `Value()`."""
+    """The quantity as the scheduler counts it: cpu in millicores, everything else `Value()`. Worked
+    out once per resource and quantity written as text or a whole number (the nodes of a pool report
+    the same; `lru_cache` would take `True` for `1`, and cannot take what is not hashable)."""
+    if type(value) is str or type(value) is int:
+        return _amount(resource, value)
+    return _amount.__wrapped__(resource, value)
+
+
+@lru_cache(maxsize=4096)
+def _amount(resource: str, value: object) -> int:
     return (milli(value) if resource == CPU else count(value)) or 0
 
 

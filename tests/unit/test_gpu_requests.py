@@ -13,6 +13,7 @@ import pytest
 from devtools.corpus import ROOT
 from diagnosis.objects import name, namespace
 from diagnosis.quantity import count
+from diagnosis.triage.fit import amount
 from diagnosis.triage.resources import (
     Counted,
     Groups,
@@ -365,3 +366,28 @@ def test_holders_ignore_malformed_entries() -> None:
         {"metadata": [], "spec": {"nodeName": "n1"}},
     ]
     assert holders(asking, junk, ["n1"]) == {}
+
+
+@pytest.mark.parametrize(
+    ("resource", "value", "expected"),
+    [
+        ("cpu", "95500m", 95_500),
+        ("cpu", 96, 96_000),
+        ("cpu", 1.5, 1_500),
+        ("memory", "1Gi", 2**30),
+        ("pods", 110, 110),
+        ("pods", "110", 110),
+        ("memory", {"value": "1Gi"}, 0),  # not hashable, and no quantity
+        ("memory", None, 0),
+    ],
+)
+def test_a_quantity_reads_as_the_scheduler_counts_it_whatever_was_read_before(
+    resource: str, value: object, expected: int
+) -> None:
+    for _ in range(2):  # the second time as worked out the first
+        assert amount(resource, value) == expected
+
+
+def test_a_bool_is_no_quantity_though_it_equals_a_number() -> None:
+    """`True == 1`: whichever is read first, the other reads as itself."""
+    assert [amount("pods", v) for v in (True, 1, True, 1)] == [0, 1, 0, 1]
