@@ -14,7 +14,6 @@ device resources the pod asks for are the earlier steps' (`diagnosis.triage.reso
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -176,14 +175,14 @@ class Shortage(NamedTuple):
         return self.asked > self.allocatable
 
     def __str__(self) -> str:
-        shown = (show(self.resource, v) for v in (self.allocatable, self.used, self.asked))
-        allocatable, used, asked = shown
-        return f"{self.resource} allocatable {allocatable}, used {used}, asked {asked}: {self.message}"
+        resource, allocatable, used, asked = self
+        held = f"allocatable {show(resource, allocatable)}, used {show(resource, used)}"
+        return f"{resource} {held}, asked {show(resource, asked)}: {self.message}"
 
 
-@dataclass(frozen=True)
-class Usage:
-    """What the pods counted on one node request together, and how many they are."""
+class Usage(NamedTuple):
+    """What the pods counted on one node request together, and how many they are (a tuple: one per
+    node reached)."""
 
     requested: Mapping[str, int]
     pods: int
