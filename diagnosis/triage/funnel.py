@@ -516,7 +516,7 @@ def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:
 def _sorted_by_name(nodes: Iterable[object]) -> tuple[dict[str, Object], tuple[Object, ...]]:
     """The nodes with a name by name, and `candidates(nodes)`."""
     by_name = _by_name(nodes)
-    return by_name, tuple(by_name[n] for n in sorted(by_name))
+    return by_name, tuple(map(by_name.__getitem__, sorted(by_name)))
 
 
 def _by_name(nodes: Iterable[object]) -> dict[str, Object]:

@@ -526,7 +526,8 @@ def _merged(
         return grouped
     merged = dict(grouped)
     for node, more in counted.items():
-        merged[node] = (*merged.get(node, ()), *more)
+        found = merged.get(node)
+        merged[node] = tuple(more) if found is None else (*found, *more)
     return merged
 
 
