@@ -147,7 +147,7 @@ def native_asks(pod: Object) -> tuple[str, ...]:
     return tuple(r for r in pod_requests(pod) if "kubernetes.io/" in r)
 
 
-def _offered(node: Object) -> Mapping[str, Any]:
+def offered_of(node: Object) -> Mapping[str, Any]:
     """The node's allocatable, or its capacity when it has no allocatable."""
     node_status = status(node)
     offered = node_status.get("allocatable")
@@ -210,34 +210,30 @@ def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = No
     return Usage(total, number)
 
 
-def shortages(
-    asked: Mapping[str, int], node: Object, used: Usage, devices: Collection[str]
-) -> list[Shortage]:
-    """The resources of `asked` that do not fit on the node, in the scheduler's order (pods, cpu,
-    memory, ephemeral-storage, then the scalar resources), leaving out the `devices` the earlier
-    steps judge."""
+def shortages(asked: Iterable[tuple[str, int]], offered: Mapping[str, int], used: Usage) -> list[Shortage]:
+    """The resources `asked` (`checked_asks`) that do not fit on a node that offers `offered` of
+    them and of pods (`amount` of what `offered_of` reads), whose pods use `used`: the pod count
+    first."""
     found = []
-    offered = _offered(node)
-    pods_allowed = amount(PODS, offered.get(PODS))
+    pods_allowed, requested = offered[PODS], used.requested
     if used.pods + 1 > pods_allowed:
         found.append(Shortage(PODS, pods_allowed, used.pods, 1))
-    for resource in _in_order(tuple(asked)):
-        wanted = asked[resource]
-        if resource in devices or wanted <= 0:
-            continue
-        have, held = amount(resource, offered.get(resource)), used.requested.get(resource, 0)
+    for resource, wanted in asked:
+        have, held = offered[resource], requested.get(resource, 0)
         if wanted > have - held:
             found.append(Shortage(resource, have, held, wanted))
     return found
 
 
+def checked_asks(asked: Mapping[str, int], devices: Collection[str]) -> tuple[tuple[str, int], ...]:
+    """The pod's requests `shortages` compares, in the scheduler's order (pods, cpu, memory,
+    ephemeral-storage, then the scalar resources), leaving out those of 0 and the `devices` the
+    earlier steps judge."""
+    order = sorted(asked, key=lambda r: (_ORDER.get(r, len(_ORDER)), r))
+    return tuple((r, asked[r]) for r in order if r not in devices and asked[r] > 0)
+
+
 _ORDER = {CPU: 0, MEMORY: 1, EPHEMERAL: 2}
-
-
-@lru_cache(maxsize=256)
-def _in_order(resources: tuple[str, ...]) -> tuple[str, ...]:
-    """The resources in the scheduler's order (`shortages` checks thousands of nodes for one pod)."""
-    return tuple(sorted(resources, key=lambda r: (_ORDER.get(r, len(_ORDER)), r)))
 
 
 @lru_cache(maxsize=4096)

@@ -21,7 +21,17 @@ from diagnosis.dra_objects import Dra
 from diagnosis.model import Command, Holding, PodState, PodVerdict, Snippet, Started
 from diagnosis.objects import Object, name
 from diagnosis.triage.dra.devices import Devices
-from diagnosis.triage.fit import Shortage, Usage, pod_requests, shortages, usage
+from diagnosis.triage.fit import (
+    PODS,
+    Shortage,
+    Usage,
+    amount,
+    checked_asks,
+    offered_of,
+    pod_requests,
+    shortages,
+    usage,
+)
 from diagnosis.triage.fixes import Change
 from diagnosis.triage.peers import universe
 from diagnosis.triage.ports import HostPort, host_ports
@@ -90,6 +100,8 @@ class Shared:
     """The pod's `Devices` (`devices`)."""
     _counted: dict[tuple[int, int], Counted] = field(default_factory=dict)
     _held: dict[int, tuple[Holder, ...]] = field(default_factory=dict)
+    _amounts: dict[int, tuple[Mapping[str, Any], dict[str, int]]] = field(default_factory=dict)
+    """`offered` by id(what a node offers), with it."""
     _holders: dict[tuple[int, int], dict[str, tuple[Holder, ...]]] = field(default_factory=dict)
     """`holders_of` by id(counted) and id(nodes)."""
     _redone: dict[int, tuple[Mapping[str, tuple[Holder, ...]], frozenset[str]]] = field(default_factory=dict)
@@ -97,6 +109,20 @@ class Shared:
     other one and those nodes."""
     _ended: dict[int, tuple[Sequence[Object], frozenset[tuple[str, str]]]] = field(default_factory=dict)
     """Bound pods (by id) that are others without some pods (a fix's that ends them)."""
+
+    def offered(self, node: Object, asked: Iterable[tuple[str, int]]) -> Mapping[str, int]:
+        """What the node offers of pods and of each resource asked (`fit.amount` of what
+        `fit.offered_of` reads), worked out once per what it offers: a pool's nodes share it
+        (`cluster.compact`)."""
+        offered = offered_of(node)
+        kept = self._amounts.get(id(offered))
+        if kept is None or kept[0] is not offered:
+            kept = self._amounts[id(offered)] = (offered, {PODS: amount(PODS, offered.get(PODS))})
+        amounts = kept[1]
+        for resource, _ in asked:
+            if resource not in amounts:
+                amounts[resource] = amount(resource, offered.get(resource))
+        return amounts
 
     def keep(self, view: TriageView) -> None:
         """Keep alive what the view holds, for as long as this lives."""
@@ -336,12 +362,18 @@ class Ask:
             found[host] = Room(node, tuple(offered), tuple(held))
         return found
 
+    @cached_property
+    def checked(self) -> tuple[tuple[str, int], ...]:
+        """The pod's requests the node-resources step compares (`fit.checked_asks`)."""
+        return checked_asks(self.fit, self.requests)
+
     def shortages(self, node: Object) -> list[Shortage]:
         """What of the pod's other requests does not fit on the node (`fit.shortages`), worked out once
         per node for the check, the advice and the fixes."""
         found = self._shortages.get(id(node))
         if found is None:
-            found = shortages(self.fit, node, self.usage(name(node)), self.requests)
+            asked = self.checked
+            found = shortages(asked, self.shared.offered(node, asked), self.usage(name(node)))
             self._shortages[id(node)] = found
         return found
 
