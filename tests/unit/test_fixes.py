@@ -18,11 +18,16 @@ from diagnosis.model import Diagnosis, Fix, PodVerdict
 from diagnosis.objects import kind, name, namespace
 from diagnosis.patch import merge_patch
 from diagnosis.triage.classify import classify, passing
+from diagnosis.triage.fit import Shortage
 from diagnosis.triage.fixes import UNCHECKED, Remaining
+from diagnosis.triage.funnel import Ask
 from diagnosis.triage.resources import Counted, Members, group_pods
+from diagnosis.triage.steps.node_resources import _smaller_request
 from diagnosis.views import TriageView
 from diagnosis.workloads import Owner
 from tests.unit.test_gpu_corpus import CASES, items, view_of
+
+GI = 2**30
 
 LADDER = list(PodVerdict)
 """The verdicts in the order `classify` checks them: a fix must move a pod further down."""
@@ -601,3 +606,25 @@ def test_the_pods_a_fix_leaves_read_as_a_copy_without_the_ended_ones(gone: tuple
     for index in (len(copied), -len(copied) - 1):
         with pytest.raises(IndexError):
             remaining[index]
+
+
+def test_a_smaller_request_is_cut_to_what_the_node_needing_the_least_cut_has_free() -> None:
+    """Per node, the share of its asks a pod keeps when cut to what is free there, the first node of
+    the largest; a node where some short resource is not to be asked less of (hugepages), or where
+    nothing is free, is passed over."""
+    pod = {
+        "metadata": {"namespace": "ml", "name": "eval-0"},
+        "spec": {"containers": [{"name": "eval", "resources": {"requests": {"cpu": "8", "memory": "10Gi"}}}]},
+    }
+    found = {
+        "none-free": [Shortage("cpu", 4000, 4000, 8000)],
+        "hugepages-short": [Shortage("cpu", 8000, 100, 8500), Shortage("hugepages-2Mi", 4 * GI, GI, 4 * GI)],
+        "cpu-short": [Shortage("cpu", 4000, 1000, 8000)],  # keeps 3/8 of its cpu
+        "memory-short": [Shortage("memory", 8 * GI, 4 * GI, 10 * GI)],  # keeps 4/10 of its memory
+        "cpu-short-too": [Shortage("cpu", 4000, 800, 8000)],  # as much, listed later
+    }
+    nodes = [{"metadata": {"name": host}} for host in found]
+    change = _smaller_request(Ask(pod, {}), nodes, found)
+    assert change is not None
+    assert change.summary.startswith("ask 4Gi memory instead of 10Gi in ")
+    assert _smaller_request(Ask(pod, {}), nodes[:2], found) is None

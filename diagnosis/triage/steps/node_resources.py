@@ -5,6 +5,7 @@ pod count (`diagnosis.triage.fit`).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -119,16 +120,17 @@ _LOWERABLE = ("cpu", "memory", "ephemeral-storage")
 def _smaller_request(ask: Ask, nodes: Sequence[Object], found: Mapping[str, list[Shortage]]) -> Change | None:
     """One pod patch: the short resources asked at what the node that needs the least cut has free."""
     best: tuple[float, Mapping[str, int]] | None = None
-    for node in nodes:
-        short = found[name(node)]
-        if not short or any(s.resource not in _LOWERABLE for s in short):
-            continue
-        free = {s.resource: s.allocatable - s.used for s in short}
-        if any(v <= 0 for v in free.values()):
-            continue
-        kept = min(free[s.resource] / s.asked for s in short)
-        if best is None or kept > best[0]:
-            best = (kept, free)
+    for node in nodes:  # a plain loop: it runs for each of thousands of nodes
+        free: dict[str, int] = {}
+        kept = math.inf
+        for short in found[name(node)]:
+            spare = short.allocatable - short.used
+            if short.resource not in _LOWERABLE or spare <= 0:
+                break
+            free[short.resource], kept = spare, min(kept, spare / short.asked)
+        else:
+            if free and (best is None or kept > best[0]):
+                best = (kept, free)
     if best is None:
         return None
     pod, patch, words = ask.pod, None, []
