@@ -31,11 +31,12 @@ def advise(funnel: Funnel) -> Advice:
     found = {name(n): ask.shortages(n) for n in nodes}
     tally = Counter(s.resource for short in found.values() for s in short)
     resource = min(tally, key=lambda r: (-tally[r], r))
-    short_here = {
-        n: next(s for s in short if s.resource == resource)
-        for n, short in found.items()
-        if any(s.resource == resource for s in short)
-    }
+    short_here = {}
+    for host, short in found.items():  # a plain loop: thousands of nodes
+        for shortage in short:
+            if shortage.resource == resource:
+                short_here[host] = shortage
+                break
     others = sorted(set(tally) - {resource})
     evidence = [
         "the pod's requests as the scheduler counts them (containers, init containers, overhead): "
@@ -101,8 +102,9 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
     short (`ending_on`). A pod larger than any node gets only the smaller request; the pod count and
     hugepages are never asked less of (a pod is one pod, and hugepages are what the app maps)."""
     ask, nodes = funnel.ask, funnel.last.entered
-    found = {name(n): ask.shortages(n) for n in nodes}
-    ranked = sorted(nodes, key=lambda n: (len(found[name(n)]), name(n)))
+    by_name = {name(n): n for n in nodes}
+    found = {host: ask.shortages(node) for host, node in by_name.items()}
+    ranked = [by_name[host] for host in sorted(found, key=lambda h: (len(found[h]), h))]
     waits = [w for node in ranked[:CHECKED] if (w := waiting_on(ask, node)) is not None][:1]
     lowered = _smaller_request(ask, nodes, found)
     changes: list[Change] = [*waits, *([lowered] if lowered is not None else [])]
