@@ -242,11 +242,11 @@ def holders_key(nodes: tuple[Object, ...]) -> str:
     return f"of holders {id(nodes)}"
 
 
-def offered(ask: Ask, node: Object) -> Hashable:
+def offered(ask: Ask) -> Callable[[Object], Hashable] | None:
     """The shape of a node for a check that reads only what it offers of the pod's extended resources
     (`Ask.offer`: `resources.offer_read`). None for a pod with DRA devices, whose checks read the
     node's devices too."""
-    return None if ask.devices is not None else offer_read(node)
+    return None if ask.devices is not None else offer_read
 
 
 class Room(NamedTuple):
@@ -469,10 +469,10 @@ class Step:
     plugins: tuple[str, ...] = ()
     """The kube-scheduler Filter plugins whose rule the check applies (`apis/config/v1/
     default_plugins.go`): `devtools.oracle` compares the step with them."""
-    shape: Callable[[Ask, Object], Hashable] | None = None
-    """All the check reads of a node, as a key, when it reads only a few of its parts (a pool's
-    nodes share them: `cluster.compact`); None for a node it reads more of. `run` checks one node
-    of each shape and gives the others of that shape its answer."""
+    shape: Callable[[Ask], Callable[[Object], Hashable] | None] | None = None
+    """For a pod, what reads all the check reads of a node, as a key, when it reads only a few of
+    its parts (a pool's nodes share them: `cluster.compact`); None when it reads more of them.
+    `run` checks one node of each shape and gives the others of that shape its answer."""
     skips: Callable[[Ask], bool] | None = None
     """Whether the check passes every node for the pod, read of the pod alone (the scheduler's
     PreFilter `Skip`): `run` then reads no node."""
@@ -518,10 +518,10 @@ def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Sta
                 break
             continue
         kept, dropped = [], []
-        check, shape = step.check, step.shape
+        check, read = step.check, None if step.shape is None else step.shape(ask)
         known: dict[Hashable, str | None] = {}
         for node in nodes:  # a plain loop, its checks inline: it runs for every node of every step
-            key = None if shape is None else shape(ask, node)
+            key = None if read is None else read(node)
             if key is None:
                 why = check(ask, node)
             elif key in known:

@@ -5,6 +5,7 @@ counts as tainted.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from diagnosis import commands
@@ -24,8 +25,9 @@ def taint(ask: Ask, node: Object) -> str | None:
     return ", ".join(map(taint_words, found)) if found else None
 
 
-def shape(ask: Ask, node: Object) -> tuple[int, bool]:
-    return taints_read(node)
+def shape(ask: Ask) -> Callable[[Object], Hashable]:
+    """What the check reads of a node, for any pod: its taints and whether it is cordoned."""
+    return taints_read
 
 
 def advise(funnel: Funnel) -> Advice:
