@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from devtools.corpus import ROOT
-from diagnosis.objects import name, namespace
+from diagnosis.objects import Object, name, namespace
 from diagnosis.quantity import count
 from diagnosis.triage.fit import amount
 from diagnosis.triage.resources import (
@@ -25,7 +25,7 @@ from diagnosis.triage.resources import (
     is_extended,
     offer,
 )
-from diagnosis.workloads import preempts_below
+from diagnosis.workloads import Owner, OwnersSeen, preempts_below, top_owner
 
 LAB = json.loads((ROOT / "bot/demo/gpu-lab.json").read_text())["items"]
 
@@ -391,3 +391,29 @@ def test_a_quantity_reads_as_the_scheduler_counts_it_whatever_was_read_before(
 def test_a_bool_is_no_quantity_though_it_equals_a_number() -> None:
     """`True == 1`: whichever is read first, the other reads as itself."""
     assert [amount("pods", v) for v in (True, 1, True, 1)] == [0, 1, 0, 1]
+
+
+def test_an_owner_read_once_is_the_owner_of_every_pod_sharing_what_it_was_read_from() -> None:
+    """`top_owner` with what it read already (`seen`): the pods of one ReplicaSet that share its
+    owner references and labels (as a cache keeps them) share the owner read; a pod with the same
+    references and other labels, or with none, is read for itself."""
+    refs = [{"kind": "ReplicaSet", "name": "vllm-6d9f4", "controller": True}]
+    hashed = {"pod-template-hash": "6d9f4"}
+
+    def pod(name: str, **meta: object) -> Object:
+        return {"metadata": {"namespace": "ml", "name": name, **meta}}
+
+    replicas = [pod(f"vllm-6d9f4-{i}", ownerReferences=refs, labels=hashed) for i in range(2)]
+    unlabelled = pod("vllm-6d9f4-x", ownerReferences=refs)
+    bare = [pod(f"debug-{i}", labels=hashed) for i in range(2)]
+    seen: OwnersSeen = {}
+    found = [top_owner(p, seen) for p in (*replicas, unlabelled, *bare)]
+    assert found == [
+        Owner("Deployment", "vllm"),
+        Owner("Deployment", "vllm"),
+        Owner("ReplicaSet", "vllm-6d9f4"),
+        Owner("Pod", "debug-0"),
+        Owner("Pod", "debug-1"),
+    ]
+    assert found == [top_owner(p) for p in (*replicas, unlabelled, *bare)]
+    assert len(seen) == 2
