@@ -623,8 +623,8 @@ def test_a_smaller_request_is_cut_to_what_the_node_needing_the_least_cut_has_fre
         "memory-short": [Shortage("memory", 8 * GI, 4 * GI, 10 * GI)],  # keeps 4/10 of its memory
         "cpu-short-too": [Shortage("cpu", 4000, 800, 8000)],  # as much, listed later
     }
-    nodes = [{"metadata": {"name": host}} for host in found]
-    change = _smaller_request(Ask(pod, {}), nodes, found)
+    change = _smaller_request(Ask(pod, {}), found)
     assert change is not None
     assert change.summary.startswith("ask 4Gi memory instead of 10Gi in ")
-    assert _smaller_request(Ask(pod, {}), nodes[:2], found) is None
+    passed_over = {host: found[host] for host in ("none-free", "hugepages-short")}
+    assert _smaller_request(Ask(pod, {}), passed_over) is None

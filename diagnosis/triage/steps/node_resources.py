@@ -28,7 +28,8 @@ def node_resources(ask: Ask, node: Object) -> str | None:
 
 def advise(funnel: Funnel) -> Advice:
     ask, nodes = funnel.ask, funnel.last.entered
-    found = {name(n): ask.shortages(n) for n in nodes}
+    by_name = {name(n): n for n in nodes}
+    found = {host: ask.shortages(node) for host, node in by_name.items()}
     tally = Counter(s.resource for short in found.values() for s in short)
     resource = min(tally, key=lambda r: (-tally[r], r))
     short_here = {}
@@ -51,7 +52,7 @@ def advise(funnel: Funnel) -> Advice:
     for node in ranked[:2]:
         commands += (kubectl.node_details(node), pod_requests_on_node(node))
     summary = _summary(ask, nodes, resource, short_here)
-    return Advice(summary, tuple(evidence), collect(*commands), fixes=_fixes(funnel))
+    return Advice(summary, tuple(evidence), collect(*commands), fixes=_fixes(ask, by_name, found))
 
 
 def _summary(ask: Ask, nodes: Sequence[Object], resource: str, short_here: Mapping[str, Shortage]) -> str:
@@ -95,18 +96,18 @@ def _takers(ask: Ask, node: str, resource: str) -> str:
     return f"{node}: {resource} requested by " + ", ".join(shown) + (f" and {more} more" if more else "")
 
 
-def _fixes(funnel: Funnel) -> tuple[Change, ...]:
+def _fixes(
+    ask: Ask, by_name: Mapping[str, Object], found: Mapping[str, list[Shortage]]
+) -> tuple[Change, ...]:
     """Wait for pods already terminating where their end is enough; ask less of what is short (cpu,
     memory, ephemeral-storage), as much as the roomiest node has free, saying that it holds only if
     the app can run with that; then free a node: end its lowest-priority pods that hold what is
     short (`ending_on`). A pod larger than any node gets only the smaller request; the pod count and
-    hugepages are never asked less of (a pod is one pod, and hugepages are what the app maps)."""
-    ask, nodes = funnel.ask, funnel.last.entered
-    by_name = {name(n): n for n in nodes}
-    found = {host: ask.shortages(node) for host, node in by_name.items()}
+    hugepages are never asked less of (a pod is one pod, and hugepages are what the app maps).
+    `by_name`: the nodes left, by name; `found`: what is short on each (`Ask.shortages`)."""
     ranked = [by_name[host] for host in sorted(found, key=lambda h: (len(found[h]), h))]
     waits = [w for node in ranked[:CHECKED] if (w := waiting_on(ask, node)) is not None][:1]
-    lowered = _smaller_request(ask, nodes, found)
+    lowered = _smaller_request(ask, found)
     changes: list[Change] = [*waits, *([lowered] if lowered is not None else [])]
     for node in ranked:
         if len(changes) >= 3:
@@ -119,13 +120,14 @@ def _fixes(funnel: Funnel) -> tuple[Change, ...]:
 _LOWERABLE = ("cpu", "memory", "ephemeral-storage")
 
 
-def _smaller_request(ask: Ask, nodes: Sequence[Object], found: Mapping[str, list[Shortage]]) -> Change | None:
-    """One pod patch: the short resources asked at what the node that needs the least cut has free."""
+def _smaller_request(ask: Ask, found: Mapping[str, list[Shortage]]) -> Change | None:
+    """One pod patch: the short resources asked at what the node that needs the least cut has free
+    (`found`: node name → what is short there, in the nodes' order)."""
     best: tuple[float, Mapping[str, int]] | None = None
-    for node in nodes:  # a plain loop: it runs for each of thousands of nodes
+    for shortages in found.values():  # a plain loop: it runs for each of thousands of nodes
         free: dict[str, int] = {}
         kept = math.inf
-        for short in found[name(node)]:
+        for short in shortages:
             spare = short.allocatable - short.used
             if short.resource not in _LOWERABLE or spare <= 0:
                 break
