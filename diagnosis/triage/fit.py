@@ -13,7 +13,7 @@ device resources the pod asks for are the earlier steps' (`diagnosis.triage.reso
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -188,26 +188,31 @@ class Usage(NamedTuple):
     pods: int
 
 
-def usage(pods: Iterable[Object], seen: dict[int, Mapping[str, int]] | None = None) -> Usage:
+def usage(
+    pods: Sequence[Object],
+    seen: dict[int, Mapping[str, int]] | None = None,
+    keys: Sequence[int | None] | None = None,
+) -> Usage:
     """What `pods` request together. `seen`: the requests already worked out, by
-    `resources.template_key`."""
+    `resources.template_key`; `keys`: each pod's template key as read already, None where the pod
+    is to be read (its status may say it holds what is not its template's): the pods are then not
+    read again (`resources.Counted.templates`)."""
     memo: dict[int, Mapping[str, int]] = {} if seen is None else seen
     total: dict[str, int] = {}
-    number = 0
-    for pod in pods:
-        number += 1
-        _, pod_spec, pod_status = parts(pod)
-        if pod_status and _resized(pod_status):
-            # What the kubelet holds for it is the pod's own, not its template's.
-            add_to(total, pod_requests(pod))
-            continue
-        key = template_key(pod_spec)
+    for pod, key in zip(pods, (None,) * len(pods) if keys is None else keys, strict=True):
+        if key is None:
+            _, pod_spec, pod_status = parts(pod)
+            if pod_status and _resized(pod_status):
+                # What the kubelet holds for it is the pod's own, not its template's.
+                add_to(total, pod_requests(pod))
+                continue
+            key = template_key(pod_spec)
         asks = memo.get(key)
         if asks is None:
             asks = memo[key] = pod_requests(pod)
         for resource, asked in asks.items():  # `add_to`, inline: once per pod of every node reached
             total[resource] = total.get(resource, 0) + asked
-    return Usage(total, number)
+    return Usage(total, len(pods))
 
 
 def shortages(asked: Iterable[tuple[str, int]], offered: Mapping[str, int], used: Usage) -> list[Shortage]:

@@ -387,7 +387,8 @@ class Ask:
             if group is not None and group.pods is pods:
                 found = group.kept("usage", partial(usage, pods))
             else:
-                found = usage(pods, self.shared.requests)
+                keys = None if self.counted is None else self.counted.keys_of(node, pods)
+                found = usage(pods, self.shared.requests, keys)
             self.shared.usages[id(pods)] = found
         return found
 

@@ -206,6 +206,10 @@ class Counted:
     reads only these: most pods ask none)."""
     gone: frozenset[tuple[str, str]] = frozenset()
     """The pods taken out by `without`: `where` and `spaces` still hold them."""
+    templates: Mapping[str, list[int | None]] = field(default_factory=dict)
+    """Node → the `template_key` of each pod counted one by one there, in `on`'s order; None where
+    the pod has a status, which may say it holds what is not its template's (`fit.usage` reads
+    these, not the pods again: `keys_of`)."""
     spaces: Mapping[str, list[Object]] = field(default_factory=dict)
     """Namespace → the pods counted in it outside `groups` (`Members` finds a workload's replicas in
     its namespace: a pass over every pod would read thousands of objects spread over the heap)."""
@@ -243,6 +247,7 @@ class Counted:
         holding: dict[str, list[Object]] = {}
         where: dict[tuple[str, str], str] = {}
         spaces: dict[str, list[Object]] = {}
+        templates: dict[str, list[int | None]] = {}
         repelling = []
         listed: dict[tuple[str, str], int] = {}
         relisted: dict[tuple[str, str], tuple[int, ...]] = {}
@@ -270,17 +275,19 @@ class Counted:
             if my_uid and other_meta.get("uid") == my_uid:
                 return False
             where[key] = node
+            template = template_key(other_spec)
             found = on.get(node)
             if found is None:
-                on[node] = [other]
+                on[node], templates[node] = [other], [None if other_status else template]
             else:
                 found.append(other)
+                templates[node].append(None if other_status else template)
             found = spaces.get(key[0])
             if found is None:
                 spaces[key[0]] = [other]
             else:
                 found.append(other)
-            if extended_of(other, other_spec, asks):
+            if extended_of(other, other_spec, asks, template):
                 holding.setdefault(node, []).append(other)
             return True
 
@@ -334,6 +341,7 @@ class Counted:
             groups=groups,
             offsets=offsets,
             spaces=spaces,
+            templates=templates,
         )
 
     def within(self, node_names: Collection[str]) -> Mapping[str, tuple[Object, ...]]:
@@ -371,6 +379,14 @@ class Counted:
             touched=self.touched | touched,
             _within={},
         )
+
+    def keys_of(self, node: str, pods: Sequence[Object]) -> Sequence[int | None] | None:
+        """The template keys of the node's pods (`templates`), when `pods` are the pods counted one by
+        one there; else None."""
+        keys = self.templates.get(node)
+        if keys is None or node in self.touched or node in self.groups or self.on.get(node) is not pods:
+            return None
+        return keys
 
     def node_of(self, key: tuple[str, str]) -> str | None:
         """The node where the pod (namespace, name) is counted, if it is."""
@@ -657,9 +673,12 @@ def holder_of(
     )
 
 
-def extended_of(pod: Object, pod_spec: Object, memo: dict[int, Mapping[str, int]]) -> Mapping[str, int]:
-    """`extended_asks` of the pod (its spec), worked out once per `template_key` in `memo`."""
-    key = template_key(pod_spec)
+def extended_of(
+    pod: Object, pod_spec: Object, memo: dict[int, Mapping[str, int]], key: int | None = None
+) -> Mapping[str, int]:
+    """`extended_asks` of the pod (its spec), worked out once per `template_key` in `memo` (`key`,
+    when worked out already)."""
+    key = template_key(pod_spec) if key is None else key
     found = memo.get(key)
     if found is None:
         found = memo[key] = extended_asks(pod, pod_spec)

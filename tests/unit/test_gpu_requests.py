@@ -13,7 +13,7 @@ import pytest
 from devtools.corpus import ROOT
 from diagnosis.objects import Object, name, namespace
 from diagnosis.quantity import count
-from diagnosis.triage.fit import amount
+from diagnosis.triage.fit import amount, usage
 from diagnosis.triage.resources import (
     Counted,
     Groups,
@@ -21,6 +21,7 @@ from diagnosis.triage.resources import (
     Offer,
     device_holders,
     effective_requests,
+    group_pods,
     holders,
     is_extended,
     offer,
@@ -417,3 +418,49 @@ def test_an_owner_read_once_is_the_owner_of_every_pod_sharing_what_it_was_read_f
     ]
     assert found == [top_owner(p) for p in (*replicas, unlabelled, *bare)]
     assert len(seen) == 2
+
+
+def test_a_nodes_usage_from_the_template_keys_counted_is_that_of_its_pods_read_again() -> None:
+    """`Counted.templates`: what the pods on a node ask is summed by the template keys the count read,
+    but for a pod with a status (resized in place: the kubelet holds what its status says), read
+    again; a node whose pods a fix changed, or a group's, is read pod by pod."""
+    small: list[Object] = [{"name": "app", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]
+    large: list[Object] = [{"name": "app", "resources": {"requests": {"cpu": "4", "memory": "8Gi"}}}]
+
+    def pod(name: str, node: str, containers: list[Object], **status: object) -> Object:
+        found: dict[str, Any] = {
+            "metadata": {"namespace": "ml", "name": name, "uid": name},
+            "spec": {"nodeName": node, "containers": containers},
+        }
+        if status:
+            found["status"] = status
+        return found
+
+    resized = {
+        "phase": "Running",
+        "containerStatuses": [{"name": "app", "resources": {"requests": {"cpu": "6", "memory": "1Gi"}}}],
+    }
+    bound = (
+        pod("a-0", "a", small),
+        pod("a-1", "a", small),
+        pod("a-2", "a", large),
+        pod("a-3", "a", small, **resized),  # holds 6 cpu, not its template's 1
+        pod("b-0", "b", large),
+        pod("a-1", "b", large),  # listed again: counted where first listed
+    )
+    asked = pod("pending", "", small)
+    counted = Counted.of(asked, bound)
+    for node in ("a", "b"):
+        pods = counted.on[node]
+        keys = counted.keys_of(node, pods)
+        assert keys is not None
+        assert len(keys) == len(pods)
+        assert usage(pods, {}, keys) == usage(pods)
+    assert usage(counted.on["a"], {}, counted.keys_of("a", counted.on["a"])).requested["cpu"] == 12_000
+    after = counted.without(frozenset({("ml", "a-0")}))
+    assert after.keys_of("a", after.on["a"]) is None  # changed by the fix: read again
+    assert after.keys_of("b", after.on["b"]) is not None
+    assert counted.keys_of("a", counted.on["b"]) is None  # not the node's pods
+    groups = group_pods({"a": counted.on["a"]})
+    grouped = Counted.of(asked, (*groups["a"].pods, pod("a-4", "a", small)), grouped=groups)
+    assert grouped.keys_of("a", grouped.on["a"]) is None  # the group's pods, and one beside them
