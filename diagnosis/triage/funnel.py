@@ -272,8 +272,6 @@ class Ask:
     """Node name → the pods holding extended resources there (only the free-slot step reads it)."""
     pods: Mapping[str, tuple[Object, ...]] = field(default_factory=dict)
     """Node name → every pod counted there (`resources.Counted`), for the steps after the free slots."""
-    groups: Mapping[str, NodePods] = field(default_factory=dict)
-    """The nodes whose counted pods came as the reader's groups (`resources.Counted.groups`)."""
     repelling: tuple[Object, ...] = ()
     """The bound pods counted on the reached nodes that have a required pod anti-affinity; on every
     node, when the view holds every such pod (`Peers.all_pods`)."""
@@ -282,7 +280,7 @@ class Ask:
     reached: frozenset[str] = frozenset()
     """The nodes that reached the free-slot step: those whose bound pods the view holds."""
     counted: Counted | None = None
-    """What `pods` and `groups` were taken from."""
+    """What `pods` were taken from."""
     memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
     _shortages: dict[int, list[Shortage]] = field(default_factory=dict, compare=False, repr=False)
     """What a step works out once for all nodes (its counts per domain, the pod's claims)."""
@@ -291,6 +289,11 @@ class Ask:
     the nodes reaching the free-slot step are wanted: DRA never narrows which bound pods count)."""
     shared: Shared = field(default_factory=Shared, compare=False, repr=False)
     """What the classification's funnel runs work out once (an Ask `replace`d keeps it)."""
+
+    @property
+    def groups(self) -> Mapping[str, NodePods]:
+        """The nodes whose counted pods came as the reader's groups (`resources.Counted.groups`)."""
+        return {} if self.counted is None else self.counted.groups
 
     @cached_property
     def placement(self) -> Placement:
@@ -507,37 +510,39 @@ Rung = Callable[[Seen], Answer | None]
 
 
 def run(steps: Iterable[Step], ask: Ask, nodes: tuple[Object, ...]) -> tuple[Stage, ...]:
-    """Apply the steps in order until one leaves no node. A step that reads a node's shape
-    (`Step.shape`) checks one node of each shape and gives the others of that shape its answer: on
-    5,000 nodes of a few pools, a few checks in place of thousands; a step that passes every node
-    for the pod (`Step.skips`) reads none."""
+    """Apply the steps in order until one leaves no node; a step that passes every node for the pod
+    (`Step.skips`) reads none."""
     stages = []
     for step in steps:
-        if step.skips is not None and step.skips(ask):
-            stages.append(Stage(step, nodes, nodes, ()))
-            if not nodes:
-                break
-            continue
-        kept, dropped = [], []
-        check, read = step.check, None if step.shape is None else step.shape(ask)
-        known: dict[Hashable, str | None] = {}
-        for node in nodes:  # a plain loop, its checks inline: it runs for every node of every step
-            key = None if read is None else read(node)
-            if key is None:
-                why = check(ask, node)
-            elif key in known:
-                why = known[key]
-            else:
-                why = known[key] = check(ask, node)
-            if why is None:
-                kept.append(node)
-            else:
-                dropped.append(tuple.__new__(Drop, (node, why)))  # Drop(node, why), without a frame
+        skipped = step.skips is not None and step.skips(ask)
+        kept, dropped = (nodes, ()) if skipped else _checked(step, ask, nodes)
         stages.append(Stage(step, nodes, tuple(kept), tuple(dropped)))
         if not kept:
             break
         nodes = tuple(kept)
     return tuple(stages)
+
+
+def _checked(step: Step, ask: Ask, nodes: tuple[Object, ...]) -> tuple[list[Object], list[Drop]]:
+    """The nodes the step keeps and those it drops. A step that reads a node's shape (`Step.shape`)
+    checks one node of each shape and gives the others of that shape its answer: on 5,000 nodes of
+    a few pools, a few checks in place of thousands."""
+    kept, dropped = [], []
+    check, read = step.check, None if step.shape is None else step.shape(ask)
+    known: dict[Hashable, str | None] = {}
+    for node in nodes:  # a plain loop, its checks inline: it runs for every node of every step
+        key = None if read is None else read(node)
+        if key is None:
+            why = check(ask, node)
+        elif key in known:
+            why = known[key]
+        else:
+            why = known[key] = check(ask, node)
+        if why is None:
+            kept.append(node)
+        else:
+            dropped.append(tuple.__new__(Drop, (node, why)))  # Drop(node, why), without a frame
+    return kept, dropped
 
 
 def candidates(nodes: Iterable[object]) -> tuple[Object, ...]:

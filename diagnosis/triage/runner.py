@@ -158,7 +158,6 @@ def run_funnel(
         first,
         holders=shared.holders_of(view, pods, reached_names),
         pods=on_nodes,
-        groups=pods.groups,
         counted=pods,
         repelling=tuple(p for node, p in pods.repelling if everywhere or node in reached_names),
         view=view,
